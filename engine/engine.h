@@ -1,0 +1,131 @@
+/* engine.h - the rules of 2048, pure: boards, moves, mulberry32, spawns, game over. */
+#ifndef RACE2048_ENGINE_H
+#define RACE2048_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define ENG_SIZE_MIN 3
+#define ENG_SIZE_MAX 8
+#define ENG_CELLS_MAX (ENG_SIZE_MAX * ENG_SIZE_MAX)
+
+/* Highest exponent a cell may hold; a merge never goes past it, so face
+ * values always fit a uint64_t (2^63 is far beyond any reachable game). */
+#define ENG_EXP_MAX 63
+
+typedef enum eng_dir { ENG_LEFT = 0, ENG_RIGHT, ENG_UP, ENG_DOWN } eng_dir;
+
+/* ------------------------------------------------------------------ RNG --- */
+
+/* mulberry32, exactly as PROTOCOL.md: the state is the whole RNG. */
+typedef struct eng_rng {
+    uint32_t state;
+} eng_rng;
+
+void eng_rng_seed(eng_rng *rng, uint32_t seed);
+/* The raw 32-bit draw; the protocol's float is this divided by 2^32. */
+uint32_t eng_rng_next_u32(eng_rng *rng);
+/* The draw as a double in [0, 1), as the JavaScript reference returns it. */
+double eng_rng_next(eng_rng *rng);
+
+/* ---------------------------------------------------------------- board --- */
+
+/* A board of size x size cells, row-major, each cell an exponent: 0 is
+ * empty, e > 0 is the tile 2^e. */
+typedef struct eng_board {
+    uint8_t size;               /* side length, ENG_SIZE_MIN..ENG_SIZE_MAX */
+    uint8_t cell[ENG_CELLS_MAX]; /* exponents, row r col c at [r * size + c] */
+} eng_board;
+
+/* Where a spawn landed; value 0 means nothing spawned (the board was full). */
+typedef struct eng_spawn {
+    int row;
+    int col;
+    uint64_t value;
+} eng_spawn;
+
+/* Row tables for the 4x4 fast path, built once from the one row rule.
+ * About 1.3 MB: allocate it (or make it static) in the program, not on a
+ * small stack. */
+typedef struct eng_tables {
+    uint16_t row_left[65536];  /* a 4-nibble row slid left */
+    uint16_t row_right[65536]; /* the same row slid right */
+    uint64_t col_up[65536];    /* a transposed column slid up, as board bits */
+    uint64_t col_down[65536];  /* the same slid down */
+    uint32_t row_score[65536]; /* points a row's merges make (either way) */
+} eng_tables;
+
+/* Fills the tables from eng_row_slide(). Cannot fail. */
+void eng_tables_init(eng_tables *t);
+
+/* Slides one line of n exponents towards index 0, merging equal pairs once:
+ * the rule of the game, written once. Returns the points gained (the face
+ * value of every merged tile) and sets *moved if anything changed. */
+uint64_t eng_row_slide(uint8_t *line, int n, bool *moved);
+
+/* Empties b and sets its size. Returns 0, or -1 (b untouched) if size is
+ * outside ENG_SIZE_MIN..ENG_SIZE_MAX. */
+int eng_board_init(eng_board *b, int size);
+
+/* Applies one move. With t non-NULL a 4x4 board whose tiles fit 4 bits takes
+ * the table path; otherwise the general path. Returns true if the board
+ * changed; *gained (may be NULL) receives the points. Draws no randomness. */
+bool eng_move(eng_board *b, eng_dir dir, const eng_tables *t, uint64_t *gained);
+
+/* Spawns one tile by the protocol's rule: the floor(r1 * n)-th empty cell in
+ * row-major order, 2 if r2 < 0.9 else 4. A full board draws nothing and
+ * returns false with out->value 0. out may be NULL. */
+bool eng_spawn_tile(eng_board *b, eng_rng *rng, eng_spawn *out);
+
+/* True when no cell is empty and no two orthogonal neighbours are equal. */
+bool eng_is_over(const eng_board *b);
+/* True when some tile is >= target (target a face value). */
+bool eng_has_won(const eng_board *b, uint64_t target);
+/* Face value of the largest tile, 0 on an empty board. */
+uint64_t eng_max_tile(const eng_board *b);
+/* Face value of one cell, 0 if empty. */
+uint64_t eng_cell_value(const eng_board *b, int row, int col);
+/* Face value of an exponent: 0 for 0, else 2^e. */
+static inline uint64_t eng_exp_value(uint8_t e) { return e ? (uint64_t)1 << e : 0; }
+/* Exponent of a face value that is a power of two >= 2, or -1. */
+int eng_value_exp(uint64_t value);
+
+/* ----------------------------------------------------------------- game --- */
+
+/* One player's game: the board, its own RNG stream, and the counters. */
+typedef struct eng_game {
+    eng_board board;
+    eng_rng rng;
+    uint64_t score;
+    uint32_t moves; /* moves that changed the board */
+} eng_game;
+
+typedef struct eng_move_result {
+    bool moved;
+    uint64_t gained;
+    eng_spawn spawn; /* value 0 when nothing spawned */
+} eng_move_result;
+
+/* Starts a game: an empty board, then two spawns from rng seeded with seed.
+ * Returns 0, or -1 (g untouched) for a bad size. */
+int eng_game_new(eng_game *g, int size, uint32_t seed);
+
+/* Applies a move and, if it changed the board, counts it and spawns. */
+eng_move_result eng_game_move(eng_game *g, eng_dir dir, const eng_tables *t);
+
+/* ------------------------------------------------------------- bitboard --- */
+
+/* The 4x4 fast path on a 64-bit board of 4-bit exponents: cell (r, c) is the
+ * nibble at bit 4 * (4 * r + c). Exponents must be <= 14 so merges fit. */
+typedef uint64_t eng_bits;
+
+/* Packs a 4x4 board; returns false (nothing written) if it is not 4x4 or a
+ * tile is above 2^14, i.e. a merge might not fit in a nibble. */
+bool eng_bits_pack(const eng_board *b, eng_bits *out);
+void eng_bits_unpack(eng_bits bits, eng_board *b);
+eng_bits eng_bits_move(eng_bits bits, eng_dir dir, const eng_tables *t);
+uint64_t eng_bits_score(eng_bits before, eng_dir dir, const eng_tables *t);
+/* Spawn on a bitboard by the same rule as eng_spawn_tile(). */
+eng_bits eng_bits_spawn(eng_bits bits, eng_rng *rng);
+
+#endif

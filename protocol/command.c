@@ -1,0 +1,2 @@
+/* command.c - placeholder until it lands. */
+typedef int proto_command_placeholder;

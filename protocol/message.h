@@ -1,0 +1,169 @@
+/* message.h - JSON lines to validated requests, and server messages to JSON lines. */
+#ifndef RACE2048_MESSAGE_H
+#define RACE2048_MESSAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "engine.h"
+
+#define PROTO_VERSION 1
+#define PROTO_NAME_MAX 16   /* a player name is 1..16 of [A-Za-z0-9_-] */
+#define PROTO_ROOM_MIN 4    /* a room code is 4..8 of [A-Z0-9] */
+#define PROTO_ROOM_MAX 8
+#define PROTO_TOKEN_MAX 64  /* resume tokens are at most this many chars */
+#define PROTO_PLAYERS_MIN 2
+#define PROTO_PLAYERS_MAX 8
+#define PROTO_TARGET_MAX (1u << 20)
+#define PROTO_TIME_LIMIT_MAX 86400
+#define PROTO_SEQ_MAX ((UINT64_C(1) << 53) - 1)
+
+/* The error codes of PROTOCOL.md; 0 is success. */
+typedef enum proto_err {
+    PROTO_OK = 0,
+    PROTO_ERR_BAD_JSON,
+    PROTO_ERR_BAD_MESSAGE,
+    PROTO_ERR_UNKNOWN_TYPE,
+    PROTO_ERR_BAD_DIR,
+    PROTO_ERR_NOT_PLAYING,
+    PROTO_ERR_ROOM_NOT_FOUND,
+    PROTO_ERR_ALREADY_STARTED,
+    PROTO_ERR_BUSY,
+    PROTO_ERR_LINE_TOO_LONG,
+    PROTO_ERR_BAD_TOKEN,
+    PROTO_ERR_SERVER_FULL,
+    PROTO_ERR_SLOW_CONSUMER,
+} proto_err;
+
+/* The wire name of an error code ("bad_json", ...). */
+const char *proto_err_code(proto_err err);
+
+/* A decode failure: the code and a message naming the field and what was
+ * expected, ready to send as the error's "message". */
+typedef struct proto_error {
+    proto_err code;
+    char message[160];
+} proto_error;
+
+/* ------------------------------------------------------------- requests --- */
+
+typedef enum proto_req_type {
+    PROTO_REQ_HELLO,
+    PROTO_REQ_SOLO,
+    PROTO_REQ_CREATE,
+    PROTO_REQ_JOIN,
+    PROTO_REQ_QUICK,
+    PROTO_REQ_WATCH,
+    PROTO_REQ_MOVE,
+    PROTO_REQ_LEAVE,
+    PROTO_REQ_RESUME,
+    PROTO_REQ_ROOMS,
+    PROTO_REQ_PING,
+    PROTO_REQ_REMATCH,
+} proto_req_type;
+
+/* A game's settings; decode fills the defaults of PROTOCOL.md for absent
+ * fields (players 2, size 4, target 2048, time_limit 0). */
+typedef struct proto_settings {
+    int players;         /* create, quick: 2..8 */
+    int size;            /* 3..8 */
+    uint32_t target;     /* a power of two, 8..2^20 */
+    uint32_t time_limit; /* seconds, 0..86400, 0 = none */
+} proto_settings;
+
+/* One validated client request. Only the fields of its type are set. */
+typedef struct proto_request {
+    proto_req_type type;
+    char name[PROTO_NAME_MAX + 1];   /* hello */
+    proto_settings settings;         /* solo, create, quick */
+    bool has_seed;                   /* solo */
+    uint32_t seed;
+    char room[PROTO_ROOM_MAX + 1];   /* join, watch: upper-cased */
+    eng_dir dir;                     /* move */
+    bool has_seq;                    /* move */
+    uint64_t seq;
+    char token[PROTO_TOKEN_MAX + 1]; /* resume */
+    json_t *ping_t;                  /* ping: the value to echo (owned), or NULL */
+} proto_request;
+
+/* Decodes one line (without its newline; NUL bytes in it are an error) into
+ * *req. Returns 0, or -1 with *err filled by the first problem in the order
+ * of PROTOCOL.md: bad_json, unknown_type, then bad_message / bad_dir. On
+ * failure *req holds nothing that needs releasing. */
+int proto_decode(const char *line, size_t len, proto_request *req, proto_error *err);
+
+/* Releases what a decoded request owns (the ping value). Safe to call twice. */
+void proto_request_clear(proto_request *req);
+
+/* True for a valid player name: 1..16 of [A-Za-z0-9_-]. */
+bool proto_valid_name(const char *name);
+
+/* ------------------------------------------------------ server messages --- */
+
+typedef enum proto_status {
+    PROTO_PLAYING,
+    PROTO_WON,
+    PROTO_OVER,
+    PROTO_LEFT,
+} proto_status;
+
+const char *proto_status_name(proto_status status); /* "playing", ... */
+const char *proto_dir_name(eng_dir dir);             /* "left", ... */
+
+/* A read-only view of one player, as the encoder needs it. */
+typedef struct proto_player {
+    uint64_t id;
+    const char *name;
+    const eng_board *board;
+    uint64_t score;
+    uint32_t moves;
+    proto_status status;
+} proto_player;
+
+typedef enum proto_end_reason {
+    PROTO_END_TARGET,
+    PROTO_END_ALL_OVER,
+    PROTO_END_TIME,
+    PROTO_END_FORFEIT,
+} proto_end_reason;
+
+/* One row of a `rooms` reply. */
+typedef struct proto_room_info {
+    const char *room;
+    int players; /* joined so far */
+    proto_settings settings;
+    bool started;
+} proto_room_info;
+
+/* Encoders. Each returns one compact JSON line ending in '\n', allocated
+ * with malloc (the caller frees it with free()), and its length in *len.
+ * Output is byte-for-byte stable for the same input. Returns NULL if memory
+ * runs out. `room` may be NULL where PROTOCOL.md lets it be absent (solo). */
+char *proto_enc_welcome(uint64_t id, const char *name, const char *token, size_t *len);
+char *proto_enc_queued(int players, int waiting, size_t *len);
+/* `players` views need only id and name. */
+char *proto_enc_room(const char *room, const proto_player *players, int n,
+                     const proto_settings *settings, size_t *len);
+/* `you` 0 means a spectator (no "you" field). commit: 64 hex digits. */
+char *proto_enc_start(const char *room, uint64_t you, const proto_settings *settings,
+                      const proto_player *players, int n, const char *commit, size_t *len);
+/* seq: has_seq false gives "seq":null; spawn value 0 gives "spawn":null. */
+char *proto_enc_state(const proto_player *mover, bool has_seq, uint64_t seq, eng_dir dir,
+                      bool moved, uint64_t gained, const eng_spawn *spawn, size_t *len);
+/* winner 0 gives "winner":null. results are already ranked, best first. */
+char *proto_enc_end(const char *room, proto_end_reason reason, uint64_t winner,
+                    const proto_player *results, int n, uint32_t seed, const char *salt,
+                    size_t *len);
+char *proto_enc_player(const char *room, uint64_t id, bool connected, proto_status status,
+                       size_t *len);
+char *proto_enc_left(size_t *len);
+char *proto_enc_rooms(const proto_room_info *rooms, int n, size_t *len);
+/* t NULL gives "t":null. */
+char *proto_enc_pong(const json_t *t, size_t *len);
+char *proto_enc_bye(const char *reason, size_t *len);
+char *proto_enc_error(proto_err code, const char *message, size_t *len);
+
+#endif

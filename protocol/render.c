@@ -1,0 +1,2 @@
+/* render.c - placeholder until it lands. */
+typedef int proto_render_placeholder;

@@ -1,0 +1,2 @@
+/* telnet.c - placeholder until it lands. */
+typedef int proto_telnet_placeholder;
