@@ -1,2 +1,170 @@
-/* bench.c - placeholder until the engine benchmark lands. */
-int main(void) { return 0; }
+/* bench.c - race2048-bench: prints key=value figures for the workloads of BENCHMARKS.md.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench_engine.h"
+
+/* Every timed result lands here, so no pass can be optimised away. */
+static volatile uint64_t bench_sink;
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------- engine --- */
+
+/* Which workload one timed run repeats; the pass functions differ in their
+ * arguments, so one small switch keeps the timing loop in one place. */
+typedef enum work {
+    WORK_MOVES_TABLE,
+    WORK_MOVES_GENERAL,
+    WORK_SPAWNS_TABLE,
+    WORK_SPAWNS_GENERAL
+} work;
+
+typedef struct engine_set {
+    const eng_board *boards;
+    const eng_bits *bits;
+    const eng_tables *tables;
+    size_t n;
+} engine_set;
+
+static uint64_t run_pass(const engine_set *s, work w) {
+    switch (w) {
+    case WORK_MOVES_TABLE:
+        return bench_pass_moves_table(s->bits, s->n, s->tables);
+    case WORK_MOVES_GENERAL:
+        return bench_pass_moves_general(s->boards, s->n);
+    case WORK_SPAWNS_TABLE:
+        return bench_pass_spawns_table(s->bits, s->n);
+    case WORK_SPAWNS_GENERAL:
+        return bench_pass_spawns_general(s->boards, s->n);
+    }
+    return 0;
+}
+
+/* Warms up with one pass, then repeats whole passes until seconds have gone
+ * by, reading the clock only between passes. Returns seconds per pass. */
+static double time_passes(const engine_set *s, work w, double seconds) {
+    bench_sink ^= run_pass(s, w);
+    long passes = 0;
+    double start = now_seconds(), elapsed;
+    do {
+        bench_sink ^= run_pass(s, w);
+        passes++;
+        elapsed = now_seconds() - start;
+    } while (elapsed < seconds);
+    return elapsed / (double)passes;
+}
+
+static void report(const char *what, const char *impl, uint32_t verify, const char *unit,
+                   double ops_per_pass, double seconds_per_pass) {
+    double per_s = ops_per_pass / seconds_per_pass;
+    printf("%s impl=%s verify=0x%08x %ss_per_s=%.0f ns_per_%s=%.3f\n", what, impl, verify,
+           unit, per_s, unit, 1e9 / per_s);
+    fflush(stdout);
+}
+
+static int bench_engine(double seconds) {
+    int rc = 1;
+    engine_set s = {.n = BENCH_BOARDS};
+    eng_board *boards = bench_boards_new(s.n);
+    eng_bits *bits = boards ? bench_bits_new(boards, s.n) : NULL;
+    eng_tables *tables = malloc(sizeof *tables);
+    if (!boards || !bits || !tables) {
+        fprintf(stderr, "race2048-bench: cannot build the board set (out of memory)\n");
+        goto done;
+    }
+    eng_tables_init(tables);
+    s.boards = boards;
+    s.bits = bits;
+    s.tables = tables;
+
+    /* Checked before any timing: a fast wrong engine is worth nothing. */
+    uint32_t v_mt = bench_verify_moves_table(bits, s.n, tables);
+    uint32_t v_mg = bench_verify_moves_general(boards, s.n);
+    uint32_t v_st = bench_verify_spawns_table(bits, s.n);
+    uint32_t v_sg = bench_verify_spawns_general(boards, s.n);
+    double moves = 4.0 * (double)s.n, spawns = (double)s.n;
+
+    report("engine", "table", v_mt, "move", moves,
+           time_passes(&s, WORK_MOVES_TABLE, seconds));
+    report("engine", "general", v_mg, "move", moves,
+           time_passes(&s, WORK_MOVES_GENERAL, seconds));
+    report("spawn", "table", v_st, "spawn", spawns,
+           time_passes(&s, WORK_SPAWNS_TABLE, seconds));
+    report("spawn", "general", v_sg, "spawn", spawns,
+           time_passes(&s, WORK_SPAWNS_GENERAL, seconds));
+
+    rc = 0;
+    if (v_mt != BENCH_MOVE_VERIFY || v_mg != BENCH_MOVE_VERIFY ||
+        v_st != BENCH_SPAWN_VERIFY || v_sg != BENCH_SPAWN_VERIFY) {
+        fprintf(stderr,
+                "race2048-bench: checksum mismatch (want moves 0x%08x, spawns 0x%08x)\n",
+                BENCH_MOVE_VERIFY, BENCH_SPAWN_VERIFY);
+        rc = 1;
+    }
+done:
+    free(tables);
+    free(bits);
+    bench_boards_free(boards);
+    return rc;
+}
+
+/* ----------------------------------------------------------- dispatch --- */
+
+static void usage(void) {
+    fprintf(stderr, "usage: race2048-bench engine [SECONDS]\n"
+                    "  engine   move and spawn throughput, table and general paths;\n"
+                    "           SECONDS per figure, a positive number (default 2)\n");
+}
+
+/* Parses a positive, finite number of seconds (at most a day); returns -1 if
+ * the text is anything else. */
+static double parse_seconds(const char *text) {
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !isfinite(v) || v <= 0 || v > 86400) return -1;
+    return v;
+}
+
+static int cmd_engine(int argc, char **argv) {
+    double seconds = 2;
+    if (argc > 1) {
+        usage();
+        return 2;
+    }
+    if (argc == 1 && (seconds = parse_seconds(argv[0])) < 0) {
+        fprintf(stderr, "race2048-bench: bad SECONDS '%s'\n", argv[0]);
+        usage();
+        return 2;
+    }
+    return bench_engine(seconds);
+}
+
+/* One entry per subcommand; each gets the arguments after its name. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"engine", cmd_engine},
+};
+
+int main(int argc, char **argv) {
+    if (argc >= 2) {
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (strcmp(argv[1], commands[i].name) == 0)
+                return commands[i].run(argc - 2, argv + 2);
+        fprintf(stderr, "race2048-bench: unknown subcommand '%s'\n", argv[1]);
+    }
+    usage();
+    return 2;
+}
