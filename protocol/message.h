@@ -92,7 +92,9 @@ typedef struct proto_request {
 /* Decodes one line (without its newline; NUL bytes in it are an error) into
  * *req. Returns 0, or -1 with *err filled by the first problem in the order
  * of PROTOCOL.md: bad_json, unknown_type, then bad_message / bad_dir. On
- * failure *req holds nothing that needs releasing. */
+ * failure *req holds nothing that needs releasing, but after bad_message or
+ * bad_dir req->type is the request's type (the server treats a bad `hello`
+ * differently from other bad requests). */
 int proto_decode(const char *line, size_t len, proto_request *req, proto_error *err);
 
 /* Releases what a decoded request owns (the ping value). Safe to call twice. */
