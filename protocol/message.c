@@ -1,2 +1,414 @@
-/* message.c - placeholder until it lands. */
-typedef int proto_message_placeholder;
+/* message.c - JSON request lines to validated proto_requests, and server messages to JSON
+ * lines. */
+#include "message.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- names --- */
+
+const char *proto_err_code(proto_err err) {
+    switch (err) {
+    case PROTO_OK:
+        return "ok";
+    case PROTO_ERR_BAD_JSON:
+        return "bad_json";
+    case PROTO_ERR_BAD_MESSAGE:
+        return "bad_message";
+    case PROTO_ERR_UNKNOWN_TYPE:
+        return "unknown_type";
+    case PROTO_ERR_BAD_DIR:
+        return "bad_dir";
+    case PROTO_ERR_NOT_PLAYING:
+        return "not_playing";
+    case PROTO_ERR_ROOM_NOT_FOUND:
+        return "room_not_found";
+    case PROTO_ERR_ALREADY_STARTED:
+        return "already_started";
+    case PROTO_ERR_BUSY:
+        return "busy";
+    case PROTO_ERR_LINE_TOO_LONG:
+        return "line_too_long";
+    case PROTO_ERR_BAD_TOKEN:
+        return "bad_token";
+    case PROTO_ERR_SERVER_FULL:
+        return "server_full";
+    case PROTO_ERR_SLOW_CONSUMER:
+        return "slow_consumer";
+    }
+    return "unknown";
+}
+
+const char *proto_status_name(proto_status status) {
+    switch (status) {
+    case PROTO_PLAYING:
+        return "playing";
+    case PROTO_WON:
+        return "won";
+    case PROTO_OVER:
+        return "over";
+    case PROTO_LEFT:
+        return "left";
+    }
+    return "unknown";
+}
+
+const char *proto_dir_name(eng_dir dir) {
+    switch (dir) {
+    case ENG_LEFT:
+        return "left";
+    case ENG_RIGHT:
+        return "right";
+    case ENG_UP:
+        return "up";
+    case ENG_DOWN:
+        return "down";
+    }
+    return "unknown";
+}
+
+/* The twelve client types, indexed by proto_req_type. */
+static const char *const req_names[] = {
+    [PROTO_REQ_HELLO] = "hello",   [PROTO_REQ_SOLO] = "solo",
+    [PROTO_REQ_CREATE] = "create", [PROTO_REQ_JOIN] = "join",
+    [PROTO_REQ_QUICK] = "quick",   [PROTO_REQ_WATCH] = "watch",
+    [PROTO_REQ_MOVE] = "move",     [PROTO_REQ_LEAVE] = "leave",
+    [PROTO_REQ_RESUME] = "resume", [PROTO_REQ_ROOMS] = "rooms",
+    [PROTO_REQ_PING] = "ping",     [PROTO_REQ_REMATCH] = "rematch",
+};
+#define REQ_COUNT ((int)(sizeof req_names / sizeof req_names[0]))
+
+/* ------------------------------------------------------- error messages --- */
+
+/* Cuts a UTF-8 sequence that truncation left incomplete at the end of s, so
+ * that a message cut short is still valid UTF-8 for the encoder. */
+static void utf8_trim_tail(char *s) {
+    size_t n = strlen(s), i = n;
+    while (i > 0 && n - i < 4 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
+        i--;
+    if (i == 0) return;
+    unsigned char lead = (unsigned char)s[i - 1];
+    size_t want = lead < 0x80    ? 1
+                  : lead >= 0xF0 ? 4
+                  : lead >= 0xE0 ? 3
+                  : lead >= 0xC0 ? 2
+                                 : 1;
+    if (i - 1 + want > n) s[i - 1] = '\0';
+}
+
+/* Fills *err and returns -1, so that checks can `return fail(...)`. */
+static int fail(proto_error *err, proto_err code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(proto_error *err, proto_err code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    if (n < 0) snprintf(err->message, sizeof err->message, "%s", proto_err_code(code));
+    utf8_trim_tail(err->message);
+    err->code = code;
+    return -1;
+}
+
+/* Copies at most QUOTE_MAX bytes of a client's string s (len bytes, valid
+ * UTF-8, may hold NULs) into out for quoting in a message: control
+ * characters become '?', a long string is cut on a character boundary and
+ * ends in "...". out must hold QUOTE_MAX + 4 bytes. */
+#define QUOTE_MAX 32
+static void quote_client(char *out, const char *s, size_t len) {
+    size_t o = 0, i = 0;
+    while (i < len) {
+        unsigned char c = (unsigned char)s[i];
+        size_t seq = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+        if (o + seq > QUOTE_MAX || i + seq > len) break;
+        if (seq == 1) {
+            out[o++] = (c < 0x20 || c == 0x7F) ? '?' : (char)c;
+        } else {
+            memcpy(out + o, s + i, seq);
+            o += seq;
+        }
+        i += seq;
+    }
+    if (i < len) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o] = '\0';
+}
+
+/* Reports a jansson parse error: its text with anything not printable ASCII
+ * made '?' (its "near" part quotes raw client bytes), then the column,
+ * keeping the column even when the text has to be cut. */
+static int fail_json(proto_error *err, const json_error_t *je) {
+    char where[32], text[sizeof err->message];
+    snprintf(where, sizeof where, " at column %d", je->column);
+    const char *prefix = "line is not valid JSON: ";
+    size_t room = sizeof err->message - strlen(prefix) - strlen(where) - 1;
+    size_t n = 0;
+    for (; je->text[n] && n < room && n < sizeof je->text; n++) {
+        unsigned char c = (unsigned char)je->text[n];
+        text[n] = (c < 0x20 || c > 0x7E) ? '?' : (char)c;
+    }
+    text[n] = '\0';
+    return fail(err, PROTO_ERR_BAD_JSON, "%s%s%s", prefix, text, where);
+}
+
+/* --------------------------------------------------------------- fields --- */
+
+/* Reads an optional integer field into *out: absent leaves *out alone and
+ * returns 0 with *present false; a JSON integer in lo..hi is stored; anything
+ * else (a real, a string, a bool, null, out of range) is bad_message. */
+static int opt_int(const json_t *root, const char *key, json_int_t lo, json_int_t hi,
+                   json_int_t *out, bool *present, proto_error *err) {
+    const json_t *v = json_object_get(root, key);
+    if (present) *present = v != NULL;
+    if (!v) return 0;
+    if (json_is_integer(v)) {
+        json_int_t x = json_integer_value(v);
+        if (x >= lo && x <= hi) {
+            *out = x;
+            return 0;
+        }
+    }
+    return fail(err, PROTO_ERR_BAD_MESSAGE, "%s must be an integer from %lld to %lld",
+                key, (long long)lo, (long long)hi);
+}
+
+static int opt_players(const json_t *root, int *players, proto_error *err) {
+    json_int_t x = *players;
+    if (opt_int(root, "players", PROTO_PLAYERS_MIN, PROTO_PLAYERS_MAX, &x, NULL, err))
+        return -1;
+    *players = (int)x;
+    return 0;
+}
+
+static int opt_size(const json_t *root, int *size, proto_error *err) {
+    json_int_t x = *size;
+    if (opt_int(root, "size", ENG_SIZE_MIN, ENG_SIZE_MAX, &x, NULL, err)) return -1;
+    *size = (int)x;
+    return 0;
+}
+
+static int opt_target(const json_t *root, uint32_t *target, proto_error *err) {
+    const json_t *v = json_object_get(root, "target");
+    if (!v) return 0;
+    if (json_is_integer(v)) {
+        json_int_t x = json_integer_value(v);
+        if (x >= 8 && x <= (json_int_t)PROTO_TARGET_MAX && (x & (x - 1)) == 0) {
+            *target = (uint32_t)x;
+            return 0;
+        }
+    }
+    return fail(err, PROTO_ERR_BAD_MESSAGE, "target must be a power of two from 8 to %lu",
+                (unsigned long)PROTO_TARGET_MAX);
+}
+
+static int opt_time_limit(const json_t *root, uint32_t *time_limit, proto_error *err) {
+    json_int_t x = *time_limit;
+    if (opt_int(root, "time_limit", 0, PROTO_TIME_LIMIT_MAX, &x, NULL, err)) return -1;
+    *time_limit = (uint32_t)x;
+    return 0;
+}
+
+/* Finds a required string field: missing is bad_message "missing field",
+ * any other JSON type is bad_message with `expected`. */
+static int req_string(const json_t *root, const char *key, const char *expected,
+                      const char **s, size_t *len, proto_error *err) {
+    const json_t *v = json_object_get(root, key);
+    if (!v) return fail(err, PROTO_ERR_BAD_MESSAGE, "missing field \"%s\"", key);
+    if (!json_is_string(v)) return fail(err, PROTO_ERR_BAD_MESSAGE, "%s", expected);
+    *s = json_string_value(v);
+    *len = json_string_length(v);
+    return 0;
+}
+
+static bool name_char(unsigned char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-';
+}
+
+static bool alnum_char(unsigned char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+/* Checks a name of len bytes; a NUL inside (from \u0000) fails the set. */
+static bool valid_name_n(const char *s, size_t len) {
+    if (len < 1 || len > PROTO_NAME_MAX) return false;
+    for (size_t i = 0; i < len; i++)
+        if (!name_char((unsigned char)s[i])) return false;
+    return true;
+}
+
+bool proto_valid_name(const char *name) {
+    return name && valid_name_n(name, strnlen(name, PROTO_NAME_MAX + 1));
+}
+
+#define NAME_EXPECTED  "name must be a string of 1 to 16 characters from A-Z a-z 0-9 _ -"
+#define ROOM_EXPECTED  "room must be a string of 4 to 8 letters and digits"
+#define TOKEN_EXPECTED "token must be a string of 1 to 64 printable ASCII characters"
+#define DIR_EXPECTED   "dir must be one of up, down, left, right"
+
+static int get_name(const json_t *root, proto_request *req, proto_error *err) {
+    const char *s;
+    size_t len;
+    if (req_string(root, "name", NAME_EXPECTED, &s, &len, err)) return -1;
+    if (!valid_name_n(s, len)) return fail(err, PROTO_ERR_BAD_MESSAGE, NAME_EXPECTED);
+    memcpy(req->name, s, len);
+    req->name[len] = '\0';
+    return 0;
+}
+
+/* Room codes are case-insensitive on input; the server's codes are upper. */
+static int get_room(const json_t *root, proto_request *req, proto_error *err) {
+    const char *s;
+    size_t len;
+    if (req_string(root, "room", ROOM_EXPECTED, &s, &len, err)) return -1;
+    if (len < PROTO_ROOM_MIN || len > PROTO_ROOM_MAX)
+        return fail(err, PROTO_ERR_BAD_MESSAGE, ROOM_EXPECTED);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!alnum_char(c)) return fail(err, PROTO_ERR_BAD_MESSAGE, ROOM_EXPECTED);
+        req->room[i] = (char)(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    }
+    req->room[len] = '\0';
+    return 0;
+}
+
+static int get_token(const json_t *root, proto_request *req, proto_error *err) {
+    const char *s;
+    size_t len;
+    if (req_string(root, "token", TOKEN_EXPECTED, &s, &len, err)) return -1;
+    if (len < 1 || len > PROTO_TOKEN_MAX)
+        return fail(err, PROTO_ERR_BAD_MESSAGE, TOKEN_EXPECTED);
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7E)
+            return fail(err, PROTO_ERR_BAD_MESSAGE, TOKEN_EXPECTED);
+    memcpy(req->token, s, len);
+    req->token[len] = '\0';
+    return 0;
+}
+
+/* A dir that is not a string is a malformed message; a string that is not a
+ * direction is the more specific bad_dir. */
+static int get_dir(const json_t *root, proto_request *req, proto_error *err) {
+    static const eng_dir dirs[] = {ENG_UP, ENG_DOWN, ENG_LEFT, ENG_RIGHT};
+    const char *s;
+    size_t len;
+    if (req_string(root, "dir", "dir must be a string: up, down, left or right", &s, &len,
+                   err))
+        return -1;
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        const char *name = proto_dir_name(dirs[i]);
+        if (len == strlen(name) && memcmp(s, name, len) == 0) {
+            req->dir = dirs[i];
+            return 0;
+        }
+    }
+    return fail(err, PROTO_ERR_BAD_DIR, DIR_EXPECTED);
+}
+
+/* ---------------------------------------------------------------- decode --- */
+
+/* Validates the fields of a request whose type is known; the checks run in
+ * the order of the type's fields in PROTOCOL.md, first problem wins. */
+static int decode_fields(const json_t *root, proto_request *req, proto_error *err) {
+    proto_settings *st = &req->settings;
+    json_int_t x;
+    switch (req->type) {
+    case PROTO_REQ_HELLO:
+        return get_name(root, req, err);
+    case PROTO_REQ_SOLO:
+        /* A solo game is one player; "players" does not belong to solo. */
+        *st = (proto_settings){.players = 1, .size = 4, .target = 2048, .time_limit = 0};
+        if (opt_size(root, &st->size, err) || opt_target(root, &st->target, err))
+            return -1;
+        if (opt_int(root, "seed", 0, UINT32_MAX, &x, &req->has_seed, err)) return -1;
+        if (req->has_seed) req->seed = (uint32_t)x;
+        return 0;
+    case PROTO_REQ_CREATE:
+    case PROTO_REQ_QUICK:
+        /* quick has no time limit in PROTOCOL.md: its time_limit is ignored. */
+        *st = (proto_settings){.players = 2, .size = 4, .target = 2048, .time_limit = 0};
+        if (opt_players(root, &st->players, err) || opt_size(root, &st->size, err) ||
+            opt_target(root, &st->target, err))
+            return -1;
+        if (req->type == PROTO_REQ_CREATE)
+            return opt_time_limit(root, &st->time_limit, err);
+        return 0;
+    case PROTO_REQ_JOIN:
+    case PROTO_REQ_WATCH:
+        return get_room(root, req, err);
+    case PROTO_REQ_MOVE:
+        if (get_dir(root, req, err)) return -1;
+        if (opt_int(root, "seq", 0, (json_int_t)PROTO_SEQ_MAX, &x, &req->has_seq, err))
+            return -1;
+        if (req->has_seq) req->seq = (uint64_t)x;
+        return 0;
+    case PROTO_REQ_RESUME:
+        return get_token(root, req, err);
+    case PROTO_REQ_PING: {
+        json_t *t = json_object_get(root, "t");
+        req->ping_t = t ? json_incref(t) : NULL;
+        return 0;
+    }
+    case PROTO_REQ_LEAVE:
+    case PROTO_REQ_ROOMS:
+    case PROTO_REQ_REMATCH:
+        return 0;
+    }
+    return fail(err, PROTO_ERR_UNKNOWN_TYPE, "unknown type");
+}
+
+int proto_decode(const char *line, size_t len, proto_request *req, proto_error *err) {
+    memset(req, 0, sizeof *req);
+    memset(err, 0, sizeof *err);
+
+    /* The length, not a terminator, bounds the input: a raw NUL byte is then a
+     * parse error. \u0000 is valid JSON, so it is allowed here and each field
+     * check decides (it is in no field's character set). */
+    json_error_t je;
+    json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+    if (!root) return fail_json(err, &je);
+    int rc = -1;
+    if (!json_is_object(root)) {
+        fail(err, PROTO_ERR_BAD_JSON, "line is not a JSON object");
+        goto out;
+    }
+
+    const json_t *type = json_object_get(root, "type");
+    if (!type) {
+        fail(err, PROTO_ERR_BAD_MESSAGE, "missing field \"type\"");
+        goto out;
+    }
+    if (!json_is_string(type)) {
+        fail(err, PROTO_ERR_BAD_MESSAGE, "type must be a string");
+        goto out;
+    }
+    const char *ts = json_string_value(type);
+    size_t tlen = json_string_length(type);
+    int t = 0;
+    while (t < REQ_COUNT &&
+           !(strlen(req_names[t]) == tlen && memcmp(req_names[t], ts, tlen) == 0))
+        t++;
+    if (t == REQ_COUNT) {
+        char quoted[QUOTE_MAX + 4];
+        quote_client(quoted, ts, tlen);
+        fail(err, PROTO_ERR_UNKNOWN_TYPE, "unknown type \"%s\"", quoted);
+        goto out;
+    }
+    req->type = (proto_req_type)t;
+    rc = decode_fields(root, req, err);
+
+out:
+    json_decref(root);
+    if (rc != 0) proto_request_clear(req);
+    return rc;
+}
+
+void proto_request_clear(proto_request *req) {
+    if (!req) return;
+    json_decref(req->ping_t);
+    req->ping_t = NULL;
+}
