@@ -94,7 +94,8 @@ typedef struct proto_request {
  * of PROTOCOL.md: bad_json, unknown_type, then bad_message / bad_dir. On
  * failure *req holds nothing that needs releasing, but after bad_message or
  * bad_dir req->type is the request's type (the server treats a bad `hello`
- * differently from other bad requests). */
+ * differently from other bad requests). A line with no string `type` is
+ * bad_message with req->type PROTO_REQ_HELLO (0): it asked for nothing. */
 int proto_decode(const char *line, size_t len, proto_request *req, proto_error *err);
 
 /* Releases what a decoded request owns (the ping value). Safe to call twice. */

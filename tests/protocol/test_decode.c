@@ -523,6 +523,32 @@ static void test_failure_owns_nothing(void **state) {
     assert_null(req.ping_t);
 }
 
+/* After a field error the type is known (the server answers a bad hello
+ * differently); a line without a string type leaves it 0, i.e. hello. */
+static void test_type_kept_after_field_error(void **state) {
+    static const struct {
+        const char *line;
+        proto_req_type type;
+    } cases[] = {
+        {"{\"type\":\"move\",\"dir\":\"north\"}", PROTO_REQ_MOVE},
+        {"{\"type\":\"move\",\"dir\":1}", PROTO_REQ_MOVE},
+        {"{\"type\":\"solo\",\"size\":1}", PROTO_REQ_SOLO},
+        {"{\"type\":\"resume\"}", PROTO_REQ_RESUME},
+        {"{\"type\":\"hello\",\"name\":\"\"}", PROTO_REQ_HELLO},
+        {"{\"type\":\"watch\",\"room\":\"x\"}", PROTO_REQ_WATCH},
+        {"{\"type\":7}", PROTO_REQ_HELLO},
+        {"{}", PROTO_REQ_HELLO},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        proto_request req;
+        proto_error err;
+        assert_int_equal(proto_decode(cases[i].line, strlen(cases[i].line), &req, &err),
+                         -1);
+        assert_true(err.code == PROTO_ERR_BAD_MESSAGE || err.code == PROTO_ERR_BAD_DIR);
+        assert_int_equal(req.type, cases[i].type);
+    }
+}
+
 /* The decoder's message is sized for proto_error even for jansson's longest texts. */
 static void test_json_error_message_fits(void **state) {
     proto_error err =
@@ -599,6 +625,7 @@ int main(void) {
         cmocka_unit_test(test_deep_nesting),
         cmocka_unit_test(test_first_problem_wins),
         cmocka_unit_test(test_failure_owns_nothing),
+        cmocka_unit_test(test_type_kept_after_field_error),
         cmocka_unit_test(test_json_error_message_fits),
         cmocka_unit_test(test_valid_name),
         cmocka_unit_test(test_err_code_names),
