@@ -412,3 +412,314 @@ void proto_request_clear(proto_request *req) {
     json_decref(req->ping_t);
     req->ping_t = NULL;
 }
+
+/* -------------------------------------------------------------- encoding --- */
+
+/* The growing buffer json_dump_callback writes into. */
+typedef struct out_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+} out_buf;
+
+/* Makes room for `more` bytes plus the final "\n\0". Returns -1 on OOM (the
+ * buffer is unchanged). */
+static int out_reserve(out_buf *ob, size_t more) {
+    size_t need = ob->len + more + 2;
+    if (need <= ob->cap) return 0;
+    size_t cap = ob->cap ? ob->cap : 256;
+    while (cap < need)
+        cap *= 2;
+    char *p = realloc(ob->data, cap);
+    if (!p) return -1;
+    ob->data = p;
+    ob->cap = cap;
+    return 0;
+}
+
+static int out_write(const char *buf, size_t size, void *data) {
+    out_buf *ob = data;
+    if (out_reserve(ob, size)) return -1;
+    memcpy(ob->data + ob->len, buf, size);
+    ob->len += size;
+    return 0;
+}
+
+/* Serialises root as one compact line with '\n' and releases root. Returns
+ * the malloc'd line, or NULL (nothing leaked) if root is NULL or memory ran
+ * out; `ok` false means building root failed earlier. */
+static char *finish(json_t *root, bool ok, size_t *len) {
+    out_buf ob = {0};
+    int rc = -1;
+    if (root && ok) {
+        rc = json_dump_callback(root, out_write, &ob, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (rc == 0) rc = out_reserve(&ob, 0);
+    }
+    json_decref(root);
+    if (rc != 0) {
+        free(ob.data);
+        return NULL;
+    }
+    ob.data[ob.len++] = '\n';
+    ob.data[ob.len] = '\0';
+    if (len) *len = ob.len;
+    return ob.data;
+}
+
+/* Adds key: v to o unless an earlier step failed; v is always consumed (a
+ * NULL v, from a failed allocation, makes *ok false). */
+static void put(json_t *o, const char *key, json_t *v, bool *ok) {
+    if (!*ok || !o) {
+        json_decref(v);
+        *ok = false;
+        return;
+    }
+    if (json_object_set_new_nocheck(o, key, v)) *ok = false;
+}
+
+static void append(json_t *a, json_t *v, bool *ok) {
+    if (!*ok || !a) {
+        json_decref(v);
+        *ok = false;
+        return;
+    }
+    if (json_array_append_new(a, v)) *ok = false;
+}
+
+/* Our counters are uint64_t; JSON integers here are int64: clamp, never wrap. */
+static json_t *jint(uint64_t v) {
+    return json_integer(v > (uint64_t)INT64_MAX ? (json_int_t)INT64_MAX : (json_int_t)v);
+}
+
+/* NULL gives JSON null; a string that is not UTF-8 fails (NULL). */
+static json_t *jstr(const char *s) {
+    return s ? json_string(s) : json_null();
+}
+
+/* A new object whose first field is "type". */
+static json_t *typed(const char *type, bool *ok) {
+    json_t *o = json_object();
+    *ok = o != NULL;
+    put(o, "type", json_string_nocheck(type), ok);
+    return o;
+}
+
+static json_t *board_json(const eng_board *b) {
+    json_t *rows = json_array();
+    bool ok = rows != NULL;
+    for (int r = 0; b && ok && r < b->size; r++) {
+        json_t *row = json_array();
+        for (int c = 0; row && c < b->size; c++)
+            append(row, jint(eng_cell_value(b, r, c)), &ok);
+        append(rows, row, &ok);
+    }
+    if (!ok) {
+        json_decref(rows);
+        return NULL;
+    }
+    return rows;
+}
+
+/* Adds the seven fields of a player object to o, in the protocol's order. */
+static void put_player_fields(json_t *o, const proto_player *p, bool *ok) {
+    put(o, "id", jint(p->id), ok);
+    put(o, "name", jstr(p->name), ok);
+    put(o, "board", board_json(p->board), ok);
+    put(o, "score", jint(p->score), ok);
+    put(o, "moves", jint(p->moves), ok);
+    put(o, "max_tile", jint(p->board ? eng_max_tile(p->board) : 0), ok);
+    put(o, "status", json_string_nocheck(proto_status_name(p->status)), ok);
+}
+
+static json_t *players_json(const proto_player *players, int n) {
+    json_t *a = json_array();
+    bool ok = a != NULL;
+    for (int i = 0; ok && i < n; i++) {
+        json_t *o = json_object();
+        ok = o != NULL;
+        put_player_fields(o, &players[i], &ok);
+        append(a, o, &ok);
+    }
+    if (!ok) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
+
+char *proto_enc_welcome(uint64_t id, const char *name, const char *token, size_t *len) {
+    bool ok;
+    json_t *o = typed("welcome", &ok);
+    put(o, "id", jint(id), &ok);
+    put(o, "name", jstr(name), &ok);
+    put(o, "token", jstr(token), &ok);
+    put(o, "proto", json_integer(PROTO_VERSION), &ok);
+    return finish(o, ok, len);
+}
+
+char *proto_enc_queued(int players, int waiting, size_t *len) {
+    bool ok;
+    json_t *o = typed("queued", &ok);
+    put(o, "players", json_integer(players), &ok);
+    put(o, "waiting", json_integer(waiting), &ok);
+    return finish(o, ok, len);
+}
+
+char *proto_enc_room(const char *room, const proto_player *players, int n,
+                     const proto_settings *settings, size_t *len) {
+    bool ok;
+    json_t *o = typed("room", &ok);
+    put(o, "room", jstr(room), &ok);
+    json_t *list = json_array();
+    for (int i = 0; list && ok && i < n; i++) {
+        json_t *p = json_object();
+        put(p, "id", jint(players[i].id), &ok);
+        put(p, "name", jstr(players[i].name), &ok);
+        append(list, p, &ok);
+    }
+    put(o, "players", list, &ok);
+    put(o, "need", json_integer(settings->players), &ok);
+    put(o, "size", json_integer(settings->size), &ok);
+    put(o, "target", json_integer(settings->target), &ok);
+    put(o, "time_limit", json_integer(settings->time_limit), &ok);
+    return finish(o, ok, len);
+}
+
+char *proto_enc_start(const char *room, uint64_t you, const proto_settings *settings,
+                      const proto_player *players, int n, const char *commit,
+                      size_t *len) {
+    bool ok;
+    json_t *o = typed("start", &ok);
+    if (room) put(o, "room", jstr(room), &ok);
+    if (you) put(o, "you", jint(you), &ok);
+    put(o, "size", json_integer(settings->size), &ok);
+    put(o, "target", json_integer(settings->target), &ok);
+    put(o, "time_limit", json_integer(settings->time_limit), &ok);
+    put(o, "players", players_json(players, n), &ok);
+    put(o, "commit", jstr(commit), &ok);
+    return finish(o, ok, len);
+}
+
+char *proto_enc_state(const proto_player *mover, bool has_seq, uint64_t seq, eng_dir dir,
+                      bool moved, uint64_t gained, const eng_spawn *spawn, size_t *len) {
+    bool ok;
+    json_t *o = typed("state", &ok);
+    put_player_fields(o, mover, &ok);
+    put(o, "seq", has_seq ? jint(seq) : json_null(), &ok);
+    put(o, "dir", json_string_nocheck(proto_dir_name(dir)), &ok);
+    put(o, "moved", json_boolean(moved), &ok);
+    put(o, "gained", jint(gained), &ok);
+    json_t *sp;
+    if (spawn && spawn->value) {
+        sp = json_object();
+        put(sp, "row", json_integer(spawn->row), &ok);
+        put(sp, "col", json_integer(spawn->col), &ok);
+        put(sp, "value", jint(spawn->value), &ok);
+    } else {
+        sp = json_null();
+    }
+    put(o, "spawn", sp, &ok);
+    return finish(o, ok, len);
+}
+
+static const char *end_reason_name(proto_end_reason reason) {
+    switch (reason) {
+    case PROTO_END_TARGET:
+        return "target";
+    case PROTO_END_ALL_OVER:
+        return "all_over";
+    case PROTO_END_TIME:
+        return "time";
+    case PROTO_END_FORFEIT:
+        return "forfeit";
+    }
+    return "unknown";
+}
+
+char *proto_enc_end(const char *room, proto_end_reason reason, uint64_t winner,
+                    const proto_player *results, int n, uint32_t seed, const char *salt,
+                    size_t *len) {
+    bool ok;
+    json_t *o = typed("end", &ok);
+    if (room) put(o, "room", jstr(room), &ok);
+    put(o, "reason", json_string_nocheck(end_reason_name(reason)), &ok);
+    put(o, "winner", winner ? jint(winner) : json_null(), &ok);
+    put(o, "results", players_json(results, n), &ok);
+    put(o, "seed", jint(seed), &ok);
+    put(o, "salt", jstr(salt), &ok);
+    return finish(o, ok, len);
+}
+
+char *proto_enc_player(const char *room, uint64_t id, bool connected, proto_status status,
+                       size_t *len) {
+    bool ok;
+    json_t *o = typed("player", &ok);
+    if (room) put(o, "room", jstr(room), &ok);
+    put(o, "id", jint(id), &ok);
+    put(o, "connected", json_boolean(connected), &ok);
+    put(o, "status", json_string_nocheck(proto_status_name(status)), &ok);
+    return finish(o, ok, len);
+}
+
+char *proto_enc_left(size_t *len) {
+    bool ok;
+    json_t *o = typed("left", &ok);
+    return finish(o, ok, len);
+}
+
+char *proto_enc_rooms(const proto_room_info *rooms, int n, size_t *len) {
+    bool ok;
+    json_t *o = typed("rooms", &ok);
+    json_t *list = json_array();
+    for (int i = 0; list && ok && i < n; i++) {
+        const proto_room_info *r = &rooms[i];
+        json_t *e = json_object();
+        put(e, "room", jstr(r->room), &ok);
+        put(e, "players", json_integer(r->players), &ok);
+        put(e, "need", json_integer(r->settings.players), &ok);
+        put(e, "size", json_integer(r->settings.size), &ok);
+        put(e, "target", json_integer(r->settings.target), &ok);
+        put(e, "started", json_boolean(r->started), &ok);
+        append(list, e, &ok);
+    }
+    put(o, "rooms", list, &ok);
+    return finish(o, ok, len);
+}
+
+char *proto_enc_pong(const json_t *t, size_t *len) {
+    bool ok;
+    json_t *o = typed("pong", &ok);
+    /* A copy keeps the caller's value untouched (the argument is const). */
+    put(o, "t", t ? json_deep_copy(t) : json_null(), &ok);
+    return finish(o, ok, len);
+}
+
+char *proto_enc_bye(const char *reason, size_t *len) {
+    bool ok;
+    json_t *o = typed("bye", &ok);
+    put(o, "reason", jstr(reason), &ok);
+    return finish(o, ok, len);
+}
+
+/* A message that is not valid UTF-8 (a server bug, or client bytes pasted
+ * in) still goes out, with every non-ASCII byte made '?'. */
+static json_t *jstr_lossy(const char *s) {
+    if (!s) return json_string_nocheck("");
+    json_t *v = json_string(s);
+    if (v) return v;
+    char *copy = strdup(s);
+    if (!copy) return NULL;
+    for (char *p = copy; *p; p++)
+        if ((unsigned char)*p >= 0x80) *p = '?';
+    v = json_string_nocheck(copy);
+    free(copy);
+    return v;
+}
+
+char *proto_enc_error(proto_err code, const char *message, size_t *len) {
+    bool ok;
+    json_t *o = typed("error", &ok);
+    put(o, "code", json_string_nocheck(proto_err_code(code)), &ok);
+    put(o, "message", jstr_lossy(message), &ok);
+    return finish(o, ok, len);
+}

@@ -1,13 +1,521 @@
-/* placeholder until the real tests land. */
+/* test_encode.c - proto_enc_*: golden bytes for every server message, and no leak when
+ * memory runs out. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
-static void test_placeholder(void **state) { assert_true(1); }
+#include "message.h"
+
+/* ------------------------------------------------------------- helpers --- */
+
+/* Checks an encoder's result against the exact expected line (which ends in
+ * '\n'), then frees it. */
+static void expect_line(char *got, size_t len, const char *want) {
+    assert_non_null(got);
+    assert_string_equal(got, want);
+    assert_int_equal(len, strlen(want));
+    assert_int_equal(got[len - 1], '\n');
+    free(got);
+}
+
+/* A board from face values, row-major. */
+static eng_board board_of(int size, const uint64_t *values) {
+    eng_board b;
+    assert_int_equal(eng_board_init(&b, size), 0);
+    for (int i = 0; i < size * size; i++) {
+        int e = values[i] ? eng_value_exp(values[i]) : 0;
+        assert_true(e >= 0);
+        b.cell[i] = (uint8_t)e;
+    }
+    return b;
+}
+
+static const uint64_t board3[] = {2, 0, 0, 0, 4, 0, 0, 0, 2};
+static const uint64_t board4[] = {0, 2, 0, 0, 4, 8, 0, 0, 2048, 16, 2, 0, 0, 0, 0, 4};
+static const uint64_t empty4[16] = {0};
+#define BOARD3 "[[2,0,0],[0,4,0],[0,0,2]]"
+#define BOARD4 "[[0,2,0,0],[4,8,0,0],[2048,16,2,0],[0,0,0,4]]"
+#define COMMIT "65d9a4f8fe9abc50f929521ab3346fc213f21e2503507a0d77ad7e2ae195c56f"
+
+/* ------------------------------------------------------- one per type --- */
+
+static void test_welcome(void **state) {
+    size_t len;
+    char *s = proto_enc_welcome(7, "ann", "tok3n", &len);
+    expect_line(s, len,
+                "{\"type\":\"welcome\",\"id\":7,\"name\":\"ann\",\"token\":\"tok3n\","
+                "\"proto\":1}\n");
+}
+
+static void test_queued(void **state) {
+    size_t len;
+    char *s = proto_enc_queued(4, 3, &len);
+    expect_line(s, len, "{\"type\":\"queued\",\"players\":4,\"waiting\":3}\n");
+}
+
+static void test_room(void **state) {
+    proto_player p[] = {{.id = 1, .name = "ann"}, {.id = 22, .name = "bob"}};
+    proto_settings st = {.players = 3, .size = 5, .target = 1024, .time_limit = 120};
+    size_t len;
+    char *s = proto_enc_room("AB12", p, 2, &st, &len);
+    expect_line(
+        s, len,
+        "{\"type\":\"room\",\"room\":\"AB12\",\"players\":[{\"id\":1,\"name\":\"ann\"},"
+        "{\"id\":22,\"name\":\"bob\"}],\"need\":3,\"size\":5,\"target\":1024,"
+        "\"time_limit\":120}\n");
+    s = proto_enc_room("ZZZZZZZZ", NULL, 0, &st, &len);
+    expect_line(
+        s, len,
+        "{\"type\":\"room\",\"room\":\"ZZZZZZZZ\",\"players\":[],\"need\":3,\"size\":5,"
+        "\"target\":1024,\"time_limit\":120}\n");
+}
+
+static void test_start_race_3x3(void **state) {
+    eng_board b = board_of(3, board3);
+    proto_player p[] = {
+        {.id = 1,
+         .name = "ann",
+         .board = &b,
+         .score = 0,
+         .moves = 0,
+         .status = PROTO_PLAYING},
+        {.id = 2,
+         .name = "bob",
+         .board = &b,
+         .score = 0,
+         .moves = 0,
+         .status = PROTO_PLAYING},
+    };
+    proto_settings st = {.players = 2, .size = 3, .target = 64, .time_limit = 300};
+    size_t len;
+    char *s = proto_enc_start("AB12", 2, &st, p, 2, COMMIT, &len);
+    expect_line(
+        s, len,
+        "{\"type\":\"start\",\"room\":\"AB12\",\"you\":2,\"size\":3,\"target\":64,"
+        "\"time_limit\":300,\"players\":["
+        "{\"id\":1,\"name\":\"ann\",\"board\":" BOARD3 ",\"score\":0,\"moves\":0,"
+        "\"max_tile\":4,\"status\":\"playing\"},"
+        "{\"id\":2,\"name\":\"bob\",\"board\":" BOARD3 ",\"score\":0,\"moves\":0,"
+        "\"max_tile\":4,\"status\":\"playing\"}],"
+        "\"commit\":\"" COMMIT "\"}\n");
+}
+
+/* Solo: no room. A spectator: no you. */
+static void test_start_omits_room_and_you(void **state) {
+    eng_board b = board_of(4, board4);
+    proto_player p = {.id = 5,
+                      .name = "x",
+                      .board = &b,
+                      .score = 2100,
+                      .moves = 300,
+                      .status = PROTO_WON};
+    proto_settings st = {.players = 1, .size = 4, .target = 2048, .time_limit = 0};
+    size_t len;
+    char *s = proto_enc_start(NULL, 5, &st, &p, 1, COMMIT, &len);
+    expect_line(
+        s, len,
+        "{\"type\":\"start\",\"you\":5,\"size\":4,\"target\":2048,\"time_limit\":0,"
+        "\"players\":[{\"id\":5,\"name\":\"x\",\"board\":" BOARD4 ",\"score\":2100,"
+        "\"moves\":300,\"max_tile\":2048,\"status\":\"won\"}],"
+        "\"commit\":\"" COMMIT "\"}\n");
+    s = proto_enc_start("QWER", 0, &st, &p, 1, COMMIT, &len);
+    expect_line(s, len,
+                "{\"type\":\"start\",\"room\":\"QWER\",\"size\":4,\"target\":2048,\"time_"
+                "limit\":0,"
+                "\"players\":[{\"id\":5,\"name\":\"x\",\"board\":" BOARD4
+                ",\"score\":2100,"
+                "\"moves\":300,\"max_tile\":2048,\"status\":\"won\"}],"
+                "\"commit\":\"" COMMIT "\"}\n");
+}
+
+static void test_state_4x4(void **state) {
+    eng_board b = board_of(4, board4);
+    proto_player p = {.id = 3,
+                      .name = "c-3",
+                      .board = &b,
+                      .score = 40,
+                      .moves = 9,
+                      .status = PROTO_PLAYING};
+    eng_spawn sp = {.row = 3, .col = 3, .value = 4};
+    size_t len;
+    char *s = proto_enc_state(&p, true, 17, ENG_LEFT, true, 8, &sp, &len);
+    expect_line(s, len,
+                "{\"type\":\"state\",\"id\":3,\"name\":\"c-3\",\"board\":" BOARD4
+                ",\"score\":40,"
+                "\"moves\":9,\"max_tile\":2048,\"status\":\"playing\",\"seq\":17,"
+                "\"dir\":\"left\",\"moved\":true,\"gained\":8,"
+                "\"spawn\":{\"row\":3,\"col\":3,\"value\":4}}\n");
+}
+
+/* A move that changed nothing: seq null, spawn null (value 0 or no spawn). */
+static void test_state_nulls(void **state) {
+    eng_board b = board_of(3, board3);
+    proto_player p = {.id = 1, .name = "a", .board = &b, .status = PROTO_OVER};
+    eng_spawn none = {.row = 1, .col = 2, .value = 0};
+    const char *want = "{\"type\":\"state\",\"id\":1,\"name\":\"a\",\"board\":" BOARD3
+                       ",\"score\":0,\"moves\":0,\"max_tile\":4,\"status\":\"over\","
+                       "\"seq\":null,\"dir\":\"up\",\"moved\":false,\"gained\":0,"
+                       "\"spawn\":null}\n";
+    size_t len;
+    char *s = proto_enc_state(&p, false, 99, ENG_UP, false, 0, &none, &len);
+    expect_line(s, len, want);
+    s = proto_enc_state(&p, false, 0, ENG_UP, false, 0, NULL, &len);
+    expect_line(s, len, want);
+}
+
+static void test_state_dirs(void **state) {
+    eng_board b = board_of(4, empty4);
+    proto_player p = {.id = 1, .name = "a", .board = &b};
+    static const char *const names[] = {"left", "right", "up", "down"};
+    for (int d = ENG_LEFT; d <= ENG_DOWN; d++) {
+        size_t len;
+        char *s = proto_enc_state(&p, true, 0, (eng_dir)d, false, 0, NULL, &len);
+        assert_non_null(s);
+        char want[32];
+        snprintf(want, sizeof want, "\"dir\":\"%s\"", names[d]);
+        assert_non_null(strstr(s, want));
+        assert_non_null(strstr(s, "\"board\":[[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0]]"));
+        assert_non_null(strstr(s, "\"max_tile\":0,"));
+        free(s);
+    }
+}
+
+static void test_end_race(void **state) {
+    eng_board b1 = board_of(4, board4), b2 = board_of(4, empty4);
+    proto_player r[] = {
+        {.id = 2,
+         .name = "bob",
+         .board = &b1,
+         .score = 20000,
+         .moves = 900,
+         .status = PROTO_WON},
+        {.id = 1,
+         .name = "ann",
+         .board = &b2,
+         .score = 0,
+         .moves = 1,
+         .status = PROTO_LEFT},
+    };
+    size_t len;
+    char *s = proto_enc_end("AB12", PROTO_END_TARGET, 2, r, 2, 4294967295u,
+                            "00000000000000000000000000000000", &len);
+    expect_line(
+        s, len,
+        "{\"type\":\"end\",\"room\":\"AB12\",\"reason\":\"target\",\"winner\":2,"
+        "\"results\":[{\"id\":2,\"name\":\"bob\",\"board\":" BOARD4 ",\"score\":20000,"
+        "\"moves\":900,\"max_tile\":2048,\"status\":\"won\"},"
+        "{\"id\":1,\"name\":\"ann\",\"board\":[[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0]],"
+        "\"score\":0,\"moves\":1,\"max_tile\":0,\"status\":\"left\"}],"
+        "\"seed\":4294967295,\"salt\":\"00000000000000000000000000000000\"}\n");
+}
+
+/* A draw: winner null; the other reasons by name; solo: no room. */
+static void test_end_draw_and_solo(void **state) {
+    eng_board b = board_of(3, board3);
+    proto_player r = {
+        .id = 9, .name = "s", .board = &b, .score = 4, .moves = 2, .status = PROTO_OVER};
+    size_t len;
+    char *s = proto_enc_end("AB12", PROTO_END_TIME, 0, &r, 1, 42,
+                            "0123456789abcdef0123456789abcdef", &len);
+    expect_line(s, len,
+                "{\"type\":\"end\",\"room\":\"AB12\",\"reason\":\"time\",\"winner\":null,"
+                "\"results\":[{\"id\":9,\"name\":\"s\",\"board\":" BOARD3 ",\"score\":4,"
+                "\"moves\":2,\"max_tile\":4,\"status\":\"over\"}],"
+                "\"seed\":42,\"salt\":\"0123456789abcdef0123456789abcdef\"}\n");
+    s = proto_enc_end(NULL, PROTO_END_ALL_OVER, 9, &r, 1, 0,
+                      "0123456789abcdef0123456789abcdef", &len);
+    expect_line(s, len,
+                "{\"type\":\"end\",\"reason\":\"all_over\",\"winner\":9,"
+                "\"results\":[{\"id\":9,\"name\":\"s\",\"board\":" BOARD3 ",\"score\":4,"
+                "\"moves\":2,\"max_tile\":4,\"status\":\"over\"}],"
+                "\"seed\":0,\"salt\":\"0123456789abcdef0123456789abcdef\"}\n");
+    s = proto_enc_end("AB12", PROTO_END_FORFEIT, 9, NULL, 0, 1, "00", &len);
+    expect_line(s, len,
+                "{\"type\":\"end\",\"room\":\"AB12\",\"reason\":\"forfeit\",\"winner\":9,"
+                "\"results\":[],\"seed\":1,\"salt\":\"00\"}\n");
+}
+
+static void test_player(void **state) {
+    size_t len;
+    char *s = proto_enc_player("AB12", 2, false, PROTO_PLAYING, &len);
+    expect_line(s, len,
+                "{\"type\":\"player\",\"room\":\"AB12\",\"id\":2,\"connected\":false,"
+                "\"status\":\"playing\"}\n");
+    s = proto_enc_player("AB12", 3, true, PROTO_LEFT, &len);
+    expect_line(s, len,
+                "{\"type\":\"player\",\"room\":\"AB12\",\"id\":3,\"connected\":true,"
+                "\"status\":\"left\"}\n");
+}
+
+static void test_left(void **state) {
+    size_t len;
+    char *s = proto_enc_left(&len);
+    expect_line(s, len, "{\"type\":\"left\"}\n");
+}
+
+static void test_rooms(void **state) {
+    size_t len;
+    char *s = proto_enc_rooms(NULL, 0, &len);
+    expect_line(s, len, "{\"type\":\"rooms\",\"rooms\":[]}\n");
+    proto_room_info rooms[] = {
+        {.room = "AB12", .players = 1, .settings = {2, 4, 2048, 0}, .started = false},
+        {.room = "XYZ789",
+         .players = 8,
+         .settings = {8, 8, 1048576, 86400},
+         .started = true},
+    };
+    s = proto_enc_rooms(rooms, 2, &len);
+    expect_line(
+        s, len,
+        "{\"type\":\"rooms\",\"rooms\":["
+        "{\"room\":\"AB12\",\"players\":1,\"need\":2,\"size\":4,\"target\":2048,"
+        "\"started\":false},"
+        "{\"room\":\"XYZ789\",\"players\":8,\"need\":8,\"size\":8,\"target\":1048576,"
+        "\"started\":true}]}\n");
+}
+
+static void test_pong(void **state) {
+    size_t len;
+    char *s = proto_enc_pong(NULL, &len);
+    expect_line(s, len, "{\"type\":\"pong\",\"t\":null}\n");
+
+    /* t comes back as the client sent it, compact and in its key order. */
+    json_t *t = json_loads("{ \"z\" : [1, 2.5, \"a\\u0000b\"], \"a\" : {} }",
+                           JSON_ALLOW_NUL, NULL);
+    assert_non_null(t);
+    s = proto_enc_pong(t, &len);
+    expect_line(s, len,
+                "{\"type\":\"pong\",\"t\":{\"z\":[1,2.5,\"a\\u0000b\"],\"a\":{}}}\n");
+    assert_int_equal(t->refcount, 1); /* the caller's value is untouched */
+    json_decref(t);
+
+    json_t *n = json_integer(1700000000123);
+    s = proto_enc_pong(n, &len);
+    expect_line(s, len, "{\"type\":\"pong\",\"t\":1700000000123}\n");
+    json_decref(n);
+}
+
+/* A decoded ping round-trips into its pong. */
+static void test_pong_from_ping(void **state) {
+    const char *line = "{\"type\":\"ping\",\"t\":\"caf\xc3\xa9 \\\"1\\\"\"}";
+    proto_request req;
+    proto_error err;
+    assert_int_equal(proto_decode(line, strlen(line), &req, &err), 0);
+    size_t len;
+    char *s = proto_enc_pong(req.ping_t, &len);
+    expect_line(s, len, "{\"type\":\"pong\",\"t\":\"caf\xc3\xa9 \\\"1\\\"\"}\n");
+    proto_request_clear(&req);
+}
+
+static void test_bye(void **state) {
+    size_t len;
+    char *s = proto_enc_bye("shutdown", &len);
+    expect_line(s, len, "{\"type\":\"bye\",\"reason\":\"shutdown\"}\n");
+}
+
+static void test_error_escaping(void **state) {
+    size_t len;
+    char *s =
+        proto_enc_error(PROTO_ERR_BAD_MESSAGE,
+                        "a \"q\" \\ /\t\n\r\x01\x1f caf\xc3\xa9 \xe2\x82\xac", &len);
+    expect_line(
+        s, len,
+        "{\"type\":\"error\",\"code\":\"bad_message\",\"message\":"
+        "\"a \\\"q\\\" \\\\ /\\t\\n\\r\\u0001\\u001F caf\xc3\xa9 \xe2\x82\xac\"}\n");
+    s = proto_enc_error(PROTO_ERR_SLOW_CONSUMER, "too slow", &len);
+    expect_line(
+        s, len,
+        "{\"type\":\"error\",\"code\":\"slow_consumer\",\"message\":\"too slow\"}\n");
+}
+
+/* Bytes that are not UTF-8 still give a valid line, as '?'. */
+static void test_error_not_utf8(void **state) {
+    size_t len;
+    char *s = proto_enc_error(PROTO_ERR_BUSY, "x\xff\xc3y", &len);
+    expect_line(s, len, "{\"type\":\"error\",\"code\":\"busy\",\"message\":\"x??y\"}\n");
+    s = proto_enc_error(PROTO_ERR_BUSY, NULL, &len);
+    expect_line(s, len, "{\"type\":\"error\",\"code\":\"busy\",\"message\":\"\"}\n");
+}
+
+/* Every decoder message encodes as it is. */
+static void test_error_from_decoder(void **state) {
+    const char *line = "{\"type\":\"solo\",\"target\":3}";
+    proto_request req;
+    proto_error err;
+    assert_int_equal(proto_decode(line, strlen(line), &req, &err), -1);
+    size_t len;
+    char *s = proto_enc_error(err.code, err.message, &len);
+    expect_line(s, len,
+                "{\"type\":\"error\",\"code\":\"bad_message\",\"message\":"
+                "\"target must be a power of two from 8 to 1048576\"}\n");
+}
+
+/* uint64 counters above INT64_MAX are clamped, never negative. */
+static void test_clamp(void **state) {
+    size_t len;
+    char *s = proto_enc_welcome(UINT64_MAX, "a", "t", &len);
+    expect_line(
+        s, len,
+        "{\"type\":\"welcome\",\"id\":9223372036854775807,\"name\":\"a\",\"token\":\"t\","
+        "\"proto\":1}\n");
+    s = proto_enc_welcome((uint64_t)INT64_MAX, "a", "t", &len);
+    expect_line(
+        s, len,
+        "{\"type\":\"welcome\",\"id\":9223372036854775807,\"name\":\"a\",\"token\":\"t\","
+        "\"proto\":1}\n");
+}
+
+/* The biggest message: 8 players on 8x8 boards, byte-for-byte the same twice. */
+static void test_stable_and_large(void **state) {
+    eng_board b;
+    assert_int_equal(eng_board_init(&b, 8), 0);
+    for (int i = 0; i < 64; i++)
+        b.cell[i] = (uint8_t)(i % 20);
+    proto_player p[8];
+    for (int i = 0; i < 8; i++)
+        p[i] = (proto_player){.id = (uint64_t)i + 1,
+                              .name = "abcdefghijklmnop",
+                              .board = &b,
+                              .score = 123456789,
+                              .moves = 4000000,
+                              .status = PROTO_OVER};
+    size_t l1, l2;
+    char *a = proto_enc_end("ABCDEFGH", PROTO_END_ALL_OVER, 1, p, 8, 7, "00", &l1);
+    char *c = proto_enc_end("ABCDEFGH", PROTO_END_ALL_OVER, 1, p, 8, 7, "00", &l2);
+    assert_non_null(a);
+    assert_non_null(c);
+    assert_int_equal(l1, l2);
+    assert_memory_equal(a, c, l1);
+    assert_int_equal(strlen(a), l1);
+    assert_non_null(strstr(a, "\"max_tile\":524288,"));
+    assert_null(strchr(a, ' '));
+    assert_ptr_equal(strchr(a, '\n'), a + l1 - 1);
+    free(a);
+    free(c);
+}
+
+static void test_names(void **state) {
+    assert_string_equal(proto_status_name(PROTO_PLAYING), "playing");
+    assert_string_equal(proto_status_name(PROTO_WON), "won");
+    assert_string_equal(proto_status_name(PROTO_OVER), "over");
+    assert_string_equal(proto_status_name(PROTO_LEFT), "left");
+    assert_string_equal(proto_dir_name(ENG_LEFT), "left");
+    assert_string_equal(proto_dir_name(ENG_RIGHT), "right");
+    assert_string_equal(proto_dir_name(ENG_UP), "up");
+    assert_string_equal(proto_dir_name(ENG_DOWN), "down");
+}
+
+/* ------------------------------------------------------ out of memory --- */
+
+/* jansson's allocator with a budget: after `budget` allocations every one
+ * fails, so each allocation site of an encoder gets its turn to fail. */
+static long budget = -1;
+
+static void *budget_malloc(size_t n) {
+    if (budget == 0) return NULL;
+    if (budget > 0) budget--;
+    return malloc(n);
+}
+
+/* Runs one encoder with 0, 1, 2, ... allowed allocations: each run must
+ * return NULL until the budget suffices, then the golden line. ASan's leak
+ * check at exit catches anything a failed run left behind. */
+#define OOM_CHECK(call, want)                                                            \
+    do {                                                                                 \
+        char *s_ = NULL;                                                                 \
+        size_t len_ = 0;                                                                 \
+        long k_;                                                                         \
+        for (k_ = 0; k_ < 10000 && !s_; k_++) {                                          \
+            budget = k_;                                                                 \
+            s_ = (call);                                                                 \
+        }                                                                                \
+        budget = -1;                                                                     \
+        assert_true(k_ > 1);                                                             \
+        expect_line(s_, len_, want);                                                     \
+    } while (0)
+
+static void test_out_of_memory(void **state) {
+    json_set_alloc_funcs(budget_malloc, free);
+    eng_board b = board_of(3, board3);
+    proto_player p = {.id = 1, .name = "a", .board = &b, .status = PROTO_PLAYING};
+    proto_settings st = {.players = 2, .size = 3, .target = 8, .time_limit = 0};
+    eng_spawn sp = {.row = 0, .col = 1, .value = 2};
+    proto_room_info ri = {.room = "AB12", .players = 1, .settings = st, .started = false};
+    json_t *t = json_pack("{s:[i,s]}", "k", 1, "v");
+    assert_non_null(t);
+
+    OOM_CHECK(
+        proto_enc_welcome(1, "a", "t", &len_),
+        "{\"type\":\"welcome\",\"id\":1,\"name\":\"a\",\"token\":\"t\",\"proto\":1}\n");
+    OOM_CHECK(
+        proto_enc_room("AB12", &p, 1, &st, &len_),
+        "{\"type\":\"room\",\"room\":\"AB12\",\"players\":[{\"id\":1,\"name\":\"a\"}],"
+        "\"need\":2,\"size\":3,\"target\":8,\"time_limit\":0}\n");
+    OOM_CHECK(proto_enc_start("AB12", 1, &st, &p, 1, "c", &len_),
+              "{\"type\":\"start\",\"room\":\"AB12\",\"you\":1,\"size\":3,\"target\":8,"
+              "\"time_limit\":0,\"players\":[{\"id\":1,\"name\":\"a\",\"board\":" BOARD3
+              ",\"score\":0,\"moves\":0,\"max_tile\":4,\"status\":\"playing\"}],"
+              "\"commit\":\"c\"}\n");
+    OOM_CHECK(proto_enc_state(&p, true, 1, ENG_DOWN, true, 0, &sp, &len_),
+              "{\"type\":\"state\",\"id\":1,\"name\":\"a\",\"board\":" BOARD3
+              ",\"score\":0,\"moves\":0,\"max_tile\":4,\"status\":\"playing\",\"seq\":1,"
+              "\"dir\":\"down\",\"moved\":true,\"gained\":0,"
+              "\"spawn\":{\"row\":0,\"col\":1,\"value\":2}}\n");
+    OOM_CHECK(proto_enc_end("AB12", PROTO_END_TARGET, 1, &p, 1, 3, "s", &len_),
+              "{\"type\":\"end\",\"room\":\"AB12\",\"reason\":\"target\",\"winner\":1,"
+              "\"results\":[{\"id\":1,\"name\":\"a\",\"board\":" BOARD3
+              ",\"score\":0,\"moves\":0,\"max_tile\":4,\"status\":\"playing\"}],"
+              "\"seed\":3,\"salt\":\"s\"}\n");
+    OOM_CHECK(
+        proto_enc_rooms(&ri, 1, &len_),
+        "{\"type\":\"rooms\",\"rooms\":[{\"room\":\"AB12\",\"players\":1,\"need\":2,"
+        "\"size\":3,\"target\":8,\"started\":false}]}\n");
+    OOM_CHECK(proto_enc_pong(t, &len_), "{\"type\":\"pong\",\"t\":{\"k\":[1,\"v\"]}}\n");
+    OOM_CHECK(proto_enc_error(PROTO_ERR_BUSY, "x\xff", &len_),
+              "{\"type\":\"error\",\"code\":\"busy\",\"message\":\"x?\"}\n");
+    OOM_CHECK(proto_enc_player("AB12", 1, true, PROTO_WON, &len_),
+              "{\"type\":\"player\",\"room\":\"AB12\",\"id\":1,\"connected\":true,"
+              "\"status\":\"won\"}\n");
+    OOM_CHECK(proto_enc_queued(2, 1, &len_),
+              "{\"type\":\"queued\",\"players\":2,\"waiting\":1}\n");
+    OOM_CHECK(proto_enc_bye("shutdown", &len_),
+              "{\"type\":\"bye\",\"reason\":\"shutdown\"}\n");
+    OOM_CHECK(proto_enc_left(&len_), "{\"type\":\"left\"}\n");
+
+    json_decref(t);
+    json_set_alloc_funcs(malloc, free);
+}
 
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_placeholder)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_welcome),
+        cmocka_unit_test(test_queued),
+        cmocka_unit_test(test_room),
+        cmocka_unit_test(test_start_race_3x3),
+        cmocka_unit_test(test_start_omits_room_and_you),
+        cmocka_unit_test(test_state_4x4),
+        cmocka_unit_test(test_state_nulls),
+        cmocka_unit_test(test_state_dirs),
+        cmocka_unit_test(test_end_race),
+        cmocka_unit_test(test_end_draw_and_solo),
+        cmocka_unit_test(test_player),
+        cmocka_unit_test(test_left),
+        cmocka_unit_test(test_rooms),
+        cmocka_unit_test(test_pong),
+        cmocka_unit_test(test_pong_from_ping),
+        cmocka_unit_test(test_bye),
+        cmocka_unit_test(test_error_escaping),
+        cmocka_unit_test(test_error_not_utf8),
+        cmocka_unit_test(test_error_from_decoder),
+        cmocka_unit_test(test_clamp),
+        cmocka_unit_test(test_stable_and_large),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_out_of_memory),
+    };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
