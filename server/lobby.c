@@ -1,0 +1,365 @@
+/* lobby.c - requests to actions: players, naming, matchmaking, rooms list, resume. */
+#include "lobby.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "room.h"
+
+/* The most rows a `rooms` reply lists, so one reply stays a modest line. */
+#define ROOMS_LIST_MAX 100
+
+/* -------------------------------------------------------------- players --- */
+
+static srv_player *player_new(srv *s) {
+    srv_player *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    if (srv_random_hex(p->token, 16) < 0) {
+        free(p);
+        return NULL;
+    }
+    p->srv = s;
+    p->id = s->next_id++;
+    snprintf(p->name, sizeof p->name, "player-%llu", (unsigned long long)p->id);
+    srv_list_init(&p->queue_link);
+    srv_list_push(&s->players, &p->link);
+    return p;
+}
+
+static void send_welcome(srv_player *p) {
+    size_t len;
+    char *line = proto_enc_welcome(p->id, p->name, p->token, &len);
+    p->welcomed = true;
+    srv_send_line(p, SRV_MSG_WELCOME, line, len);
+}
+
+srv_player *lobby_player(conn *c, bool welcome) {
+    if (!c->player) {
+        srv_player *p = player_new(c->srv);
+        if (!p) {
+            srv_log(SRV_LOG_ERROR, "out of memory making a player for %s", c->peer);
+            conn_close(c);
+            return NULL;
+        }
+        p->conn = c;
+        c->player = p;
+    }
+    if (welcome && !c->player->welcomed) send_welcome(c->player);
+    return c->player;
+}
+
+static void unqueue(srv_player *p) {
+    if (!p->queued) return;
+    srv_list_remove(&p->queue_link);
+    p->queued = false;
+}
+
+void srv_player_release(srv_player *p) {
+    if (p->conn || p->room) return;
+    unqueue(p);
+    if (p->watching) room_unwatch(p->watching, p);
+    srv_list_remove(&p->link);
+    free(p);
+}
+
+/* Leaves whatever p is in (queue, room, game, spectating) as `leave` would,
+ * without the `left` reply. Callers have refused a running race already. */
+static void leave_everything(srv_player *p) {
+    unqueue(p);
+    if (p->room) room_leave(p->room, p);
+    if (p->watching) room_unwatch(p->watching, p);
+}
+
+/* ------------------------------------------------------------- requests --- */
+
+static void reply_error(srv_player *p, proto_err code, const char *message) {
+    srv_send_error(p, code, message);
+}
+
+static bool refuse_if_racing(srv_player *p) {
+    if (!room_in_running_race(p)) return false;
+    reply_error(p, PROTO_ERR_BUSY, "you are in a running race; send leave first");
+    return true;
+}
+
+static void do_solo(srv_player *p, const proto_request *req) {
+    if (refuse_if_racing(p)) return;
+    leave_everything(p);
+    room *r = room_new(p->srv, true, &req->settings);
+    if (!r) {
+        reply_error(p, PROTO_ERR_BUSY, "the server could not start a game; try again");
+        return;
+    }
+    if (req->has_seed) {
+        r->seed = req->seed;
+        r->seed_fixed = true;
+    }
+    room_add_player(r, p, false);
+    room_start(r);
+}
+
+static void do_create(srv_player *p, const proto_request *req) {
+    if (refuse_if_racing(p)) return;
+    leave_everything(p);
+    room *r = room_new(p->srv, false, &req->settings);
+    if (!r) {
+        reply_error(p, PROTO_ERR_BUSY, "the server could not make a room; try again");
+        return;
+    }
+    room_add_player(r, p, true);
+}
+
+static void do_join(srv_player *p, const proto_request *req) {
+    room *r = room_find(p->srv, req->room);
+    if (!r) {
+        reply_error(p, PROTO_ERR_ROOM_NOT_FOUND, "no room has that code");
+        return;
+    }
+    if (r->state != ROOM_WAITING) {
+        reply_error(p, PROTO_ERR_ALREADY_STARTED,
+                    "that room's race has started; watch it instead");
+        return;
+    }
+    if (refuse_if_racing(p)) return;
+    if (p->room == r) { /* already seated here: just say where things stand */
+        room_reconnect(r, p);
+        return;
+    }
+    leave_everything(p);
+    room_add_player(r, p, true);
+}
+
+static bool same_queue(const proto_settings *a, const proto_settings *b) {
+    return a->players == b->players && a->size == b->size && a->target == b->target;
+}
+
+static void do_quick(srv_player *p, const proto_request *req) {
+    srv *s = p->srv;
+    if (refuse_if_racing(p)) return;
+    leave_everything(p);
+    p->queue_key = req->settings;
+    p->queue_key.time_limit = 0;
+    p->queued = true;
+    srv_list_push(&s->queue, &p->queue_link);
+
+    srv_player *match[PROTO_PLAYERS_MAX];
+    int waiting = 0;
+    for (srv_link *l = s->queue.next; l != &s->queue; l = l->next) {
+        srv_player *q = srv_container(l, srv_player, queue_link);
+        if (!same_queue(&q->queue_key, &p->queue_key)) continue;
+        if (waiting < PROTO_PLAYERS_MAX) match[waiting] = q;
+        waiting++;
+    }
+    size_t len;
+    char *line = proto_enc_queued(p->queue_key.players, waiting, &len);
+    srv_send_line(p, SRV_MSG_QUEUED, line, len);
+    if (waiting < p->queue_key.players) return;
+
+    room *r = room_new(s, false, &p->queue_key);
+    if (!r) {
+        srv_log(SRV_LOG_ERROR, "out of memory making a matchmaking room");
+        return; /* everyone stays queued; the next request retries */
+    }
+    for (int i = 0; i < p->queue_key.players; i++) {
+        unqueue(match[i]);
+        room_add_player(r, match[i], false);
+    }
+    room_start(r);
+}
+
+static void do_watch(srv_player *p, const proto_request *req) {
+    room *r = room_find(p->srv, req->room);
+    if (!r || r->state == ROOM_ENDED) {
+        reply_error(p, PROTO_ERR_ROOM_NOT_FOUND,
+                    "no room with that code is waiting or running");
+        return;
+    }
+    if (refuse_if_racing(p)) return;
+    leave_everything(p);
+    if (room_watch(r, p) < 0)
+        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+}
+
+static void do_move(srv_player *p, const proto_request *req) {
+    room *r = p->room;
+    if (!r || r->state != ROOM_RUNNING) {
+        reply_error(p, PROTO_ERR_NOT_PLAYING, "you are not in a running game");
+        return;
+    }
+    proto_status st = r->seats[p->seat].status;
+    if (st != PROTO_PLAYING && st != PROTO_WON) {
+        reply_error(p, PROTO_ERR_NOT_PLAYING, "your game is over; you cannot move");
+        return;
+    }
+    room_move(r, p, req->dir, req->has_seq, req->seq);
+}
+
+static void do_leave(srv_player *p) {
+    leave_everything(p);
+    size_t len;
+    char *line = proto_enc_left(&len);
+    srv_send_line(p, SRV_MSG_LEFT, line, len);
+}
+
+int lobby_rooms(srv *s, proto_room_info *rows, int max) {
+    int n = 0;
+    for (srv_link *l = s->rooms.next; l != &s->rooms && n < max; l = l->next) {
+        room *r = srv_container(l, room, link);
+        if (r->solo || r->closing || r->state == ROOM_ENDED) continue;
+        rows[n++] = (proto_room_info){.room = r->code,
+                                      .players = r->nseats,
+                                      .settings = r->settings,
+                                      .started = r->state == ROOM_RUNNING};
+    }
+    return n;
+}
+
+static void do_rooms(srv_player *p) {
+    proto_room_info rows[ROOMS_LIST_MAX];
+    int n = lobby_rooms(p->srv, rows, ROOMS_LIST_MAX);
+    size_t len;
+    char *line = proto_enc_rooms(rows, n, &len);
+    srv_send_line(p, SRV_MSG_ROOMS, line, len);
+}
+
+static void do_ping(srv_player *p, const proto_request *req) {
+    size_t len;
+    char *line = proto_enc_pong(req->ping_t, &len);
+    srv_send_line(p, SRV_MSG_PONG, line, len);
+}
+
+static void do_rematch(srv_player *p) {
+    room *r = p->room;
+    if (!r || r->solo || r->state != ROOM_ENDED) {
+        reply_error(p, PROTO_ERR_NOT_PLAYING,
+                    "rematch is for the players of a race that ended");
+        return;
+    }
+    room_rematch(r, p);
+}
+
+static void do_hello(conn *c, const proto_request *req) {
+    srv_player *p = lobby_player(c, false);
+    if (!p) return;
+    memcpy(p->name, req->name, sizeof p->name);
+    if (p->room) memcpy(p->room->seats[p->seat].name, p->name, sizeof p->name);
+    send_welcome(p);
+}
+
+static srv_player *find_token(srv *s, const char *token) {
+    for (srv_link *l = s->players.next; l != &s->players; l = l->next) {
+        srv_player *p = srv_container(l, srv_player, link);
+        if (strcmp(p->token, token) == 0) return p;
+    }
+    return NULL;
+}
+
+/* Detaches c's current player as if its connection had dropped. */
+static void drop_player(conn *c) {
+    srv_player *p = c->player;
+    c->player = NULL;
+    p->conn = NULL;
+    unqueue(p);
+    if (p->watching) room_unwatch(p->watching, p);
+    if (p->room) room_disconnect(p->room, p);
+    srv_player_release(p);
+}
+
+static void do_resume(conn *c, const proto_request *req) {
+    srv_player *p = find_token(c->srv, req->token);
+    if (!p || (p->room && p->room->state == ROOM_ENDED)) {
+        srv_player *me = lobby_player(c, false);
+        if (me)
+            reply_error(me, PROTO_ERR_BAD_TOKEN,
+                        "that token belongs to no game in progress");
+        return;
+    }
+    if (p != c->player) {
+        if (p->conn) { /* the old connection is still open: it loses the seat */
+            conn *old = p->conn;
+            old->player = NULL;
+            p->conn = NULL;
+            conn_close(old);
+        }
+        if (c->player) drop_player(c);
+        c->player = p;
+        p->conn = c;
+    }
+    srv_log(SRV_LOG_INFO, "player %llu resumed on %s", (unsigned long long)p->id,
+            c->peer);
+    send_welcome(p);
+    if (p->room) room_reconnect(p->room, p);
+}
+
+void lobby_request(conn *c, proto_request *req) {
+    if (req->type == PROTO_REQ_HELLO) {
+        do_hello(c, req);
+    } else if (req->type == PROTO_REQ_RESUME) {
+        do_resume(c, req);
+    } else {
+        srv_player *p = lobby_player(c, true);
+        if (p) {
+            switch (req->type) {
+            case PROTO_REQ_SOLO:
+                do_solo(p, req);
+                break;
+            case PROTO_REQ_CREATE:
+                do_create(p, req);
+                break;
+            case PROTO_REQ_JOIN:
+                do_join(p, req);
+                break;
+            case PROTO_REQ_QUICK:
+                do_quick(p, req);
+                break;
+            case PROTO_REQ_WATCH:
+                do_watch(p, req);
+                break;
+            case PROTO_REQ_MOVE:
+                do_move(p, req);
+                break;
+            case PROTO_REQ_LEAVE:
+                do_leave(p);
+                break;
+            case PROTO_REQ_ROOMS:
+                do_rooms(p);
+                break;
+            case PROTO_REQ_PING:
+                do_ping(p, req);
+                break;
+            case PROTO_REQ_REMATCH:
+                do_rematch(p);
+                break;
+            case PROTO_REQ_HELLO:
+            case PROTO_REQ_RESUME:
+                break;
+            }
+        }
+    }
+    proto_request_clear(req);
+}
+
+void lobby_json_line(conn *c, const char *line, size_t len) {
+    proto_request req;
+    proto_error err;
+    if (proto_decode(line, len, &req, &err) == 0) {
+        lobby_request(c, &req);
+        return;
+    }
+    /* Everything but a failed hello or resume is a first "other reply", which
+     * the automatic welcome must precede. */
+    bool naming = (err.code == PROTO_ERR_BAD_MESSAGE || err.code == PROTO_ERR_BAD_DIR) &&
+                  (req.type == PROTO_REQ_HELLO || req.type == PROTO_REQ_RESUME);
+    srv_player *p = lobby_player(c, !naming);
+    if (p) reply_error(p, err.code, err.message);
+}
+
+void lobby_conn_gone(conn *c) {
+    srv_player *p = c->player;
+    if (!p) return;
+    if (p->room && p->room->state == ROOM_RUNNING)
+        srv_log(SRV_LOG_INFO, "player %llu lost its connection; seat kept",
+                (unsigned long long)p->id);
+    drop_player(c);
+}

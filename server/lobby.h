@@ -1,0 +1,24 @@
+/* lobby.h - requests to actions: players, naming, matchmaking, rooms list, resume. */
+#ifndef RACE2048_LOBBY_H
+#define RACE2048_LOBBY_H
+
+#include "conn.h"
+
+/* Handles one JSON line from c: decode, then act; every failure gets one error. */
+void lobby_json_line(conn *c, const char *line, size_t len);
+
+/* Acts on a decoded request from c (JSON or text mode). Takes over req's
+ * owned parts and clears it. */
+void lobby_request(conn *c, proto_request *req);
+
+/* The player of c, made (named player-N) if c has none yet; NULL if memory
+ * runs out. welcome: send its welcome if it has not had one. */
+srv_player *lobby_player(conn *c, bool welcome);
+
+/* c is closing: its player is disconnected (a running game keeps the seat). */
+void lobby_conn_gone(conn *c);
+
+/* The rows of the `rooms` reply (up to max), for the text mode too. */
+int lobby_rooms(srv *s, proto_room_info *rows, int max);
+
+#endif

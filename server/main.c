@@ -1,0 +1,305 @@
+/* main.c - race2048d: flags and environment, the listener, signals, shutdown. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "room.h"
+
+/* How long shutdown waits for clients to take their last bytes. */
+#define SHUTDOWN_MS 4000
+#define SWEEP_MS    1000
+
+/* ---------------------------------------------------------------- flags --- */
+
+typedef struct flag {
+    const char *name; /* without the leading dashes */
+    const char *env;
+    const char *arg;
+    const char *help;
+} flag;
+
+static const flag flags[] = {
+    {"host", "RACE2048_HOST", "ADDR", "address to listen on (default 0.0.0.0)"},
+    {"port", "RACE2048_PORT", "PORT", "TCP port, 0 picks a free one (default 2048)"},
+    {"seed", "RACE2048_SEED", "N",
+     "make room seeds deterministic, for tests (default: OS random)"},
+    {"max-clients", "RACE2048_MAX_CLIENTS", "N", "connections at once (default 10000)"},
+    {"max-line", "RACE2048_MAX_LINE", "BYTES",
+     "longest line a client may send (default 4096)"},
+    {"grace", "RACE2048_GRACE", "SECONDS",
+     "how long a dropped racer's seat is kept (default 30)"},
+    {"idle-timeout", "RACE2048_IDLE_TIMEOUT", "SECONDS",
+     "close connections silent this long, 0 = never (default 600)"},
+    {"max-output", "RACE2048_MAX_OUTPUT", "BYTES",
+     "output queued for one client before it is cut off (default 1048576)"},
+    {"log-level", "RACE2048_LOG_LEVEL", "LEVEL",
+     "error, warn, info or debug (default info)"},
+};
+#define NFLAGS (sizeof flags / sizeof flags[0])
+
+static void usage(FILE *out) {
+    fprintf(
+        out,
+        "usage: race2048d [--FLAG VALUE]...\n\n"
+        "Hosts 2048 races: JSON lines for programs, telnet/netcat for people, one port.\n"
+        "Each flag can also be set by its environment variable; a flag wins.\n\n");
+    for (size_t i = 0; i < NFLAGS; i++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s %s", flags[i].name, flags[i].arg);
+        fprintf(out, "  %-26s %s [%s]\n", left, flags[i].help, flags[i].env);
+    }
+    fprintf(out, "  %-26s this help\n", "--help");
+}
+
+/* Parses a whole decimal number in [min, max]; returns 0 or -1. */
+static int parse_uint(const char *s, unsigned long long min, unsigned long long max,
+                      unsigned long long *out) {
+    if (!*s || *s == '-' || *s == '+') return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < min || v > max) return -1;
+    *out = v;
+    return 0;
+}
+
+/* Applies one setting; on a bad value prints why and returns -1. */
+static int apply(srv_config *cfg, const char *name, const char *value, const char *from) {
+    unsigned long long v = 0;
+    const char *want = NULL;
+    if (!strcmp(name, "host")) {
+        if (!*value || strlen(value) >= sizeof cfg->host)
+            want = "an address";
+        else
+            snprintf(cfg->host, sizeof cfg->host, "%s", value);
+    } else if (!strcmp(name, "port")) {
+        if (parse_uint(value, 0, 65535, &v))
+            want = "a port from 0 to 65535";
+        else
+            cfg->port = (int)v;
+    } else if (!strcmp(name, "seed")) {
+        if (parse_uint(value, 0, UINT32_MAX, &v))
+            want = "an integer from 0 to 4294967295";
+        else
+            cfg->has_seed = true, cfg->seed = (uint32_t)v;
+    } else if (!strcmp(name, "max-clients")) {
+        if (parse_uint(value, 1, 1000000, &v))
+            want = "an integer from 1 to 1000000";
+        else
+            cfg->max_clients = (unsigned)v;
+    } else if (!strcmp(name, "max-line")) {
+        if (parse_uint(value, 64, 1 << 20, &v))
+            want = "a byte count from 64 to 1048576";
+        else
+            cfg->max_line = (size_t)v;
+    } else if (!strcmp(name, "grace")) {
+        if (parse_uint(value, 0, 86400, &v))
+            want = "seconds from 0 to 86400";
+        else
+            cfg->grace_ms = v * 1000;
+    } else if (!strcmp(name, "idle-timeout")) {
+        if (parse_uint(value, 0, 86400 * 7, &v))
+            want = "seconds from 0 to 604800";
+        else
+            cfg->idle_ms = v * 1000;
+    } else if (!strcmp(name, "max-output")) {
+        if (parse_uint(value, 4096, 1ull << 30, &v))
+            want = "a byte count from 4096 to 1073741824";
+        else
+            cfg->max_output = (size_t)v;
+    } else if (!strcmp(name, "log-level")) {
+        static const char *levels[] = {"error", "warn", "info", "debug"};
+        want = "error, warn, info or debug";
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(value, levels[i])) cfg->log_level = (srv_log_level)i, want = NULL;
+    }
+    if (!want) return 0;
+    fprintf(stderr, "race2048d: %s: '%s' is not valid; expected %s\n", from, value, want);
+    return -1;
+}
+
+/* Returns 0 to run, 1 to exit 0 (help), -1 to exit 2 (bad flags). */
+static int configure(srv_config *cfg, int argc, char **argv) {
+    *cfg = (srv_config){.host = "0.0.0.0",
+                        .port = 2048,
+                        .max_clients = 10000,
+                        .max_line = 4096,
+                        .grace_ms = 30000,
+                        .idle_ms = 600000,
+                        .max_output = 1 << 20,
+                        .log_level = SRV_LOG_INFO};
+    for (size_t i = 0; i < NFLAGS; i++) {
+        const char *v = getenv(flags[i].env);
+        if (v && *v && apply(cfg, flags[i].name, v, flags[i].env) < 0) return -1;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 1;
+        }
+        const flag *f = NULL;
+        const char *value = NULL;
+        if (!strncmp(a, "--", 2)) {
+            const char *eq = strchr(a, '=');
+            size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+            for (size_t k = 0; k < NFLAGS; k++)
+                if (strlen(flags[k].name) == n && !strncmp(a + 2, flags[k].name, n))
+                    f = &flags[k];
+            if (f && eq)
+                value = eq + 1;
+            else if (f && i + 1 < argc)
+                value = argv[++i];
+        }
+        if (!f) {
+            fprintf(stderr, "race2048d: unknown option '%s' (see --help)\n", a);
+            return -1;
+        }
+        if (!value) {
+            fprintf(stderr, "race2048d: --%s needs a value (%s)\n", f->name, f->arg);
+            return -1;
+        }
+        char from[48];
+        snprintf(from, sizeof from, "--%s", f->name);
+        if (apply(cfg, f->name, value, from) < 0) return -1;
+    }
+    return 0;
+}
+
+/* --------------------------------------------------------------- server --- */
+
+static void on_connection(uv_stream_t *listener, int status) {
+    srv *s = listener->data;
+    if (status < 0) {
+        srv_log(SRV_LOG_WARN, "accept failed: %s", uv_strerror(status));
+        return;
+    }
+    conn_accept(s);
+}
+
+static void on_sweep(uv_timer_t *t) {
+    conn_sweep_idle(t->data);
+}
+
+static void on_shutdown_deadline(uv_timer_t *t) {
+    srv *s = t->data;
+    for (srv_link *l = s->conns.next; l != &s->conns; l = l->next)
+        conn_close(srv_container(l, conn, link));
+}
+
+static void srv_stop(srv *s) {
+    if (s->stopping) return;
+    s->stopping = true;
+    srv_log(SRV_LOG_INFO, "stopping: %u connections to close", s->nconns);
+    uv_close((uv_handle_t *)&s->listener, NULL);
+    room_close_all(s);
+    for (srv_link *l = s->conns.next; l != &s->conns; l = l->next)
+        conn_say_bye(srv_container(l, conn, link));
+    /* Clients that do not read their bye are cut off; the timer alone does
+     * not keep the loop running. */
+    uv_timer_start(&s->sweep, on_shutdown_deadline, SHUTDOWN_MS, 0);
+    uv_unref((uv_handle_t *)&s->sweep);
+}
+
+static void on_signal(uv_signal_t *h, int signum) {
+    srv *s = h->data;
+    if (s->stopping) {
+        fprintf(stderr, "race2048d: second signal, exiting at once\n");
+        _exit(1);
+    }
+    srv_stop(s);
+}
+
+static int listen_on(srv *s) {
+    struct sockaddr_storage addr;
+    int rc = strchr(s->cfg.host, ':')
+                 ? uv_ip6_addr(s->cfg.host, s->cfg.port, (struct sockaddr_in6 *)&addr)
+                 : uv_ip4_addr(s->cfg.host, s->cfg.port, (struct sockaddr_in *)&addr);
+    if (rc < 0) {
+        fprintf(stderr, "race2048d: --host '%s' is not an IPv4 or IPv6 address\n",
+                s->cfg.host);
+        return -1;
+    }
+    uv_tcp_init(s->loop, &s->listener);
+    s->listener.data = s;
+    if ((rc = uv_tcp_bind(&s->listener, (const struct sockaddr *)&addr, 0)) < 0 ||
+        (rc = uv_listen((uv_stream_t *)&s->listener, 511, on_connection)) < 0) {
+        fprintf(stderr, "race2048d: cannot listen on %s:%d: %s\n", s->cfg.host,
+                s->cfg.port, uv_strerror(rc));
+        uv_close((uv_handle_t *)&s->listener, NULL);
+        return -1;
+    }
+    struct sockaddr_storage bound;
+    int len = sizeof bound;
+    uv_tcp_getsockname(&s->listener, (struct sockaddr *)&bound, &len);
+    int port =
+        ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                          : ((struct sockaddr_in *)&bound)->sin_port);
+    if (strchr(s->cfg.host, ':'))
+        printf("race2048d listening on [%s]:%d\n", s->cfg.host, port);
+    else
+        printf("race2048d listening on %s:%d\n", s->cfg.host, port);
+    fflush(stdout);
+    return 0;
+}
+
+static void close_any(uv_handle_t *h, void *arg) {
+    if (!uv_is_closing(h)) uv_close(h, NULL);
+}
+
+int main(int argc, char **argv) {
+    static srv s; /* large and single: not on the stack */
+    int rc = configure(&s.cfg, argc, argv);
+    if (rc) return rc > 0 ? 0 : 2;
+    srv_log_set_level(s.cfg.log_level);
+    signal(SIGPIPE, SIG_IGN);
+
+    s.tables = malloc(sizeof *s.tables);
+    if (!s.tables) {
+        fprintf(stderr, "race2048d: out of memory\n");
+        return 1;
+    }
+    eng_tables_init(s.tables);
+    eng_rng_seed(&s.seed_source, s.cfg.seed);
+    s.next_id = 1;
+    srv_list_init(&s.conns);
+    srv_list_init(&s.players);
+    srv_list_init(&s.rooms);
+    srv_list_init(&s.queue);
+    s.loop = uv_default_loop();
+    s.loop->data = &s;
+
+    int exit_code = 0;
+    if (listen_on(&s) < 0) {
+        exit_code = 1;
+    } else {
+        uv_signal_init(s.loop, &s.sigterm);
+        uv_signal_init(s.loop, &s.sigint);
+        s.sigterm.data = s.sigint.data = &s;
+        uv_signal_start(&s.sigterm, on_signal, SIGTERM);
+        uv_signal_start(&s.sigint, on_signal, SIGINT);
+        uv_unref((uv_handle_t *)&s.sigterm);
+        uv_unref((uv_handle_t *)&s.sigint);
+        uv_timer_init(s.loop, &s.sweep);
+        s.sweep.data = &s;
+        uv_timer_start(&s.sweep, on_sweep, SWEEP_MS, SWEEP_MS);
+        srv_log(SRV_LOG_INFO, "race2048d %s, max %u clients, line %zu, grace %llus",
+                s.cfg.has_seed ? "with a fixed seed source" : "ready", s.cfg.max_clients,
+                s.cfg.max_line, (unsigned long long)(s.cfg.grace_ms / 1000));
+        uv_run(s.loop, UV_RUN_DEFAULT);
+    }
+    /* Walk-close whatever is left (signals, timers) and let the callbacks run. */
+    uv_walk(s.loop, close_any, NULL);
+    uv_run(s.loop, UV_RUN_DEFAULT);
+    if ((rc = uv_loop_close(s.loop)) != 0) {
+        srv_log(SRV_LOG_ERROR, "loop did not close cleanly: %s", uv_strerror(rc));
+        exit_code = 1;
+    }
+    free(s.tables);
+    if (exit_code == 0) srv_log(SRV_LOG_INFO, "stopped");
+    return exit_code;
+}

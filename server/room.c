@@ -1,0 +1,544 @@
+/* room.c - rooms and games: seats, moves, the end rules and ranking, spectators, rematch.
+ */
+#include "room.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Room codes avoid look-alike characters (0/O, 1/I) so people can read them out. */
+static const char code_alphabet[] = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+#define CODE_LEN 5
+
+static void room_end(room *r, proto_end_reason reason, uint64_t winner);
+static void room_rearm(room *r);
+static void room_maybe_free(room *r);
+
+/* ------------------------------------------------------------- sending --- */
+
+/* Sends m to every connected seated player (except `except`) and every spectator. */
+static void room_broadcast(room *r, const srv_msg *m, const srv_player *except) {
+    for (int i = 0; i < r->nseats; i++) {
+        srv_player *p = r->seats[i].player;
+        if (p && p != except) srv_send(p, m);
+    }
+    for (int i = 0; i < r->nwatchers; i++)
+        if (r->watchers[i] != except) srv_send(r->watchers[i], m);
+}
+
+void room_seat_view(const room_seat *seat, proto_player *out) {
+    *out = (proto_player){.id = seat->id,
+                          .name = seat->name,
+                          .board = &seat->game.board,
+                          .score = seat->game.score,
+                          .moves = seat->game.moves,
+                          .status = seat->status};
+}
+
+static void seat_views(const room *r, proto_player *views) {
+    for (int i = 0; i < r->nseats; i++)
+        room_seat_view(&r->seats[i], &views[i]);
+}
+
+static const char *room_code_or_null(const room *r) {
+    return r->solo ? NULL : r->code;
+}
+
+static srv_buf *enc_room(const room *r) {
+    proto_player views[PROTO_PLAYERS_MAX];
+    seat_views(r, views);
+    size_t len;
+    char *line = proto_enc_room(r->code, views, r->nseats, &r->settings, &len);
+    return srv_buf_take(line, len);
+}
+
+static void broadcast_room(room *r) {
+    srv_msg m = {.type = SRV_MSG_ROOM, .json = enc_room(r)};
+    room_broadcast(r, &m, NULL);
+    if (m.json) srv_buf_unref(m.json);
+}
+
+/* `start` for one recipient: `you` is its id, 0 for a spectator. */
+static void send_start(room *r, srv_player *to, uint64_t you) {
+    proto_player views[PROTO_PLAYERS_MAX];
+    seat_views(r, views);
+    size_t len;
+    char *line = proto_enc_start(room_code_or_null(r), you, &r->settings, views,
+                                 r->nseats, r->commit, &len);
+    srv_send_line(to, SRV_MSG_START, line, len);
+}
+
+static void broadcast_player(room *r, const room_seat *seat) {
+    size_t len;
+    char *line = proto_enc_player(r->code, seat->id, seat->connected, seat->status, &len);
+    srv_msg m = {
+        .type = SRV_MSG_PLAYER, .json = srv_buf_take(line, len), .subject = seat->id};
+    room_broadcast(r, &m, seat->player);
+    if (m.json) srv_buf_unref(m.json);
+}
+
+/* ------------------------------------------------------------ lifetime --- */
+
+static int make_code(srv *s, char *out) {
+    for (int attempt = 0; attempt < 100; attempt++) {
+        unsigned char rnd[CODE_LEN];
+        if (srv_random(rnd, sizeof rnd) < 0) return -1;
+        for (int i = 0; i < CODE_LEN; i++)
+            out[i] = code_alphabet[rnd[i] % 32];
+        out[CODE_LEN] = '\0';
+        if (!room_find(s, out)) return 0;
+    }
+    return -1;
+}
+
+room *room_new(srv *s, bool solo, const proto_settings *settings) {
+    room *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->srv = s;
+    r->solo = solo;
+    r->settings = *settings;
+    if (solo) r->settings.players = 1;
+    if (!solo && make_code(s, r->code) < 0) {
+        free(r);
+        return NULL;
+    }
+    uv_timer_init(s->loop, &r->timer);
+    r->timer.data = r;
+    srv_list_push(&s->rooms, &r->link);
+    if (!solo)
+        srv_log(SRV_LOG_INFO, "room %s made: %d players, size %d, target %u", r->code,
+                r->settings.players, r->settings.size, r->settings.target);
+    return r;
+}
+
+room *room_find(srv *s, const char *code) {
+    for (srv_link *l = s->rooms.next; l != &s->rooms; l = l->next) {
+        room *r = srv_container(l, room, link);
+        if (!r->solo && !r->closing && strcmp(r->code, code) == 0) return r;
+    }
+    return NULL;
+}
+
+static void on_room_closed(uv_handle_t *h) {
+    room *r = h->data;
+    free(r->watchers);
+    free(r);
+}
+
+/* Frees the room once no player is seated and nobody watches: players of an
+ * ended race stay seated until they leave, for `rematch`. */
+static void room_maybe_free(room *r) {
+    if (r->closing) return;
+    for (int i = 0; i < r->nseats; i++)
+        if (r->seats[i].player) return;
+    if (r->state == ROOM_RUNNING) return;
+    for (int i = 0; i < r->nwatchers; i++)
+        r->watchers[i]->watching = NULL;
+    r->nwatchers = 0;
+    r->closing = true;
+    srv_list_remove(&r->link);
+    uv_timer_stop(&r->timer);
+    uv_close((uv_handle_t *)&r->timer, on_room_closed);
+}
+
+/* -------------------------------------------------------------- seating --- */
+
+static void seat_init(room_seat *seat, srv_player *p) {
+    memset(seat, 0, sizeof *seat);
+    seat->player = p;
+    seat->id = p->id;
+    memcpy(seat->name, p->name, sizeof seat->name);
+    seat->status = PROTO_PLAYING;
+    seat->connected = p->conn != NULL;
+}
+
+int room_add_player(room *r, srv_player *p, bool announce) {
+    if (r->nseats >= PROTO_PLAYERS_MAX) return -1;
+    room_seat *seat = &r->seats[r->nseats];
+    seat_init(seat, p);
+    p->room = r;
+    p->seat = r->nseats++;
+    if (r->solo || !announce) return 0;
+    broadcast_room(r);
+    if (r->nseats >= r->settings.players) room_start(r);
+    return 0;
+}
+
+/* Removes seat i from a waiting room, keeping the others' indices right. */
+static void remove_seat(room *r, int i) {
+    memmove(&r->seats[i], &r->seats[i + 1],
+            (size_t)(r->nseats - i - 1) * sizeof r->seats[0]);
+    r->nseats--;
+    for (int k = i; k < r->nseats; k++)
+        if (r->seats[k].player) r->seats[k].player->seat = k;
+}
+
+void room_start(room *r) {
+    srv *s = r->srv;
+    if (!r->seed_fixed) r->seed = srv_next_seed(s);
+    if (srv_random_hex(r->salt, 16) < 0 || srv_commit(r->salt, r->seed, r->commit) < 0) {
+        /* Without a commitment the game would not be verifiable; the OS random
+         * source and SHA-256 do not fail in practice, so log loudly. */
+        srv_log(SRV_LOG_ERROR, "room %s: cannot make the seed commitment", r->code);
+    }
+    for (int i = 0; i < r->nseats; i++) {
+        eng_game_new(&r->seats[i].game, r->settings.size, r->seed);
+        r->seats[i].status = PROTO_PLAYING;
+    }
+    r->state = ROOM_RUNNING;
+    r->ends_at =
+        r->settings.time_limit ? uv_now(s->loop) + r->settings.time_limit * 1000ull : 0;
+    for (int i = 0; i < r->nseats; i++)
+        if (r->seats[i].player) send_start(r, r->seats[i].player, r->seats[i].id);
+    for (int i = 0; i < r->nwatchers; i++)
+        send_start(r, r->watchers[i], 0);
+    if (!r->solo) srv_log(SRV_LOG_INFO, "room %s: race started", r->code);
+    room_rearm(r);
+}
+
+bool room_in_running_race(const srv_player *p) {
+    return p->room && !p->room->solo && p->room->state == ROOM_RUNNING;
+}
+
+/* ---------------------------------------------------------------- moves --- */
+
+static void update_status(room *r, room_seat *seat) {
+    if (seat->status == PROTO_LEFT) return;
+    if (eng_is_over(&seat->game.board))
+        seat->status = PROTO_OVER;
+    else if (eng_has_won(&seat->game.board, r->settings.target))
+        seat->status = PROTO_WON;
+    else
+        seat->status = PROTO_PLAYING;
+}
+
+/* Applies the end rules of PROTOCOL.md that a change of status can trigger,
+ * in their order. `mover` reached the target if it is non-NULL and won. */
+static void check_end(room *r, const room_seat *mover) {
+    if (r->state != ROOM_RUNNING) return;
+    if (r->solo) {
+        if (r->seats[0].status == PROTO_OVER || r->seats[0].status == PROTO_LEFT)
+            room_end(r, PROTO_END_ALL_OVER, r->seats[0].id);
+        return;
+    }
+    if (mover && eng_has_won(&mover->game.board, r->settings.target)) {
+        room_end(r, PROTO_END_TARGET, mover->id);
+        return;
+    }
+    int done = 0, left = 0;
+    const room_seat *last_playing = NULL;
+    for (int i = 0; i < r->nseats; i++) {
+        proto_status st = r->seats[i].status;
+        if (st == PROTO_OVER || st == PROTO_LEFT) done++;
+        if (st == PROTO_LEFT) left++;
+        if (st == PROTO_PLAYING || st == PROTO_WON) last_playing = &r->seats[i];
+    }
+    if (done == r->nseats) {
+        room_end(r, PROTO_END_ALL_OVER, 0);
+    } else if (left == r->nseats - 1 && last_playing) {
+        room_end(r, PROTO_END_FORFEIT, last_playing->id);
+    }
+}
+
+void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) {
+    room_seat *seat = &r->seats[p->seat];
+    eng_move_result res = eng_game_move(&seat->game, dir, r->srv->tables);
+    if (res.moved) update_status(r, seat);
+    proto_player view;
+    room_seat_view(seat, &view);
+    size_t len;
+    char *line = proto_enc_state(&view, has_seq, seq, dir, res.moved, res.gained,
+                                 &res.spawn, &len);
+    srv_msg m = {.type = SRV_MSG_STATE,
+                 .json = srv_buf_take(line, len),
+                 .subject = seat->id,
+                 .moved = res.moved};
+    if (res.moved)
+        room_broadcast(r, &m, NULL);
+    else
+        srv_send(p, &m);
+    if (m.json) srv_buf_unref(m.json);
+    if (res.moved) check_end(r, seat);
+}
+
+/* --------------------------------------------------------------- ending --- */
+
+/* Ranking for all_over and time: players who left last, then higher score,
+ * higher max tile, fewer moves; ids keep the order stable. */
+static int rank_cmp(const room_seat *a, const room_seat *b) {
+    bool al = a->status == PROTO_LEFT, bl = b->status == PROTO_LEFT;
+    if (al != bl) return al ? 1 : -1;
+    if (a->game.score != b->game.score) return a->game.score > b->game.score ? -1 : 1;
+    uint64_t am = eng_max_tile(&a->game.board), bm = eng_max_tile(&b->game.board);
+    if (am != bm) return am > bm ? -1 : 1;
+    if (a->game.moves != b->game.moves) return a->game.moves < b->game.moves ? -1 : 1;
+    return 0;
+}
+
+static int rank_qsort(const void *a, const void *b) {
+    const room_seat *x = *(const room_seat *const *)a, *y = *(const room_seat *const *)b;
+    int c = rank_cmp(x, y);
+    if (c) return c;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
+    if (r->state != ROOM_RUNNING) return;
+    r->state = ROOM_ENDED;
+    uv_timer_stop(&r->timer);
+
+    const room_seat *order[PROTO_PLAYERS_MAX];
+    for (int i = 0; i < r->nseats; i++)
+        order[i] = &r->seats[i];
+    qsort(order, (size_t)r->nseats, sizeof order[0], rank_qsort);
+    if ((reason == PROTO_END_ALL_OVER || reason == PROTO_END_TIME) && !r->solo) {
+        /* A full tie at the top is a draw; everyone having left is no win. */
+        bool tie = r->nseats > 1 && rank_cmp(order[0], order[1]) == 0;
+        winner = tie || order[0]->status == PROTO_LEFT ? 0 : order[0]->id;
+    }
+    if (winner) { /* the winner heads the results whatever the ranking says */
+        for (int i = 1; i < r->nseats; i++) {
+            if (order[i]->id != winner) continue;
+            const room_seat *w = order[i];
+            memmove(&order[1], &order[0], (size_t)i * sizeof order[0]);
+            order[0] = w;
+            break;
+        }
+    }
+    proto_player views[PROTO_PLAYERS_MAX];
+    for (int i = 0; i < r->nseats; i++)
+        room_seat_view(order[i], &views[i]);
+    size_t len;
+    char *line = proto_enc_end(room_code_or_null(r), reason, winner, views, r->nseats,
+                               r->seed, r->salt, &len);
+    srv_msg m = {.type = SRV_MSG_END, .json = srv_buf_take(line, len), .subject = winner};
+    room_broadcast(r, &m, NULL);
+    if (m.json) srv_buf_unref(m.json);
+    if (!r->solo)
+        srv_log(SRV_LOG_INFO, "room %s: race ended (%s), winner %llu", r->code,
+                reason == PROTO_END_TARGET     ? "target"
+                : reason == PROTO_END_ALL_OVER ? "all_over"
+                : reason == PROTO_END_TIME     ? "time"
+                                               : "forfeit",
+                (unsigned long long)winner);
+
+    /* Spectators are done; so are disconnected players (nothing to resume)
+     * and, in a solo game, the player. Connected racers stay for rematch. */
+    for (int i = 0; i < r->nwatchers; i++)
+        r->watchers[i]->watching = NULL;
+    r->nwatchers = 0;
+    for (int i = 0; i < r->nseats; i++) {
+        srv_player *p = r->seats[i].player;
+        if (!p || (p->conn && !r->solo)) continue;
+        r->seats[i].player = NULL;
+        p->room = NULL;
+        if (!p->conn) srv_player_release(p);
+    }
+    room_maybe_free(r);
+}
+
+/* ---------------------------------------------------------------- timer --- */
+
+static void on_room_timer(uv_timer_t *t) {
+    room *r = t->data;
+    uint64_t now = uv_now(r->srv->loop);
+    if (r->state != ROOM_RUNNING) return;
+    for (int i = 0; i < r->nseats && r->state == ROOM_RUNNING; i++) {
+        room_seat *seat = &r->seats[i];
+        if (seat->connected || !seat->player || seat->grace_until > now) continue;
+        /* The grace period is over: the seat is given up. */
+        srv_player *p = seat->player;
+        seat->player = NULL;
+        p->room = NULL;
+        if (seat->status != PROTO_OVER) seat->status = PROTO_LEFT;
+        srv_log(SRV_LOG_INFO, "room %s: player %llu did not come back", r->code,
+                (unsigned long long)seat->id);
+        broadcast_player(r, seat);
+        srv_player_release(p);
+        check_end(r, NULL);
+    }
+    if (r->state == ROOM_RUNNING && r->ends_at && r->ends_at <= now)
+        room_end(r, PROTO_END_TIME, 0);
+    if (r->state == ROOM_RUNNING)
+        room_rearm(r);
+    else
+        room_maybe_free(r);
+}
+
+/* Arms the timer for the earliest of the time limit and the grace expiries. */
+static void room_rearm(room *r) {
+    uint64_t next = r->ends_at;
+    for (int i = 0; i < r->nseats; i++) {
+        const room_seat *seat = &r->seats[i];
+        if (seat->player && !seat->connected && (!next || seat->grace_until < next))
+            next = seat->grace_until;
+    }
+    if (!next) {
+        uv_timer_stop(&r->timer);
+        return;
+    }
+    uint64_t now = uv_now(r->srv->loop);
+    uv_timer_start(&r->timer, on_room_timer, next > now ? next - now : 0, 0);
+}
+
+/* -------------------------------------------------------- leaving, etc. --- */
+
+/* Detaches p from seat i of an ended or waiting room. */
+static void unseat(room *r, int i) {
+    srv_player *p = r->seats[i].player;
+    if (p) p->room = NULL;
+    r->seats[i].player = NULL;
+}
+
+static void rematch_progress(room *r);
+
+void room_leave(room *r, srv_player *p) {
+    int i = p->seat;
+    room_seat *seat = &r->seats[i];
+    switch (r->state) {
+    case ROOM_WAITING:
+        unseat(r, i);
+        remove_seat(r, i);
+        if (r->nseats > 0) broadcast_room(r);
+        break;
+    case ROOM_RUNNING:
+        if (seat->status != PROTO_OVER) seat->status = PROTO_LEFT;
+        seat->connected = p->conn != NULL;
+        if (!r->solo) broadcast_player(r, seat);
+        check_end(r, NULL); /* the leaver still gets the `end` if this ends it */
+        if (seat->player) unseat(r, i);
+        if (r->state == ROOM_RUNNING) room_rearm(r);
+        break;
+    case ROOM_ENDED:
+        unseat(r, i);
+        rematch_progress(r);
+        break;
+    }
+    room_maybe_free(r);
+}
+
+void room_disconnect(room *r, srv_player *p) {
+    room_seat *seat = &r->seats[p->seat];
+    if (r->state != ROOM_RUNNING) {
+        room_leave(r, p);
+        return;
+    }
+    seat->connected = false;
+    seat->grace_until = uv_now(r->srv->loop) + r->srv->cfg.grace_ms;
+    if (!r->solo) broadcast_player(r, seat);
+    room_rearm(r);
+}
+
+void room_reconnect(room *r, srv_player *p) {
+    room_seat *seat = &r->seats[p->seat];
+    if (r->state == ROOM_WAITING) {
+        seat->connected = true;
+        broadcast_room(r);
+        return;
+    }
+    bool was_connected = seat->connected;
+    seat->connected = true;
+    send_start(r, p, seat->id);
+    if (!was_connected && !r->solo) broadcast_player(r, seat);
+    room_rearm(r);
+}
+
+/* --------------------------------------------------------------- rematch --- */
+
+/* Starts the rematch once every still-connected player of the ended race has
+ * asked; until then tells them who is waiting. */
+static void rematch_progress(room *r) {
+    srv_player *ready[PROTO_PLAYERS_MAX];
+    int asked = 0, present = 0;
+    for (int i = 0; i < r->nseats; i++) {
+        const room_seat *seat = &r->seats[i];
+        if (!seat->player || !seat->player->conn) continue;
+        present++;
+        if (seat->rematch) ready[asked++] = seat->player;
+    }
+    if (asked == 0) return;
+    if (asked < present || asked < PROTO_PLAYERS_MIN) {
+        /* Show who is waiting: the players who asked, out of those present. */
+        proto_player views[PROTO_PLAYERS_MAX];
+        int n = 0;
+        for (int i = 0; i < r->nseats; i++)
+            if (r->seats[i].player && r->seats[i].rematch)
+                room_seat_view(&r->seats[i], &views[n++]);
+        proto_settings shown = r->settings;
+        shown.players = present > asked ? present : r->settings.players;
+        size_t len;
+        char *line = proto_enc_room(r->code, views, n, &shown, &len);
+        srv_msg m = {.type = SRV_MSG_ROOM, .json = srv_buf_take(line, len)};
+        for (int i = 0; i < r->nseats; i++)
+            if (r->seats[i].player) srv_send(r->seats[i].player, &m);
+        if (m.json) srv_buf_unref(m.json);
+        if (asked < present) return;
+        /* Alone: wait in a new room that others can join by its code. */
+    }
+    proto_settings settings = r->settings;
+    if (asked >= PROTO_PLAYERS_MIN) settings.players = asked;
+    room *next = room_new(r->srv, false, &settings);
+    if (!next) {
+        for (int i = 0; i < asked; i++)
+            srv_send_error(ready[i], PROTO_ERR_BUSY,
+                           "the server could not make the rematch room");
+        return;
+    }
+    for (int i = 0; i < asked; i++) {
+        unseat(r, ready[i]->seat);
+        room_add_player(next, ready[i], asked < PROTO_PLAYERS_MIN);
+    }
+    if (asked >= PROTO_PLAYERS_MIN) room_start(next);
+    room_maybe_free(r);
+}
+
+void room_rematch(room *r, srv_player *p) {
+    r->seats[p->seat].rematch = true;
+    rematch_progress(r);
+}
+
+/* ------------------------------------------------------------ spectators --- */
+
+int room_watch(room *r, srv_player *p) {
+    if (r->nwatchers == r->watchers_cap) {
+        int cap = r->watchers_cap ? r->watchers_cap * 2 : 4;
+        srv_player **w = realloc(r->watchers, (size_t)cap * sizeof *w);
+        if (!w) return -1;
+        r->watchers = w;
+        r->watchers_cap = cap;
+    }
+    r->watchers[r->nwatchers++] = p;
+    p->watching = r;
+    if (r->state == ROOM_WAITING) {
+        srv_msg m = {.type = SRV_MSG_ROOM, .json = enc_room(r)};
+        srv_send(p, &m);
+        if (m.json) srv_buf_unref(m.json);
+    } else {
+        send_start(r, p, 0);
+    }
+    return 0;
+}
+
+void room_unwatch(room *r, srv_player *p) {
+    for (int i = 0; i < r->nwatchers; i++) {
+        if (r->watchers[i] != p) continue;
+        r->watchers[i] = r->watchers[--r->nwatchers];
+        break;
+    }
+    p->watching = NULL;
+    room_maybe_free(r);
+}
+
+/* -------------------------------------------------------------- shutdown --- */
+
+void room_close_all(srv *s) {
+    while (!srv_list_empty(&s->rooms)) {
+        room *r = srv_container(s->rooms.next, room, link);
+        for (int i = 0; i < r->nseats; i++) {
+            srv_player *p = r->seats[i].player;
+            unseat(r, i);
+            if (p) srv_player_release(p); /* frees those waiting out a grace period */
+        }
+        r->state = ROOM_ENDED;
+        room_maybe_free(r);
+    }
+}

@@ -1,0 +1,82 @@
+/* room.h - rooms and games: seats, moves, the end rules and ranking, spectators, rematch.
+ */
+#ifndef RACE2048_ROOM_H
+#define RACE2048_ROOM_H
+
+#include "srv.h"
+
+typedef enum room_state { ROOM_WAITING, ROOM_RUNNING, ROOM_ENDED } room_state;
+
+typedef struct room_seat {
+    srv_player *player; /* NULL once the player has gone from the room */
+    uint64_t id;        /* kept for the results after the player is gone */
+    char name[PROTO_NAME_MAX + 1];
+    eng_game game;
+    proto_status status;
+    bool connected;
+    uint64_t grace_until; /* loop time (ms) when a disconnected seat is given up */
+    bool rematch;         /* asked for a rematch after the end */
+} room_seat;
+
+typedef struct room {
+    srv_link link; /* in srv.rooms */
+    srv *srv;
+    char code[PROTO_ROOM_MAX + 1]; /* "" for a solo game */
+    bool solo;
+    proto_settings settings;
+    room_state state;
+    room_seat seats[PROTO_PLAYERS_MAX];
+    int nseats;
+    srv_player **watchers;
+    int nwatchers, watchers_cap;
+    uint32_t seed;
+    bool seed_fixed; /* a solo game's seed chosen by the player */
+    char salt[33];
+    char commit[65];
+    uint64_t ends_at; /* loop time (ms) of the time limit, 0 = none */
+    uv_timer_t timer; /* fires at the time limit or the earliest grace expiry */
+    bool closing;
+} room;
+
+/* Makes a waiting room (or, solo, a game about to start) with a fresh code.
+ * Returns NULL if memory runs out. */
+room *room_new(srv *s, bool solo, const proto_settings *settings);
+/* Finds a room by its (upper-case) code; NULL if none. */
+room *room_find(srv *s, const char *code);
+
+/* Seats p (not in any room). With announce, everyone in the waiting room gets
+ * `room` and a full room starts; without, the caller starts it (matchmaking
+ * and rematch go straight to `start`). Returns 0, or -1 if the room is full. */
+int room_add_player(room *r, srv_player *p, bool announce);
+/* Starts the game: seed, salt, commitment, boards, `start` to all. */
+void room_start(room *r);
+
+/* Applies p's move (p is seated, the game running, its status playing or won). */
+void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq);
+
+/* p leaves its seat: forfeits a running race, quits a solo game, leaves a
+ * waiting room or an ended race. Sends what PROTOCOL.md says, except `left`. */
+void room_leave(room *r, srv_player *p);
+/* p's connection is gone: in a running game the seat is kept for the grace
+ * period; anywhere else this is a leave. */
+void room_disconnect(room *r, srv_player *p);
+/* p (seated, disconnected or taken over) has a connection again: `start`
+ * snapshot to p (or `room` if waiting), `player` to the others. */
+void room_reconnect(room *r, srv_player *p);
+/* After the end of a race: p asks for a rematch. */
+void room_rematch(room *r, srv_player *p);
+
+/* Spectators: adds p (gets `start`, or `room` while waiting). Returns 0 or -1 (OOM). */
+int room_watch(room *r, srv_player *p);
+void room_unwatch(room *r, srv_player *p);
+
+/* True while p is seated in a running race (not a solo game). */
+bool room_in_running_race(const srv_player *p);
+
+/* Fills a proto_player view of a seat. */
+void room_seat_view(const room_seat *seat, proto_player *out);
+
+/* Ends every game and frees every room (server shutdown). */
+void room_close_all(srv *s);
+
+#endif

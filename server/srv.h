@@ -1,0 +1,177 @@
+/* srv.h - the server's shared types: configuration, players, shared buffers, messages,
+ * lists. */
+#ifndef RACE2048_SRV_H
+#define RACE2048_SRV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "engine.h"
+#include "message.h"
+
+/* ---------------------------------------------------------------- lists --- */
+
+/* An intrusive circular doubly-linked list; a head is a link to itself. */
+typedef struct srv_link {
+    struct srv_link *prev, *next;
+} srv_link;
+
+static inline void srv_list_init(srv_link *head) {
+    head->prev = head->next = head;
+}
+static inline bool srv_list_empty(const srv_link *head) {
+    return head->next == head;
+}
+static inline void srv_list_push(srv_link *head, srv_link *l) {
+    l->prev = head->prev;
+    l->next = head;
+    head->prev->next = l;
+    head->prev = l;
+}
+static inline void srv_list_remove(srv_link *l) {
+    l->prev->next = l->next;
+    l->next->prev = l->prev;
+    l->prev = l->next = l;
+}
+#define srv_container(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
+
+/* --------------------------------------------------------------- config --- */
+
+typedef enum srv_log_level {
+    SRV_LOG_ERROR,
+    SRV_LOG_WARN,
+    SRV_LOG_INFO,
+    SRV_LOG_DEBUG
+} srv_log_level;
+
+typedef struct srv_config {
+    char host[256];
+    int port;
+    bool has_seed; /* --seed given: room seeds are deterministic */
+    uint32_t seed;
+    unsigned max_clients;
+    size_t max_line;
+    uint64_t grace_ms; /* reconnect grace */
+    uint64_t idle_ms;  /* 0 = never close idle connections */
+    size_t max_output; /* queued output per connection before it is cut off */
+    srv_log_level log_level;
+} srv_config;
+
+void srv_log(srv_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void srv_log_set_level(srv_log_level level);
+
+/* ------------------------------------------------------- shared buffers --- */
+
+/* One serialised message, shared by every connection it is written to. */
+typedef struct srv_buf {
+    unsigned refs;
+    size_t len;
+    char *data;
+} srv_buf;
+
+/* Takes ownership of a malloc'd data. Returns NULL (and frees data) if
+ * memory runs out, or if data is NULL. */
+srv_buf *srv_buf_take(char *data, size_t len);
+static inline srv_buf *srv_buf_ref(srv_buf *b) {
+    b->refs++;
+    return b;
+}
+void srv_buf_unref(srv_buf *b);
+
+/* ------------------------------------------------------------- messages --- */
+
+typedef enum srv_msg_type {
+    SRV_MSG_WELCOME,
+    SRV_MSG_QUEUED,
+    SRV_MSG_ROOM,
+    SRV_MSG_START,
+    SRV_MSG_STATE,
+    SRV_MSG_END,
+    SRV_MSG_PLAYER,
+    SRV_MSG_LEFT,
+    SRV_MSG_ROOMS,
+    SRV_MSG_PONG,
+    SRV_MSG_BYE,
+    SRV_MSG_ERROR,
+} srv_msg_type;
+
+/* What a player is told: the JSON line for JSON connections, and what a text
+ * connection needs to draw it without parsing JSON. */
+typedef struct srv_msg {
+    srv_msg_type type;
+    srv_buf *json;    /* the line; may be NULL if it could not be built */
+    proto_err error;  /* SRV_MSG_ERROR */
+    const char *text; /* SRV_MSG_ERROR: the message; others: optional note */
+    uint64_t subject; /* STATE: the mover; PLAYER: whose connection */
+    bool moved;       /* STATE */
+} srv_msg;
+
+/* ------------------------------------------------------------- entities --- */
+
+struct srv;
+struct conn;
+struct room;
+
+/* A player identity: it outlives a connection while its race runs (resume). */
+typedef struct srv_player {
+    srv_link link; /* in srv.players */
+    struct srv *srv;
+    uint64_t id;
+    char name[PROTO_NAME_MAX + 1];
+    char token[33];        /* 128 random bits as hex: the resume secret */
+    bool welcomed;         /* has been sent its welcome */
+    struct conn *conn;     /* NULL while disconnected */
+    struct room *room;     /* the room or game it has a seat in, or NULL */
+    int seat;              /* its index in room->seats */
+    struct room *watching; /* the room it spectates, or NULL */
+    bool queued;           /* waiting in matchmaking */
+    proto_settings queue_key;
+    srv_link queue_link; /* in srv.queue while queued */
+} srv_player;
+
+/* The server: one per process, reachable from every handle via loop->data. */
+typedef struct srv {
+    uv_loop_t *loop;
+    srv_config cfg;
+    uv_tcp_t listener;
+    uv_signal_t sigterm, sigint;
+    uv_timer_t sweep; /* closes idle connections */
+    srv_link conns;
+    unsigned nconns;
+    srv_link players;
+    srv_link rooms;
+    srv_link queue; /* matchmaking, oldest first */
+    uint64_t next_id;
+    eng_rng seed_source; /* used only with --seed */
+    eng_tables *tables;
+    bool stopping;
+} srv;
+
+/* Frees p if nothing holds it any more: no connection and no seat. Takes it
+ * out of the queue and any room it watches first. */
+void srv_player_release(srv_player *p);
+
+/* Delivers m to p's connection, if it has one. */
+void srv_send(srv_player *p, const srv_msg *m);
+/* Sends a one-off message built by an encoder (takes the line). */
+void srv_send_line(srv_player *p, srv_msg_type type, char *line, size_t len);
+/* Sends error code with message to p. */
+void srv_send_error(srv_player *p, proto_err code, const char *message);
+
+/* Random bytes from the OS. Returns 0 or a negative libuv error. */
+int srv_random(void *buf, size_t len);
+/* A fresh room seed: from the deterministic source with --seed, else the OS. */
+uint32_t srv_next_seed(srv *s);
+/* Writes 2 * n lowercase hex digits of n random bytes plus a NUL into out. */
+int srv_random_hex(char *out, size_t n);
+/* out = 64 hex digits of SHA-256("SALT:SEED") plus a NUL. Returns 0 or -1. */
+int srv_commit(const char *salt, uint32_t seed, char out[65]);
+
+#endif

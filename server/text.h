@@ -1,0 +1,21 @@
+/* text.h - text mode for humans on telnet or netcat: probe, greeting, commands, keys,
+ * redraws. */
+#ifndef RACE2048_TEXT_H
+#define RACE2048_TEXT_H
+
+#include "conn.h"
+
+/* c has been judged a human (first byte not '{', or silence): probe for
+ * telnet and greet. May close c if memory runs out. */
+void text_begin(conn *c);
+/* Raw bytes from a text connection (telnet commands included). */
+void text_input(conn *c, const char *data, size_t n);
+/* Shows a server message to the human (redraws, errors, the end screen). */
+void text_deliver(conn *c, const srv_msg *m);
+/* The server is stopping / the connection idled out: one line saying so. */
+void text_say_bye(conn *c);
+void text_say_idle(conn *c);
+/* Frees c's text session. */
+void text_free(conn *c);
+
+#endif
