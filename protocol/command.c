@@ -1,2 +1,294 @@
-/* command.c - placeholder until it lands. */
-typedef int proto_command_placeholder;
+/* command.c - one text-mode line (telnet, netcat) parsed into a command or a list of
+ * moves. */
+#include "command.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bool is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\v' || c == '\f';
+}
+
+static char lower(char c) {
+    return c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
+}
+static char upper(char c) {
+    return c >= 'a' && c <= 'z' ? (char)(c - 32) : c;
+}
+
+static bool is_alnum(char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+/* A word of the line: [p, p + len). */
+typedef struct word {
+    const char *p;
+    size_t len;
+} word;
+
+/* Case-insensitive comparison of a word with a lower-case literal. */
+static bool word_is(word w, const char *lit) {
+    size_t n = strlen(lit);
+    if (w.len != n) return false;
+    for (size_t i = 0; i < n; i++)
+        if (lower(w.p[i]) != lit[i]) return false;
+    return true;
+}
+
+/* Splits [p, end) into words; returns how many (at most max are kept). */
+static size_t split(const char *p, const char *end, word *words, size_t max) {
+    size_t n = 0;
+    while (p < end) {
+        while (p < end && is_space(*p))
+            p++;
+        if (p == end) break;
+        const char *start = p;
+        while (p < end && !is_space(*p))
+            p++;
+        if (n < max) words[n] = (word){start, (size_t)(p - start)};
+        n++;
+    }
+    return n;
+}
+
+static proto_cmd_type fail(proto_command *cmd, const char *message) {
+    cmd->type = PROTO_CMD_ERROR;
+    snprintf(cmd->error, sizeof cmd->error, "%s", message);
+    return cmd->type;
+}
+
+/* ------------------------------------------------------------------ moves --- */
+
+static int letter_dir(char c) {
+    switch (lower(c)) {
+    case 'w':
+    case 'k':
+        return ENG_UP;
+    case 's':
+    case 'j':
+        return ENG_DOWN;
+    case 'a':
+    case 'h':
+        return ENG_LEFT;
+    case 'd':
+    case 'l':
+        return ENG_RIGHT;
+    }
+    return -1;
+}
+
+/* A move word (up, down, left, right) at p, ending at a space, an Esc or the
+ * end of the line. Returns its length and sets *dir, or 0. */
+static size_t move_word(const char *p, const char *end, int *dir) {
+    static const struct {
+        const char *word;
+        eng_dir dir;
+    } words[] = {
+        {"up", ENG_UP}, {"down", ENG_DOWN}, {"left", ENG_LEFT}, {"right", ENG_RIGHT}};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        size_t n = strlen(words[i].word);
+        if ((size_t)(end - p) < n || !word_is((word){p, n}, words[i].word)) continue;
+        if (p + n < end && !is_space(p[n]) && p[n] != 0x1b) continue;
+        *dir = (int)words[i].dir;
+        return n;
+    }
+    return 0;
+}
+
+/* Reads [p, end) as moves only. Returns false (cmd untouched) if anything
+ * in it is not a move; an over-long move line is an error. */
+static bool parse_moves(const char *p, const char *end, proto_command *cmd) {
+    static const eng_dir arrows[4] = {ENG_UP, ENG_DOWN, ENG_RIGHT, ENG_LEFT};
+    uint8_t moves[PROTO_CMD_MOVES_MAX];
+    size_t n = 0, total = 0;
+    bool boundary = true; /* a move word may start here ("dup" is no "d up") */
+    while (p < end) {
+        int dir = -1;
+        size_t used = 1;
+        if (is_space(*p)) {
+            boundary = true;
+            p++;
+            continue;
+        }
+        if (*p == 0x1b) {
+            /* An arrow key typed into a line: ESC [ A-D or ESC O A-D. */
+            if (end - p < 3 || (p[1] != '[' && p[1] != 'O') || p[2] < 'A' || p[2] > 'D')
+                return false;
+            dir = (int)arrows[p[2] - 'A'];
+            used = 3;
+            boundary = true;
+        } else if (boundary && (used = move_word(p, end, &dir)) > 0) {
+            boundary = true;
+        } else {
+            dir = letter_dir(*p);
+            used = 1;
+            boundary = false;
+            if (dir < 0) return false;
+        }
+        if (n < PROTO_CMD_MOVES_MAX) moves[n++] = (uint8_t)dir;
+        total++;
+        p += used;
+    }
+    if (total == 0) return false;
+    if (total > PROTO_CMD_MOVES_MAX) {
+        snprintf(cmd->error, sizeof cmd->error,
+                 "too many moves in one line (%zu): at most %d, the line was ignored",
+                 total, PROTO_CMD_MOVES_MAX);
+        cmd->type = PROTO_CMD_ERROR;
+        return true;
+    }
+    cmd->type = PROTO_CMD_MOVES;
+    cmd->n_moves = n;
+    memcpy(cmd->moves, moves, n);
+    return true;
+}
+
+/* --------------------------------------------------------------- commands --- */
+
+/* A small decimal number; -1 if w is not one. */
+static int number(word w) {
+    if (w.len == 0 || w.len > 3) return -1;
+    int v = 0;
+    for (size_t i = 0; i < w.len; i++) {
+        if (w.p[i] < '0' || w.p[i] > '9') return -1;
+        v = v * 10 + (w.p[i] - '0');
+    }
+    return v;
+}
+
+/* An optional number argument in [lo, hi]. */
+static proto_cmd_type number_arg(proto_command *cmd, proto_cmd_type type,
+                                 const word *args, size_t nargs, int lo, int hi,
+                                 const char *message) {
+    if (nargs == 0) {
+        cmd->type = type;
+        cmd->number = 0;
+        return type;
+    }
+    int v = nargs == 1 ? number(args[0]) : -1;
+    if (v < lo || v > hi) return fail(cmd, message);
+    cmd->type = type;
+    cmd->number = v;
+    return type;
+}
+
+/* A room code argument: 4..8 letters and digits, upper-cased. */
+static proto_cmd_type room_arg(proto_command *cmd, proto_cmd_type type, const word *args,
+                               size_t nargs, const char *message) {
+    if (nargs != 1 || args[0].len < PROTO_ROOM_MIN || args[0].len > PROTO_ROOM_MAX)
+        return fail(cmd, message);
+    for (size_t i = 0; i < args[0].len; i++) {
+        if (!is_alnum(args[0].p[i])) return fail(cmd, message);
+        cmd->room[i] = upper(args[0].p[i]);
+    }
+    cmd->room[args[0].len] = '\0';
+    cmd->type = type;
+    return type;
+}
+
+/* The unknown word, quoted safely: printable ASCII only, and short. */
+static proto_cmd_type unknown(proto_command *cmd, word w) {
+    char shown[24];
+    size_t n = 0;
+    for (size_t i = 0; i < w.len && n < 16; i++) {
+        unsigned char c = (unsigned char)w.p[i];
+        shown[n++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    shown[n] = '\0';
+    snprintf(cmd->error, sizeof cmd->error, "unknown command '%s%s' - type help", shown,
+             w.len > n ? "..." : "");
+    cmd->type = PROTO_CMD_ERROR;
+    return cmd->type;
+}
+
+proto_cmd_type proto_command_parse(const char *line, size_t len, proto_command *cmd) {
+    memset(cmd, 0, sizeof *cmd);
+    const char *end = line + len;
+    word words[4];
+    size_t n = split(line, end, words, 4);
+    if (n == 0) {
+        cmd->type = PROTO_CMD_EMPTY;
+        return cmd->type;
+    }
+    if (parse_moves(line, end, cmd)) return cmd->type;
+
+    word w = words[0];
+    const word *args = &words[1];
+    size_t nargs = n - 1;
+    struct {
+        const char *word;
+        proto_cmd_type type;
+    } bare[] = {
+        {"help", PROTO_CMD_HELP},   {"rooms", PROTO_CMD_ROOMS},
+        {"leave", PROTO_CMD_LEAVE}, {"quit", PROTO_CMD_QUIT},
+        {"exit", PROTO_CMD_QUIT},   {"rematch", PROTO_CMD_REMATCH},
+    };
+    for (size_t i = 0; i < sizeof bare / sizeof bare[0]; i++) {
+        if (!word_is(w, bare[i].word)) continue;
+        /* "help solo" still deserves the help; the others take nothing. */
+        if (nargs > 0 && bare[i].type != PROTO_CMD_HELP) {
+            snprintf(cmd->error, sizeof cmd->error, "%s takes nothing after it",
+                     bare[i].word);
+            cmd->type = PROTO_CMD_ERROR;
+            return cmd->type;
+        }
+        cmd->type = bare[i].type;
+        return cmd->type;
+    }
+    if (word_is(w, "name")) {
+        static const char msg[] = "name takes one name: 1 to 16 letters, digits, - or _";
+        if (nargs != 1 || args[0].len > PROTO_NAME_MAX) return fail(cmd, msg);
+        memcpy(cmd->name, args[0].p, args[0].len);
+        cmd->name[args[0].len] = '\0';
+        if (strlen(cmd->name) != args[0].len || !proto_valid_name(cmd->name)) {
+            cmd->name[0] = '\0';
+            return fail(cmd, msg);
+        }
+        cmd->type = PROTO_CMD_NAME;
+        return cmd->type;
+    }
+    if (word_is(w, "solo"))
+        return number_arg(cmd, PROTO_CMD_SOLO, args, nargs, ENG_SIZE_MIN, ENG_SIZE_MAX,
+                          "solo takes a size from 3 to 8 (solo 4 is the usual 4x4)");
+    if (word_is(w, "create"))
+        return number_arg(cmd, PROTO_CMD_CREATE, args, nargs, PROTO_PLAYERS_MIN,
+                          PROTO_PLAYERS_MAX,
+                          "create takes a number of players from 2 to 8");
+    if (word_is(w, "quick"))
+        return number_arg(cmd, PROTO_CMD_QUICK, args, nargs, PROTO_PLAYERS_MIN,
+                          PROTO_PLAYERS_MAX,
+                          "quick takes a number of players from 2 to 8");
+    if (word_is(w, "join"))
+        return room_arg(cmd, PROTO_CMD_JOIN, args, nargs,
+                        "join takes a room code: 4 to 8 letters and digits");
+    if (word_is(w, "watch"))
+        return room_arg(cmd, PROTO_CMD_WATCH, args, nargs,
+                        "watch takes a room code: 4 to 8 letters and digits");
+    if (word_is(w, "color") || word_is(w, "colour")) {
+        if (nargs == 1 && word_is(args[0], "on"))
+            cmd->on = true;
+        else if (nargs != 1 || !word_is(args[0], "off"))
+            return fail(cmd, "color takes on or off");
+        cmd->type = PROTO_CMD_COLOR;
+        return cmd->type;
+    }
+    return unknown(cmd, w);
+}
+
+const char *proto_command_help(void) {
+    return "Commands (type one and press Enter):\r\n"
+           "  name NAME         set your name (1-16 letters, digits, - or _)\r\n"
+           "  solo [SIZE]       play alone on a SIZE x SIZE board (3-8, default 4)\r\n"
+           "  create [PLAYERS]  make a race room for 2-8 players (default 2)\r\n"
+           "  join CODE         join a waiting room\r\n"
+           "  quick [PLAYERS]   race the next players who ask (default 2)\r\n"
+           "  watch CODE        watch a room's race\r\n"
+           "  rooms             list the rooms to join or watch\r\n"
+           "  leave             leave your game, room or queue\r\n"
+           "  rematch           after a race: play again, same players\r\n"
+           "  color on|off      turn colours on or off\r\n"
+           "  quit              disconnect\r\n"
+           "Moves: w a s d, h j k l, up down left right, or the arrow keys;\r\n"
+           "several on one line (wasd) are played in order. On telnet, in a\r\n"
+           "game, each key plays at once; ':' opens a command line, Esc cancels.\r\n";
+}

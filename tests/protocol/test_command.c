@@ -1,13 +1,225 @@
-/* placeholder until the real tests land. */
+/* test_command.c - text-mode lines into commands, moves and helpful errors. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-static void test_placeholder(void **state) { assert_true(1); }
+#include <string.h>
+
+#include "command.h"
+
+static proto_command cmd;
+
+static proto_cmd_type parse(const char *line) {
+    return proto_command_parse(line, strlen(line), &cmd);
+}
+
+/* The moves of a line as a string of U/D/L/R, for easy comparison. */
+static const char *moves_of(const char *line) {
+    static char out[PROTO_CMD_MOVES_MAX + 1];
+    assert_int_equal(parse(line), PROTO_CMD_MOVES);
+    assert_true(cmd.n_moves > 0 && cmd.n_moves <= PROTO_CMD_MOVES_MAX);
+    for (size_t i = 0; i < cmd.n_moves; i++) {
+        switch (cmd.moves[i]) {
+        case ENG_UP:
+            out[i] = 'U';
+            break;
+        case ENG_DOWN:
+            out[i] = 'D';
+            break;
+        case ENG_LEFT:
+            out[i] = 'L';
+            break;
+        case ENG_RIGHT:
+            out[i] = 'R';
+            break;
+        default:
+            fail_msg("bad move %d", cmd.moves[i]);
+        }
+    }
+    out[cmd.n_moves] = '\0';
+    return out;
+}
+
+static void assert_error(const char *line, const char *message) {
+    assert_int_equal(parse(line), PROTO_CMD_ERROR);
+    assert_string_equal(cmd.error, message);
+}
+
+static void test_bare_commands(void **state) {
+    assert_int_equal(parse("help"), PROTO_CMD_HELP);
+    assert_int_equal(parse("rooms"), PROTO_CMD_ROOMS);
+    assert_int_equal(parse("leave"), PROTO_CMD_LEAVE);
+    assert_int_equal(parse("quit"), PROTO_CMD_QUIT);
+    assert_int_equal(parse("exit"), PROTO_CMD_QUIT);
+    assert_int_equal(parse("rematch"), PROTO_CMD_REMATCH);
+    assert_int_equal(parse("help solo"), PROTO_CMD_HELP);
+    assert_error("leave now", "leave takes nothing after it");
+    assert_error("quit 1", "quit takes nothing after it");
+}
+
+static void test_case_and_whitespace(void **state) {
+    assert_int_equal(parse("  HELP \t"), PROTO_CMD_HELP);
+    assert_int_equal(parse("Solo   5 "), PROTO_CMD_SOLO);
+    assert_int_equal(cmd.number, 5);
+    assert_int_equal(parse("\tJoin\tab12 "), PROTO_CMD_JOIN);
+    assert_string_equal(cmd.room, "AB12");
+    assert_int_equal(parse("QuIt"), PROTO_CMD_QUIT);
+}
+
+static void test_empty(void **state) {
+    assert_int_equal(parse(""), PROTO_CMD_EMPTY);
+    assert_int_equal(parse("  \t "), PROTO_CMD_EMPTY);
+}
+
+static void test_name(void **state) {
+    assert_int_equal(parse("name Alice_2-b"), PROTO_CMD_NAME);
+    assert_string_equal(cmd.name, "Alice_2-b"); /* case kept */
+    assert_int_equal(parse("NAME abcdefghijklmnop"), PROTO_CMD_NAME);
+    assert_string_equal(cmd.name, "abcdefghijklmnop");
+    const char *msg = "name takes one name: 1 to 16 letters, digits, - or _";
+    assert_error("name", msg);
+    assert_error("name abcdefghijklmnopq", msg);
+    assert_error("name bad!", msg);
+    assert_error("name two words", msg);
+    assert_int_equal(proto_command_parse("name bo\0b", 9, &cmd), PROTO_CMD_ERROR);
+    assert_string_equal(cmd.name, "");
+}
+
+static void test_solo(void **state) {
+    assert_int_equal(parse("solo"), PROTO_CMD_SOLO);
+    assert_int_equal(cmd.number, 0);
+    assert_int_equal(parse("solo 3"), PROTO_CMD_SOLO);
+    assert_int_equal(cmd.number, 3);
+    assert_int_equal(parse("solo 8"), PROTO_CMD_SOLO);
+    assert_int_equal(cmd.number, 8);
+    const char *msg = "solo takes a size from 3 to 8 (solo 4 is the usual 4x4)";
+    assert_error("solo 2", msg);
+    assert_error("solo 9", msg);
+    assert_error("solo 4x4", msg);
+    assert_error("solo -4", msg);
+    assert_error("solo 99999999999999999999", msg);
+    assert_error("solo 4 4", msg);
+}
+
+static void test_create_and_quick(void **state) {
+    assert_int_equal(parse("create"), PROTO_CMD_CREATE);
+    assert_int_equal(cmd.number, 0);
+    assert_int_equal(parse("create 8"), PROTO_CMD_CREATE);
+    assert_int_equal(cmd.number, 8);
+    assert_error("create 1", "create takes a number of players from 2 to 8");
+    assert_int_equal(parse("quick 2"), PROTO_CMD_QUICK);
+    assert_int_equal(cmd.number, 2);
+    assert_int_equal(parse("quick"), PROTO_CMD_QUICK);
+    assert_int_equal(cmd.number, 0);
+    assert_error("quick 9", "quick takes a number of players from 2 to 8");
+    assert_error("quick two", "quick takes a number of players from 2 to 8");
+}
+
+static void test_join_and_watch(void **state) {
+    assert_int_equal(parse("join k7q2"), PROTO_CMD_JOIN);
+    assert_string_equal(cmd.room, "K7Q2");
+    assert_int_equal(parse("watch abcdefgh"), PROTO_CMD_WATCH);
+    assert_string_equal(cmd.room, "ABCDEFGH");
+    const char *jmsg = "join takes a room code: 4 to 8 letters and digits";
+    assert_error("join", jmsg);
+    assert_error("join abc", jmsg);
+    assert_error("join abcdefghi", jmsg);
+    assert_error("join ab-cd", jmsg);
+    assert_error("join abcd efgh", jmsg);
+    assert_error("watch", "watch takes a room code: 4 to 8 letters and digits");
+}
+
+static void test_color(void **state) {
+    assert_int_equal(parse("color on"), PROTO_CMD_COLOR);
+    assert_true(cmd.on);
+    assert_int_equal(parse("colour OFF"), PROTO_CMD_COLOR);
+    assert_false(cmd.on);
+    assert_error("color", "color takes on or off");
+    assert_error("color blue", "color takes on or off");
+}
+
+static void test_unknown(void **state) {
+    assert_error("foo", "unknown command 'foo' - type help");
+    assert_error("foo bar", "unknown command 'foo' - type help");
+    assert_error("wasdx", "unknown command 'wasdx' - type help");
+    /* Control bytes are not echoed back raw; long words are cut. */
+    assert_error("f\x01o", "unknown command 'f?o' - type help");
+    assert_error("abcdefghijklmnopqrstuvwxyz",
+                 "unknown command 'abcdefghijklmnop...' - type help");
+}
+
+static void test_move_letters(void **state) {
+    assert_string_equal(moves_of("wasd"), "ULDR");
+    assert_string_equal(moves_of("hjkl"), "LDUR");
+    assert_string_equal(moves_of("WASD"), "ULDR");
+    assert_string_equal(moves_of("HJKL"), "LDUR");
+    assert_string_equal(moves_of("d"), "R");
+    assert_string_equal(moves_of("dash"), "RLDL"); /* every char a move key: moves */
+    assert_string_equal(moves_of("w a  s\td"), "ULDR");
+}
+
+static void test_move_words(void **state) {
+    assert_string_equal(moves_of("up"), "U");
+    assert_string_equal(moves_of("down"), "D");
+    assert_string_equal(moves_of("LEFT"), "L");
+    assert_string_equal(moves_of(" Right "), "R");
+    assert_string_equal(moves_of("up up left w"), "UULU");
+    /* A move word needs a boundary before it: "dup" is no "d" + "up". */
+    assert_int_equal(parse("dup"), PROTO_CMD_ERROR);
+    assert_int_equal(parse("upup"), PROTO_CMD_ERROR);
+}
+
+static void test_arrows_in_line(void **state) {
+    assert_string_equal(moves_of("\x1b[A"), "U");
+    assert_string_equal(moves_of("\x1b[A\x1b[B\x1b[C\x1b[D"), "UDRL");
+    assert_string_equal(moves_of("\x1bOA\x1bOB\x1bOC\x1bOD"), "UDRL");
+    assert_string_equal(moves_of("w\x1b[Dk\x1bOCup"), "ULURU");
+    /* Other escape sequences are not moves. */
+    assert_int_equal(parse("\x1b[3~"), PROTO_CMD_ERROR);
+    assert_int_equal(parse("w\x1b"), PROTO_CMD_ERROR);
+    assert_int_equal(parse("\x1b[E"), PROTO_CMD_ERROR);
+}
+
+static void test_move_line_bounded(void **state) {
+    char line[PROTO_CMD_MOVES_MAX + 2];
+    memset(line, 'd', sizeof line);
+    assert_int_equal(proto_command_parse(line, PROTO_CMD_MOVES_MAX, &cmd),
+                     PROTO_CMD_MOVES);
+    assert_int_equal(cmd.n_moves, PROTO_CMD_MOVES_MAX);
+    assert_int_equal(proto_command_parse(line, PROTO_CMD_MOVES_MAX + 1, &cmd),
+                     PROTO_CMD_ERROR);
+    assert_string_equal(
+        cmd.error, "too many moves in one line (257): at most 256, the line was ignored");
+}
+
+static void test_help_text(void **state) {
+    const char *h = proto_command_help();
+    assert_non_null(strstr(h, "solo [SIZE]"));
+    assert_non_null(strstr(h, "color on|off"));
+    /* CRLF only: no bare '\n'. */
+    for (const char *p = h; *p; p++)
+        if (*p == '\n') assert_true(p > h && p[-1] == '\r');
+    assert_int_equal(h[strlen(h) - 1], '\n');
+}
 
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_placeholder)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bare_commands),
+        cmocka_unit_test(test_case_and_whitespace),
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_name),
+        cmocka_unit_test(test_solo),
+        cmocka_unit_test(test_create_and_quick),
+        cmocka_unit_test(test_join_and_watch),
+        cmocka_unit_test(test_color),
+        cmocka_unit_test(test_unknown),
+        cmocka_unit_test(test_move_letters),
+        cmocka_unit_test(test_move_words),
+        cmocka_unit_test(test_arrows_in_line),
+        cmocka_unit_test(test_move_line_bounded),
+        cmocka_unit_test(test_help_text),
+    };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
