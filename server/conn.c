@@ -53,7 +53,7 @@ static void on_detect_timeout(uv_timer_t *t) {
     conn *c = t->data;
     if (c->mode == CONN_DETECT && !c->closing) {
         c->mode = CONN_TEXT;
-        text_begin(c);
+        text_begin(c, false);
     }
 }
 
@@ -149,12 +149,13 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     c->last_active = uv_now(c->srv->loop);
     if (c->mode == CONN_DETECT) {
         uv_timer_stop(&c->timer);
-        if (proto_detect_mode((const unsigned char *)buf->base, (size_t)nread) ==
-            PROTO_MODE_JSON) {
+        proto_mode mode =
+            proto_detect_mode((const unsigned char *)buf->base, (size_t)nread);
+        if (mode == PROTO_MODE_JSON) {
             c->mode = CONN_JSON;
         } else {
             c->mode = CONN_TEXT;
-            text_begin(c);
+            text_begin(c, mode == PROTO_MODE_TELNET);
             if (c->closing) return;
         }
     }
@@ -169,7 +170,13 @@ void conn_become_json(conn *c, const char *line, size_t len) {
     uv_timer_stop(&c->timer);
     c->mode = CONN_JSON;
     proto_framer_set_text(&c->framer, false);
+    /* A text session named its player quietly; a JSON client is owed its welcome. */
+    if (c->player) c->player->welcomed = false;
     lobby_json_line(c, line, len);
+}
+
+void conn_feed_json(conn *c, const char *data, size_t n) {
+    if (c->mode == CONN_JSON && !c->closing && !c->draining) feed_json(c, data, n);
 }
 
 /* ---------------------------------------------------------------- output --- */

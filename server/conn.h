@@ -51,6 +51,8 @@ void conn_close_after_flush(conn *c);
 /* Switches an undecided or text connection to JSON mode and feeds it `line`
  * as its first JSON line (a JSON client that spoke late). */
 void conn_become_json(conn *c, const char *line, size_t len);
+/* Feeds more bytes to a connection that became JSON (the rest of a read). */
+void conn_feed_json(conn *c, const char *data, size_t n);
 
 /* The server is stopping: tell the client (bye, or a line for humans) and close. */
 void conn_say_bye(conn *c);

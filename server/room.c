@@ -310,7 +310,14 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     size_t len;
     char *line = proto_enc_end(room_code_or_null(r), reason, winner, views, r->nseats,
                                r->seed, r->salt, &len);
-    srv_msg m = {.type = SRV_MSG_END, .json = srv_buf_take(line, len), .subject = winner};
+    srv_msg m = {.type = SRV_MSG_END,
+                 .json = srv_buf_take(line, len),
+                 .subject = winner,
+                 .reason = reason,
+                 .results = views,
+                 .nresults = r->nseats,
+                 .seed = r->seed,
+                 .salt = r->salt};
     room_broadcast(r, &m, NULL);
     if (m.json) srv_buf_unref(m.json);
     if (!r->solo)

@@ -109,8 +109,14 @@ typedef struct srv_msg {
     srv_buf *json;    /* the line; may be NULL if it could not be built */
     proto_err error;  /* SRV_MSG_ERROR */
     const char *text; /* SRV_MSG_ERROR: the message; others: optional note */
-    uint64_t subject; /* STATE: the mover; PLAYER: whose connection */
+    uint64_t subject; /* STATE: the mover; PLAYER: whose connection; END: winner */
     bool moved;       /* STATE */
+    /* END: the verdict, for text connections to keep after the room is gone. */
+    proto_end_reason reason;
+    const proto_player *results; /* ranked, best first */
+    int nresults;
+    uint32_t seed;
+    const char *salt;
 } srv_msg;
 
 /* ------------------------------------------------------------- entities --- */

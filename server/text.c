@@ -1,31 +1,687 @@
-/* text.c - text mode for humans on telnet or netcat (placeholder until issue 5 lands). */
+/* text.c - text mode for humans on telnet or netcat: probe, greeting, commands, keys,
+ * redraws. */
 #include "text.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-static void say(conn *c, const char *s) {
-    conn_write(c, s, strlen(s));
+#include "command.h"
+#include "lobby.h"
+#include "render.h"
+#include "room.h"
+#include "telnet.h"
+
+/* How long the probe's answer may take before the greeting. */
+#define GREET_WAIT_MS 500
+/* Once telnet answers, the rest of its answer (window size) follows at once. */
+#define GREET_SETTLE_MS 30
+/* At most one redraw per this many ms, so a fast bot cannot flood a terminal. */
+#define REDRAW_MS 50
+/* An Esc with nothing after it this long is a lone Esc, not an arrow key. */
+#define ESC_MS 80
+
+/* A player's last end screen, kept because a solo game's room is gone by the
+ * time the human looks at it. */
+typedef struct text_result {
+    uint64_t id;
+    char name[PROTO_NAME_MAX + 1];
+    eng_board board;
+    uint64_t score;
+    uint32_t moves;
+    proto_status status;
+} text_result;
+
+typedef struct text_session {
+    proto_telnet tn;
+    proto_keys keys;
+    bool greeted;
+    bool any_command; /* a command ran: a '{' line is no longer a late JSON client */
+    proto_color color;
+    bool prompt;    /* in a game, ':' opened the command line */
+    char line[128]; /* the command line being typed in character mode */
+    size_t line_len;
+    char status[192]; /* what just happened, shown under the boards */
+    /* Deadlines in loop time (ms), 0 = none; one timer serves them all. */
+    uint64_t greet_at, draw_at, esc_at;
+    uint64_t last_draw;
+    bool dirty;
+    /* The end screen. */
+    bool has_end;
+    char end_room[PROTO_ROOM_MAX + 1];
+    proto_end_reason end_reason;
+    uint64_t end_winner;
+    int end_n;
+    text_result end_results[PROTO_PLAYERS_MAX];
+    uint32_t end_seed;
+    char end_salt[33];
+} text_session;
+
+static void text_arm(conn *c);
+static void draw(conn *c);
+
+/* --------------------------------------------------------------- output --- */
+
+/* Writes bytes for a human; on telnet a 0xFF data byte goes out doubled. */
+static void out(conn *c, const char *data, size_t len) {
+    text_session *s = c->text;
+    if (!s || !s->tn.seen || !memchr(data, 0xff, len)) {
+        conn_write(c, data, len);
+        return;
+    }
+    unsigned char *esc = malloc(proto_telnet_escaped_len(data, len));
+    if (!esc) {
+        conn_close(c);
+        return;
+    }
+    size_t n = proto_telnet_escape(data, len, esc);
+    conn_write(c, (const char *)esc, n);
+    free(esc);
 }
 
-void text_begin(conn *c) {
-    say(c, "race2048: text mode is not here yet; JSON clients send {\"type\":...} "
-           "lines.\r\n");
+static void outs(conn *c, const char *str) {
+    out(c, str, strlen(str));
 }
 
-void text_input(conn *c, const char *data, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        if (data[i] == '{') { /* a JSON client that spoke late */
-            conn_become_json(c, data + i, n - i);
+static void set_status(text_session *s, const char *msg) {
+    snprintf(s->status, sizeof s->status, "%s", msg);
+}
+
+/* Asks for a redraw: now if the last one is old enough, else at the pace. */
+static void request_draw(conn *c) {
+    text_session *s = c->text;
+    if (!s->greeted) return;
+    s->dirty = true;
+    uint64_t now = uv_now(c->srv->loop);
+    if (now >= s->last_draw + REDRAW_MS) {
+        draw(c);
+        return;
+    }
+    s->draw_at = s->last_draw + REDRAW_MS;
+    text_arm(c);
+}
+
+/* ---------------------------------------------------------- what it is --- */
+
+/* "In a game" (PROTOCOL.md): playing or won in a running game; such a
+ * player's keys are moves in character mode. */
+static bool in_game(const srv_player *p) {
+    if (!p || !p->room || p->room->state != ROOM_RUNNING) return false;
+    proto_status st = p->room->seats[p->seat].status;
+    return st == PROTO_PLAYING || st == PROTO_WON;
+}
+
+static bool char_mode(const text_session *s) {
+    return s->tn.echo;
+}
+
+/* The room whose boards the human sees, if any. */
+static room *shown_room(const srv_player *p) {
+    if (p && p->room && p->room->state == ROOM_RUNNING) return p->room;
+    if (p && p->watching && p->watching->state == ROOM_RUNNING) return p->watching;
+    return NULL;
+}
+
+/* -------------------------------------------------------------- screens --- */
+
+static const char *title = "race2048 - race your friends at 2048";
+
+static void draw_lobby(conn *c, proto_buf *b) {
+    text_session *s = c->text;
+    srv_player *p = c->player;
+    proto_buf_puts(b, "\x1b[H\x1b[2J");
+    proto_render_linef(b, "%s", title);
+    proto_render_linef(b, "%s", "");
+    proto_render_text(
+        b, "Slide the tiles with the arrow keys (or w a s d, h j k l): equal tiles\n"
+           "merge and add to your score. In a race everyone gets the same tiles in\n"
+           "the same places; the first to make the target tile (2048) wins, or the\n"
+           "best score when every board is stuck or the time runs out.\n");
+    proto_render_linef(b, "%s", "");
+    proto_render_text(b, proto_command_help());
+    proto_render_linef(b, "%s", "");
+    if (p) proto_render_linef(b, "You are %s.", p->name);
+    if (p && p->queued) {
+        int waiting = 0;
+        for (srv_link *l = c->srv->queue.next; l != &c->srv->queue; l = l->next) {
+            const srv_player *q = srv_container(l, srv_player, queue_link);
+            if (q->queue_key.players == p->queue_key.players &&
+                q->queue_key.size == p->queue_key.size &&
+                q->queue_key.target == p->queue_key.target)
+                waiting++;
+        }
+        proto_render_linef(b,
+                           "Looking for a %d-player race (%dx%d to %u): %d of %d here.",
+                           p->queue_key.players, p->queue_key.size, p->queue_key.size,
+                           p->queue_key.target, waiting, p->queue_key.players);
+        proto_render_linef(b, "Type leave to stop waiting.");
+    }
+    const room *r = p ? (p->room ? p->room : p->watching) : NULL;
+    if (r && r->state == ROOM_WAITING) {
+        proto_render_linef(b,
+                           "Room %s (%dx%d to %u): %d of %d players are here:", r->code,
+                           r->settings.size, r->settings.size, r->settings.target,
+                           r->nseats, r->settings.players);
+        for (int i = 0; i < r->nseats; i++)
+            proto_render_linef(b, "  %s", r->seats[i].name);
+        proto_render_linef(b, "Tell a friend to type:  join %s", r->code);
+    }
+    if (s->status[0]) proto_render_linef(b, "%s", s->status);
+}
+
+static void draw_game(conn *c, proto_buf *b, room *r) {
+    text_session *s = c->text;
+    srv_player *p = c->player;
+    proto_player views[PROTO_PLAYERS_MAX];
+    for (int i = 0; i < r->nseats; i++)
+        room_seat_view(&r->seats[i], &views[i]);
+    bool playing = in_game(p);
+    const char *hint;
+    if (!playing)
+        hint = p && p->watching
+                   ? "Watching. Type leave to stop, or another command."
+                   : "Your game is over; wait for the others, or type leave.";
+    else if (char_mode(s))
+        hint = "Arrows / wasd / hjkl move.  : for a command.  Ctrl-C quits.";
+    else
+        hint = "Type w a s d (or h j k l) and Enter to move; several at once work too.";
+    proto_view v = {.players = views,
+                    .n = r->nseats,
+                    .you = p && p->room == r ? p->id : 0,
+                    .room = r->solo ? NULL : r->code,
+                    .target = r->settings.target,
+                    .width = s->tn.width,
+                    .color = s->color,
+                    .status = s->status[0] ? s->status : NULL,
+                    .hint = hint};
+    proto_render_game(b, &v);
+}
+
+static void draw_end(conn *c, proto_buf *b) {
+    text_session *s = c->text;
+    proto_player views[PROTO_PLAYERS_MAX];
+    for (int i = 0; i < s->end_n; i++) {
+        const text_result *t = &s->end_results[i];
+        views[i] = (proto_player){.id = t->id,
+                                  .name = t->name,
+                                  .board = &t->board,
+                                  .score = t->score,
+                                  .moves = t->moves,
+                                  .status = t->status};
+    }
+    proto_view v = {.players = views,
+                    .n = s->end_n,
+                    .you = c->player ? c->player->id : 0,
+                    .room = s->end_room[0] ? s->end_room : NULL,
+                    .width = s->tn.width,
+                    .color = s->color,
+                    .status = s->status[0] ? s->status : NULL};
+    proto_render_game(b, &v);
+    proto_end_view e = {.room = v.room,
+                        .reason = s->end_reason,
+                        .winner = s->end_winner,
+                        .you = v.you,
+                        .results = views,
+                        .n = s->end_n,
+                        .seed = s->end_seed,
+                        .salt = s->end_salt,
+                        .color = s->color};
+    proto_render_end(b, &e);
+    if (s->end_room[0] && c->player && c->player->room)
+        proto_render_linef(b, "Type rematch to race the same players again, or leave.");
+    else
+        proto_render_linef(b, "Type solo, quick, create or help.");
+}
+
+/* The whole screen, written at once; then the command line being typed. */
+static void draw(conn *c) {
+    text_session *s = c->text;
+    room *r = shown_room(c->player);
+    proto_buf b;
+    proto_buf_init(&b);
+    if (r)
+        draw_game(c, &b, r);
+    else if (s->has_end)
+        draw_end(c, &b);
+    else
+        draw_lobby(c, &b);
+    if (!in_game(c->player) || s->prompt) {
+        proto_buf_puts(&b, s->prompt ? ": " : "> ");
+        proto_buf_append(&b, s->line, s->line_len);
+    }
+    size_t len;
+    char *bytes = proto_buf_take(&b, &len);
+    if (!bytes) {
+        conn_close(c);
+        return;
+    }
+    out(c, bytes, len);
+    free(bytes);
+    s->dirty = false;
+    s->draw_at = 0;
+    s->last_draw = uv_now(c->srv->loop);
+}
+
+/* ------------------------------------------------------------- commands --- */
+
+static void quit(conn *c, const char *why) {
+    text_session *s = c->text;
+    srv_player *p = c->player;
+    /* Quitting is leaving: a racer forfeits rather than idling out a grace period. */
+    if (p) {
+        proto_request req = {.type = PROTO_REQ_LEAVE};
+        if (p->room || p->watching || p->queued) {
+            s->greeted = false; /* no redraws for what leaving sends */
+            lobby_request(c, &req);
+        }
+    }
+    outs(c, "\r\n");
+    outs(c, why);
+    outs(c, s->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
+    conn_close_after_flush(c);
+}
+
+static void request(conn *c, proto_request *req) {
+    c->text->any_command = true;
+    lobby_request(c, req);
+}
+
+static proto_settings settings_for(int players, int size) {
+    return (proto_settings){.players = players ? players : 2,
+                            .size = size ? size : 4,
+                            .target = 2048,
+                            .time_limit = 0};
+}
+
+/* Plays a line's moves in order, stopping quietly when the game stops. */
+static void play_moves(conn *c, const proto_command *cmd) {
+    for (size_t i = 0; i < cmd->n_moves && !c->closing; i++) {
+        if (!in_game(c->player)) {
+            if (i == 0) {
+                set_status(c->text, "You are not in a game: type solo or quick to play.");
+                request_draw(c);
+            }
             return;
         }
+        proto_request req = {.type = PROTO_REQ_MOVE, .dir = (eng_dir)cmd->moves[i]};
+        request(c, &req);
     }
 }
 
-void text_deliver(conn *c, const srv_msg *m) {}
+static void run_command(conn *c, const char *line, size_t len) {
+    text_session *s = c->text;
+    proto_command cmd;
+    proto_request req = {0};
+    s->status[0] = '\0';
+    switch (proto_command_parse(line, len, &cmd)) {
+    case PROTO_CMD_EMPTY:
+        request_draw(c);
+        return;
+    case PROTO_CMD_ERROR:
+        set_status(s, cmd.error);
+        break;
+    case PROTO_CMD_MOVES:
+        play_moves(c, &cmd);
+        return;
+    case PROTO_CMD_HELP:
+        s->has_end = false;
+        set_status(s, "Commands are listed above.");
+        if (shown_room(c->player)) {
+            /* The game screen has no room for the help: show it inline. */
+            proto_buf b;
+            proto_buf_init(&b);
+            proto_render_text(&b, proto_command_help());
+            size_t n;
+            char *bytes = proto_buf_take(&b, &n);
+            if (bytes) out(c, bytes, n);
+            free(bytes);
+            return;
+        }
+        break;
+    case PROTO_CMD_NAME:
+        req.type = PROTO_REQ_HELLO;
+        memcpy(req.name, cmd.name, sizeof req.name);
+        request(c, &req);
+        return;
+    case PROTO_CMD_SOLO:
+        req.type = PROTO_REQ_SOLO;
+        req.settings = settings_for(1, cmd.number);
+        request(c, &req);
+        return;
+    case PROTO_CMD_CREATE:
+        req.type = PROTO_REQ_CREATE;
+        req.settings = settings_for(cmd.number, 0);
+        request(c, &req);
+        return;
+    case PROTO_CMD_QUICK:
+        req.type = PROTO_REQ_QUICK;
+        req.settings = settings_for(cmd.number, 0);
+        request(c, &req);
+        return;
+    case PROTO_CMD_JOIN:
+    case PROTO_CMD_WATCH:
+        req.type = cmd.type == PROTO_CMD_JOIN ? PROTO_REQ_JOIN : PROTO_REQ_WATCH;
+        memcpy(req.room, cmd.room, sizeof req.room);
+        request(c, &req);
+        return;
+    case PROTO_CMD_ROOMS:
+        req.type = PROTO_REQ_ROOMS;
+        request(c, &req);
+        return;
+    case PROTO_CMD_LEAVE:
+        req.type = PROTO_REQ_LEAVE;
+        request(c, &req);
+        return;
+    case PROTO_CMD_REMATCH:
+        req.type = PROTO_REQ_REMATCH;
+        request(c, &req);
+        return;
+    case PROTO_CMD_QUIT:
+        quit(c, "Goodbye!");
+        return;
+    case PROTO_CMD_COLOR:
+        s->color = cmd.on ? PROTO_COLOR_256 : PROTO_COLOR_OFF;
+        set_status(s, cmd.on ? "Colour is on." : "Colour is off.");
+        break;
+    }
+    request_draw(c);
+}
+
+/* ----------------------------------------------------------------- input --- */
+
+static int on_text_line(void *ctx, const char *line, size_t len) {
+    conn *c = ctx;
+    text_session *s = c->text;
+    if (line[0] == '{' && !s->any_command && !s->tn.seen) {
+        /* A JSON client that spoke after the detection window. */
+        conn_become_json(c, line, len);
+        return 1;
+    }
+    run_command(c, line, len);
+    return c->closing || c->draining;
+}
+
+static int on_text_too_long(void *ctx) {
+    conn *c = ctx;
+    char msg[96];
+    snprintf(msg, sizeof msg,
+             "That line is longer than %zu bytes; closing the connection.",
+             c->srv->cfg.max_line);
+    quit(c, msg);
+    return 1;
+}
+
+/* One key in character mode. */
+static void on_key(conn *c, const proto_key *k) {
+    text_session *s = c->text;
+    if (k->type == PROTO_KEY_CTRL_C || k->type == PROTO_KEY_CTRL_D) {
+        quit(c, "Goodbye!");
+        return;
+    }
+    bool typing = s->prompt || !in_game(c->player);
+    if (!typing) {
+        if (k->type == PROTO_KEY_MOVE) {
+            proto_request req = {.type = PROTO_REQ_MOVE, .dir = k->dir};
+            s->status[0] = '\0';
+            request(c, &req);
+        } else if (k->type == PROTO_KEY_COLON) {
+            s->prompt = true;
+            s->line_len = 0;
+            outs(c, "\r\n: ");
+        }
+        return;
+    }
+    switch (k->type) {
+    case PROTO_KEY_ENTER: {
+        char line[sizeof s->line];
+        size_t len = s->line_len;
+        memcpy(line, s->line, len);
+        s->line_len = 0;
+        s->prompt = false;
+        outs(c, "\r\n");
+        run_command(c, line, len);
+        break;
+    }
+    case PROTO_KEY_BACKSPACE:
+        if (s->line_len) {
+            s->line_len--;
+            outs(c, "\b \b");
+        }
+        break;
+    case PROTO_KEY_ESCAPE:
+        if (s->prompt) {
+            s->prompt = false;
+            s->line_len = 0;
+            request_draw(c);
+        }
+        break;
+    default:
+        /* Move letters, ':' and other printable bytes are text here; arrows are not. */
+        if (k->ch && s->line_len < sizeof s->line - 1) {
+            s->line[s->line_len++] = k->ch;
+            out(c, &k->ch, 1);
+        }
+        break;
+    }
+}
+
+static void feed_keys(conn *c, const unsigned char *data, size_t n) {
+    for (size_t i = 0; i < n && c->text && !c->closing && !c->draining; i++) {
+        proto_key keys[2];
+        int got = proto_keys_feed(&c->text->keys, data[i], keys);
+        for (int k = 0; k < got && c->text && !c->closing && !c->draining; k++)
+            on_key(c, &keys[k]);
+    }
+    if (c->text && proto_keys_pending(&c->text->keys)) {
+        c->text->esc_at = uv_now(c->srv->loop) + ESC_MS;
+        text_arm(c);
+    }
+}
+
+static void greet(conn *c) {
+    text_session *s = c->text;
+    s->greeted = true;
+    s->greet_at = 0;
+    if (!lobby_player(c, false)) return;
+    c->player->welcomed = true; /* a human needs no JSON welcome */
+    draw(c);
+}
+
+static void handle_events(conn *c, unsigned events) {
+    text_session *s = c->text;
+    if (events & PROTO_TN_EV_TELNET && !s->greeted) {
+        s->greet_at = uv_now(c->srv->loop) + GREET_SETTLE_MS;
+        text_arm(c);
+    }
+    if (events & PROTO_TN_EV_INTERRUPT) {
+        quit(c, "Interrupted. Goodbye!");
+        return;
+    }
+    if (events & (PROTO_TN_EV_RESIZE | PROTO_TN_EV_ECHO)) request_draw(c);
+}
+
+void text_input(conn *c, const char *data, size_t n) {
+    const unsigned char *in = (const unsigned char *)data;
+    unsigned char plain[4096];
+    while (n > 0 && c->text && !c->closing && !c->draining) {
+        text_session *s = c->text;
+        size_t chunk = n < sizeof plain ? n : sizeof plain;
+        size_t plain_len;
+        unsigned events;
+        size_t used = proto_telnet_feed(&s->tn, in, chunk, plain, &plain_len, &events);
+        in += used;
+        n -= used;
+        size_t reply_len;
+        const unsigned char *reply = proto_telnet_replies(&s->tn, &reply_len);
+        if (reply_len) conn_write(c, (const char *)reply, reply_len);
+        if (char_mode(s)) {
+            feed_keys(c, plain, plain_len);
+        } else {
+            size_t fed = proto_framer_feed(&c->framer, (const char *)plain, plain_len,
+                                           on_text_line, on_text_too_long, c);
+            if (c->mode == CONN_JSON) { /* the rest belongs to the JSON client */
+                conn_feed_json(c, (const char *)plain + fed, plain_len - fed);
+                conn_feed_json(c, (const char *)in, n);
+                return;
+            }
+        }
+        if (c->text && events) handle_events(c, events);
+    }
+}
+
+/* --------------------------------------------------------------- timer --- */
+
+static void on_timer(uv_timer_t *t) {
+    conn *c = t->data;
+    text_session *s = c->text;
+    if (!s || c->closing || c->draining) return;
+    uint64_t now = uv_now(c->srv->loop);
+    if (s->esc_at && s->esc_at <= now) {
+        s->esc_at = 0;
+        proto_key k;
+        if (proto_keys_flush(&s->keys, &k)) on_key(c, &k);
+        if (!c->text || c->closing || c->draining) return;
+    }
+    if (!s->greeted && s->greet_at && s->greet_at <= now)
+        greet(c);
+    else if (s->dirty && s->draw_at && s->draw_at <= now)
+        draw(c);
+    if (c->text && !c->closing && !c->draining) text_arm(c);
+}
+
+/* Arms the connection's timer for the earliest pending deadline. */
+static void text_arm(conn *c) {
+    text_session *s = c->text;
+    uint64_t next = 0;
+    uint64_t deadlines[3] = {s->greeted ? 0 : s->greet_at, s->dirty ? s->draw_at : 0,
+                             s->esc_at};
+    for (int i = 0; i < 3; i++)
+        if (deadlines[i] && (!next || deadlines[i] < next)) next = deadlines[i];
+    if (!next) {
+        uv_timer_stop(&c->timer);
+        return;
+    }
+    uint64_t now = uv_now(c->srv->loop);
+    uv_timer_start(&c->timer, on_timer, next > now ? next - now : 0, 0);
+}
+
+/* ------------------------------------------------------------ lifecycle --- */
+
+void text_begin(conn *c, bool telnet_first) {
+    text_session *s = calloc(1, sizeof *s);
+    if (!s) {
+        conn_close(c);
+        return;
+    }
+    c->text = s;
+    proto_telnet_init(&s->tn);
+    proto_keys_init(&s->keys);
+    proto_framer_set_text(&c->framer, true);
+    s->color = PROTO_COLOR_256;
+    /* The plain offer to a client that already speaks telnet; wrapped in a
+     * DCS string that terminals ignore for everyone else (netcat). */
+    if (telnet_first)
+        conn_write(c, PROTO_TELNET_OFFER, PROTO_TELNET_OFFER_LEN);
+    else
+        conn_write(c, PROTO_TELNET_OFFER_DCS, PROTO_TELNET_OFFER_DCS_LEN);
+    proto_telnet_offered(&s->tn);
+    s->greet_at = uv_now(c->srv->loop) + GREET_WAIT_MS;
+    c->timer.data = c;
+    text_arm(c);
+}
+
+/* Keeps the verdict so the end screen outlives the room. */
+static void keep_end(text_session *s, const srv_msg *m, const room *r) {
+    s->has_end = true;
+    snprintf(s->end_room, sizeof s->end_room, "%s", r && !r->solo ? r->code : "");
+    s->end_reason = m->reason;
+    s->end_winner = m->subject;
+    s->end_n = m->nresults;
+    for (int i = 0; i < m->nresults && i < PROTO_PLAYERS_MAX; i++) {
+        const proto_player *v = &m->results[i];
+        text_result *t = &s->end_results[i];
+        t->id = v->id;
+        snprintf(t->name, sizeof t->name, "%s", v->name);
+        t->board = *v->board;
+        t->score = v->score;
+        t->moves = v->moves;
+        t->status = v->status;
+    }
+    s->end_seed = m->seed;
+    snprintf(s->end_salt, sizeof s->end_salt, "%s", m->salt ? m->salt : "");
+}
+
+void text_deliver(conn *c, const srv_msg *m) {
+    text_session *s = c->text;
+    srv_player *p = c->player;
+    switch (m->type) {
+    case SRV_MSG_WELCOME:
+        if (p) snprintf(s->status, sizeof s->status, "You are now %s.", p->name);
+        break;
+    case SRV_MSG_START:
+        s->has_end = false;
+        s->status[0] = '\0';
+        s->prompt = false;
+        s->line_len = 0;
+        break;
+    case SRV_MSG_END:
+        keep_end(s, m, p ? (p->room ? p->room : p->watching) : NULL);
+        break;
+    case SRV_MSG_ERROR:
+        set_status(s, m->text ? m->text : "That did not work.");
+        break;
+    case SRV_MSG_LEFT:
+        s->has_end = false;
+        set_status(s, "You left. Type solo, quick, create or help.");
+        break;
+    case SRV_MSG_ROOM:
+        s->has_end = false;
+        break;
+    case SRV_MSG_PLAYER: {
+        const room *r = shown_room(p);
+        for (int i = 0; r && i < r->nseats; i++) {
+            if (r->seats[i].id != m->subject) continue;
+            snprintf(s->status, sizeof s->status, "%s %s.", r->seats[i].name,
+                     r->seats[i].status == PROTO_LEFT ? "left the race"
+                     : r->seats[i].connected          ? "is back"
+                                                      : "lost the connection");
+        }
+        break;
+    }
+    case SRV_MSG_ROOMS: {
+        proto_room_info rows[8];
+        int n = lobby_rooms(c->srv, rows, 8);
+        if (n == 0) {
+            set_status(s, "No rooms right now: type create to make one, or quick.");
+            break;
+        }
+        size_t at = (size_t)snprintf(s->status, sizeof s->status, "Rooms:");
+        for (int i = 0; i < n && at < sizeof s->status; i++)
+            at +=
+                (size_t)snprintf(s->status + at, sizeof s->status - at, " %s (%d/%d%s)",
+                                 rows[i].room, rows[i].players, rows[i].settings.players,
+                                 rows[i].started ? ", racing: watch" : ", join");
+        break;
+    }
+    case SRV_MSG_STATE:
+    case SRV_MSG_QUEUED:
+    case SRV_MSG_PONG:
+    case SRV_MSG_BYE:
+        break;
+    }
+    request_draw(c);
+}
+
 void text_say_bye(conn *c) {
-    say(c, "The server is stopping. Goodbye!\r\n");
+    outs(c, "\r\nThe server is stopping. Goodbye!");
+    outs(c, c->text && c->text->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
 }
+
 void text_say_idle(conn *c) {
-    say(c, "Closing this idle connection. Goodbye!\r\n");
+    outs(c, "\r\nClosing this connection: nothing was typed for a long time.");
+    outs(c, c->text && c->text->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
 }
-void text_free(conn *c) {}
+
+void text_free(conn *c) {
+    free(c->text);
+    c->text = NULL;
+}

@@ -6,8 +6,9 @@
 #include "conn.h"
 
 /* c has been judged a human (first byte not '{', or silence): probe for
- * telnet and greet. May close c if memory runs out. */
-void text_begin(conn *c);
+ * telnet (plainly if the client already spoke telnet) and greet. May close
+ * c if memory runs out. */
+void text_begin(conn *c, bool telnet_first);
 /* Raw bytes from a text connection (telnet commands included). */
 void text_input(conn *c, const char *data, size_t n);
 /* Shows a server message to the human (redraws, errors, the end screen). */
