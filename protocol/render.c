@@ -1,2 +1,458 @@
-/* render.c - placeholder until it lands. */
-typedef int proto_render_placeholder;
+/* render.c - boards, scores and end screens as text for humans (CRLF lines, optional ANSI
+ * colour). */
+#include "render.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------- append buffer --- */
+
+void proto_buf_init(proto_buf *b) {
+    memset(b, 0, sizeof *b);
+}
+
+void proto_buf_free(proto_buf *b) {
+    free(b->data);
+    memset(b, 0, sizeof *b);
+}
+
+/* Makes room for extra bytes plus the NUL. Doubling keeps appends
+ * amortised O(1); a redraw is a few KB, so it settles after a few calls. */
+static int reserve(proto_buf *b, size_t extra) {
+    if (b->failed) return -1;
+    if (b->cap > b->len && extra < b->cap - b->len) return 0;
+    size_t need = b->len + extra + 1;
+    if (need <= b->len) {
+        b->failed = true;
+        return -1;
+    }
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    char *p = realloc(b->data, cap);
+    if (!p) {
+        b->failed = true;
+        return -1;
+    }
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+int proto_buf_append(proto_buf *b, const void *data, size_t n) {
+    if (reserve(b, n) < 0) return -1;
+    if (n > 0) memcpy(b->data + b->len, data, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int proto_buf_puts(proto_buf *b, const char *s) {
+    return proto_buf_append(b, s, strlen(s));
+}
+
+__attribute__((format(printf, 2, 0))) static int
+buf_vprintf(proto_buf *b, const char *fmt, va_list ap) {
+    va_list copy;
+    va_copy(copy, ap);
+    int n = vsnprintf(NULL, 0, fmt, copy);
+    va_end(copy);
+    if (n < 0 || reserve(b, (size_t)n) < 0) {
+        b->failed = true;
+        return -1;
+    }
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+    return 0;
+}
+
+int proto_buf_printf(proto_buf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int r = buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+char *proto_buf_take(proto_buf *b, size_t *len) {
+    if (b->failed) {
+        proto_buf_free(b);
+        *len = 0;
+        return NULL;
+    }
+    if (!b->data && reserve(b, 0) == 0) b->data[0] = '\0';
+    char *data = b->data;
+    *len = b->len;
+    memset(b, 0, sizeof *b);
+    return data;
+}
+
+static void spaces(proto_buf *b, int n) {
+    static const char sp[] = "                                ";
+    while (n > 0) {
+        int k = n < (int)sizeof sp - 1 ? n : (int)sizeof sp - 1;
+        proto_buf_append(b, sp, (size_t)k);
+        n -= k;
+    }
+}
+
+static void crlf(proto_buf *b) {
+    proto_buf_append(b, "\r\n", 2);
+}
+
+int proto_render_text(proto_buf *b, const char *text) {
+    const char *p = text;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        if (n > 0 && p[n - 1] == '\r') n--; /* already CRLF: keep one '\r' */
+        proto_buf_append(b, p, n);
+        crlf(b);
+        if (!nl) break;
+        p = nl + 1;
+    }
+    return b->failed ? -1 : 0;
+}
+
+int proto_render_linef(proto_buf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    crlf(b);
+    return b->failed ? -1 : 0;
+}
+
+/* --------------------------------------------------------------- colour --- */
+
+#define SGR_RESET "\x1b[0m"
+#define SGR_BOLD  "\x1b[1m"
+#define SGR_DIM   "\x1b[2m"
+
+/* One colour per tile exponent (2, 4, 8, ...), warm to hot up to 2048,
+ * then cold; beyond the table the last one repeats. */
+static const uint8_t tile_256[] = {0,   252, 230, 216, 209, 203, 196, 229, 227, 226, 220,
+                                   214, 51,  45,  39,  33,  27,  21,  93,  129, 165, 201};
+static const char *const tile_16[] = {"",   "37", "97", "33", "93", "31", "91", "35",
+                                      "95", "34", "94", "32", "92", "36", "96"};
+
+static int tile_exp(uint64_t value) {
+    int e = 0;
+    while (value > 1) {
+        value >>= 1;
+        e++;
+    }
+    return e;
+}
+
+/* Starts the colour of a tile; returns whether a reset is due after it. */
+static bool tile_color(proto_buf *b, proto_color color, uint64_t value) {
+    if (color == PROTO_COLOR_OFF || value == 0) return false;
+    int e = tile_exp(value);
+    const char *bold = e >= 11 ? "1;" : "";
+    if (color == PROTO_COLOR_256) {
+        int last = (int)(sizeof tile_256 / sizeof tile_256[0]) - 1;
+        proto_buf_printf(b, "\x1b[%s38;5;%um", bold, tile_256[e < last ? e : last]);
+    } else {
+        int last = (int)(sizeof tile_16 / sizeof tile_16[0]) - 1;
+        proto_buf_printf(b, "\x1b[%s%sm", bold, tile_16[e < last ? e : last]);
+    }
+    return true;
+}
+
+/* Writes s in the given SGR (e.g. "1" bold, "32" green), plain if colour
+ * is off. */
+static void styled(proto_buf *b, proto_color color, const char *sgr, const char *s) {
+    if (color == PROTO_COLOR_OFF || !sgr) {
+        proto_buf_puts(b, s);
+        return;
+    }
+    proto_buf_printf(b, "\x1b[%sm%s" SGR_RESET, sgr, s);
+}
+
+static const char *status_sgr(proto_status s) {
+    switch (s) {
+    case PROTO_WON:
+        return "1;32";
+    case PROTO_OVER:
+        return "31";
+    case PROTO_LEFT:
+        return "2";
+    case PROTO_PLAYING:
+        break;
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- tiles --- */
+
+void proto_render_tile(uint64_t value, char out[8]) {
+    if (value == 0) {
+        strcpy(out, ".");
+        return;
+    }
+    if (value < 131072) {
+        snprintf(out, 8, "%u", (unsigned)value);
+        return;
+    }
+    /* 2^e as its mantissa and a binary prefix: 2^17 = 128k, 2^20 = 1M. */
+    int e = tile_exp(value);
+    snprintf(out, 8, "%u%c", 1u << (e % 10), "kMGTPE"[e / 10 - 1]);
+}
+
+/* --------------------------------------------------------------- boards --- */
+
+#define GAP       3 /* columns between boards side by side */
+#define CELL_MIN  4 /* tile cells are at least this wide, so 4x4 boards do not jump */
+#define NAME_SHOW (PROTO_NAME_MAX + 6)
+
+/* One player's board with its captions, as a column of lines. */
+typedef struct block {
+    const proto_player *p;
+    int size;
+    int lines;                /* name, top, size rows, bottom, score, moves */
+    int width;                /* display columns of the widest line */
+    char name[NAME_SHOW + 1]; /* printable, with " (you)" for the viewer */
+    bool you;
+    char score[32];
+    char moves[32]; /* "12 moves", the status follows */
+} block;
+
+/* Copies a name, printable ASCII only (names are validated elsewhere, but
+ * a terminal must never receive control bytes from another player). */
+static void safe_name(char *out, size_t cap, const char *name) {
+    size_t n = 0;
+    for (const char *p = name ? name : "?"; *p && n + 1 < cap && n < PROTO_NAME_MAX; p++)
+        out[n++] = (*p >= 0x20 && *p < 0x7f) ? *p : '?';
+    out[n] = '\0';
+}
+
+static int board_width(int size, int cellw) {
+    return size * (cellw + 1) + 3;
+}
+
+static void make_block(block *bk, const proto_player *p, bool you, int cellw) {
+    memset(bk, 0, sizeof *bk);
+    bk->p = p;
+    bk->you = you;
+    bk->size = p->board ? p->board->size : 0;
+    bk->lines = bk->size + 5;
+    safe_name(bk->name, sizeof bk->name, p->name);
+    if (you) strcat(bk->name, " (you)");
+    snprintf(bk->score, sizeof bk->score, "score %llu", (unsigned long long)p->score);
+    snprintf(bk->moves, sizeof bk->moves, "%u move%s", (unsigned)p->moves,
+             p->moves == 1 ? "" : "s");
+    int w = board_width(bk->size, cellw);
+    int name_w = (int)strlen(bk->name);
+    int score_w = (int)strlen(bk->score);
+    int moves_w = (int)(strlen(bk->moves) + 2 + strlen(proto_status_name(p->status)));
+    bk->width = w;
+    if (name_w > bk->width) bk->width = name_w;
+    if (score_w > bk->width) bk->width = score_w;
+    if (moves_w > bk->width) bk->width = moves_w;
+}
+
+static void border(proto_buf *b, const char *left, const char *right, int inner) {
+    proto_buf_puts(b, left);
+    for (int i = 0; i < inner; i++)
+        proto_buf_puts(b, "─");
+    proto_buf_puts(b, right);
+}
+
+/* Writes line `line` of a block; returns its display width. */
+static int block_line(proto_buf *b, const block *bk, int line, int cellw,
+                      proto_color color) {
+    int size = bk->size;
+    int inner = size * (cellw + 1) + 1;
+    if (line == 0) {
+        styled(b, color, bk->you ? "1" : NULL, bk->name);
+        return (int)strlen(bk->name);
+    }
+    if (line == 1) {
+        border(b, "┌", "┐", inner);
+        return inner + 2;
+    }
+    if (line == size + 2) {
+        border(b, "└", "┘", inner);
+        return inner + 2;
+    }
+    if (line == size + 3) {
+        proto_buf_puts(b, bk->score);
+        return (int)strlen(bk->score);
+    }
+    if (line == size + 4) {
+        const char *status = proto_status_name(bk->p->status);
+        proto_buf_printf(b, "%s  ", bk->moves);
+        styled(b, color, status_sgr(bk->p->status), status);
+        return (int)(strlen(bk->moves) + 2 + strlen(status));
+    }
+    int row = line - 2;
+    proto_buf_puts(b, "│");
+    for (int col = 0; col < size; col++) {
+        uint64_t v = eng_cell_value(bk->p->board, row, col);
+        char text[8];
+        proto_render_tile(v, text);
+        spaces(b, 1 + cellw - (int)strlen(text));
+        if (v == 0 && color != PROTO_COLOR_OFF) {
+            proto_buf_puts(b, SGR_DIM "." SGR_RESET);
+        } else {
+            bool reset = tile_color(b, color, v);
+            proto_buf_puts(b, text);
+            if (reset) proto_buf_puts(b, SGR_RESET);
+        }
+    }
+    proto_buf_puts(b, " │");
+    return inner + 2;
+}
+
+/* The widest tile text over all boards, so every board has the same cells. */
+static int cell_width(const proto_view *v) {
+    int w = CELL_MIN;
+    for (int i = 0; i < v->n; i++) {
+        const eng_board *board = v->players[i].board;
+        if (!board) continue;
+        /* Every cell, not just the largest tile: 65536 is wider than 128k. */
+        for (int c = 0; c < board->size * board->size; c++) {
+            char text[8];
+            proto_render_tile(eng_exp_value(board->cell[c]), text);
+            if ((int)strlen(text) > w) w = (int)strlen(text);
+        }
+    }
+    return w;
+}
+
+/* Writes blocks [from, to) side by side, line by line, without trailing
+ * spaces. */
+static void block_row(proto_buf *b, const block *blocks, int from, int to, int cellw,
+                      proto_color color) {
+    int lines = 0;
+    for (int k = from; k < to; k++)
+        if (blocks[k].lines > lines) lines = blocks[k].lines;
+    for (int line = 0; line < lines; line++) {
+        int pending = 0;
+        for (int k = from; k < to; k++) {
+            const block *bk = &blocks[k];
+            if (line >= bk->lines) {
+                pending += bk->width + GAP;
+                continue;
+            }
+            spaces(b, pending);
+            int w = block_line(b, bk, line, cellw, color);
+            pending = bk->width - w + GAP;
+        }
+        crlf(b);
+    }
+}
+
+int proto_render_game(proto_buf *b, const proto_view *v) {
+    int width = v->width > 0 ? v->width : 80;
+    proto_buf_puts(b, "\x1b[H\x1b[2J");
+
+    styled(b, v->color, "1", "race2048");
+    if (v->room)
+        proto_buf_printf(b, "  room %s", v->room);
+    else
+        proto_buf_puts(b, "  solo");
+    if (v->target) proto_buf_printf(b, "  target %llu", (unsigned long long)v->target);
+    if (v->you == 0 && v->room) proto_buf_puts(b, "  watching");
+    crlf(b);
+    crlf(b);
+
+    if (v->n > 0) {
+        block *blocks = calloc((size_t)v->n, sizeof *blocks);
+        if (!blocks) {
+            b->failed = true;
+            return -1;
+        }
+        int cellw = cell_width(v);
+        /* The viewer's board first, then the others in room order. */
+        int k = 0;
+        for (int i = 0; i < v->n; i++)
+            if (v->you && v->players[i].id == v->you)
+                make_block(&blocks[k++], &v->players[i], true, cellw);
+        for (int i = 0; i < v->n; i++)
+            if (!(v->you && v->players[i].id == v->you))
+                make_block(&blocks[k++], &v->players[i], false, cellw);
+        for (int from = 0; from < v->n;) {
+            int to = from + 1, used = blocks[from].width;
+            while (to < v->n && used + GAP + blocks[to].width <= width)
+                used += GAP + blocks[to++].width;
+            if (from > 0) crlf(b);
+            block_row(b, blocks, from, to, cellw, v->color);
+            from = to;
+        }
+        free(blocks);
+    }
+
+    if (v->status || v->hint) crlf(b);
+    if (v->status) proto_render_text(b, v->status);
+    if (v->hint) proto_render_text(b, v->hint);
+    return b->failed ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ end screen --- */
+
+static const char *reason_text(proto_end_reason r) {
+    switch (r) {
+    case PROTO_END_TARGET:
+        return "reached the target";
+    case PROTO_END_ALL_OVER:
+        return "no moves left";
+    case PROTO_END_TIME:
+        return "time is up";
+    case PROTO_END_FORFEIT:
+        return "everyone else left";
+    }
+    return "";
+}
+
+int proto_render_end(proto_buf *b, const proto_end_view *e) {
+    const proto_player *winner = NULL;
+    bool all_left = true;
+    for (int i = 0; i < e->n; i++) {
+        if (e->winner && e->results[i].id == e->winner) winner = &e->results[i];
+        if (e->results[i].status != PROTO_LEFT) all_left = false;
+    }
+
+    if (e->room)
+        proto_buf_printf(b, "Race over in room %s: ", e->room);
+    else
+        proto_buf_puts(b, "Game over: ");
+    if (!e->room) {
+        proto_buf_puts(b, all_left && e->n > 0 ? "you left" : reason_text(e->reason));
+    } else if (winner) {
+        char name[NAME_SHOW + 1];
+        safe_name(name, sizeof name, winner->name);
+        styled(b, e->color, "1;32", name);
+        proto_buf_printf(b, " wins - %s", reason_text(e->reason));
+    } else if (all_left) {
+        proto_buf_puts(b, "no winner - everyone left");
+    } else {
+        proto_buf_printf(b, "a draw - %s", reason_text(e->reason));
+    }
+    crlf(b);
+
+    for (int i = 0; i < e->n; i++) {
+        const proto_player *p = &e->results[i];
+        char name[NAME_SHOW + 1], tile[8];
+        safe_name(name, sizeof name, p->name);
+        if (e->you && p->id == e->you) strcat(name, " (you)");
+        proto_render_tile(p->board ? eng_max_tile(p->board) : 0, tile);
+        proto_buf_printf(b, "%2d. ", i + 1);
+        styled(b, e->color, p == winner ? "1;32" : NULL, name);
+        spaces(b, NAME_SHOW - (int)strlen(name));
+        proto_buf_printf(b, "  score %8llu  max %5s  %5u move%s  ",
+                         (unsigned long long)p->score, tile, (unsigned)p->moves,
+                         p->moves == 1 ? " " : "s");
+        styled(b, e->color, status_sgr(p->status), proto_status_name(p->status));
+        crlf(b);
+    }
+
+    if (e->salt)
+        proto_render_linef(b, "seed %u  salt %s", (unsigned)e->seed, e->salt);
+    else
+        proto_render_linef(b, "seed %u", (unsigned)e->seed);
+    return b->failed ? -1 : 0;
+}

@@ -1,0 +1,112 @@
+/* render.h - boards, scores and end screens as text for humans (CRLF lines, optional ANSI
+ * colour). */
+#ifndef RACE2048_RENDER_H
+#define RACE2048_RENDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "message.h"
+
+/* ------------------------------------------------------- append buffer --- */
+
+/* Output is gathered here and written once. An append that runs out of
+ * memory marks the buffer failed; later appends do nothing, so a caller
+ * checks once at the end (every function below returns -1 from then on). */
+typedef struct proto_buf {
+    char *data;  /* the bytes, NUL-terminated after len once anything was added */
+    size_t len;  /* bytes in data, not counting that NUL */
+    size_t cap;  /* bytes allocated */
+    bool failed; /* an append ran out of memory: the contents are incomplete */
+} proto_buf;
+
+/* Starts an empty buffer; allocates nothing. Cannot fail. */
+void proto_buf_init(proto_buf *b);
+
+/* Releases the memory; b is empty and usable again. Safe twice. */
+void proto_buf_free(proto_buf *b);
+
+/* Appends n bytes. Returns 0, or -1 if memory ran out now or before. */
+int proto_buf_append(proto_buf *b, const void *data, size_t n);
+
+/* Appends a NUL-terminated string. Returns 0 or -1 as proto_buf_append. */
+int proto_buf_puts(proto_buf *b, const char *s);
+
+/* Appends printf-formatted text. Returns 0 or -1 as proto_buf_append. */
+int proto_buf_printf(proto_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Hands the bytes over: returns the malloc'd data (the caller frees it;
+ * NUL-terminated) and its length in *len, and leaves b empty. Returns NULL
+ * if the buffer failed (its memory is released) or if memory runs out for
+ * an empty buffer. */
+char *proto_buf_take(proto_buf *b, size_t *len);
+
+/* --------------------------------------------------------------- render --- */
+
+typedef enum proto_color {
+    PROTO_COLOR_OFF, /* plain text: no escape sequence but the clear-screen */
+    PROTO_COLOR_16,  /* SGR 30-37 / 90-97, for terminals without 256 colours */
+    PROTO_COLOR_256, /* SGR 38;5;N */
+} proto_color;
+
+/* What a redraw shows. */
+typedef struct proto_view {
+    const proto_player *players; /* everyone in the game, in room order */
+    int n;                       /* how many (at least 1) */
+    uint64_t you;                /* the viewer's player id; 0 for a spectator */
+    const char *room;            /* room code, NULL for a solo game */
+    uint64_t target;             /* the target tile, 0 to leave it out */
+    int width;                   /* terminal columns; 0 (unknown) means 80 */
+    proto_color color;
+    const char *status; /* a line about what just happened, or NULL */
+    const char *hint;   /* what to type next, or NULL */
+} proto_view;
+
+/* Appends a full redraw: cursor-home and clear-screen (ESC[H ESC[2J), the
+ * title with the room code, then the boards: the viewer's first and every
+ * other player's beside it while they fit in the width, on further rows
+ * otherwise; under each board its player's name, score, moves and status;
+ * then the status and hint lines. Tiles are right-aligned in cells as wide
+ * as the largest tile (values from 2^17 up are written 128k, 1M, ...), so
+ * an 8x8 board stays within 51 columns. A 2-player 4x4 race takes 49
+ * columns and 14 lines. Lines end in CRLF. Returns 0, or -1 if memory ran
+ * out (see proto_buf). */
+int proto_render_game(proto_buf *b, const proto_view *v);
+
+/* What the end screen shows. */
+typedef struct proto_end_view {
+    const char *room; /* NULL for a solo game */
+    proto_end_reason reason;
+    uint64_t winner;             /* player id, 0 for a draw or no winner */
+    uint64_t you;                /* the viewer's id, 0 for a spectator */
+    const proto_player *results; /* ranked, best first */
+    int n;
+    uint32_t seed;
+    const char *salt; /* 32 hex digits, or NULL to leave it out */
+    proto_color color;
+} proto_end_view;
+
+/* Appends the end screen (no clear-screen, so it can follow the last
+ * boards): who won and why, every player's rank, score, max tile, moves
+ * and status, and the revealed seed and salt. Lines end in CRLF. Returns 0,
+ * or -1 if memory ran out. */
+int proto_render_end(proto_buf *b, const proto_end_view *e);
+
+/* Appends text as lines: every '\n' (with or without a '\r' before it)
+ * becomes "\r\n", and a last line without one gets it. Other bytes pass
+ * through unchanged. Returns 0, or -1 if memory ran out. */
+int proto_render_text(proto_buf *b, const char *text);
+
+/* Appends one printf-formatted line and "\r\n". Returns 0, or -1 if memory
+ * ran out. */
+int proto_render_linef(proto_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The text of one tile value as the boards show it: "2" ... "65536", then
+ * "128k", "256k", ..., "1M", ... (at most 5 characters). 0 gives ".".
+ * Writes a NUL-terminated string to out. Cannot fail. */
+void proto_render_tile(uint64_t value, char out[8]);
+
+#endif
