@@ -25,8 +25,7 @@
 /* ------------------------------------------------------ option handling --- */
 
 #define PROTO_TELNET_REPLY_MAX 48 /* reply bytes held between two takes */
-#define PROTO_TELNET_SB_MAX    32 /* longest subnegotiation kept; longer ones are ignored \
-                                   */
+#define PROTO_TELNET_SB_MAX    32 /* longest subnegotiation kept; longer: ignored */
 
 /* Events a feed reports, as bits. */
 enum {
