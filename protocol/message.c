@@ -357,6 +357,8 @@ static int decode_fields(const json_t *root, proto_request *req, proto_error *er
     case PROTO_REQ_ROOMS:
     case PROTO_REQ_REMATCH:
         return 0;
+    case PROTO_REQ_NONE:
+        break;
     }
     return fail(err, PROTO_ERR_UNKNOWN_TYPE, "unknown type");
 }
@@ -364,6 +366,7 @@ static int decode_fields(const json_t *root, proto_request *req, proto_error *er
 int proto_decode(const char *line, size_t len, proto_request *req, proto_error *err) {
     memset(req, 0, sizeof *req);
     memset(err, 0, sizeof *err);
+    req->type = PROTO_REQ_NONE;
 
     /* The length, not a terminator, bounds the input: a raw NUL byte is then a
      * parse error. \u0000 is valid JSON, so it is allowed here and each field

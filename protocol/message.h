@@ -10,16 +10,16 @@
 
 #include "engine.h"
 
-#define PROTO_VERSION 1
-#define PROTO_NAME_MAX 16   /* a player name is 1..16 of [A-Za-z0-9_-] */
-#define PROTO_ROOM_MIN 4    /* a room code is 4..8 of [A-Z0-9] */
-#define PROTO_ROOM_MAX 8
-#define PROTO_TOKEN_MAX 64  /* resume tokens are at most this many chars */
-#define PROTO_PLAYERS_MIN 2
-#define PROTO_PLAYERS_MAX 8
-#define PROTO_TARGET_MAX (1u << 20)
+#define PROTO_VERSION        1
+#define PROTO_NAME_MAX       16 /* a player name is 1..16 of [A-Za-z0-9_-] */
+#define PROTO_ROOM_MIN       4  /* a room code is 4..8 of [A-Z0-9] */
+#define PROTO_ROOM_MAX       8
+#define PROTO_TOKEN_MAX      64 /* resume tokens are at most this many chars */
+#define PROTO_PLAYERS_MIN    2
+#define PROTO_PLAYERS_MAX    8
+#define PROTO_TARGET_MAX     (1u << 20)
 #define PROTO_TIME_LIMIT_MAX 86400
-#define PROTO_SEQ_MAX ((UINT64_C(1) << 53) - 1)
+#define PROTO_SEQ_MAX        ((UINT64_C(1) << 53) - 1)
 
 /* The error codes of PROTOCOL.md; 0 is success. */
 typedef enum proto_err {
@@ -63,6 +63,7 @@ typedef enum proto_req_type {
     PROTO_REQ_ROOMS,
     PROTO_REQ_PING,
     PROTO_REQ_REMATCH,
+    PROTO_REQ_NONE, /* only after a failed decode: the line named no valid type */
 } proto_req_type;
 
 /* A game's settings; decode fills the defaults of PROTOCOL.md for absent
@@ -77,13 +78,13 @@ typedef struct proto_settings {
 /* One validated client request. Only the fields of its type are set. */
 typedef struct proto_request {
     proto_req_type type;
-    char name[PROTO_NAME_MAX + 1];   /* hello */
-    proto_settings settings;         /* solo, create, quick */
-    bool has_seed;                   /* solo */
+    char name[PROTO_NAME_MAX + 1]; /* hello */
+    proto_settings settings;       /* solo, create, quick */
+    bool has_seed;                 /* solo */
     uint32_t seed;
-    char room[PROTO_ROOM_MAX + 1];   /* join, watch: upper-cased */
-    eng_dir dir;                     /* move */
-    bool has_seq;                    /* move */
+    char room[PROTO_ROOM_MAX + 1]; /* join, watch: upper-cased */
+    eng_dir dir;                   /* move */
+    bool has_seq;                  /* move */
     uint64_t seq;
     char token[PROTO_TOKEN_MAX + 1]; /* resume */
     json_t *ping_t;                  /* ping: the value to echo (owned), or NULL */
@@ -95,7 +96,7 @@ typedef struct proto_request {
  * failure *req holds nothing that needs releasing, but after bad_message or
  * bad_dir req->type is the request's type (the server treats a bad `hello`
  * differently from other bad requests). A line with no string `type` is
- * bad_message with req->type PROTO_REQ_HELLO (0): it asked for nothing. */
+ * bad_message with req->type PROTO_REQ_NONE: it asked for nothing. */
 int proto_decode(const char *line, size_t len, proto_request *req, proto_error *err);
 
 /* Releases what a decoded request owns (the ping value). Safe to call twice. */
@@ -114,7 +115,7 @@ typedef enum proto_status {
 } proto_status;
 
 const char *proto_status_name(proto_status status); /* "playing", ... */
-const char *proto_dir_name(eng_dir dir);             /* "left", ... */
+const char *proto_dir_name(eng_dir dir);            /* "left", ... */
 
 /* A read-only view of one player, as the encoder needs it. */
 typedef struct proto_player {
@@ -152,7 +153,8 @@ char *proto_enc_room(const char *room, const proto_player *players, int n,
                      const proto_settings *settings, size_t *len);
 /* `you` 0 means a spectator (no "you" field). commit: 64 hex digits. */
 char *proto_enc_start(const char *room, uint64_t you, const proto_settings *settings,
-                      const proto_player *players, int n, const char *commit, size_t *len);
+                      const proto_player *players, int n, const char *commit,
+                      size_t *len);
 /* seq: has_seq false gives "seq":null; spawn value 0 gives "spawn":null. */
 char *proto_enc_state(const proto_player *mover, bool has_seq, uint64_t seq, eng_dir dir,
                       bool moved, uint64_t gained, const eng_spawn *spawn, size_t *len);

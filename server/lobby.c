@@ -333,6 +333,7 @@ void lobby_request(conn *c, proto_request *req) {
                 break;
             case PROTO_REQ_HELLO:
             case PROTO_REQ_RESUME:
+            case PROTO_REQ_NONE:
                 break;
             }
         }

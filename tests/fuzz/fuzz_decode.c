@@ -111,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         CHECK(err.message[0] != '\0');
         CHECK(req.ping_t == NULL);
         if (err.code == PROTO_ERR_BAD_MESSAGE || err.code == PROTO_ERR_BAD_DIR)
-            CHECK(req.type <= PROTO_REQ_REMATCH);
+            CHECK(req.type <= PROTO_REQ_NONE);
         /* The message must go out as it is: valid UTF-8, so encoded unchanged. */
         char *out = proto_enc_error(err.code, err.message, &len);
         CHECK(out != NULL);

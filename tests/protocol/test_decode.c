@@ -536,8 +536,8 @@ static void test_type_kept_after_field_error(void **state) {
         {"{\"type\":\"resume\"}", PROTO_REQ_RESUME},
         {"{\"type\":\"hello\",\"name\":\"\"}", PROTO_REQ_HELLO},
         {"{\"type\":\"watch\",\"room\":\"x\"}", PROTO_REQ_WATCH},
-        {"{\"type\":7}", PROTO_REQ_HELLO},
-        {"{}", PROTO_REQ_HELLO},
+        {"{\"type\":7}", PROTO_REQ_NONE},
+        {"{}", PROTO_REQ_NONE},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         proto_request req;
