@@ -1,11 +1,13 @@
-/* engine.c - the rules of 2048: one row rule, normalised directions, mulberry32, spawns. */
+/* engine.c - the rules of 2048: one row rule, every direction, mulberry32, spawns. */
 #include "engine.h"
 
 #include <string.h>
 
 /* ------------------------------------------------------------------ RNG --- */
 
-void eng_rng_seed(eng_rng *rng, uint32_t seed) { rng->state = seed; }
+void eng_rng_seed(eng_rng *rng, uint32_t seed) {
+    rng->state = seed;
+}
 
 uint32_t eng_rng_next_u32(eng_rng *rng) {
     rng->state += 0x6D2B79F5u;
@@ -15,7 +17,9 @@ uint32_t eng_rng_next_u32(eng_rng *rng) {
     return t ^ (t >> 14);
 }
 
-double eng_rng_next(eng_rng *rng) { return eng_rng_next_u32(rng) / 4294967296.0; }
+double eng_rng_next(eng_rng *rng) {
+    return eng_rng_next_u32(rng) / 4294967296.0;
+}
 
 /* r2 < 0.9 with r2 = u / 2^32 holds exactly for u < 3865470567 (0.9 * 2^32 is
  * 3865470566.4), so the integer compare matches the JavaScript float compare. */
@@ -28,28 +32,40 @@ static inline unsigned pick_index(uint32_t u, unsigned n) {
 
 /* --------------------------------------------------------- the row rule --- */
 
-uint64_t eng_row_slide(uint8_t *line, int n, bool *moved) {
-    uint8_t out[ENG_SIZE_MAX] = {0};
+/* The rule itself; inline so that the general path can get a copy with n
+ * fixed at 4, which the compiler unrolls (no library calls for 4 bytes). */
+static inline uint64_t row_slide(uint8_t *line, int n, bool *moved) {
     uint64_t gained = 0;
-    int w = 0;
-    bool can_merge = false; /* out[w - 1] is a tile no merge has made yet */
+    int w = 0;              /* where the next tile lands; w <= i throughout */
+    bool can_merge = false; /* line[w - 1] is a tile no merge has made yet */
+    bool changed = false;
 
+    /* In place: every slot below i has been read before it is written. */
     for (int i = 0; i < n; i++) {
         uint8_t e = line[i];
         if (!e) continue;
-        if (can_merge && out[w - 1] == e && e < ENG_EXP_MAX) {
-            out[w - 1] = e + 1;
+        if (can_merge && line[w - 1] == e && e < ENG_EXP_MAX) {
+            line[w - 1] = (uint8_t)(e + 1);
             gained += (uint64_t)1 << (e + 1);
             can_merge = false;
+            changed = true;
         } else {
-            out[w++] = e;
+            if (w != i) {
+                line[w] = e;
+                changed = true;
+            }
+            w++;
             can_merge = true;
         }
     }
-    bool changed = memcmp(line, out, (size_t)n) != 0;
-    if (changed) memcpy(line, out, (size_t)n);
+    for (int i = w; i < n; i++)
+        line[i] = 0;
     if (moved) *moved = changed;
     return gained;
+}
+
+uint64_t eng_row_slide(uint8_t *line, int n, bool *moved) {
+    return row_slide(line, n, moved);
 }
 
 /* ---------------------------------------------------------------- board --- */
@@ -61,33 +77,52 @@ int eng_board_init(eng_board *b, int size) {
     return 0;
 }
 
-/* Index of the i-th cell of line k when the board is read so that the move
- * goes towards index 0: this is the reverse / transpose normalisation. */
-static inline int line_index(int n, eng_dir dir, int k, int i) {
+/* Where line k starts and how far apart its cells are, when the board is
+ * read so that the move goes towards index 0 of every line: this is the
+ * reverse / transpose normalisation, done by index mapping. */
+static inline void line_walk(int n, eng_dir dir, int k, int *start, int *step) {
     switch (dir) {
-    case ENG_LEFT: return k * n + i;
-    case ENG_RIGHT: return k * n + (n - 1 - i);
-    case ENG_UP: return i * n + k;
-    case ENG_DOWN: return (n - 1 - i) * n + k;
+    case ENG_LEFT:
+        *start = k * n, *step = 1;
+        return;
+    case ENG_RIGHT:
+        *start = k * n + n - 1, *step = -1;
+        return;
+    case ENG_UP:
+        *start = k, *step = n;
+        return;
+    case ENG_DOWN:
+        *start = (n - 1) * n + k, *step = -n;
+        return;
     }
-    return 0;
+    *start = 0, *step = 0;
 }
 
-static bool move_general(eng_board *b, eng_dir dir, uint64_t *gained) {
-    int n = b->size;
+static inline bool move_lines(eng_board *b, int n, eng_dir dir, uint64_t *gained) {
     bool any = false;
     uint64_t points = 0;
     for (int k = 0; k < n; k++) {
+        int start, step;
+        line_walk(n, dir, k, &start, &step);
         uint8_t line[ENG_SIZE_MAX];
-        for (int i = 0; i < n; i++) line[i] = b->cell[line_index(n, dir, k, i)];
+        for (int i = 0; i < n; i++)
+            line[i] = b->cell[start + i * step];
         bool moved;
-        points += eng_row_slide(line, n, &moved);
+        points += row_slide(line, n, &moved);
         if (!moved) continue;
         any = true;
-        for (int i = 0; i < n; i++) b->cell[line_index(n, dir, k, i)] = line[i];
+        for (int i = 0; i < n; i++)
+            b->cell[start + i * step] = line[i];
     }
     if (gained) *gained = points;
     return any;
+}
+
+/* Every size runs the same code; 4x4, the common board, gets its own copy
+ * with n constant. */
+static bool move_general(eng_board *b, eng_dir dir, uint64_t *gained) {
+    if (b->size == 4) return move_lines(b, 4, dir, gained);
+    return move_lines(b, b->size, dir, gained);
 }
 
 bool eng_move(eng_board *b, eng_dir dir, const eng_tables *t, uint64_t *gained) {
@@ -106,8 +141,11 @@ bool eng_spawn_tile(eng_board *b, eng_rng *rng, eng_spawn *out) {
     uint8_t empty[ENG_CELLS_MAX];
     unsigned n = 0;
     unsigned cells = (unsigned)b->size * b->size;
-    for (unsigned i = 0; i < cells; i++)
-        if (!b->cell[i]) empty[n++] = (uint8_t)i;
+    /* Branch-free: whether a cell is empty is a coin toss to the predictor. */
+    for (unsigned i = 0; i < cells; i++) {
+        empty[n] = (uint8_t)i;
+        n += !b->cell[i];
+    }
     if (n == 0) {
         if (out) *out = (eng_spawn){0, 0, 0};
         return false;
@@ -117,7 +155,8 @@ bool eng_spawn_tile(eng_board *b, eng_rng *rng, eng_spawn *out) {
     unsigned at = empty[pick_index(r1, n)];
     uint8_t e = r2 < SPAWN_TWO_BELOW ? 1 : 2;
     b->cell[at] = e;
-    if (out) *out = (eng_spawn){(int)(at / b->size), (int)(at % b->size), eng_exp_value(e)};
+    if (out)
+        *out = (eng_spawn){(int)(at / b->size), (int)(at % b->size), eng_exp_value(e)};
     return true;
 }
 
@@ -134,7 +173,9 @@ bool eng_is_over(const eng_board *b) {
     return true;
 }
 
-bool eng_has_won(const eng_board *b, uint64_t target) { return eng_max_tile(b) >= target; }
+bool eng_has_won(const eng_board *b, uint64_t target) {
+    return eng_max_tile(b) >= target;
+}
 
 uint64_t eng_max_tile(const eng_board *b) {
     uint8_t top = 0;
@@ -151,7 +192,8 @@ uint64_t eng_cell_value(const eng_board *b, int row, int col) {
 int eng_value_exp(uint64_t value) {
     if (value < 2 || (value & (value - 1))) return -1;
     int e = 0;
-    while (value >>= 1) e++;
+    while (value >>= 1)
+        e++;
     return e;
 }
 
@@ -196,7 +238,8 @@ bool eng_bits_pack(const eng_board *b, eng_bits *out) {
 
 void eng_bits_unpack(eng_bits bits, eng_board *b) {
     eng_board_init(b, 4);
-    for (int i = 0; i < 16; i++) b->cell[i] = (uint8_t)((bits >> (4 * i)) & 0xF);
+    for (int i = 0; i < 16; i++)
+        b->cell[i] = (uint8_t)((bits >> (4 * i)) & 0xF);
 }
 
 static uint16_t reverse_row(uint16_t row) {
@@ -213,12 +256,14 @@ static uint64_t row_to_col(uint16_t row) {
 void eng_tables_init(eng_tables *t) {
     for (uint32_t row = 0; row < 65536; row++) {
         uint8_t line[4];
-        for (int i = 0; i < 4; i++) line[i] = (row >> (4 * i)) & 0xF;
+        for (int i = 0; i < 4; i++)
+            line[i] = (row >> (4 * i)) & 0xF;
         /* Two 15s would make 16, which a nibble cannot hold; eng_bits_pack()
          * never lets a 15 through, so masking here loses nothing. */
         uint64_t points = eng_row_slide(line, 4, NULL);
         uint16_t left = 0;
-        for (int i = 0; i < 4; i++) left |= (uint16_t)((line[i] & 0xF) << (4 * i));
+        for (int i = 0; i < 4; i++)
+            left |= (uint16_t)((line[i] & 0xF) << (4 * i));
         t->row_left[row] = left;
         t->row_score[row] = (uint32_t)points;
     }
@@ -231,58 +276,37 @@ void eng_tables_init(eng_tables *t) {
     }
 }
 
-/* Swaps rows and columns of the 4x4 nibble matrix. */
-static inline eng_bits transpose(eng_bits x) {
-    eng_bits a1 = x & 0xF0F00F0FF0F00F0Full;
-    eng_bits a2 = x & 0x0000F0F00000F0F0ull;
-    eng_bits a3 = x & 0x0F0F00000F0F0000ull;
-    eng_bits a = a1 | (a2 << 12) | (a3 >> 12);
-    eng_bits b1 = a & 0xFF00FF0000FF00FFull;
-    eng_bits b2 = a & 0x00FF00FF00000000ull;
-    eng_bits b3 = a & 0x00000000FF00FF00ull;
-    return b1 | (b2 >> 24) | (b3 << 24);
-}
-
-eng_bits eng_bits_move(eng_bits bits, eng_dir dir, const eng_tables *t) {
-    const uint16_t *rows;
-    const uint64_t *cols;
-    switch (dir) {
-    case ENG_LEFT:
-    case ENG_RIGHT:
-        rows = dir == ENG_LEFT ? t->row_left : t->row_right;
-        return (eng_bits)rows[bits & ROW_MASK] |
-               (eng_bits)rows[(bits >> 16) & ROW_MASK] << 16 |
-               (eng_bits)rows[(bits >> 32) & ROW_MASK] << 32 |
-               (eng_bits)rows[(bits >> 48) & ROW_MASK] << 48;
-    case ENG_UP:
-    case ENG_DOWN:
-        cols = dir == ENG_UP ? t->col_up : t->col_down;
-        bits = transpose(bits);
-        return cols[bits & ROW_MASK] | cols[(bits >> 16) & ROW_MASK] << 4 |
-               cols[(bits >> 32) & ROW_MASK] << 8 | cols[(bits >> 48) & ROW_MASK] << 12;
-    }
-    return bits;
-}
-
 uint64_t eng_bits_score(eng_bits before, eng_dir dir, const eng_tables *t) {
-    if (dir == ENG_UP || dir == ENG_DOWN) before = transpose(before);
+    if (dir == ENG_UP || dir == ENG_DOWN) before = eng_bits_transpose(before);
     return (uint64_t)t->row_score[before & ROW_MASK] +
            t->row_score[(before >> 16) & ROW_MASK] +
-           t->row_score[(before >> 32) & ROW_MASK] + t->row_score[(before >> 48) & ROW_MASK];
+           t->row_score[(before >> 32) & ROW_MASK] +
+           t->row_score[(before >> 48) & ROW_MASK];
 }
 
 eng_bits eng_bits_spawn(eng_bits bits, eng_rng *rng) {
-    /* One bit per non-empty nibble, then count the empty ones. */
-    eng_bits occupied = bits | (bits >> 1);
-    occupied |= occupied >> 2;
-    occupied &= 0x1111111111111111ull;
-    unsigned n = 16 - (unsigned)__builtin_popcountll(occupied);
-    if (n == 0) return bits;
+    const eng_bits ones = 0x1111111111111111ull;
+    /* Bit 4i set when cell i is empty. */
+    eng_bits taken = bits | (bits >> 1);
+    taken |= taken >> 2;
+    eng_bits empty = ~taken & ones;
+    if (!empty) return bits;
+    /* Nibble i holds how many of cells 0..i are empty; only nibble 15 can
+     * overflow (16 on an empty board), and no carry reaches another nibble.
+     * No popcount: without -mpopcnt it is a library call. */
+    eng_bits prefix = empty * ones;
+    unsigned n = empty == ones ? 16 : (unsigned)(prefix >> 60);
     uint32_t r1 = eng_rng_next_u32(rng);
     uint32_t r2 = eng_rng_next_u32(rng);
-    unsigned k = pick_index(r1, n);
-    eng_bits empty = ~occupied & 0x1111111111111111ull;
-    while (k--) empty &= empty - 1; /* drop the k lowest empty cells */
-    eng_bits cell = empty & (~empty + 1);
-    return bits | (r2 < SPAWN_TWO_BELOW ? cell : cell << 1);
+    eng_bits k = pick_index(r1, n);
+    /* The chosen cell's index is the number of cells before it whose prefix
+     * is <= k. Compare nibbles 0..14 with k in byte lanes, branch-free
+     * because k is random: (0x80 | k) - v keeps bit 7 iff v <= k. */
+    const eng_bits bytes = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    eng_bits lanes = (k * bytes) | high;
+    eng_bits even = (lanes - (prefix & 0x0F0F0F0F0F0F0F0Full)) & high;
+    eng_bits odd =
+        (lanes - ((prefix >> 4) & 0x000F0F0F0F0F0F0Full)) & high & ~(0x80ull << 56);
+    unsigned at = (unsigned)((((even >> 7) + (odd >> 7)) * bytes) >> 56);
+    return bits | (eng_bits)(r2 < SPAWN_TWO_BELOW ? 1 : 2) << (4 * at);
 }
