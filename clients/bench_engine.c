@@ -1,5 +1,4 @@
-/* bench_engine.c - builds the fixed board set and runs and checks the engine workloads.
- */
+/* bench_engine.c - builds the fixed board set; runs and checks the engine workloads. */
 #include "bench_engine.h"
 
 #include <stdlib.h>

@@ -1,5 +1,4 @@
-/* bench_engine.h - the fixed engine workloads of BENCHMARKS.md, shared by the benchmark
- * and its test. */
+/* bench_engine.h - the engine workloads of BENCHMARKS.md, for the bench and the test. */
 #ifndef RACE2048_BENCH_ENGINE_H
 #define RACE2048_BENCH_ENGINE_H
 
