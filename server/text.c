@@ -125,20 +125,28 @@ static room *shown_room(const srv_player *p) {
 
 static const char *title = "race2048 - race your friends at 2048";
 
+/* The lobby fits an 80x24 terminal with room for the status lines; `help`
+ * has the long list. */
+static const char lobby_intro[] =
+    "\n"
+    "Slide the tiles with the arrow keys (or w a s d, h j k l): equal tiles merge\n"
+    "and score. In a race everyone gets the same tiles in the same places; the\n"
+    "first to make the target tile wins, or the best score once every board is\n"
+    "stuck or the time is up.\n"
+    "\n"
+    "  solo [SIZE]    play alone (3-8, default 4)  quick [N]   race the next who ask\n"
+    "  create [N]     make a room for N players    join CODE   join a friend's room\n"
+    "  watch CODE     watch a race                 rooms       list the rooms\n"
+    "  name NAME      choose your name             help        every command\n"
+    "  color on|off   colours                      quit        leave the server\n"
+    "\n";
+
 static void draw_lobby(conn *c, proto_buf *b) {
     text_session *s = c->text;
     srv_player *p = c->player;
     proto_buf_puts(b, "\x1b[H\x1b[2J");
     proto_render_linef(b, "%s", title);
-    proto_render_linef(b, "%s", "");
-    proto_render_text(
-        b, "Slide the tiles with the arrow keys (or w a s d, h j k l): equal tiles\n"
-           "merge and add to your score. In a race everyone gets the same tiles in\n"
-           "the same places; the first to make the target tile (2048) wins, or the\n"
-           "best score when every board is stuck or the time runs out.\n");
-    proto_render_linef(b, "%s", "");
-    proto_render_text(b, proto_command_help());
-    proto_render_linef(b, "%s", "");
+    proto_render_text(b, lobby_intro);
     if (p) proto_render_linef(b, "You are %s.", p->name);
     if (p && p->queued) {
         int waiting = 0;
