@@ -316,8 +316,11 @@ void conn_sweep_idle(srv *s) {
     for (srv_link *l = s->conns.next; l != &s->conns; l = l->next) {
         conn *c = srv_container(l, conn, link);
         if (c->closing || c->draining || now - c->last_active < s->cfg.idle_ms) continue;
-        /* A racer thinking over a move is not idle while the race runs. */
-        if (c->player && c->player->room && c->player->room->state == ROOM_RUNNING)
+        /* A racer thinking over a move, or someone watching a race, is not
+         * idle while the race runs. */
+        const srv_player *p = c->player;
+        if (p && ((p->room && p->room->state == ROOM_RUNNING) ||
+                  (p->watching && p->watching->state == ROOM_RUNNING)))
             continue;
         srv_log(SRV_LOG_INFO, "closing idle connection %s", c->peer);
         if (c->mode == CONN_TEXT && c->text) text_say_idle(c);
