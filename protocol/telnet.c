@@ -157,7 +157,8 @@ size_t proto_telnet_feed(proto_telnet *t, const unsigned char *in, size_t n,
     size_t o = 0;
     unsigned ev = 0;
     size_t i;
-    for (i = 0; i < n && ev == 0; i++) {
+    /* An interrupt does not stop the call (see telnet.h). */
+    for (i = 0; i < n && (ev & ~(unsigned)PROTO_TN_EV_INTERRUPT) == 0; i++) {
         uint8_t c = in[i];
         switch (t->state) {
         case S_DATA:

@@ -34,6 +34,10 @@ enum {
     PROTO_TN_EV_RESIZE = 1 << 2, /* a window size (NAWS) arrived: t->width, t->height */
     PROTO_TN_EV_INTERRUPT = 1 << 3, /* IAC IP: the user pressed Ctrl-C in line mode */
 };
+/* Telnet follows IAC IP with IAC DO TIMING-MARK and discards all output
+ * until the answer comes, so PROTO_TN_EV_INTERRUPT does not stop a feed:
+ * the call goes on to collect that answer in the same read. Send the
+ * replies before any output written in response to the interrupt. */
 
 /* One connection's telnet state. Read the public fields freely; change them
  * only through the functions. Everything is inside the struct: no malloc. */
@@ -78,8 +82,9 @@ void proto_telnet_offered(proto_telnet *t);
  * the server must send accumulate in t->reply.
  *
  * Returns how many bytes were consumed. The call stops early right after a
- * command that raised events, so data before and after an event are not
- * mixed up, and before a command whose reply would not fit in t->reply.
+ * command that raised events (but PROTO_TN_EV_INTERRUPT, see above), so data
+ * before and after an event are not mixed up, and before a command whose
+ * reply would not fit in t->reply.
  * The caller handles the data, sends proto_telnet_replies(), handles the
  * events, and calls again with the rest; after the replies were taken, a
  * call with n > 0 always consumes at least one byte. Cannot fail. */

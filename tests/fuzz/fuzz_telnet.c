@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Everything a run produced, folded into hashes so runs compare cheaply. */
 typedef struct result {
     uint64_t data, events, replies, keys;
-    size_t data_len, replies_len;
+    size_t data_len, replies_len, interrupts;
     proto_telnet t;
 } result;
 
@@ -79,9 +79,13 @@ static void run(result *r, const uint8_t *data, size_t size, bool offered, bool 
                 CHECK(rep[i] == 0xff && rep[i + 1] >= 251);
             mix(&r->replies, rep, rlen);
             r->replies_len += rlen;
-            if (ev) {
+            if (ev & PROTO_TN_EV_INTERRUPT)
+                r->interrupts++; /* no stop, so no position; several in one call are one
+                                    bit */
+            if (ev & ~(unsigned)PROTO_TN_EV_INTERRUPT) {
                 /* Where an event falls in the data does not depend on cuts. */
-                uint64_t e[5] = {ev, r->data_len, r->t.echo, r->t.width, r->t.height};
+                uint64_t e[5] = {ev & ~(unsigned)PROTO_TN_EV_INTERRUPT, r->data_len,
+                                 r->t.echo, r->t.width, r->t.height};
                 mix(&r->events, e, sizeof e);
             }
             if (ev & PROTO_TN_EV_TELNET) CHECK(r->t.seen);
@@ -100,7 +104,8 @@ static void run(result *r, const uint8_t *data, size_t size, bool offered, bool 
 static bool same(const result *a, const result *b) {
     return a->data == b->data && a->events == b->events && a->replies == b->replies &&
            a->keys == b->keys && a->data_len == b->data_len &&
-           a->replies_len == b->replies_len && a->t.seen == b->t.seen &&
+           a->replies_len == b->replies_len &&
+           (a->interrupts > 0) == (b->interrupts > 0) && a->t.seen == b->t.seen &&
            a->t.echo == b->t.echo && a->t.width == b->t.width &&
            a->t.height == b->t.height;
 }
