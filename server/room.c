@@ -463,7 +463,7 @@ static void rematch_progress(room *r) {
         if (seat->rematch) ready[asked++] = seat->player;
     }
     if (asked == 0) return;
-    if (asked < present || asked < PROTO_PLAYERS_MIN) {
+    if (asked < present) {
         /* Show who is waiting: the players who asked, out of those present. */
         proto_player views[PROTO_PLAYERS_MAX];
         int n = 0;
@@ -478,9 +478,11 @@ static void rematch_progress(room *r) {
         for (int i = 0; i < r->nseats; i++)
             if (r->seats[i].player) srv_send(r->seats[i].player, &m);
         if (m.json) srv_buf_unref(m.json);
-        if (asked < present) return;
-        /* Alone: wait in a new room that others can join by its code. */
+        return;
     }
+    /* Alone, the asker waits in a new room that others can join by its code;
+     * that room's own `room` message is the reply (not one naming this room,
+     * which is freed below). */
     proto_settings settings = r->settings;
     if (asked >= PROTO_PLAYERS_MIN) settings.players = asked;
     room *next = room_new(r->srv, false, &settings);
