@@ -1,0 +1,630 @@
+/* harness.c - integration test harness: runs the real race2048d and talks JSON lines to
+ * it.
+ */
+#define _GNU_SOURCE /* syscall(SYS_pidfd_open), pipe2 */
+#include "harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <cmocka.h>
+
+extern char **environ;
+
+#define MAX_SERVERS 8
+#define MAX_CLIENTS 512
+
+struct client {
+    int fd; /* -1 once closed */
+    char *buf;
+    size_t len, cap;
+    bool eof;
+    json_int_t id; /* from the last welcome seen, 0 before */
+    uint64_t next_seq;
+    json_t *skipped;
+};
+
+static th_server servers[MAX_SERVERS];
+static int nservers;
+static client *clients[MAX_CLIENTS];
+static int nclients;
+static json_t *pool; /* every object handed out, freed at teardown */
+
+/* --------------------------------------------------------------- timing --- */
+
+int harness_ms(int ms) {
+    static double factor;
+    if (factor == 0) {
+        const char *env = getenv("RACE2048_TEST_SLOWDOWN");
+        factor = env && *env ? strtod(env, NULL) : 1;
+        if (factor < 1) factor = 1;
+    }
+    return (int)(ms * factor);
+}
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int remaining(int64_t deadline) {
+    int64_t left = deadline - now_ms();
+    return left < 0 ? 0 : (int)left;
+}
+
+json_t *harness_keep(json_t *o) {
+    if (!pool) pool = json_array();
+    json_array_append_new(pool, o);
+    return o;
+}
+
+/* ------------------------------------------------------------- servers --- */
+
+static void kill_leftovers(void) {
+    for (int i = 0; i < nservers; i++)
+        if (!servers[i].stopped) kill(servers[i].pid, SIGKILL);
+}
+
+/* Waits for pid to exit until deadline; returns true with *status, false on timeout. */
+static bool wait_exit(pid_t pid, int64_t deadline, int *status) {
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    for (;;) {
+        pid_t r = waitpid(pid, status, WNOHANG);
+        if (r == pid) break;
+        if (r < 0 && errno != EINTR) {
+            if (pidfd >= 0) close(pidfd);
+            return false;
+        }
+        int left = remaining(deadline);
+        if (left == 0) {
+            if (pidfd >= 0) close(pidfd);
+            return false;
+        }
+        if (pidfd >= 0) {
+            struct pollfd p = {.fd = pidfd, .events = POLLIN};
+            poll(&p, 1, left);
+        } else {
+            poll(NULL, 0, left < 10 ? left : 10); /* no pidfd: check again soon */
+        }
+    }
+    if (pidfd >= 0) close(pidfd);
+    return true;
+}
+
+th_server *server_start(const char *const *extra) {
+    static bool atexit_done;
+    if (!atexit_done) {
+        atexit(kill_leftovers);
+        atexit_done = true;
+    }
+    const char *bin = getenv("RACE2048D");
+    if (!bin || !*bin) fail_msg("RACE2048D is not set (the ctest registration sets it)");
+    if (nservers == MAX_SERVERS) fail_msg("too many servers in one test");
+
+    /* argv: the wrapper's words, the binary, the standard flags, the extras. */
+    char *words = strdup(getenv("RACE2048D_WRAPPER") ? getenv("RACE2048D_WRAPPER") : "");
+    const char *argv[64];
+    int argc = 0;
+    for (char *save, *w = strtok_r(words, " ", &save); w && argc < 32;
+         w = strtok_r(NULL, " ", &save))
+        argv[argc++] = w;
+    argv[argc++] = bin;
+    static const char *const standard[] = {"--host", "127.0.0.1", "--port",      "0",
+                                           "--seed", "42",        "--log-level", "warn"};
+    for (size_t i = 0; i < sizeof standard / sizeof standard[0]; i++)
+        argv[argc++] = standard[i];
+    for (int i = 0; extra && extra[i] && argc < 63; i++)
+        argv[argc++] = extra[i];
+    argv[argc] = NULL;
+
+    int out[2];
+    if (pipe2(out, O_CLOEXEC) < 0) fail_msg("pipe: %s", strerror(errno));
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* The server must not outlive a test that crashed or aborted. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);
+        dup2(devnull, 0);
+        dup2(out[1], 1);
+        execve(argv[0], (char *const *)argv, environ);
+        _exit(127);
+    }
+    int spawn_errno = errno;
+    close(out[1]);
+    close(devnull);
+    if (pid < 0) {
+        close(out[0]);
+        free(words);
+        fail_msg("cannot start %s: %s", argv[0], strerror(spawn_errno));
+    }
+    th_server *s = &servers[nservers++];
+    *s = (th_server){.pid = pid};
+
+    /* The first stdout line says where it listens. */
+    char line[256];
+    size_t n = 0;
+    int64_t deadline = now_ms() + harness_ms(20000);
+    while (n < sizeof line - 1 && !memchr(line, '\n', n)) {
+        struct pollfd p = {.fd = out[0], .events = POLLIN};
+        if (poll(&p, 1, remaining(deadline)) <= 0) break;
+        ssize_t r = read(out[0], line + n, sizeof line - 1 - n);
+        if (r <= 0) break;
+        n += (size_t)r;
+    }
+    line[n] = '\0';
+    close(out[0]);
+    const char *colon = strrchr(line, ':');
+    if (!strstr(line, "race2048d listening on ") || !colon || atoi(colon + 1) <= 0) {
+        kill(pid, SIGKILL);
+        int status;
+        wait_exit(pid, now_ms() + harness_ms(5000), &status);
+        s->stopped = true;
+        free(words);
+        fail_msg("%s did not say where it listens; stdout was \"%s\"", bin, line);
+    }
+    s->port = atoi(colon + 1);
+    free(words);
+    return s;
+}
+
+/* Stops s; returns its exit code, or -1 with why in err. */
+static int stop_quiet(th_server *s, char *err, size_t errlen) {
+    if (s->stopped) return 0;
+    s->stopped = true;
+    kill(s->pid, SIGTERM);
+    int status = 0;
+    if (!wait_exit(s->pid, now_ms() + harness_ms(15000), &status)) {
+        kill(s->pid, SIGKILL);
+        wait_exit(s->pid, now_ms() + 5000, &status);
+        snprintf(err, errlen, "the server (pid %d) did not exit after SIGTERM; killed",
+                 (int)s->pid);
+        return -1;
+    }
+    if (WIFSIGNALED(status)) {
+        snprintf(err, errlen, "the server died of signal %d", WTERMSIG(status));
+        return -1;
+    }
+    return WEXITSTATUS(status);
+}
+
+int server_stop(th_server *s) {
+    char err[160];
+    int code = stop_quiet(s, err, sizeof err);
+    if (code < 0) fail_msg("%s", err);
+    return code;
+}
+
+int harness_teardown(void **state) {
+    for (int i = 0; i < nclients; i++) {
+        client *c = clients[i];
+        if (c->fd >= 0) close(c->fd);
+        free(c->buf);
+        json_decref(c->skipped);
+        free(c);
+    }
+    nclients = 0;
+    char errors[512] = "";
+    for (int i = 0; i < nservers; i++) {
+        char err[160] = "";
+        int code = stop_quiet(&servers[i], err, sizeof err);
+        if (code > 0)
+            snprintf(err, sizeof err, "the server exited with %d (see its stderr)", code);
+        if (*err && strlen(errors) + strlen(err) + 3 < sizeof errors) {
+            strcat(errors, err);
+            strcat(errors, "; ");
+        }
+    }
+    nservers = 0;
+    json_decref(pool);
+    pool = NULL;
+    if (*errors) fail_msg("teardown: %s", errors);
+    return 0;
+}
+
+/* ------------------------------------------------------------- clients --- */
+
+client *client_connect_rcvbuf(th_server *s, int rcvbuf) {
+    if (nclients == MAX_CLIENTS) fail_msg("too many clients in one test");
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) fail_msg("socket: %s", strerror(errno));
+    if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+        int e = errno;
+        close(fd);
+        fail_msg("connect to port %d: %s", s->port, strerror(e));
+    }
+    client *c = calloc(1, sizeof *c);
+    c->fd = fd;
+    c->skipped = json_array();
+    clients[nclients++] = c;
+    return c;
+}
+
+client *client_connect(th_server *s) {
+    return client_connect_rcvbuf(s, 0);
+}
+
+void client_close(client *c) {
+    if (c->fd >= 0) close(c->fd);
+    c->fd = -1;
+}
+
+void client_abort(client *c) {
+    struct linger l = {.l_onoff = 1, .l_linger = 0};
+    if (c->fd >= 0) setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    client_close(c);
+}
+
+bool client_send_raw(client *c, const void *data, size_t len, bool tolerate_error) {
+    if (c->fd < 0) fail_msg("send on a closed client");
+    const char *p = data;
+    int64_t deadline = now_ms() + harness_ms(WAIT);
+    while (len > 0) {
+        struct pollfd pf = {.fd = c->fd, .events = POLLOUT};
+        if (poll(&pf, 1, remaining(deadline)) <= 0) {
+            if (tolerate_error) return false;
+            fail_msg("timed out sending %zu bytes", len);
+        }
+        ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+        if (n < 0) {
+            if (tolerate_error) return false;
+            fail_msg("send: %s", strerror(errno));
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+void client_send(client *c, const char *fmt, ...) {
+    char line[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof line - 1) fail_msg("client_send: line too long");
+    line[n++] = '\n';
+    client_send_raw(c, line, (size_t)n, false);
+}
+
+/* Reads what is there into c->buf; returns bytes read, 0 on EOF or reset, -1 on
+ * timeout. */
+static ssize_t read_more(client *c, int64_t deadline) {
+    if (c->fd < 0) fail_msg("read on a closed client");
+    if (c->eof) return 0;
+    if (c->cap - c->len < 65536) {
+        c->cap = c->cap * 2 + 65536;
+        c->buf = realloc(c->buf, c->cap);
+    }
+    for (;;) {
+        struct pollfd pf = {.fd = c->fd, .events = POLLIN};
+        int r = poll(&pf, 1, remaining(deadline));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        ssize_t n = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+        if (n <= 0) { /* EOF, or ECONNRESET: either way the server closed */
+            c->eof = true;
+            return 0;
+        }
+        c->len += (size_t)n;
+        return n;
+    }
+}
+
+/* The server promises compact lines: no whitespace outside strings. */
+static bool compact(const char *s, size_t n) {
+    bool in_str = false;
+    for (size_t i = 0; i < n; i++) {
+        if (in_str) {
+            if (s[i] == '\\')
+                i++;
+            else if (s[i] == '"')
+                in_str = false;
+        } else if (s[i] == '"') {
+            in_str = true;
+        } else if (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n') {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Takes the next complete line out of c->buf into a new object, or returns
+ * NULL if no complete JSON line is buffered. */
+static json_t *take_line(client *c) {
+    for (;;) {
+        char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
+        if (!nl) return NULL;
+        size_t n = (size_t)(nl - c->buf);
+        char line[1 << 16];
+        if (n >= sizeof line) fail_msg("a server line of %zu bytes", n);
+        memcpy(line, c->buf, n);
+        line[n] = '\0';
+        memmove(c->buf, nl + 1, c->len - n - 1);
+        c->len -= n + 1;
+        if (n == 0 || line[0] != '{') continue; /* text-mode bytes: not for us */
+        if (!compact(line, n)) fail_msg("server line is not compact JSON: %s", line);
+        json_error_t err;
+        json_t *o = json_loadb(line, n, 0, &err);
+        if (!o || !json_is_object(o))
+            fail_msg("server sent a line that is not a JSON object (%s): %s", err.text,
+                     line);
+        if (!json_is_string(json_object_get(o, "type")))
+            fail_msg("server object without a string type: %s", line);
+        harness_keep(o);
+        if (!strcmp(json_string_value(json_object_get(o, "type")), "welcome") &&
+            json_is_integer(json_object_get(o, "id")))
+            c->id = json_integer_value(json_object_get(o, "id"));
+        return o;
+    }
+}
+
+/* The next object; NULL on EOF; fails on timeout, naming `what` was awaited. */
+static json_t *next_obj(client *c, int ms, const char *what) {
+    int64_t deadline = now_ms() + harness_ms(ms);
+    for (;;) {
+        json_t *o = take_line(c);
+        if (o) return o;
+        ssize_t r = read_more(c, deadline);
+        if (r == 0) return NULL;
+        if (r < 0) fail_msg("timed out after %d ms waiting for %s", harness_ms(ms), what);
+    }
+}
+
+json_t *client_next(client *c, int ms) {
+    return next_obj(c, ms, "a message");
+}
+
+static const char *type_of(const json_t *o) {
+    return json_string_value(json_object_get(o, "type"));
+}
+
+static char *dump(const json_t *o) {
+    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    /* Kept in the pool so failure messages can use it without leaking. */
+    harness_keep(json_string(s ? s : "?"));
+    char *r = (char *)json_string_value(json_array_get(pool, json_array_size(pool) - 1));
+    free(s);
+    return r;
+}
+
+json_t *client_expect(client *c, const char *type, int ms) {
+    char what[64];
+    snprintf(what, sizeof what, "\"%s\"", type);
+    json_t *o = next_obj(c, ms, what);
+    if (!o) fail_msg("connection closed while waiting for \"%s\"", type);
+    if (strcmp(type_of(o), type) != 0) fail_msg("expected \"%s\", got %s", type, dump(o));
+    return o;
+}
+
+static bool in_list(const char *type, const char *list) {
+    size_t n = strlen(type);
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ')
+            p++;
+        size_t k = strcspn(p, " ");
+        if (k == n && !strncmp(p, type, n)) return true;
+        p += k;
+    }
+    return false;
+}
+
+json_t *client_expect_skip(client *c, const char *type, const char *skip, int ms) {
+    char what[64];
+    snprintf(what, sizeof what, "\"%s\"", type);
+    int64_t deadline = now_ms() + harness_ms(ms);
+    for (;;) {
+        json_t *o = next_obj(c, remaining(deadline) + 1, what);
+        if (!o) fail_msg("connection closed while waiting for \"%s\"", type);
+        if (!strcmp(type_of(o), type)) return o;
+        if (!in_list(type_of(o), skip))
+            fail_msg("expected \"%s\" (skipping %s), got %s", type, skip, dump(o));
+        json_array_append(c->skipped, o);
+    }
+}
+
+json_t *client_skipped(client *c) {
+    json_t *s = harness_keep(c->skipped);
+    c->skipped = json_array();
+    return s;
+}
+
+json_t *client_expect_error(client *c, const char *code, int ms) {
+    json_t *o = client_expect(c, "error", ms);
+    if (strcmp(jstr(o, "code"), code) != 0)
+        fail_msg("expected error %s, got %s", code, dump(o));
+    if (!*jstr(o, "message")) fail_msg("error without a message: %s", dump(o));
+    return o;
+}
+
+void client_expect_eof(client *c, int ms) {
+    json_t *o = next_obj(c, ms, "the server to close the connection");
+    if (o) fail_msg("expected the connection to close, got %s", dump(o));
+}
+
+size_t client_drain_to_eof(client *c, int ms) {
+    size_t total = c->len;
+    c->len = 0;
+    int64_t deadline = now_ms() + harness_ms(ms);
+    for (;;) {
+        ssize_t r = read_more(c, deadline);
+        if (r == 0) return total;
+        if (r < 0) fail_msg("timed out waiting for the server to close the connection");
+        total += (size_t)r;
+        c->len = 0;
+    }
+}
+
+size_t client_read_raw(client *c, void *buf, size_t len, int ms) {
+    if (c->len == 0) {
+        ssize_t r = read_more(c, now_ms() + harness_ms(ms));
+        if (r < 0) fail_msg("timed out waiting for raw bytes");
+        if (r == 0) return 0;
+    }
+    size_t n = c->len < len ? c->len : len;
+    memcpy(buf, c->buf, n);
+    memmove(c->buf, c->buf + n, c->len - n);
+    c->len -= n;
+    return n;
+}
+
+json_t *client_hello(client *c, const char *name) {
+    client_send(c, "{\"type\":\"hello\",\"name\":\"%s\"}", name);
+    json_t *w = client_expect(c, "welcome", WAIT);
+    assert_string_equal(jstr(w, "name"), name);
+    return w;
+}
+
+void client_sync(client *c) {
+    static unsigned counter;
+    unsigned t = ++counter;
+    client_send(c, "{\"type\":\"ping\",\"t\":%u}", t);
+    json_t *pong = client_expect(c, "pong", WAIT);
+    if (jint(pong, "t") != (json_int_t)t)
+        fail_msg("pong for another ping: %s", dump(pong));
+}
+
+json_t *client_move(client *c, const char *dir) {
+    uint64_t seq = ++c->next_seq;
+    client_send(c, "{\"type\":\"move\",\"dir\":\"%s\",\"seq\":%llu}", dir,
+                (unsigned long long)seq);
+    int64_t deadline = now_ms() + harness_ms(WAIT);
+    for (;;) {
+        json_t *o = next_obj(c, remaining(deadline) + 1, "the state of a move");
+        if (!o) fail_msg("connection closed while waiting for the state of a move");
+        const char *t = type_of(o);
+        if (!strcmp(t, "state") && jint(o, "id") == c->id &&
+            json_is_integer(json_object_get(o, "seq")) &&
+            (uint64_t)jint(o, "seq") == seq) {
+            assert_string_equal(jstr(o, "dir"), dir);
+            return o;
+        }
+        if (strcmp(t, "state") != 0 && strcmp(t, "player") != 0)
+            fail_msg("expected the state of move %llu, got %s", (unsigned long long)seq,
+                     dump(o));
+        json_array_append(c->skipped, o);
+    }
+}
+
+json_t *client_move_any(client *c) {
+    static const char *const dirs[] = {"left", "up", "right", "down"};
+    for (int i = 0; i < 4; i++) {
+        json_t *st = client_move(c, dirs[i]);
+        if (json_is_true(json_object_get(st, "moved"))) return st;
+    }
+    fail_msg("no direction moved the board: %s", dump(c->skipped));
+    return NULL;
+}
+
+/* ----------------------------------------------------------- scenarios --- */
+
+const char *race_start(th_server *s, int n, const char *fields, client **out,
+                       json_t **starts) {
+    const char *code = NULL;
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "p%d", i);
+        out[i] = client_connect(s);
+        client_hello(out[i], name);
+        if (i == 0) {
+            client_send(out[0], "{\"type\":\"create\",\"players\":%d%s%s}", n,
+                        fields && *fields ? "," : "", fields ? fields : "");
+            code = jstr(client_expect(out[0], "room", WAIT), "room");
+        } else {
+            client_send(out[i], "{\"type\":\"join\",\"room\":\"%s\"}", code);
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        json_t *st = client_expect_skip(out[i], "start", "room", WAIT);
+        client_skipped(out[i]); /* forget the room messages */
+        if (strcmp(jstr(st, "room"), code) != 0) fail_msg("start for another room");
+        if (starts) starts[i] = st;
+    }
+    return code;
+}
+
+/* ---------------------------------------------------------------- JSON --- */
+
+static json_t *field(const json_t *o, const char *name) {
+    json_t *v = json_object_get(o, name);
+    if (!v) fail_msg("no field \"%s\" in %s", name, dump(o));
+    return v;
+}
+
+json_int_t jint(const json_t *o, const char *name) {
+    json_t *v = field(o, name);
+    if (!json_is_integer(v))
+        fail_msg("field \"%s\" is not an integer in %s", name, dump(o));
+    return json_integer_value(v);
+}
+
+const char *jstr(const json_t *o, const char *name) {
+    json_t *v = field(o, name);
+    if (!json_is_string(v)) fail_msg("field \"%s\" is not a string in %s", name, dump(o));
+    return json_string_value(v);
+}
+
+bool jbool(const json_t *o, const char *name) {
+    json_t *v = field(o, name);
+    if (!json_is_boolean(v)) fail_msg("field \"%s\" is not a bool in %s", name, dump(o));
+    return json_is_true(v);
+}
+
+json_t *jarr(const json_t *o, const char *name) {
+    json_t *v = field(o, name);
+    if (!json_is_array(v)) fail_msg("field \"%s\" is not an array in %s", name, dump(o));
+    return v;
+}
+
+json_t *jobj(const json_t *o, const char *name) {
+    json_t *v = field(o, name);
+    if (!json_is_object(v))
+        fail_msg("field \"%s\" is not an object in %s", name, dump(o));
+    return v;
+}
+
+bool jnull(const json_t *o, const char *name) {
+    return json_is_null(field(o, name));
+}
+
+bool jhas(const json_t *o, const char *name) {
+    return json_object_get(o, name) != NULL;
+}
+
+json_t *jplayer(const json_t *list, json_int_t id) {
+    size_t i;
+    json_t *p;
+    json_array_foreach(list, i, p) {
+        if (jint(p, "id") == id) return p;
+    }
+    fail_msg("no player %lld in %s", (long long)id, dump(list));
+    return NULL;
+}
+
+bool jequal(const json_t *a, const json_t *b) {
+    return json_equal((json_t *)a, (json_t *)b);
+}

@@ -1,0 +1,138 @@
+/* harness.h - integration test harness: runs the real race2048d and talks JSON lines to
+ * it.
+ *
+ * Every function here fails the running cmocka test (fail_msg) instead of
+ * returning an error, so tests read as scripts. Servers and clients are
+ * tracked by the harness: harness_teardown() closes every client, stops every
+ * server and fails the test if one did not exit 0 (a crash, or a leak found by
+ * ASan or valgrind). JSON objects the harness returns are borrowed: they stay
+ * valid until harness_teardown().
+ *
+ * Environment: RACE2048D (path of the server binary, required),
+ * RACE2048D_WRAPPER (a command line prefixed to it, e.g. valgrind ...),
+ * RACE2048_TEST_SLOWDOWN (multiplies every deadline, default 1).
+ */
+#ifndef RACE2048_TESTS_HARNESS_H
+#define RACE2048_TESTS_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+/* Default deadline for one expected message, before the slowdown factor. */
+#define WAIT 5000
+
+/* ------------------------------------------------------------- servers --- */
+
+typedef struct th_server {
+    pid_t pid;
+    int port;
+    bool stopped;
+} th_server;
+
+/* Starts race2048d with the standard arguments (--host 127.0.0.1 --port 0
+ * --seed 42 --log-level warn) plus `extra` (NULL-terminated, may be NULL;
+ * later flags win) and waits for its `listening on` line. */
+th_server *server_start(const char *const *extra);
+#define SERVER(...) server_start((const char *const[]){__VA_ARGS__, NULL})
+
+/* SIGTERM, then waits for the exit; fails the test if the server does not
+ * exit in time (it is then killed) or died of a signal. Returns the exit code. */
+int server_stop(th_server *s);
+
+/* cmocka teardown: closes every client, stops every server, fails if one
+ * exited non-zero, and frees the JSON objects handed out. */
+int harness_teardown(void **state);
+
+/* Deadline ms scaled by RACE2048_TEST_SLOWDOWN. */
+int harness_ms(int ms);
+
+/* ------------------------------------------------------------- clients --- */
+
+typedef struct client client;
+
+/* Connects to s over loopback. rcvbuf > 0 sets SO_RCVBUF before connecting.
+ * A JSON client must send its first line at once (mode detection). */
+client *client_connect(th_server *s);
+client *client_connect_rcvbuf(th_server *s, int rcvbuf);
+/* Closes the socket (the server sees EOF). */
+void client_close(client *c);
+/* Closes with an RST instead (SO_LINGER 0). */
+void client_abort(client *c);
+
+/* Sends one line (printf format; the '\n' is added). */
+void client_send(client *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Sends bytes as they are. Fails the test if the socket is broken, unless
+ * tolerate_error, in which case it returns false. */
+bool client_send_raw(client *c, const void *data, size_t len, bool tolerate_error);
+
+/* The next JSON object from the server (lines not starting with '{' are
+ * skipped); NULL on EOF or a reset connection. Fails the test on a timeout
+ * or a line that is not a compact JSON object with a string "type". */
+json_t *client_next(client *c, int ms);
+/* The next object, which must have this type (fails otherwise). */
+json_t *client_expect(client *c, const char *type, int ms);
+/* The next object of this type, skipping objects whose type is in `skip`
+ * (space-separated, e.g. "state player"); any other type fails. */
+json_t *client_expect_skip(client *c, const char *type, const char *skip, int ms);
+/* The next object must be an error with this code. */
+json_t *client_expect_error(client *c, const char *code, int ms);
+/* The server must close the connection next: EOF (or a reset) before any object. */
+void client_expect_eof(client *c, int ms);
+/* Discards everything up to EOF or a reset; returns the bytes discarded. */
+size_t client_drain_to_eof(client *c, int ms);
+/* Raw bytes: up to len bytes that arrive within ms (at least one unless EOF);
+ * returns the count, 0 on EOF. Reads the harness's line buffer first. */
+size_t client_read_raw(client *c, void *buf, size_t len, int ms);
+/* The objects of skipped types seen by client_expect_skip since the last
+ * call to this (a JSON array, borrowed), then forgets them. */
+json_t *client_skipped(client *c);
+
+/* hello NAME then its welcome; returns the welcome. */
+json_t *client_hello(client *c, const char *name);
+/* A round trip: ping with a unique t, and the very next object must be its
+ * pong. Proves nothing else was queued for c before it. */
+void client_sync(client *c);
+/* A move; returns the `state` that answers it, skipping `player` messages
+ * and other players' states (those are kept in client_skipped()). */
+json_t *client_move(client *c, const char *dir);
+
+/* Tries left, up, right, down until a move changes the board; returns that
+ * state (fails if none does). */
+json_t *client_move_any(client *c);
+
+/* ----------------------------------------------------------- scenarios --- */
+
+/* n named clients (p0, p1, ...) in a race: the first creates a room with
+ * "players":n plus the JSON members in `fields` (e.g. "\"size\":3"), the
+ * others join, everyone gets `start`. starts (may be NULL) receives each
+ * client's start. Returns the room code (borrowed). */
+const char *race_start(th_server *s, int n, const char *fields, client **out,
+                       json_t **starts);
+
+/* ---------------------------------------------------------------- JSON --- */
+
+/* Field getters that fail the test if the field is missing or of another type. */
+json_int_t jint(const json_t *o, const char *field);
+const char *jstr(const json_t *o, const char *field);
+bool jbool(const json_t *o, const char *field);
+json_t *jarr(const json_t *o, const char *field);
+json_t *jobj(const json_t *o, const char *field);
+bool jnull(const json_t *o, const char *field); /* present and null */
+bool jhas(const json_t *o, const char *field);
+/* The player object with this id in a list (fails if absent). */
+json_t *jplayer(const json_t *list, json_int_t id);
+/* True if two JSON values are equal. */
+bool jequal(const json_t *a, const json_t *b);
+
+/* Keeps o (a new reference) until teardown and returns it. */
+json_t *harness_keep(json_t *o);
+
+#endif

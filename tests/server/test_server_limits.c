@@ -1,0 +1,366 @@
+/* test_server_limits.c - race2048d over loopback: lost connections, resume, grace,
+ * idle timeout, slow consumers and long lines in a race. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "checks.h"
+#include "harness.h"
+
+/* Expects the `player` message about id, with this connection state. */
+static json_t *expect_player(client *c, json_int_t id, bool connected,
+                             const char *status) {
+    json_t *pl = client_expect_skip(c, "player", "state", WAIT);
+    assert_int_equal(jint(pl, "id"), id);
+    assert_int_equal(jbool(pl, "connected"), connected);
+    assert_string_equal(jstr(pl, "status"), status);
+    assert_true(jhas(pl, "room"));
+    return pl;
+}
+
+/* A new connection takes over id's seat with token; returns its start. */
+static json_t *resume(th_server *s, client **out, const char *token, json_int_t id,
+                      const char *name) {
+    client *c = client_connect(s);
+    client_send(c, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
+    json_t *w = client_expect(c, "welcome", WAIT);
+    assert_int_equal(jint(w, "id"), id);
+    assert_string_equal(jstr(w, "name"), name);
+    assert_string_equal(jstr(w, "token"), token);
+    json_t *st = client_expect(c, "start", WAIT);
+    assert_int_equal(jint(st, "you"), id);
+    *out = c;
+    return st;
+}
+
+/* ------------------------------------------------------------- resume --- */
+
+static void test_resume_within_grace(void **state) {
+    th_server *s = SERVER(NULL);
+    client *a = client_connect(s), *b = client_connect(s), *w = client_connect(s);
+    json_t *wa = client_hello(a, "alice");
+    json_int_t ida = jint(wa, "id");
+    char token[80];
+    snprintf(token, sizeof token, "%s", jstr(wa, "token"));
+    client_hello(b, "bob");
+    client_hello(w, "watcher");
+    client_send(a, "{\"type\":\"create\",\"size\":5}");
+    const char *code = jstr(client_expect(a, "room", WAIT), "room");
+    client_send(b, "{\"type\":\"join\",\"room\":\"%s\"}", code);
+    json_t *start = client_expect_skip(a, "start", "room", WAIT);
+    client_expect_skip(b, "start", "room", WAIT);
+    client_send(w, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
+    client_expect(w, "start", WAIT);
+    json_t *last = NULL;
+    for (int i = 0; i < 3; i++) {
+        last = client_move_any(a);
+        client_expect_skip(b, "state", "", WAIT);
+        client_expect_skip(w, "state", "", WAIT);
+    }
+
+    client_close(a);
+    expect_player(b, ida, false, "playing");
+    expect_player(w, ida, false, "playing");
+    /* The race goes on meanwhile. */
+    client_move_any(b);
+    client_expect(w, "state", WAIT);
+
+    json_t *snap = resume(s, &a, token, ida, "alice");
+    assert_string_equal(jstr(snap, "room"), code);
+    assert_string_equal(jstr(snap, "commit"), jstr(start, "commit"));
+    json_t *me = jplayer(jarr(snap, "players"), ida);
+    assert_true(jequal(jarr(me, "board"), jarr(last, "board")));
+    assert_int_equal(jint(me, "score"), jint(last, "score"));
+    assert_int_equal(jint(me, "moves"), jint(last, "moves"));
+    assert_string_equal(jstr(me, "status"), "playing");
+    expect_player(b, ida, true, "playing");
+    expect_player(w, ida, true, "playing");
+
+    /* It plays on, seen by all. */
+    json_t *next = client_move_any(a);
+    assert_int_equal(jint(next, "moves"), jint(last, "moves") + 1);
+    assert_true(jequal(client_expect(b, "state", WAIT), next));
+    assert_true(jequal(client_expect(w, "state", WAIT), next));
+
+    /* A reset connection (RST, not FIN) is a lost connection too. */
+    client_abort(a);
+    expect_player(b, ida, false, "playing");
+    resume(s, &a, token, ida, "alice");
+    expect_player(b, ida, true, "playing");
+}
+
+static void test_resume_while_connected(void **state) {
+    th_server *s = SERVER(NULL);
+    client *p[2];
+    json_t *starts[2];
+    race_start(s, 2, NULL, p, starts);
+    json_int_t ida = jint(starts[0], "you");
+    /* Whoever has the token may take the seat (the client of a crashed app). */
+    client *x = client_connect(s);
+    client_hello(x, "x");
+    client_send(x, "{\"type\":\"ping\"}");
+    client_expect(x, "pong", WAIT);
+
+    client_send(p[0], "{\"type\":\"hello\",\"name\":\"p0\"}");
+    const char *token = jstr(client_expect(p[0], "welcome", WAIT), "token");
+    client_send(x, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
+    json_t *w = client_expect(x, "welcome", WAIT);
+    assert_int_equal(jint(w, "id"), ida);
+    assert_int_equal(jint(client_expect(x, "start", WAIT), "you"), ida);
+    client_expect_eof(p[0], WAIT); /* the old connection is closed */
+    client_sync(p[1]);             /* the seat never lost its connection */
+
+    json_t *st = client_move_any(x);
+    assert_true(jequal(client_expect(p[1], "state", WAIT), st));
+    /* Resuming one's own seat again just repeats the snapshot. */
+    client_send(x, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
+    client_expect(x, "welcome", WAIT);
+    client_expect(x, "start", WAIT);
+    client_sync(p[1]);
+}
+
+static void test_resume_solo(void **state) {
+    th_server *s = SERVER(NULL);
+    client *c = client_connect(s);
+    json_t *w = client_hello(c, "solo");
+    json_int_t id = jint(w, "id");
+    char token[80];
+    snprintf(token, sizeof token, "%s", jstr(w, "token"));
+    client_send(c, "{\"type\":\"solo\",\"seed\":5}");
+    client_expect(c, "start", WAIT);
+    json_t *last = client_move_any(c);
+    client_close(c);
+    json_t *snap = resume(s, &c, token, id, "solo");
+    assert_false(jhas(snap, "room"));
+    json_t *me = json_array_get(jarr(snap, "players"), 0);
+    assert_true(jequal(jarr(me, "board"), jarr(last, "board")));
+    assert_int_equal(jint(client_move_any(c), "moves"), 2);
+}
+
+/* ----------------------------------------------------------------- grace --- */
+
+static void test_grace_expiry_forfeit(void **state) {
+    th_server *s = SERVER("--grace", "1");
+    client *a = client_connect(s), *b = client_connect(s);
+    json_t *wa = client_hello(a, "a");
+    json_int_t ida = jint(wa, "id");
+    char token[80];
+    snprintf(token, sizeof token, "%s", jstr(wa, "token"));
+    json_int_t idb = jint(client_hello(b, "b"), "id");
+    client_send(a, "{\"type\":\"quick\",\"size\":3}");
+    client_expect(a, "queued", WAIT);
+    client_send(b, "{\"type\":\"quick\",\"size\":3}");
+    client_expect(b, "queued", WAIT);
+    json_t *start = client_expect(b, "start", WAIT);
+    client_expect(a, "start", WAIT);
+
+    client_close(a);
+    expect_player(b, ida, false, "playing");
+    /* After the grace period the seat is given up, which ends the race. */
+    expect_player(b, ida, false, "left");
+    json_t *end = client_expect(b, "end", WAIT + 2000);
+    assert_string_equal(jstr(end, "reason"), "forfeit");
+    assert_int_equal(jint(end, "winner"), idb);
+    assert_string_equal(jstr(jplayer(jarr(end, "results"), ida), "status"), "left");
+    check_commit(jstr(start, "commit"), end);
+    check_ranking(end);
+
+    /* Too late to resume; the failed resume names nobody yet. */
+    client *late = client_connect(s);
+    client_send(late, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
+    client_expect_error(late, "bad_token", WAIT);
+    client_send(late, "{\"type\":\"ping\"}");
+    assert_true(jint(client_expect(late, "welcome", WAIT), "id") != ida);
+    client_expect(late, "pong", WAIT);
+    /* The winner's token is no good either: its race has ended. */
+    client *again = client_connect(s);
+    client_send(b, "{\"type\":\"hello\",\"name\":\"b\"}");
+    const char *tb = jstr(client_expect(b, "welcome", WAIT), "token");
+    client_send(again, "{\"type\":\"resume\",\"token\":\"%s\"}", tb);
+    client_expect_error(again, "bad_token", WAIT);
+}
+
+static void test_grace_expiry_three_players(void **state) {
+    th_server *s = SERVER("--grace", "1");
+    client *p[3];
+    json_t *starts[3];
+    race_start(s, 3, "\"size\":4", p, starts);
+    json_int_t ida = jint(starts[0], "you"), idb = jint(starts[1], "you"),
+               idc = jint(starts[2], "you");
+    client_move_any(p[0]);
+    client_abort(p[0]);
+    for (int i = 1; i < 3; i++)
+        expect_player(p[i], ida, false, "playing");
+    for (int i = 1; i < 3; i++)
+        expect_player(p[i], ida, false, "left");
+    client_sync(p[1]); /* two still play: no end */
+    client_sync(p[2]);
+
+    client_send(p[1], "{\"type\":\"leave\"}");
+    json_t *end = client_expect(p[1], "end", WAIT);
+    client_expect(p[1], "left", WAIT);
+    expect_player(p[2], idb, true, "left");
+    assert_true(jequal(client_expect(p[2], "end", WAIT), end));
+    assert_string_equal(jstr(end, "reason"), "forfeit");
+    assert_int_equal(jint(end, "winner"), idc);
+    check_ranking(end);
+}
+
+/* The `over` status is kept when the seat of an over player is given up. */
+static void test_grace_expiry_keeps_over(void **state) {
+    th_server *s = SERVER("--grace", "1");
+    client *p[2];
+    json_t *starts[2];
+    race_start(s, 2, "\"size\":3", p, starts);
+    json_int_t ida = jint(starts[0], "you");
+    json_t *st = NULL;
+    for (int i = 0; i < 3000; i++) {
+        st = client_move_any(p[0]);
+        if (!strcmp(jstr(st, "status"), "over")) break;
+    }
+    assert_string_equal(jstr(st, "status"), "over");
+    client_close(p[0]);
+    expect_player(p[1], ida, false, "over");
+    expect_player(p[1], ida, false, "over");
+    client_sync(p[1]); /* b still plays alone: no forfeit (a is over, not left) */
+    st = NULL;
+    for (int i = 0; i < 3000; i++) {
+        st = client_move_any(p[1]);
+        if (!strcmp(jstr(st, "status"), "over")) break;
+    }
+    json_t *end = client_expect(p[1], "end", WAIT);
+    assert_string_equal(jstr(end, "reason"), "all_over");
+    assert_string_equal(jstr(jplayer(jarr(end, "results"), ida), "status"), "over");
+    check_ranking(end);
+}
+
+/* ------------------------------------------------------------------ idle --- */
+
+static void test_idle_timeout(void **state) {
+    th_server *s = SERVER("--idle-timeout", "1");
+    client *p[2], *w = client_connect(s), *lobby = client_connect(s);
+    json_t *starts[2];
+    const char *code = race_start(s, 2, NULL, p, starts);
+    client_hello(w, "watcher");
+    client_send(w, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
+    client_expect(w, "start", WAIT);
+    /* The lobby client speaks last, so when it is cut off the racers and the
+     * watcher have been silent at least as long. */
+    client_hello(lobby, "idler");
+    client_expect_eof(lobby, WAIT + 2000);
+
+    json_t *st = client_move_any(p[0]);
+    assert_true(jequal(client_expect(p[1], "state", WAIT), st));
+    assert_true(jequal(client_expect(w, "state", WAIT), st));
+
+    /* Once the race is over, silent players are closed too. */
+    client_send(p[1], "{\"type\":\"leave\"}");
+    client_expect(p[1], "end", WAIT);
+    client_expect(p[1], "left", WAIT);
+    client_expect_skip(p[0], "end", "player", WAIT);
+    client_expect_eof(p[0], WAIT + 2000);
+    client_expect_skip(w, "end", "player", WAIT);
+    client_expect_eof(w, WAIT + 2000);
+}
+
+/* ------------------------------------------------------------ slow reader --- */
+
+static void test_slow_consumer(void **state) {
+    th_server *s = SERVER("--max-output", "65536");
+    client *a = client_connect(s), *slow = client_connect_rcvbuf(s, 4096);
+    client_hello(a, "fast");
+    json_int_t idslow = jint(client_hello(slow, "slow"), "id");
+    client_send(a, "{\"type\":\"create\",\"size\":8,\"target\":1048576}");
+    const char *code = jstr(client_expect(a, "room", WAIT), "room");
+    client_send(slow, "{\"type\":\"join\",\"room\":\"%s\"}", code);
+    client_expect_skip(slow, "start", "room", WAIT);
+    client_expect_skip(a, "start", "room", WAIT);
+    /* From here the slow client reads nothing. */
+
+    static const char *const dirs[] = {"left", "up", "right", "up"};
+    enum { BATCH = 32 };
+    char batch[BATCH * 64];
+    bool cut = false;
+    int moves = 0, after = 0;
+    while (moves < 60000 && after < 200) {
+        size_t n = 0;
+        for (int i = 0; i < BATCH; i++)
+            n += (size_t)snprintf(batch + n, sizeof batch - n,
+                                  "{\"type\":\"move\",\"dir\":\"%s\"}\n",
+                                  dirs[(moves + i) % 4]);
+        client_send_raw(a, batch, n, false);
+        for (int got = 0; got < BATCH;) {
+            json_t *o = client_next(a, WAIT);
+            assert_non_null(o);
+            const char *t = jstr(o, "type");
+            if (!strcmp(t, "state")) {
+                assert_string_not_equal(jstr(o, "status"), "over");
+                got++;
+            } else if (!strcmp(t, "player")) {
+                assert_int_equal(jint(o, "id"), idslow);
+                assert_false(jbool(o, "connected"));
+                cut = true;
+            } else {
+                fail_msg("unexpected %s while playing", t);
+            }
+        }
+        moves += BATCH;
+        if (cut) after += BATCH;
+    }
+    print_message("slow consumer cut off after about %d moves\n", moves - after);
+    assert_true(cut);
+    /* The opponent played on after the cut. */
+    assert_true(after >= 200);
+    json_t *st = client_move_any(a);
+    assert_string_equal(jstr(st, "status"), "playing");
+    /* The slow client's socket ends: whatever was in flight, then EOF or RST. */
+    size_t drained = client_drain_to_eof(slow, WAIT);
+    print_message("slow client drained %zu bytes before EOF\n", drained);
+    client_sync(a);
+}
+
+/* ------------------------------------------------------- long line, racing --- */
+
+static void test_line_too_long_in_race(void **state) {
+    th_server *s = SERVER("--max-line", "64");
+    client *p[2];
+    json_t *starts[2];
+    race_start(s, 2, NULL, p, starts);
+    json_int_t ida = jint(starts[0], "you");
+    client_send(p[0], "{\"type\":\"hello\",\"name\":\"p0\"}");
+    char token[80];
+    snprintf(token, sizeof token, "%s",
+             jstr(client_expect(p[0], "welcome", WAIT), "token"));
+    json_t *last = client_move_any(p[0]);
+    client_expect(p[1], "state", WAIT);
+
+    client_send(p[0], "{\"type\":\"ping\",\"t\":\"%0100d\"}", 0);
+    client_expect_error(p[0], "line_too_long", WAIT);
+    client_expect_eof(p[0], WAIT);
+    /* Nothing else is lost: the seat waits for a resume. */
+    expect_player(p[1], ida, false, "playing");
+    json_t *snap = resume(s, &p[0], token, ida, "p0");
+    assert_true(
+        jequal(jarr(jplayer(jarr(snap, "players"), ida), "board"), jarr(last, "board")));
+    expect_player(p[1], ida, true, "playing");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_resume_within_grace, harness_teardown),
+        cmocka_unit_test_teardown(test_resume_while_connected, harness_teardown),
+        cmocka_unit_test_teardown(test_resume_solo, harness_teardown),
+        cmocka_unit_test_teardown(test_grace_expiry_forfeit, harness_teardown),
+        cmocka_unit_test_teardown(test_grace_expiry_three_players, harness_teardown),
+        cmocka_unit_test_teardown(test_grace_expiry_keeps_over, harness_teardown),
+        cmocka_unit_test_teardown(test_idle_timeout, harness_teardown),
+        cmocka_unit_test_teardown(test_slow_consumer, harness_teardown),
+        cmocka_unit_test_teardown(test_line_too_long_in_race, harness_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
