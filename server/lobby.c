@@ -176,6 +176,12 @@ static void do_watch(srv_player *p, const proto_request *req) {
         return;
     }
     if (refuse_if_racing(p)) return;
+    if (p->room == r && r->nseats == 1) {
+        /* Leaving its seat would free the room under the watch. */
+        reply_error(p, PROTO_ERR_ROOM_NOT_FOUND,
+                    "you are alone in that room: it closes when you leave it");
+        return;
+    }
     leave_everything(p);
     if (room_watch(r, p) < 0)
         reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
