@@ -522,6 +522,49 @@ static void test_watch_then_leave(void **state) {
     client_sync(w); /* stopped watching: no state */
 }
 
+/* Watching one's own waiting room: a seated player becomes a spectator; one
+ * alone would close the room by leaving it, so that is refused. */
+static void test_watch_own_room(void **state) {
+    th_server *s = SERVER(NULL);
+    client *a = client_connect(s), *b = client_connect(s), *c = client_connect(s);
+    client_hello(a, "a");
+    client_hello(b, "b");
+    client_hello(c, "c");
+    client_send(a, "{\"type\":\"create\"}");
+    const char *code = jstr(client_expect(a, "room", WAIT), "room");
+    client_send(a, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
+    client_expect_error(a, "room_not_found", WAIT);
+    client_send(a, "{\"type\":\"leave\"}"); /* a was still seated: this frees the room */
+    client_expect(a, "left", WAIT);
+    client_sync(a);
+
+    client_send(a, "{\"type\":\"create\"}");
+    code = jstr(client_expect(a, "room", WAIT), "room");
+    client_send(b, "{\"type\":\"join\",\"room\":\"%s\"}", code);
+    client_expect_skip(b, "start", "room", WAIT);
+    client_expect_skip(a, "start", "room", WAIT);
+    client_send(a, "{\"type\":\"leave\"}");
+    client_expect(a, "end", WAIT);
+    client_expect(a, "left", WAIT);
+    client_expect_skip(b, "end", "player", WAIT);
+
+    client_send(b, "{\"type\":\"create\",\"players\":3}");
+    code = jstr(client_expect(b, "room", WAIT), "room");
+    client_send(a, "{\"type\":\"join\",\"room\":\"%s\"}", code);
+    client_expect(a, "room", WAIT);
+    client_expect(b, "room", WAIT);
+    client_send(a, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
+    assert_int_equal(json_array_size(jarr(client_expect(b, "room", WAIT), "players")), 1);
+    assert_int_equal(json_array_size(jarr(client_expect(a, "room", WAIT), "players")), 1);
+    client_send(c, "{\"type\":\"join\",\"room\":\"%s\"}", code);
+    client_expect(c, "room", WAIT);
+    client_expect(a, "room", WAIT);
+    client_send(a, "{\"type\":\"leave\"}");
+    client_expect(a, "left", WAIT);
+    client_send(a, "{\"type\":\"rooms\"}");
+    assert_int_equal(json_array_size(jarr(client_expect(a, "rooms", WAIT), "rooms")), 1);
+}
+
 /* ----------------------------------------------------------------- busy --- */
 
 static void test_busy_in_running_race(void **state) {
@@ -679,6 +722,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_quick_settings_must_match, harness_teardown),
         cmocka_unit_test_teardown(test_watch_running_room, harness_teardown),
         cmocka_unit_test_teardown(test_watch_then_leave, harness_teardown),
+        cmocka_unit_test_teardown(test_watch_own_room, harness_teardown),
         cmocka_unit_test_teardown(test_busy_in_running_race, harness_teardown),
         cmocka_unit_test_teardown(test_implicit_leave, harness_teardown),
         cmocka_unit_test_teardown(test_rematch, harness_teardown),
