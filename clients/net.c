@@ -1,0 +1,214 @@
+/* net.c - a tiny line client over POSIX sockets: connect, queue, flush, read lines. */
+#include "net.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* One read asks for this much; a few of them per net_read() call. */
+#define NET_READ_CHUNK     (64 * 1024)
+#define NET_READS_PER_CALL 4
+
+const char *net_strerror(int rc) {
+    static char buf[160];
+    switch (rc) {
+    case NET_OK:
+        return "ok";
+    case NET_AGAIN:
+        return "timed out";
+    case NET_ERR_RESOLVE:
+        return "cannot resolve host or port";
+    case NET_ERR_CONNECT:
+        snprintf(buf, sizeof buf, "cannot connect: %s", strerror(errno));
+        return buf;
+    case NET_ERR_IO:
+        snprintf(buf, sizeof buf, "socket error: %s", strerror(errno));
+        return buf;
+    case NET_ERR_NOMEM:
+        return "out of memory";
+    case NET_ERR_LINE_LONG:
+        return "the server sent an over-long line";
+    case NET_ERR_CLOSED:
+        return "the server closed the connection";
+    }
+    return "unknown error";
+}
+
+int net_connect(net_conn *c, const char *host, const char *port) {
+    memset(c, 0, sizeof *c);
+    c->fd = -1;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    if (getaddrinfo(host, port, &hints, &res) != 0 || !res) return NET_ERR_RESOLVE;
+    int saved = 0;
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        if (fd < 0) {
+            saved = errno;
+            continue;
+        }
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+            c->fd = fd;
+            break;
+        }
+        saved = errno;
+        close(fd);
+    }
+    freeaddrinfo(res);
+    if (c->fd < 0) {
+        errno = saved;
+        return NET_ERR_CONNECT;
+    }
+    int one = 1;
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    int flags = fcntl(c->fd, F_GETFL);
+    if (flags < 0 || fcntl(c->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+        saved = errno;
+        close(c->fd);
+        c->fd = -1;
+        errno = saved;
+        return NET_ERR_CONNECT;
+    }
+    return NET_OK;
+}
+
+void net_close(net_conn *c) {
+    if (c->fd >= 0) close(c->fd);
+    c->fd = -1;
+    free(c->in);
+    free(c->out);
+    c->in = c->out = NULL;
+    c->in_len = c->in_off = c->in_cap = 0;
+    c->out_len = c->out_off = c->out_cap = 0;
+}
+
+/* Makes room for `more` bytes after *len in a buffer, first sliding out the
+ * *off bytes already consumed. Returns 0, or -1 with the buffer unchanged. */
+static int grow(char **buf, size_t *len, size_t *off, size_t *cap, size_t more) {
+    if (*off > 0 && *off == *len) {
+        *off = *len = 0;
+    } else if (*off > 0 && *len + more > *cap) {
+        memmove(*buf, *buf + *off, *len - *off);
+        *len -= *off;
+        *off = 0;
+    }
+    if (*len + more <= *cap) return 0;
+    size_t ncap = *cap ? *cap : 4096;
+    while (ncap < *len + more)
+        ncap *= 2;
+    char *n = realloc(*buf, ncap);
+    if (!n) return -1;
+    *buf = n;
+    *cap = ncap;
+    return 0;
+}
+
+int net_queue(net_conn *c, const char *data, size_t len) {
+    if (grow(&c->out, &c->out_len, &c->out_off, &c->out_cap, len) < 0)
+        return NET_ERR_NOMEM;
+    memcpy(c->out + c->out_len, data, len);
+    c->out_len += len;
+    return NET_OK;
+}
+
+int net_flush(net_conn *c) {
+    while (c->out_off < c->out_len) {
+        /* send() with MSG_NOSIGNAL: a peer that went away is an error to
+         * report, not a SIGPIPE that kills the whole program. */
+        ssize_t n =
+            send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) return NET_AGAIN;
+            return NET_ERR_IO;
+        }
+        c->out_off += (size_t)n;
+    }
+    c->out_off = c->out_len = 0;
+    return NET_OK;
+}
+
+int net_read(net_conn *c) {
+    int got = 0;
+    for (int i = 0; i < NET_READS_PER_CALL; i++) {
+        if (grow(&c->in, &c->in_len, &c->in_off, &c->in_cap, NET_READ_CHUNK) < 0)
+            return NET_ERR_NOMEM;
+        ssize_t n = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+            if (errno == ECONNRESET) {
+                c->eof = true;
+                return NET_ERR_CLOSED;
+            }
+            return NET_ERR_IO;
+        }
+        if (n == 0) {
+            c->eof = true;
+            return NET_ERR_CLOSED;
+        }
+        c->in_len += (size_t)n;
+        c->rx_bytes += (size_t)n;
+        got = 1;
+        if ((size_t)n < NET_READ_CHUNK) break; /* drained: skip a read that would fail */
+    }
+    return got ? NET_OK : NET_AGAIN;
+}
+
+int net_next_line(net_conn *c, char **line, size_t *len) {
+    for (;;) {
+        if (!c->in) return NET_AGAIN;
+        char *start = c->in + c->in_off;
+        size_t avail = c->in_len - c->in_off;
+        char *nl = avail ? memchr(start, '\n', avail) : NULL;
+        if (!nl) return avail > NET_LINE_MAX ? NET_ERR_LINE_LONG : NET_AGAIN;
+        size_t n = (size_t)(nl - start);
+        c->in_off += n + 1;
+        if (n > 0 && start[n - 1] == '\r') n--;
+        if (n == 0) continue;
+        if (n > NET_LINE_MAX) return NET_ERR_LINE_LONG;
+        start[n] = '\0';
+        *line = start;
+        *len = n;
+        return NET_OK;
+    }
+}
+
+int net_wait_line(net_conn *c, int timeout_ms, char **line, size_t *len) {
+    for (;;) {
+        int rc = net_next_line(c, line, len);
+        if (rc != NET_AGAIN) return rc;
+        if (c->eof) return NET_ERR_CLOSED;
+        rc = net_flush(c);
+        if (rc < 0) return rc;
+        struct pollfd p = {.fd = c->fd, .events = POLLIN};
+        if (rc == NET_AGAIN) p.events |= POLLOUT;
+        int n = poll(&p, 1, timeout_ms);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return NET_ERR_IO;
+        if (n == 0) return NET_AGAIN;
+        if (p.revents & (POLLIN | POLLERR | POLLHUP)) {
+            rc = net_read(c);
+            if (rc < 0 && rc != NET_ERR_CLOSED) return rc;
+        }
+    }
+}
+
+int net_flush_all(net_conn *c, int timeout_ms) {
+    for (;;) {
+        int rc = net_flush(c);
+        if (rc != NET_AGAIN) return rc;
+        struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+        int n = poll(&p, 1, timeout_ms);
+        if (n < 0 && errno != EINTR) return NET_ERR_IO;
+        if (n == 0) return NET_AGAIN;
+    }
+}
