@@ -1,0 +1,714 @@
+/* bot.c - race2048-bot: a small reference bot that plays solo games and races over JSON.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <openssl/evp.h>
+
+#include "engine.h"
+#include "message.h"
+#include "net.h"
+
+/* -------------------------------------------------------------- options --- */
+
+typedef enum bot_mode { MODE_SOLO, MODE_QUICK, MODE_JOIN, MODE_CREATE } bot_mode;
+typedef enum bot_strategy { STRAT_GREEDY, STRAT_EXPECTIMAX } bot_strategy;
+
+typedef struct bot_opts {
+    const char *host;
+    const char *port;
+    const char *name;
+    bot_mode mode;
+    bool has_seed; /* --seed: solo games become reproducible */
+    uint32_t seed;
+    int players; /* --quick, --create */
+    char room[PROTO_ROOM_MAX + 1];
+    int size;
+    uint32_t target;
+    long games;    /* games to play before exiting */
+    long delay_ms; /* pause before each move, to watch or to be fair to humans */
+    bot_strategy strategy;
+    bool verbose; /* every non-state line to stderr */
+} bot_opts;
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: race2048-bot [--host H] [--port P] [--name NAME]\n"
+            "                    [--solo [--seed N] | --quick [--players N] |\n"
+            "                     --join CODE | --create [--players N]]\n"
+            "                    [--size S] [--target T] [--games N] [--delay-ms D]\n"
+            "                    [--strategy greedy|expectimax] [--verbose]\n"
+            "  Plays race2048 over JSON (default: --solo on 127.0.0.1:2048, size 4,\n"
+            "  target 2048, expectimax). Prints room=CODE after --create, and one\n"
+            "  line per game: result=win|lose|draw reason=... score=... max_tile=...\n"
+            "  moves=... seed=... verified=yes|no\n");
+}
+
+/* Parses a whole decimal number in [lo, hi]; returns false for anything else. */
+static bool parse_long(const char *text, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+/* Fills o from argv. Returns 0, 1 after --help, or -1 after printing what is
+ * wrong (the caller exits 2). */
+static int parse_args(int argc, char **argv, bot_opts *o) {
+    *o = (bot_opts){.host = "127.0.0.1",
+                    .port = "2048",
+                    .name = "bot",
+                    .mode = MODE_SOLO,
+                    .players = 2,
+                    .size = 4,
+                    .target = 2048,
+                    .games = 1,
+                    .strategy = STRAT_EXPECTIMAX};
+    int modes = 0;
+    bool players_set = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long n;
+        /* Flags without a value first; every other flag takes argv[i + 1]. */
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 1;
+        } else if (!strcmp(a, "--solo")) {
+            o->mode = MODE_SOLO, modes++;
+            continue;
+        } else if (!strcmp(a, "--quick")) {
+            o->mode = MODE_QUICK, modes++;
+            continue;
+        } else if (!strcmp(a, "--create")) {
+            o->mode = MODE_CREATE, modes++;
+            continue;
+        } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+            o->verbose = true;
+            continue;
+        }
+        static const char *const with_value[] = {
+            "--host", "--port",   "--name",  "--seed",     "--players", "--join",
+            "--size", "--target", "--games", "--delay-ms", "--strategy"};
+        bool known = false;
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+            known = known || !strcmp(a, with_value[k]);
+        if (!known) {
+            fprintf(stderr, "race2048-bot: unknown option '%s'\n", a);
+            return -1;
+        }
+        if (!v) {
+            fprintf(stderr, "race2048-bot: %s needs a value\n", a);
+            return -1;
+        }
+        i++;
+        if (!strcmp(a, "--host")) {
+            o->host = v;
+        } else if (!strcmp(a, "--port")) {
+            if (!parse_long(v, 1, 65535, &n)) goto bad;
+            o->port = v;
+        } else if (!strcmp(a, "--name")) {
+            if (!proto_valid_name(v)) goto bad;
+            o->name = v;
+        } else if (!strcmp(a, "--seed")) {
+            if (!parse_long(v, 0, UINT32_MAX, &n)) goto bad;
+            o->has_seed = true;
+            o->seed = (uint32_t)n;
+        } else if (!strcmp(a, "--players")) {
+            if (!parse_long(v, PROTO_PLAYERS_MIN, PROTO_PLAYERS_MAX, &n)) goto bad;
+            o->players = (int)n;
+            players_set = true;
+        } else if (!strcmp(a, "--join")) {
+            size_t len = strlen(v);
+            if (len < PROTO_ROOM_MIN || len > PROTO_ROOM_MAX ||
+                strspn(
+                    v,
+                    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") !=
+                    len)
+                goto bad;
+            memcpy(o->room, v, len + 1);
+            o->mode = MODE_JOIN, modes++;
+        } else if (!strcmp(a, "--size")) {
+            if (!parse_long(v, ENG_SIZE_MIN, ENG_SIZE_MAX, &n)) goto bad;
+            o->size = (int)n;
+        } else if (!strcmp(a, "--target")) {
+            if (!parse_long(v, 8, PROTO_TARGET_MAX, &n) || (n & (n - 1))) goto bad;
+            o->target = (uint32_t)n;
+        } else if (!strcmp(a, "--games")) {
+            if (!parse_long(v, 1, 1000000, &n)) goto bad;
+            o->games = n;
+        } else if (!strcmp(a, "--delay-ms")) {
+            if (!parse_long(v, 0, 60000, &n)) goto bad;
+            o->delay_ms = n;
+        } else if (!strcmp(a, "--strategy")) {
+            if (!strcmp(v, "greedy"))
+                o->strategy = STRAT_GREEDY;
+            else if (!strcmp(v, "expectimax"))
+                o->strategy = STRAT_EXPECTIMAX;
+            else
+                goto bad;
+        } else {
+            fprintf(stderr, "race2048-bot: unknown option '%s'\n", a);
+            return -1;
+        }
+        continue;
+    bad:
+        fprintf(stderr, "race2048-bot: bad value '%s' for %s\n", v, a);
+        return -1;
+    }
+    if (modes > 1) {
+        fprintf(stderr,
+                "race2048-bot: choose one of --solo, --quick, --join, --create\n");
+        return -1;
+    }
+    if (o->has_seed && o->mode != MODE_SOLO) {
+        fprintf(stderr,
+                "race2048-bot: --seed is for --solo only (races pick their seed)\n");
+        return -1;
+    }
+    if (players_set && o->mode != MODE_QUICK && o->mode != MODE_CREATE) {
+        fprintf(stderr, "race2048-bot: --players is for --quick and --create\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ heuristic --- */
+
+/* The evaluation of nneonneo's well-known 2048 AI, per line of exponents:
+ * empty cells and merges are good, lines that are not monotonic and big
+ * tiles spread out are bad. It works for any board size. */
+#define H_BASE     200000.0
+#define H_EMPTY    270.0
+#define H_MERGES   700.0
+#define H_MONO     47.0
+#define H_MONO_POW 4.0
+#define H_SUM      11.0
+#define H_SUM_POW  3.5
+
+/* pow() of every exponent, computed once (the evaluation is the hot loop). */
+static double pow_mono[ENG_EXP_MAX + 1], pow_sum[ENG_EXP_MAX + 1];
+
+static void heuristic_init(void) {
+    for (int e = 0; e <= ENG_EXP_MAX; e++) {
+        pow_mono[e] = pow(e, H_MONO_POW);
+        pow_sum[e] = pow(e, H_SUM_POW);
+    }
+}
+
+static double line_score(const uint8_t *line, int n) {
+    double sum = 0, mono_left = 0, mono_right = 0;
+    int empty = 0, merges = 0, prev = 0, run = 0;
+    for (int i = 0; i < n; i++) {
+        int e = line[i];
+        sum += pow_sum[e];
+        if (!e) {
+            empty++;
+            continue;
+        }
+        if (e == prev) {
+            run++;
+        } else {
+            if (run) merges += 1 + run;
+            run = 0;
+        }
+        prev = e;
+    }
+    if (run) merges += 1 + run;
+    for (int i = 1; i < n; i++) {
+        if (line[i - 1] > line[i])
+            mono_left += pow_mono[line[i - 1]] - pow_mono[line[i]];
+        else
+            mono_right += pow_mono[line[i]] - pow_mono[line[i - 1]];
+    }
+    return H_BASE + H_EMPTY * empty + H_MERGES * merges -
+           H_MONO * (mono_left < mono_right ? mono_left : mono_right) - H_SUM * sum;
+}
+
+/* Every row left to right plus every column top to bottom. */
+static double board_score(const eng_board *b) {
+    int n = b->size;
+    uint8_t col[ENG_SIZE_MAX];
+    double s = 0;
+    for (int r = 0; r < n; r++)
+        s += line_score(&b->cell[r * n], n);
+    for (int c = 0; c < n; c++) {
+        for (int r = 0; r < n; r++)
+            col[r] = b->cell[r * n + c];
+        s += line_score(col, n);
+    }
+    return s;
+}
+
+/* ------------------------------------------------------------- strategy --- */
+
+static const eng_dir all_dirs[4] = {ENG_LEFT, ENG_RIGHT, ENG_UP, ENG_DOWN};
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Greedy: the move whose resulting board scores best. `banned` is a bit per
+ * direction to skip. Returns the direction, or -1 if no allowed move
+ * changes the board. */
+static int pick_greedy(const eng_board *b, unsigned banned) {
+    int best = -1;
+    double best_score = -INFINITY;
+    for (int i = 0; i < 4; i++) {
+        eng_board next = *b;
+        if ((banned >> all_dirs[i]) & 1 || !eng_move(&next, all_dirs[i], NULL, NULL))
+            continue;
+        double s = board_score(&next);
+        if (s > best_score) best_score = s, best = (int)all_dirs[i];
+    }
+    return best;
+}
+
+/* The best the mover can do from b with one more move (0: no move, lost). */
+static double best_reply(const eng_board *b) {
+    double best = 0;
+    for (int i = 0; i < 4; i++) {
+        eng_board next = *b;
+        if (!eng_move(&next, all_dirs[i], NULL, NULL)) continue;
+        double s = board_score(&next);
+        if (s > best) best = s;
+    }
+    return best;
+}
+
+/* Expectimax to depth 2: my move, every spawn the server could make (2 with
+ * probability 0.9, 4 with 0.1, on each empty cell alike), my best reply.
+ * Bounded by a time budget: if it runs out (huge boards on a slow machine),
+ * the greedy choice is played instead, so a move is never late by much. */
+#define EXPECTIMAX_BUDGET_MS 50.0
+
+static int pick_expectimax(const eng_board *b, unsigned banned) {
+    double deadline = now_ms() + EXPECTIMAX_BUDGET_MS;
+    int best = -1;
+    double best_value = -INFINITY;
+    int cells = b->size * b->size;
+    for (int i = 0; i < 4; i++) {
+        eng_board after = *b;
+        if ((banned >> all_dirs[i]) & 1 || !eng_move(&after, all_dirs[i], NULL, NULL))
+            continue;
+        double sum = 0;
+        int empty = 0;
+        for (int k = 0; k < cells; k++) {
+            if (after.cell[k]) continue;
+            empty++;
+            eng_board spawned = after;
+            spawned.cell[k] = 1;
+            sum += 0.9 * best_reply(&spawned);
+            spawned.cell[k] = 2;
+            sum += 0.1 * best_reply(&spawned);
+            if (now_ms() > deadline) return pick_greedy(b, banned);
+        }
+        /* A move always frees a cell, but stay safe if it somehow did not. */
+        double value = empty ? sum / empty : best_reply(&after);
+        if (value > best_value) best_value = value, best = (int)all_dirs[i];
+    }
+    return best;
+}
+
+/* ------------------------------------------------------------------ bot --- */
+
+typedef struct bot {
+    bot_opts o;
+    net_conn conn;
+    uint64_t me; /* my player id, from welcome (and start's `you`) */
+    long games_done;
+    bool room_printed; /* room=CODE goes to stdout once per created room */
+
+    /* The game in progress. */
+    bool in_game;    /* between start and end */
+    bool my_turn_ok; /* my status is playing or won: I may move */
+    int size;
+    uint64_t target;
+    eng_board board;       /* my board as the server last showed it */
+    eng_board start_board; /* my board at start, to check the replay */
+    char commit[65];       /* from start, checked against end's seed and salt */
+
+    /* One move in flight: sent, its state not seen yet. */
+    bool in_flight;
+    uint64_t next_seq;
+    uint64_t flight_seq;
+    unsigned banned; /* directions the server said changed nothing (board drift) */
+
+    /* The directions of my moves that changed the board, for the replay. */
+    uint8_t *dirs;
+    size_t ndirs, dirs_cap;
+} bot;
+
+#define LOG(b, ...)                                                                      \
+    do {                                                                                 \
+        if ((b)->o.verbose) fprintf(stderr, __VA_ARGS__);                                \
+    } while (0)
+
+/* Queues one line and writes it out. Returns 0, or -1 after printing why. */
+static int send_line(bot *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int send_line(bot *b, const char *fmt, ...) {
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof line - 1) return -1;
+    if (strncmp(line, "{\"type\":\"move\"", 14)) LOG(b, "> %s\n", line);
+    line[n++] = '\n';
+    int rc = net_queue(&b->conn, line, (size_t)n);
+    if (rc == NET_OK) rc = net_flush_all(&b->conn, 10000);
+    if (rc != NET_OK) {
+        fprintf(stderr, "race2048-bot: send failed: %s\n", net_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* The request that starts the next game: solo, quick, create or join, or a
+ * rematch after a race made with create/join. */
+static int send_game_request(bot *b) {
+    const bot_opts *o = &b->o;
+    switch (o->mode) {
+    case MODE_SOLO:
+        if (o->has_seed)
+            return send_line(b,
+                             "{\"type\":\"solo\",\"size\":%d,\"target\":%" PRIu32
+                             ",\"seed\":%" PRIu32 "}",
+                             o->size, o->target, (uint32_t)(o->seed + b->games_done));
+        return send_line(b, "{\"type\":\"solo\",\"size\":%d,\"target\":%" PRIu32 "}",
+                         o->size, o->target);
+    case MODE_QUICK:
+        return send_line(
+            b, "{\"type\":\"quick\",\"players\":%d,\"size\":%d,\"target\":%" PRIu32 "}",
+            o->players, o->size, o->target);
+    case MODE_CREATE:
+    case MODE_JOIN:
+        if (b->games_done > 0) return send_line(b, "{\"type\":\"rematch\"}");
+        if (o->mode == MODE_JOIN)
+            return send_line(b, "{\"type\":\"join\",\"room\":\"%s\"}", o->room);
+        return send_line(
+            b, "{\"type\":\"create\",\"players\":%d,\"size\":%d,\"target\":%" PRIu32 "}",
+            o->players, o->size, o->target);
+    }
+    return -1;
+}
+
+/* Reads a server board (size rows of size face values) into *out. Returns
+ * 0, or -1 (out untouched) if it is not exactly that shape. */
+static int parse_board(const json_t *rows, int size, eng_board *out) {
+    eng_board b;
+    if (!json_is_array(rows) || (int)json_array_size(rows) != size ||
+        eng_board_init(&b, size) < 0)
+        return -1;
+    for (int r = 0; r < size; r++) {
+        const json_t *row = json_array_get(rows, (size_t)r);
+        if (!json_is_array(row) || (int)json_array_size(row) != size) return -1;
+        for (int c = 0; c < size; c++) {
+            const json_t *cell = json_array_get(row, (size_t)c);
+            if (!json_is_integer(cell)) return -1;
+            json_int_t v = json_integer_value(cell);
+            int e = v == 0 ? 0 : v < 0 ? -1 : eng_value_exp((uint64_t)v);
+            if (e < 0) return -1;
+            b.cell[r * size + c] = (uint8_t)e;
+        }
+    }
+    *out = b;
+    return 0;
+}
+
+/* An integer field as uint64, or `dflt` when absent or of another type. */
+static uint64_t get_u64(const json_t *o, const char *key, uint64_t dflt) {
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) && json_integer_value(v) >= 0
+               ? (uint64_t)json_integer_value(v)
+               : dflt;
+}
+
+static const char *get_str(const json_t *o, const char *key, const char *dflt) {
+    const json_t *v = json_object_get(o, key);
+    return json_is_string(v) ? json_string_value(v) : dflt;
+}
+
+/* The player object with id `id` in a list, or NULL. */
+static const json_t *find_player(const json_t *list, uint64_t id) {
+    size_t i;
+    const json_t *p;
+    if (!json_is_array(list)) return NULL;
+    json_array_foreach(list, i, p) {
+        if (get_u64(p, "id", 0) == id) return p;
+    }
+    return NULL;
+}
+
+static bool may_move(const json_t *player) {
+    const char *st = get_str(player, "status", "");
+    return !strcmp(st, "playing") || !strcmp(st, "won");
+}
+
+/* Picks and sends my next move, if I may move and none is in flight.
+ * Returns 0, or -1 on a fatal problem (printed). */
+static int play(bot *b) {
+    if (!b->in_game || !b->my_turn_ok || b->in_flight) return 0;
+    int dir = b->o.strategy == STRAT_GREEDY ? pick_greedy(&b->board, b->banned)
+                                            : pick_expectimax(&b->board, b->banned);
+    if (dir < 0) {
+        /* The server says I can move but my copy of the board disagrees:
+         * try the directions it has not refused yet, in a fixed order. */
+        for (int i = 0; i < 4 && dir < 0; i++)
+            if (!((b->banned >> all_dirs[i]) & 1)) dir = (int)all_dirs[i];
+        if (dir < 0) {
+            fprintf(stderr, "race2048-bot: no direction changes my board, yet the "
+                            "server says I am playing\n");
+            return -1;
+        }
+    }
+    if (b->o.delay_ms > 0) {
+        struct timespec ts = {b->o.delay_ms / 1000, (b->o.delay_ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+        }
+    }
+    b->flight_seq = b->next_seq++;
+    b->in_flight = true;
+    return send_line(b, "{\"type\":\"move\",\"dir\":\"%s\",\"seq\":%" PRIu64 "}",
+                     proto_dir_name((eng_dir)dir), b->flight_seq);
+}
+
+static int on_start(bot *b, const json_t *msg) {
+    int size = (int)get_u64(msg, "size", 0);
+    uint64_t you = get_u64(msg, "you", 0);
+    const json_t *me = find_player(json_object_get(msg, "players"), you);
+    if (!you || !me || parse_board(json_object_get(me, "board"), size, &b->board) < 0) {
+        fprintf(stderr, "race2048-bot: a start without my board, ignored\n");
+        return 0;
+    }
+    b->me = you;
+    b->size = size;
+    b->target = get_u64(msg, "target", 0);
+    b->start_board = b->board;
+    snprintf(b->commit, sizeof b->commit, "%s", get_str(msg, "commit", ""));
+    b->in_game = true;
+    b->my_turn_ok = may_move(me);
+    b->in_flight = false;
+    b->banned = 0;
+    b->ndirs = 0;
+    return play(b);
+}
+
+/* The eng_dir of a wire direction; false for anything else. */
+static bool parse_dir(const char *text, eng_dir *out) {
+    for (int i = 0; i < 4; i++) {
+        if (!strcmp(text, proto_dir_name(all_dirs[i]))) {
+            *out = all_dirs[i];
+            return true;
+        }
+    }
+    return false;
+}
+
+static int on_state(bot *b, const json_t *msg) {
+    if (!b->in_game || get_u64(msg, "id", 0) != b->me) return 0; /* an opponent */
+    const json_t *seq = json_object_get(msg, "seq");
+    if (b->in_flight && json_is_integer(seq) &&
+        (uint64_t)json_integer_value(seq) == b->flight_seq)
+        b->in_flight = false;
+    if (parse_board(json_object_get(msg, "board"), b->size, &b->board) < 0)
+        fprintf(stderr, "race2048-bot: a state with a bad board, kept my copy\n");
+    eng_dir dir;
+    bool known = parse_dir(get_str(msg, "dir", ""), &dir);
+    if (known && json_is_true(json_object_get(msg, "moved"))) {
+        b->banned = 0;
+        if (b->ndirs == b->dirs_cap) {
+            size_t cap = b->dirs_cap ? 2 * b->dirs_cap : 1024;
+            uint8_t *n = realloc(b->dirs, cap);
+            if (!n) {
+                fprintf(stderr, "race2048-bot: out of memory\n");
+                return -1;
+            }
+            b->dirs = n, b->dirs_cap = cap;
+        }
+        b->dirs[b->ndirs++] = (uint8_t)dir;
+    } else if (known) {
+        b->banned |= 1u << dir;
+    }
+    b->my_turn_ok = may_move(msg);
+    return play(b);
+}
+
+/* SHA-256 of "SALT:SEED" as 64 lower-case hex digits into out[65]. Returns
+ * false if libcrypto fails. */
+static bool commit_of(const char *salt, uint32_t seed, char out[65]) {
+    char text[96];
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    int n = snprintf(text, sizeof text, "%s:%" PRIu32, salt, seed);
+    if (n < 0 || (size_t)n >= sizeof text ||
+        !EVP_Digest(text, (size_t)n, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
+        return false;
+    for (unsigned i = 0; i < 32; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    return true;
+}
+
+/* Checks the game afterwards, as any client can: the commit of start must be
+ * SHA-256("SALT:SEED") of what end revealed, and replaying my moves from
+ * that seed must give my start board and my final board and score. */
+static bool verify_game(bot *b, uint32_t seed, const char *salt, const json_t *mine) {
+    char want[65];
+    if (!commit_of(salt, seed, want) || strcmp(want, b->commit)) {
+        LOG(b, "verify: commit %s != sha256(%s:%" PRIu32 ")\n", b->commit, salt, seed);
+        return false;
+    }
+    eng_game g;
+    if (eng_game_new(&g, b->size, seed) < 0 ||
+        memcmp(&g.board, &b->start_board, sizeof g.board)) {
+        LOG(b, "verify: the start board is not the one seed %" PRIu32 " makes\n", seed);
+        return false;
+    }
+    for (size_t i = 0; i < b->ndirs; i++)
+        eng_game_move(&g, (eng_dir)b->dirs[i], NULL);
+    eng_board final;
+    if (parse_board(json_object_get(mine, "board"), b->size, &final) < 0 ||
+        memcmp(&g.board, &final, sizeof final) || g.score != get_u64(mine, "score", 0)) {
+        LOG(b, "verify: replaying my %zu moves does not give my final board\n", b->ndirs);
+        return false;
+    }
+    return true;
+}
+
+/* Prints the summary line. Returns 1 when all games are done, 0 to go on
+ * with the next one, -1 on a fatal problem. */
+static int on_end(bot *b, const json_t *msg) {
+    if (!b->in_game) return 0; /* a spectator's end cannot happen; stay calm */
+    b->in_game = false;
+    b->in_flight = false;
+    const json_t *mine = find_player(json_object_get(msg, "results"), b->me);
+    const json_t *winner = json_object_get(msg, "winner");
+    const char *result;
+    uint64_t max_tile = get_u64(mine, "max_tile", 0);
+    if (!json_object_get(msg, "room")) /* solo: the winner is always me */
+        result = max_tile >= b->target ? "win" : "lose";
+    else if (json_is_null(winner))
+        result = "draw";
+    else
+        result = get_u64(msg, "winner", 0) == b->me ? "win" : "lose";
+    const json_t *seed = json_object_get(msg, "seed");
+    const char *salt = get_str(msg, "salt", "");
+    bool ok = mine && json_is_integer(seed) && json_integer_value(seed) >= 0 &&
+              json_integer_value(seed) <= UINT32_MAX &&
+              verify_game(b, (uint32_t)json_integer_value(seed), salt, mine);
+    printf("result=%s reason=%s score=%" PRIu64 " max_tile=%" PRIu64 " moves=%" PRIu64
+           " seed=%" PRIu64 " verified=%s\n",
+           result, get_str(msg, "reason", "?"), get_u64(mine, "score", 0), max_tile,
+           get_u64(mine, "moves", 0), get_u64(msg, "seed", 0), ok ? "yes" : "no");
+    fflush(stdout);
+    if (++b->games_done >= b->o.games) return 1;
+    return send_game_request(b) < 0 ? -1 : 0;
+}
+
+static int on_room(bot *b, const json_t *msg) {
+    if (b->o.mode == MODE_CREATE && !b->room_printed) {
+        /* Printed for whoever starts the opponents: --join needs the code. */
+        printf("room=%s\n", get_str(msg, "room", "?"));
+        fflush(stdout);
+        b->room_printed = true;
+    }
+    return 0;
+}
+
+/* Errors a bot can live with: a move that raced the end of its game. */
+static int on_error(bot *b, const json_t *msg) {
+    const char *code = get_str(msg, "code", "?");
+    if (!strcmp(code, "not_playing")) {
+        b->in_flight = false;
+        return 0;
+    }
+    fprintf(stderr, "race2048-bot: server error %s: %s\n", code,
+            get_str(msg, "message", ""));
+    return -1;
+}
+
+/* Handles one server line. Returns 0 to go on, 1 to exit 0, -1 to exit 1. */
+static int on_line(bot *b, const char *line, size_t len) {
+    if (line[0] != '{') return 0; /* text-mode bytes before JSON mode: skip */
+    json_error_t jerr;
+    json_t *msg = json_loadb(line, len, 0, &jerr);
+    const char *type = get_str(msg, "type", NULL);
+    if (!type) {
+        LOG(b, "skipped a line that is not a typed JSON object: %.80s\n", line);
+        json_decref(msg);
+        return 0;
+    }
+    if (strcmp(type, "state")) LOG(b, "< %s\n", line);
+    int rc = 0;
+    if (!strcmp(type, "welcome"))
+        b->me = get_u64(msg, "id", 0);
+    else if (!strcmp(type, "room"))
+        rc = on_room(b, msg);
+    else if (!strcmp(type, "start"))
+        rc = on_start(b, msg);
+    else if (!strcmp(type, "state"))
+        rc = on_state(b, msg);
+    else if (!strcmp(type, "end"))
+        rc = on_end(b, msg);
+    else if (!strcmp(type, "error"))
+        rc = on_error(b, msg);
+    else if (!strcmp(type, "bye")) {
+        fprintf(stderr, "race2048-bot: the server is stopping (%s)\n",
+                get_str(msg, "reason", "?"));
+        rc = 1;
+    }
+    /* queued, player, left, rooms, pong and any future type: nothing to do. */
+    json_decref(msg);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    bot b = {0};
+    int rc = parse_args(argc, argv, &b.o);
+    if (rc != 0) {
+        if (rc < 0) usage(stderr);
+        return rc < 0 ? 2 : 0;
+    }
+    heuristic_init();
+    b.next_seq = 1;
+    rc = net_connect(&b.conn, b.o.host, b.o.port);
+    if (rc != NET_OK) {
+        fprintf(stderr, "race2048-bot: %s:%s: %s\n", b.o.host, b.o.port,
+                net_strerror(rc));
+        return 1;
+    }
+    /* hello goes first and at once: the server picks JSON mode from it. */
+    int status = 1;
+    if (send_line(&b, "{\"type\":\"hello\",\"name\":\"%s\"}", b.o.name) < 0 ||
+        send_game_request(&b) < 0)
+        goto done;
+    for (;;) {
+        char *line;
+        size_t len;
+        rc = net_wait_line(&b.conn, -1, &line, &len);
+        if (rc != NET_OK) {
+            fprintf(stderr, "race2048-bot: %s\n", net_strerror(rc));
+            goto done;
+        }
+        rc = on_line(&b, line, len);
+        if (rc != 0) {
+            status = rc > 0 ? 0 : 1;
+            goto done;
+        }
+    }
+done:
+    net_close(&b.conn);
+    free(b.dirs);
+    return status;
+}
