@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "bench_engine.h"
+#include "loadgen.h"
 
 /* Every timed result lands here, so no pass can be optimised away. */
 static volatile uint64_t bench_sink;
@@ -122,7 +123,9 @@ done:
 static void usage(void) {
     fprintf(stderr, "usage: race2048-bench engine [SECONDS]\n"
                     "  engine   move and spawn throughput, table and general paths;\n"
-                    "           SECONDS per figure, a positive number (default 2)\n");
+                    "           SECONDS per figure, a positive number (default 2)\n"
+                    "       race2048-bench server [--help | OPTIONS]\n"
+                    "  server   load on a running race2048d: moves/s and latency\n");
 }
 
 /* Parses a positive, finite number of seconds (at most a day); returns -1 if
@@ -155,6 +158,7 @@ static const struct {
     int (*run)(int argc, char **argv);
 } commands[] = {
     {"engine", cmd_engine},
+    {"server", loadgen_main},
 };
 
 int main(int argc, char **argv) {

@@ -1,0 +1,469 @@
+/* loadgen.c - drives N JSON clients from one poll() loop and measures moves, bytes and
+ * latency. */
+#include "loadgen.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "net.h"
+
+/* -------------------------------------------------------------- options --- */
+
+typedef struct lg_opts {
+    const char *host;
+    const char *port;
+    long clients;
+    double seconds; /* the measured window */
+    double warmup;  /* moves before the window, not measured */
+    bool race;      /* pairs of clients in `quick` races instead of solo games */
+    long pipeline;  /* moves in flight per client */
+} lg_opts;
+
+static void usage(void) {
+    fprintf(stderr,
+            "usage: race2048-bench server [--host H] [--port P] [--clients N]\n"
+            "                             [--seconds S] [--warmup S] [--mode solo|race]\n"
+            "                             [--pipeline K]\n"
+            "  server   N JSON clients (default 100) on 127.0.0.1:2048 play solo games\n"
+            "           (race: quick races of 2, N even) with up to K moves in flight\n"
+            "           each (default 1), for S seconds (default 5) after a warm-up\n"
+            "           (default 1); prints moves/s, MB/s received and move latency\n");
+}
+
+static bool parse_long(const char *text, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_secs(const char *text, double lo, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !isfinite(v) || v < lo || v > 86400) return false;
+    *out = v;
+    return true;
+}
+
+/* Fills o from the arguments. Returns 0, or -1 after printing what is wrong. */
+static int parse_args(int argc, char **argv, lg_opts *o) {
+    *o = (lg_opts){.host = "127.0.0.1",
+                   .port = "2048",
+                   .clients = 100,
+                   .seconds = 5,
+                   .warmup = 1,
+                   .pipeline = 1};
+    for (int i = 0; i < argc; i += 2) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long n;
+        bool ok = v != NULL;
+        if (!strcmp(a, "--host")) {
+            o->host = v;
+        } else if (!strcmp(a, "--port")) {
+            ok = ok && parse_long(v, 1, 65535, &n);
+            o->port = v;
+        } else if (!strcmp(a, "--clients")) {
+            ok = ok && parse_long(v, 1, 100000, &o->clients);
+        } else if (!strcmp(a, "--seconds")) {
+            ok = ok && parse_secs(v, 0.001, &o->seconds);
+        } else if (!strcmp(a, "--warmup")) {
+            ok = ok && parse_secs(v, 0, &o->warmup);
+        } else if (!strcmp(a, "--pipeline")) {
+            ok = ok && parse_long(v, 1, 1024, &o->pipeline);
+        } else if (!strcmp(a, "--mode")) {
+            ok = ok && (!strcmp(v, "solo") || !strcmp(v, "race"));
+            o->race = ok && !strcmp(v, "race");
+        } else {
+            fprintf(stderr, "race2048-bench: unknown option '%s'\n", a);
+            return -1;
+        }
+        if (!ok) {
+            fprintf(stderr, "race2048-bench: bad or missing value for %s\n", a);
+            return -1;
+        }
+    }
+    if (o->race && o->clients % 2) {
+        fprintf(stderr,
+                "race2048-bench: --mode race pairs clients: --clients must be even\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* --------------------------------------------------------------- clients --- */
+
+/* Where one client is in its cycle of games. */
+typedef enum lg_state {
+    LG_WAIT_START, /* asked for a game (solo or quick), no start yet */
+    LG_PLAYING,    /* in a game: keeps `pipeline` moves in flight */
+    LG_STOPPED,    /* my board is over: waits for end (solo) or left (race) */
+} lg_state;
+
+typedef struct lg_client {
+    net_conn conn;
+    lg_state state;
+    uint64_t me;       /* my player id, from start */
+    uint64_t next_seq; /* seq of the next move to send */
+    uint64_t head_seq; /* oldest move in flight; == next_seq when none */
+    uint64_t *sent_ns; /* send time of move seq at [seq % pipeline] */
+    bool started;      /* has had a first start (the run waits for all) */
+    bool leaving;      /* race: sent leave after going over, waits for left */
+} lg_client;
+
+/* Latencies of the window, in microseconds, sorted at the end. */
+typedef struct lg_samples {
+    uint32_t *v;
+    size_t n, cap;
+} lg_samples;
+
+typedef struct lg_run {
+    lg_opts o;
+    lg_client *c;
+    struct pollfd *pfd;
+    bool measuring;
+    long started; /* clients that have had their first start */
+    /* Counted in the window only. */
+    uint64_t moves;
+    uint64_t games; /* ends seen */
+    lg_samples lat;
+    /* Counted always. */
+    uint64_t stale;    /* not_playing for moves that raced the end of a game */
+    uint64_t errors;   /* every other error the server sent */
+    const char *fatal; /* why the run must stop; NULL while all is well */
+    char fatal_buf[256];
+} lg_run;
+
+static const char *const move_lines[4] = {
+    /* left, down, right, up: a cycle that keeps a board alive for a while */
+    "{\"type\":\"move\",\"dir\":\"left\",\"seq\":",
+    "{\"type\":\"move\",\"dir\":\"down\",\"seq\":",
+    "{\"type\":\"move\",\"dir\":\"right\",\"seq\":",
+    "{\"type\":\"move\",\"dir\":\"up\",\"seq\":",
+};
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void fail(lg_run *r, size_t k, const char *why) {
+    if (r->fatal) return;
+    snprintf(r->fatal_buf, sizeof r->fatal_buf, "client %zu: %s", k, why);
+    r->fatal = r->fatal_buf;
+}
+
+static void queue(lg_run *r, size_t k, const char *line) {
+    if (net_queue(&r->c[k].conn, line, strlen(line)) != NET_OK)
+        fail(r, k, "out of memory");
+}
+
+static void ask_for_game(lg_run *r, size_t k) {
+    r->c[k].state = LG_WAIT_START;
+    r->c[k].leaving = false;
+    queue(r, k,
+          r->o.race ? "{\"type\":\"quick\",\"players\":2}\n" : "{\"type\":\"solo\"}\n");
+}
+
+/* Tops up a playing client to `pipeline` moves in flight. */
+static void send_moves(lg_run *r, size_t k, uint64_t now) {
+    lg_client *c = &r->c[k];
+    if (c->state != LG_PLAYING) return;
+    while (c->next_seq - c->head_seq < (uint64_t)r->o.pipeline) {
+        char line[80];
+        uint64_t seq = c->next_seq++;
+        snprintf(line, sizeof line, "%s%" PRIu64 "}\n", move_lines[seq % 4], seq);
+        c->sent_ns[seq % (uint64_t)r->o.pipeline] = now;
+        queue(r, k, line);
+    }
+}
+
+static void add_sample(lg_run *r, uint64_t ns) {
+    lg_samples *s = &r->lat;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 65536;
+        uint32_t *v = realloc(s->v, cap * sizeof *v);
+        if (!v) {
+            r->fatal = "out of memory for latency samples";
+            return;
+        }
+        s->v = v, s->cap = cap;
+    }
+    uint64_t us = ns / 1000;
+    s->v[s->n++] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
+/* The integer after `"key":` in a line, or -1 if absent or not a
+ * non-negative integer (null included). */
+static int64_t scan_int(const char *line, const char *key) {
+    const char *p = strstr(line, key);
+    if (!p) return -1;
+    p += strlen(key);
+    if (*p < '0' || *p > '9') return -1;
+    int64_t v = 0;
+    while (*p >= '0' && *p <= '9' && v < INT64_MAX / 10)
+        v = v * 10 + (*p++ - '0');
+    return v;
+}
+
+/* A `state`, on the fast path: the load generator must not spend the CPU
+ * the server needs on parsing (two cores, shared). It looks for the keys by
+ * name, so field order does not matter; it relies on every key appearing
+ * once in a state line, which the protocol's state message guarantees
+ * (names cannot hold a '"'). */
+static void on_state(lg_run *r, size_t k, const char *line, uint64_t now) {
+    lg_client *c = &r->c[k];
+    int64_t id = scan_int(line, "\"id\":");
+    if (id < 0 || (uint64_t)id != c->me) return; /* an opponent's move */
+    int64_t seq = scan_int(line, "\"seq\":");
+    if (seq < 0 || (uint64_t)seq != c->head_seq) {
+        fail(r, k, "a state that answers no move in flight (replies out of order?)");
+        return;
+    }
+    c->head_seq++;
+    if (r->measuring) {
+        r->moves++;
+        add_sample(r, now - c->sent_ns[(uint64_t)seq % (uint64_t)r->o.pipeline]);
+    }
+    if (c->state == LG_PLAYING && strstr(line, "\"status\":\"over\"")) {
+        /* Moves now would only earn not_playing. Solo: end comes next. A
+         * race goes on for the others: leave it, then queue again. */
+        c->state = LG_STOPPED;
+        if (r->o.race) {
+            c->leaving = true;
+            queue(r, k, "{\"type\":\"leave\"}\n");
+        }
+    }
+}
+
+static void on_other(lg_run *r, size_t k, const char *line, size_t len) {
+    lg_client *c = &r->c[k];
+    json_t *msg = json_loadb(line, len, 0, NULL);
+    const char *type = json_string_value(json_object_get(msg, "type"));
+    if (!type) {
+        fail(r, k, "the server sent a line that is not a typed JSON object");
+    } else if (!strcmp(type, "start")) {
+        json_t *you = json_object_get(msg, "you");
+        if (!json_is_integer(you)) {
+            fail(r, k, "a start without `you`");
+        } else {
+            c->me = (uint64_t)json_integer_value(you);
+            c->state = LG_PLAYING;
+            if (!c->started) c->started = true, r->started++;
+        }
+    } else if (!strcmp(type, "end")) {
+        if (r->measuring) r->games++;
+        if (!c->leaving) ask_for_game(r, k);
+    } else if (!strcmp(type, "left")) {
+        if (c->leaving) ask_for_game(r, k);
+    } else if (!strcmp(type, "error")) {
+        const char *code = json_string_value(json_object_get(msg, "code"));
+        if (code && !strcmp(code, "not_playing") && c->head_seq < c->next_seq) {
+            c->head_seq++; /* a move in flight when the game ended */
+            r->stale++;
+        } else {
+            if (!r->errors)
+                fprintf(stderr, "race2048-bench: client %zu: server error: %s\n", k,
+                        line);
+            r->errors++;
+        }
+    } else if (!strcmp(type, "bye")) {
+        fail(r, k, "the server is shutting down (bye)");
+    }
+    /* welcome, queued, player, room and anything new: nothing to do. */
+    json_decref(msg);
+}
+
+/* Reads what client k has, handles every complete line, tops up its moves
+ * and writes. Problems end the run through r->fatal. */
+static void service(lg_run *r, size_t k, short revents) {
+    lg_client *c = &r->c[k];
+    uint64_t now = now_ns();
+    if (revents & (POLLIN | POLLERR | POLLHUP)) {
+        int rc = net_read(&c->conn);
+        if (rc < 0 && rc != NET_ERR_CLOSED) {
+            fail(r, k, net_strerror(rc));
+            return;
+        }
+        char *line;
+        size_t len;
+        while ((rc = net_next_line(&c->conn, &line, &len)) == NET_OK && !r->fatal) {
+            if (line[0] != '{') continue; /* text-mode bytes: not for us */
+            if (!strncmp(line, "{\"type\":\"state\"", 15))
+                on_state(r, k, line, now);
+            else
+                on_other(r, k, line, len);
+        }
+        if (rc == NET_ERR_LINE_LONG) fail(r, k, net_strerror(rc));
+        if (c->conn.eof) fail(r, k, "the server closed the connection early");
+    }
+    send_moves(r, k, now);
+    if (net_want_write(&c->conn) && net_flush(&c->conn) == NET_ERR_IO)
+        fail(r, k, net_strerror(NET_ERR_IO));
+    r->pfd[k].events = POLLIN | (net_want_write(&c->conn) ? POLLOUT : 0);
+}
+
+/* ---------------------------------------------------------------- run --- */
+
+/* One descriptor per client plus a few for stdio and the resolver. Returns
+ * 0, or -1 (printed) if the hard limit is too low. */
+static int raise_nofile(long clients) {
+    struct rlimit rl;
+    rlim_t want = (rlim_t)clients + 32;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want) return 0;
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
+        fprintf(
+            stderr,
+            "race2048-bench: %ld clients need %llu descriptors, the hard limit is %llu\n",
+            clients, (unsigned long long)want, (unsigned long long)rl.rlim_max);
+        return -1;
+    }
+    rl.rlim_cur = want;
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+        fprintf(stderr, "race2048-bench: setrlimit(RLIMIT_NOFILE): %s\n",
+                strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of sorted samples; 0 when there are none. */
+static uint32_t pct(const lg_samples *s, double p) {
+    if (!s->n) return 0;
+    size_t i = (size_t)ceil(p / 100.0 * (double)s->n);
+    return s->v[i ? i - 1 : 0];
+}
+
+/* Polls every client once (up to timeout_ms) and services the ready ones. */
+static void poll_once(lg_run *r, int timeout_ms) {
+    size_t n = (size_t)r->o.clients;
+    int ready = poll(r->pfd, n, timeout_ms);
+    if (ready < 0 && errno != EINTR) r->fatal = "poll failed";
+    for (size_t k = 0; k < n && ready > 0 && !r->fatal; k++) {
+        if (!r->pfd[k].revents) continue;
+        ready--;
+        service(r, k, r->pfd[k].revents);
+    }
+}
+
+static int run(lg_run *r) {
+    size_t n = (size_t)r->o.clients;
+    r->c = calloc(n, sizeof *r->c);
+    r->pfd = calloc(n, sizeof *r->pfd);
+    uint64_t *times = calloc(n * (size_t)r->o.pipeline, sizeof *times);
+    if (!r->c || !r->pfd || !times) {
+        free(times);
+        fprintf(stderr, "race2048-bench: out of memory for %zu clients\n", n);
+        return 1;
+    }
+    for (size_t k = 0; k < n; k++)
+        r->c[k].conn.fd = -1;
+
+    /* Connect everyone, each sending its first line at once: the server
+     * decides the mode from it, and a JSON client must not wait. */
+    for (size_t k = 0; k < n && !r->fatal; k++) {
+        lg_client *c = &r->c[k];
+        int rc = net_connect(&c->conn, r->o.host, r->o.port);
+        if (rc != NET_OK) {
+            fprintf(stderr, "race2048-bench: client %zu: %s:%s: %s\n", k, r->o.host,
+                    r->o.port, net_strerror(rc));
+            free(times);
+            return 1;
+        }
+        c->sent_ns = times + k * (size_t)r->o.pipeline;
+        c->next_seq = c->head_seq = 1;
+        r->pfd[k] = (struct pollfd){.fd = c->conn.fd, .events = POLLIN};
+        queue(r, k, "{\"type\":\"hello\",\"name\":\"load\"}\n");
+        ask_for_game(r, k);
+        if (net_flush(&c->conn) == NET_ERR_IO) fail(r, k, net_strerror(NET_ERR_IO));
+        r->pfd[k].events = POLLIN | (net_want_write(&c->conn) ? POLLOUT : 0);
+    }
+
+    /* Every client must have a game before the clock starts; a slow start
+     * (thousands of connections on a busy machine) gets a generous limit. */
+    uint64_t start_deadline = now_ns() + (uint64_t)(10e9 + 10e6 * (double)n);
+    while (!r->fatal && r->started < r->o.clients) {
+        if (now_ns() > start_deadline) {
+            snprintf(r->fatal_buf, sizeof r->fatal_buf, "only %ld of %ld clients started",
+                     r->started, r->o.clients);
+            r->fatal = r->fatal_buf;
+        }
+        poll_once(r, 100);
+    }
+
+    uint64_t t0 = now_ns();
+    uint64_t t_measure = t0 + (uint64_t)(r->o.warmup * 1e9);
+    uint64_t t_end = t_measure + (uint64_t)(r->o.seconds * 1e9);
+    uint64_t rx0 = 0, rx1 = 0, now;
+    while (!r->fatal && (now = now_ns()) < t_end) {
+        if (!r->measuring && now >= t_measure) {
+            r->measuring = true;
+            t_measure = now;
+            for (size_t k = 0; k < n; k++)
+                rx0 += r->c[k].conn.rx_bytes;
+        }
+        uint64_t next = r->measuring ? t_end : t_measure;
+        int ms = (int)((next - now) / 1000000u) + 1;
+        poll_once(r, ms < 100 ? ms : 100);
+    }
+    now = now_ns();
+    for (size_t k = 0; k < n; k++)
+        rx1 += r->c[k].conn.rx_bytes;
+    free(times);
+
+    if (r->fatal) {
+        fprintf(stderr, "race2048-bench: %s\n", r->fatal);
+        return 1;
+    }
+    double secs = (double)(now - t_measure) / 1e9;
+    qsort(r->lat.v, r->lat.n, sizeof *r->lat.v, cmp_u32);
+    printf("server clients=%ld mode=%s pipeline=%ld seconds=%.1f moves_per_s=%.0f "
+           "rx_mb_per_s=%.2f lat_p50_us=%" PRIu32 " lat_p90_us=%" PRIu32
+           " lat_p99_us=%" PRIu32 " lat_max_us=%" PRIu32 " games=%" PRIu64
+           " stale=%" PRIu64 " errors=%" PRIu64 "\n",
+           r->o.clients, r->o.race ? "race" : "solo", r->o.pipeline, secs,
+           (double)r->moves / secs, (double)(rx1 - rx0) / secs / 1e6, pct(&r->lat, 50),
+           pct(&r->lat, 90), pct(&r->lat, 99), r->lat.n ? r->lat.v[r->lat.n - 1] : 0,
+           r->games, r->stale, r->errors);
+    fflush(stdout);
+    return r->errors ? 1 : 0;
+}
+
+int loadgen_main(int argc, char **argv) {
+    lg_run r = {0};
+    if (argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
+        usage();
+        return 0;
+    }
+    if (parse_args(argc, argv, &r.o) < 0) {
+        usage();
+        return 2;
+    }
+    if (raise_nofile(r.o.clients) < 0) return 1;
+    int rc = run(&r);
+    for (long k = 0; r.c && k < r.o.clients; k++)
+        net_close(&r.c[k].conn);
+    free(r.c);
+    free(r.pfd);
+    free(r.lat.v);
+    return rc;
+}
