@@ -251,8 +251,8 @@ bool proto_valid_name(const char *name) {
 #define DIR_EXPECTED   "dir must be one of up, down, left, right"
 
 static int get_name(const json_t *root, proto_request *req, proto_error *err) {
-    const char *s;
-    size_t len;
+    const char *s = NULL;
+    size_t len = 0;
     if (req_string(root, "name", NAME_EXPECTED, &s, &len, err)) return -1;
     if (!valid_name_n(s, len)) return fail(err, PROTO_ERR_BAD_MESSAGE, NAME_EXPECTED);
     memcpy(req->name, s, len);
@@ -262,8 +262,8 @@ static int get_name(const json_t *root, proto_request *req, proto_error *err) {
 
 /* Room codes are case-insensitive on input; the server's codes are upper. */
 static int get_room(const json_t *root, proto_request *req, proto_error *err) {
-    const char *s;
-    size_t len;
+    const char *s = NULL;
+    size_t len = 0;
     if (req_string(root, "room", ROOM_EXPECTED, &s, &len, err)) return -1;
     if (len < PROTO_ROOM_MIN || len > PROTO_ROOM_MAX)
         return fail(err, PROTO_ERR_BAD_MESSAGE, ROOM_EXPECTED);
@@ -277,8 +277,8 @@ static int get_room(const json_t *root, proto_request *req, proto_error *err) {
 }
 
 static int get_token(const json_t *root, proto_request *req, proto_error *err) {
-    const char *s;
-    size_t len;
+    const char *s = NULL;
+    size_t len = 0;
     if (req_string(root, "token", TOKEN_EXPECTED, &s, &len, err)) return -1;
     if (len < 1 || len > PROTO_TOKEN_MAX)
         return fail(err, PROTO_ERR_BAD_MESSAGE, TOKEN_EXPECTED);
@@ -294,8 +294,8 @@ static int get_token(const json_t *root, proto_request *req, proto_error *err) {
  * direction is the more specific bad_dir. */
 static int get_dir(const json_t *root, proto_request *req, proto_error *err) {
     static const eng_dir dirs[] = {ENG_UP, ENG_DOWN, ENG_LEFT, ENG_RIGHT};
-    const char *s;
-    size_t len;
+    const char *s = NULL;
+    size_t len = 0;
     if (req_string(root, "dir", "dir must be a string: up, down, left or right", &s, &len,
                    err))
         return -1;
@@ -315,7 +315,7 @@ static int get_dir(const json_t *root, proto_request *req, proto_error *err) {
  * the order of the type's fields in PROTOCOL.md, first problem wins. */
 static int decode_fields(const json_t *root, proto_request *req, proto_error *err) {
     proto_settings *st = &req->settings;
-    json_int_t x;
+    json_int_t x = 0;
     switch (req->type) {
     case PROTO_REQ_HELLO:
         return get_name(root, req, err);
