@@ -186,16 +186,16 @@ th_server *server_start(const char *const *extra) {
 }
 
 /* Stops s; returns its exit code, or -1 with why in err. */
-static int stop_quiet(th_server *s, char *err, size_t errlen) {
+static int stop_quiet(th_server *s, int sig, char *err, size_t errlen) {
     if (s->stopped) return 0;
     s->stopped = true;
-    kill(s->pid, SIGTERM);
+    kill(s->pid, sig);
     int status = 0;
     if (!wait_exit(s->pid, now_ms() + harness_ms(15000), &status)) {
         kill(s->pid, SIGKILL);
         wait_exit(s->pid, now_ms() + 5000, &status);
-        snprintf(err, errlen, "the server (pid %d) did not exit after SIGTERM; killed",
-                 (int)s->pid);
+        snprintf(err, errlen, "the server (pid %d) did not exit after signal %d; killed",
+                 (int)s->pid, sig);
         return -1;
     }
     if (WIFSIGNALED(status)) {
@@ -205,11 +205,15 @@ static int stop_quiet(th_server *s, char *err, size_t errlen) {
     return WEXITSTATUS(status);
 }
 
-int server_stop(th_server *s) {
+int server_signal_stop(th_server *s, int sig) {
     char err[160];
-    int code = stop_quiet(s, err, sizeof err);
+    int code = stop_quiet(s, sig, err, sizeof err);
     if (code < 0) fail_msg("%s", err);
     return code;
+}
+
+int server_stop(th_server *s) {
+    return server_signal_stop(s, SIGTERM);
 }
 
 int harness_teardown(void **state) {
@@ -224,7 +228,7 @@ int harness_teardown(void **state) {
     char errors[512] = "";
     for (int i = 0; i < nservers; i++) {
         char err[160] = "";
-        int code = stop_quiet(&servers[i], err, sizeof err);
+        int code = stop_quiet(&servers[i], SIGTERM, err, sizeof err);
         if (code > 0)
             snprintf(err, sizeof err, "the server exited with %d (see its stderr)", code);
         if (*err && strlen(errors) + strlen(err) + 3 < sizeof errors) {
@@ -490,6 +494,12 @@ size_t client_read_raw(client *c, void *buf, size_t len, int ms) {
     memmove(c->buf, c->buf + n, c->len - n);
     c->len -= n;
     return n;
+}
+
+size_t client_peek_raw(client *c, int ms) {
+    if (c->len == 0 && read_more(c, now_ms() + harness_ms(ms)) < 0)
+        fail_msg("timed out waiting for raw bytes");
+    return c->len;
 }
 
 json_t *client_hello(client *c, const char *name) {

@@ -42,6 +42,8 @@ th_server *server_start(const char *const *extra);
 /* SIGTERM, then waits for the exit; fails the test if the server does not
  * exit in time (it is then killed) or died of a signal. Returns the exit code. */
 int server_stop(th_server *s);
+/* The same with another signal (SIGINT). */
+int server_signal_stop(th_server *s, int sig);
 
 /* cmocka teardown: closes every client, stops every server, fails if one
  * exited non-zero, and frees the JSON objects handed out. */
@@ -91,6 +93,9 @@ size_t client_drain_to_eof(client *c, int ms);
 /* Raw bytes: up to len bytes that arrive within ms (at least one unless EOF);
  * returns the count, 0 on EOF. Reads the harness's line buffer first. */
 size_t client_read_raw(client *c, void *buf, size_t len, int ms);
+/* Waits until at least one byte is buffered (or EOF) and returns how many
+ * are, without consuming them. */
+size_t client_peek_raw(client *c, int ms);
 /* The objects of skipped types seen by client_expect_skip since the last
  * call to this (a JSON array, borrowed), then forgets them. */
 json_t *client_skipped(client *c);

@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +186,50 @@ static void test_state_errors(void **state) {
     client_expect(c, "left", WAIT);
     client_sync(c);
     assert_true(jint(w, "id") > 0);
+}
+
+/* Framing: empty lines are ignored, \r\n is a line end, lines may come
+ * several in one packet or split over many. */
+static void test_framing(void **state) {
+    th_server *s = SERVER(NULL);
+    client *c = client_connect(s);
+    client_hello(c, "frames");
+    static const char burst[] =
+        "\n\r\n{\"type\":\"ping\",\"t\":1}\r\n\n"
+        "{\"type\":\"ping\",\"t\":2}\n{\"type\":\"ping\",\"t\":3}";
+    client_send_raw(c, burst, sizeof burst - 1, false);
+    assert_int_equal(jint(client_expect(c, "pong", WAIT), "t"), 1);
+    assert_int_equal(jint(client_expect(c, "pong", WAIT), "t"), 2);
+    static const char rest[] = "\r\n{\"type\":\"ping\",\"t\":4}\n";
+    for (size_t i = 0; i < sizeof rest - 1; i++)
+        client_send_raw(c, rest + i, 1, false);
+    assert_int_equal(jint(client_expect(c, "pong", WAIT), "t"), 3);
+    assert_int_equal(jint(client_expect(c, "pong", WAIT), "t"), 4);
+    /* A NUL byte inside a line is not JSON. */
+    static const char nul[] = "{\"type\":\"ping\"}\0\n";
+    client_send_raw(c, nul, sizeof nul - 1, false);
+    client_expect_error(c, "bad_json", WAIT);
+    client_sync(c);
+}
+
+/* A JSON client that speaks late may get text-mode bytes first; once its
+ * first line arrives it is in JSON mode, and skipping every line that does
+ * not start with '{' (as PROTOCOL.md tells clients) loses nothing. */
+static void test_late_json_client(void **state) {
+    /* Known bug, reported to the owner of server/conn.c: the probe (or the
+     * "> " prompt) has no line end, so the welcome is glued to it and a
+     * client skipping non-'{' lines loses it. Runs with
+     * RACE2048_TEST_KNOWN_BUGS=1; drop this guard once fixed. */
+    if (!getenv("RACE2048_TEST_KNOWN_BUGS")) skip();
+    th_server *s = SERVER(NULL);
+    client *c = client_connect(s);
+    /* Bytes arrive unasked: the server took the silence for a human. They
+     * stay in the client's buffer, as in any line-reading client. */
+    assert_true(client_peek_raw(c, WAIT) > 0);
+    client_send(c, "{\"type\":\"ping\",\"t\":7}");
+    client_expect(c, "welcome", WAIT);
+    assert_int_equal(jint(client_expect(c, "pong", WAIT), "t"), 7);
+    client_sync(c);
 }
 
 /* ---------------------------------------------------------------- solo --- */
@@ -454,30 +499,67 @@ static void test_server_full(void **state) {
     client_expect(e, "pong", WAIT);
 }
 
+/* SIGTERM with something of every kind going on: everyone gets bye then EOF,
+ * and the server exits 0 (under ASan or valgrind: nothing leaked). */
 static void test_shutdown_bye(void **state) {
     th_server *s = SERVER(NULL);
-    client *lobby = client_connect(s), *solo = client_connect(s),
-           *racer = client_connect(s), *other = client_connect(s);
+    client *all[12];
+    int n = 0;
+    client *lobby = all[n++] = client_connect(s);
     client_hello(lobby, "lobby");
+    client *solo = all[n++] = client_connect(s);
     client_hello(solo, "solo");
-    client_hello(racer, "racer");
-    client_hello(other, "other");
     client_send(solo, "{\"type\":\"solo\"}");
     client_expect(solo, "start", WAIT);
-    client_send(racer, "{\"type\":\"quick\"}");
-    client_expect(racer, "queued", WAIT);
-    client_send(other, "{\"type\":\"quick\"}");
-    client_expect(other, "queued", WAIT);
-    client_expect(other, "start", WAIT);
-    client_expect(racer, "start", WAIT);
+    client *queued = all[n++] = client_connect(s);
+    client_hello(queued, "queued");
+    client_send(queued, "{\"type\":\"quick\",\"size\":7}");
+    client_expect(queued, "queued", WAIT);
+    client *waiting = all[n++] = client_connect(s);
+    client_hello(waiting, "waiting");
+    client_send(waiting, "{\"type\":\"create\"}");
+    client_expect(waiting, "room", WAIT);
+
+    /* A race with a player away (its seat kept for the grace period) and a
+     * spectator. */
+    client *race[2];
+    const char *code = race_start(s, 2, NULL, race, NULL);
+    all[n++] = race[1];
+    client *spec = all[n++] = client_connect(s);
+    client_hello(spec, "spec");
+    client_send(spec, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
+    client_expect(spec, "start", WAIT);
+    client_move_any(race[0]);
+    client_close(race[0]);
+    client_expect_skip(race[1], "player", "state", WAIT);
+    client_expect_skip(spec, "player", "state", WAIT);
+
+    /* An ended race with a rematch asked for. */
+    client *ended[2];
+    race_start(s, 2, "\"time_limit\":1", ended, NULL);
+    all[n++] = ended[0];
+    all[n++] = ended[1];
+    client_expect(ended[0], "end", WAIT + 1000);
+    client_expect(ended[1], "end", WAIT + 1000);
+    client_send(ended[0], "{\"type\":\"rematch\"}");
+    client_expect(ended[0], "room", WAIT);
+    client_expect(ended[1], "room", WAIT);
 
     assert_int_equal(server_stop(s), 0);
-    client *all[] = {lobby, solo, racer, other};
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < n; i++) {
         json_t *bye = client_expect(all[i], "bye", WAIT);
         assert_string_equal(jstr(bye, "reason"), "shutdown");
         client_expect_eof(all[i], WAIT);
     }
+}
+
+static void test_shutdown_on_sigint(void **state) {
+    th_server *s = SERVER(NULL);
+    client *c = client_connect(s);
+    client_hello(c, "c");
+    assert_int_equal(server_signal_stop(s, SIGINT), 0);
+    client_expect(c, "bye", WAIT);
+    client_expect_eof(c, WAIT);
 }
 
 int main(void) {
@@ -488,6 +570,8 @@ int main(void) {
         cmocka_unit_test_teardown(test_ids_unique, harness_teardown),
         cmocka_unit_test_teardown(test_request_errors, harness_teardown),
         cmocka_unit_test_teardown(test_state_errors, harness_teardown),
+        cmocka_unit_test_teardown(test_framing, harness_teardown),
+        cmocka_unit_test_teardown(test_late_json_client, harness_teardown),
         cmocka_unit_test_teardown(test_solo_seed_reproducible, harness_teardown),
         cmocka_unit_test_teardown(test_solo_replay_matches_engine, harness_teardown),
         cmocka_unit_test_teardown(test_solo_until_over, harness_teardown),
@@ -496,6 +580,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_line_too_long, harness_teardown),
         cmocka_unit_test_teardown(test_server_full, harness_teardown),
         cmocka_unit_test_teardown(test_shutdown_bye, harness_teardown),
+        cmocka_unit_test_teardown(test_shutdown_on_sigint, harness_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -239,6 +239,88 @@ static void test_grace_expiry_keeps_over(void **state) {
     check_ranking(end);
 }
 
+/* A player away when the race ends is done with it: the end releases its seat. */
+static void test_time_end_while_away(void **state) {
+    th_server *s = SERVER(NULL);
+    client *p[2];
+    json_t *starts[2];
+    race_start(s, 2, "\"time_limit\":1", p, starts);
+    json_int_t ida = jint(starts[0], "you");
+    client_send(p[0], "{\"type\":\"hello\",\"name\":\"p0\"}");
+    char token[80];
+    snprintf(token, sizeof token, "%s",
+             jstr(client_expect(p[0], "welcome", WAIT), "token"));
+    client_close(p[0]);
+    expect_player(p[1], ida, false, "playing");
+    json_t *end = client_expect(p[1], "end", WAIT + 1000);
+    assert_string_equal(jstr(end, "reason"), "time");
+    check_ranking(end);
+    client *late = client_connect(s);
+    client_send(late, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
+    client_expect_error(late, "bad_token", WAIT);
+}
+
+/* The one left playing wins a forfeit even while its connection is down. */
+static void test_forfeit_to_absent_player(void **state) {
+    th_server *s = SERVER(NULL);
+    client *p[2];
+    json_t *starts[2];
+    race_start(s, 2, NULL, p, starts);
+    json_int_t ida = jint(starts[0], "you");
+    client_close(p[0]);
+    expect_player(p[1], ida, false, "playing");
+    client_send(p[1], "{\"type\":\"leave\"}");
+    json_t *end = client_expect(p[1], "end", WAIT);
+    client_expect(p[1], "left", WAIT);
+    assert_string_equal(jstr(end, "reason"), "forfeit");
+    assert_int_equal(jint(end, "winner"), ida);
+    check_ranking(end);
+}
+
+/* Everyone gone: the grace periods run out one after the other. */
+static void test_everyone_gone(void **state) {
+    th_server *s = SERVER("--grace", "1");
+    client *p[3], *w = client_connect(s);
+    json_t *starts[3];
+    const char *code = race_start(s, 3, NULL, p, starts);
+    client_hello(w, "w");
+    client_send(w, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
+    client_expect(w, "start", WAIT);
+    for (int i = 0; i < 3; i++)
+        client_abort(p[i]);
+    json_t *end = client_expect_skip(w, "end", "player", WAIT + 2000);
+    check_ranking(end);
+    json_t *seen = client_skipped(w);
+    /* Three lost connections, then at least two seats given up. */
+    assert_true(json_array_size(seen) >= 5);
+    client_send(w, "{\"type\":\"rooms\"}");
+    assert_int_equal(json_array_size(jarr(client_expect(w, "rooms", WAIT), "rooms")), 0);
+}
+
+/* One connection takes over the seat of a player in another race: its own
+ * seat is then away, like a lost connection. */
+static void test_resume_from_another_race(void **state) {
+    th_server *s = SERVER(NULL);
+    client *p[2], *q[2];
+    json_t *sp[2], *sq[2];
+    race_start(s, 2, NULL, p, sp);
+    race_start(s, 2, NULL, q, sq);
+    json_int_t idp0 = jint(sp[0], "you"), idq0 = jint(sq[0], "you");
+    client_send(p[0], "{\"type\":\"hello\",\"name\":\"p0\"}");
+    char token[80];
+    snprintf(token, sizeof token, "%s",
+             jstr(client_expect(p[0], "welcome", WAIT), "token"));
+
+    client_send(q[0], "{\"type\":\"resume\",\"token\":\"%s\"}", token);
+    assert_int_equal(jint(client_expect(q[0], "welcome", WAIT), "id"), idp0);
+    assert_int_equal(jint(client_expect(q[0], "start", WAIT), "you"), idp0);
+    client_expect_eof(p[0], WAIT);
+    expect_player(q[1], idq0, false, "playing");
+    client_sync(p[1]);
+    json_t *st = client_move_any(q[0]);
+    assert_true(jequal(client_expect(p[1], "state", WAIT), st));
+}
+
 /* ------------------------------------------------------------------ idle --- */
 
 static void test_idle_timeout(void **state) {
@@ -358,6 +440,10 @@ int main(void) {
         cmocka_unit_test_teardown(test_grace_expiry_forfeit, harness_teardown),
         cmocka_unit_test_teardown(test_grace_expiry_three_players, harness_teardown),
         cmocka_unit_test_teardown(test_grace_expiry_keeps_over, harness_teardown),
+        cmocka_unit_test_teardown(test_time_end_while_away, harness_teardown),
+        cmocka_unit_test_teardown(test_forfeit_to_absent_player, harness_teardown),
+        cmocka_unit_test_teardown(test_everyone_gone, harness_teardown),
+        cmocka_unit_test_teardown(test_resume_from_another_race, harness_teardown),
         cmocka_unit_test_teardown(test_idle_timeout, harness_teardown),
         cmocka_unit_test_teardown(test_slow_consumer, harness_teardown),
         cmocka_unit_test_teardown(test_line_too_long_in_race, harness_teardown),
