@@ -1,0 +1,435 @@
+/* test_text_tmux.c - the real telnet and nc inside tmux against race2048d: what a human
+ * sees.
+ *
+ * Each test has its own tmux server (tmux -L <unique>), killed at the end,
+ * and its own race2048d. Every wait polls the pane until a deadline.
+ * TT_RECORD_SESSION=FILE makes test_race_netcat_against_telnet write both
+ * panes there (tests/text/recorded-session.txt was made so).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tt.h"
+
+#define PANE 16384
+
+typedef struct fixture {
+    tt_server srv;
+    tt_tmux tmux;
+    tt_client json;
+    char pane[PANE];
+    char other[PANE];
+} fixture;
+
+static int setup(void **state) {
+    tt_require_tools();
+    fixture *f = calloc(1, sizeof *f);
+    if (!f) return -1;
+    f->json.fd = -1;
+    *state = f;
+    tt_tmux_init(&f->tmux);
+    tt_server_start(&f->srv, NULL);
+    return 0;
+}
+
+/* Kills the panes first (their clients disconnect), then stops the server;
+ * a crash, a sanitizer report or a leak in the server fails the test. */
+static int teardown(void **state) {
+    fixture *f = *state;
+    tt_tmux_kill(&f->tmux);
+    tt_close(&f->json);
+    int rc = tt_server_stop(&f->srv);
+    free(f);
+    if (rc != 0) fail_msg("race2048d exited with status %d (see its stderr)", rc);
+    return 0;
+}
+
+/* ------------------------------------------------------------- helpers --- */
+
+/* Waits for needle in the pane; fails showing the pane if it never comes. */
+static void expect(fixture *f, const char *pane, const char *needle) {
+    if (!tt_tmux_wait_str(&f->tmux, pane, needle, tt_ms(TT_WAIT), f->pane, PANE))
+        fail_msg("pane %s never showed \"%s\"; it shows:\n%s", pane, needle, f->pane);
+}
+
+/* Starts a client in a new pane and waits for the lobby's greeting. */
+static void open_client(fixture *f, const char *pane, const char *prog, int cols,
+                        int rows) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "%s 127.0.0.1 %d", prog, f->srv.port);
+    tt_tmux_open(&f->tmux, pane, cols, rows, cmd);
+    expect(f, pane, "You are player-");
+}
+
+/* Types a command line and Enter. */
+static void say(fixture *f, const char *pane, const char *line) {
+    tt_tmux_type(&f->tmux, pane, line);
+    tt_tmux_key(&f->tmux, pane, "Enter");
+}
+
+static const char *arrow_key(eng_dir d) {
+    return d == ENG_UP      ? "Up"
+           : d == ENG_DOWN  ? "Down"
+           : d == ENG_RIGHT ? "Right"
+                            : "Left";
+}
+
+static const char *dir_letter(eng_dir d) {
+    return d == ENG_UP ? "w" : d == ENG_DOWN ? "s" : d == ENG_RIGHT ? "d" : "a";
+}
+
+/* A direction that changes b, tried in another order than tt_movable_dir()
+ * so that the two racers' boards part ways. */
+static eng_dir other_dir(const eng_board *b) {
+    static const eng_dir order[] = {ENG_UP, ENG_LEFT, ENG_DOWN, ENG_RIGHT};
+    for (int i = 0; i < 4; i++) {
+        eng_board copy = *b;
+        if (eng_move(&copy, order[i], NULL, NULL)) return order[i];
+    }
+    fail_msg("the board cannot move in any direction");
+    return ENG_UP;
+}
+
+typedef struct moves_of {
+    int k, n;
+} moves_of;
+
+/* Pane predicate: board k shows at least n moves. */
+static bool has_moves(const char *pane, void *arg) {
+    const moves_of *m = arg;
+    return tt_screen_moves(pane, m->k) >= m->n;
+}
+
+/* Waits until board k on the pane shows exactly n moves; the pane is left in out. */
+static void expect_moves(fixture *f, const char *pane, int k, int n, char *out) {
+    moves_of m = {k, n};
+    if (!tt_tmux_wait(&f->tmux, pane, has_moves, &m, tt_ms(TT_WAIT), out, PANE))
+        fail_msg("board %d on pane %s never showed %d moves:\n%s", k, pane, n, out);
+    int got = tt_screen_moves(out, k);
+    if (got != n)
+        fail_msg("board %d on pane %s shows %d moves, not %d:\n%s", k, pane, got, n, out);
+}
+
+/* The board k on a pane; fails if there is none. */
+static eng_board board_of(const char *pane, int k) {
+    eng_board b;
+    if (!tt_screen_board(pane, k, &b)) fail_msg("no board %d on the pane:\n%s", k, pane);
+    return b;
+}
+
+/* The first line of a pane: nothing of the screen scrolled away. */
+static bool first_line_is(const char *pane, const char *text) {
+    return strncmp(pane, text, strlen(text)) == 0 && pane[strlen(text)] == '\n';
+}
+
+/* Checks what the lobby must show (the rules and the commands). */
+static void check_welcome(fixture *f, const char *pane) {
+    expect(f, pane, "\n>"); /* the prompt; tmux drops the space after it */
+    const char *must[] = {"race2048 - race your friends at 2048",
+                          "Slide the tiles",
+                          "equal tiles merge",
+                          "solo [SIZE]",
+                          "create [N]",
+                          "join CODE",
+                          "quit",
+                          "You are player-"};
+    for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
+        if (!strstr(f->pane, must[i]))
+            fail_msg("the welcome on %s lacks \"%s\":\n%s", pane, must[i], f->pane);
+    if (!first_line_is(f->pane, "race2048 - race your friends at 2048"))
+        fail_msg("the welcome on %s does not start at the top line:\n%s", pane, f->pane);
+    tt_assert_clean_pane(f->pane, pane);
+}
+
+/* Writes a pane's text without its trailing blank lines. */
+static void write_pane(FILE *out, const char *title, const char *pane) {
+    size_t n = strlen(pane);
+    while (n > 0 && (pane[n - 1] == '\n' || pane[n - 1] == ' '))
+        n--;
+    fprintf(out, "%s\n\n%.*s\n", title, (int)n, pane);
+}
+
+/* ------------------------------------------------------------- welcome --- */
+
+static void test_welcome_on_telnet(void **state) {
+    fixture *f = *state;
+    open_client(f, "tn", "telnet", 100, 30);
+    check_welcome(f, "tn");
+    /* telnet's own "Trying ... Connected ..." lines were cleared away. */
+    assert_null(strstr(f->pane, "Connected to"));
+}
+
+static void test_welcome_on_netcat_fits_80x24(void **state) {
+    fixture *f = *state;
+    open_client(f, "nc", "nc", 80, 24);
+    check_welcome(f, "nc");
+}
+
+/* ----------------------------------------------------------- character --- */
+
+static void test_telnet_arrow_moves_without_enter(void **state) {
+    fixture *f = *state;
+    open_client(f, "tn", "telnet", 100, 30);
+    say(f, "tn", "solo");
+    expect_moves(f, "tn", 0, 0, f->pane);
+    eng_board before = board_of(f->pane, 0);
+    /* Right when it changes the board, else the first arrow that does. */
+    eng_dir d = tt_movable_dir(&before);
+    tt_tmux_key(&f->tmux, "tn", arrow_key(d)); /* and no Enter */
+    expect_moves(f, "tn", 0, 1, f->pane);
+    eng_board after = board_of(f->pane, 0);
+    if (!tt_board_differs(&before, &after))
+        fail_msg("the board did not change after %s:\n%s", arrow_key(d), f->pane);
+    assert_non_null(strstr(f->pane, "Ctrl-C quits"));
+    tt_assert_clean_pane(f->pane, "tn");
+    /* The key was not echoed as text. */
+    assert_null(strstr(f->pane, "[A"));
+    assert_null(strstr(f->pane, "[B"));
+    assert_null(strstr(f->pane, "[C"));
+    assert_null(strstr(f->pane, "[D"));
+}
+
+/* ---------------------------------------------------------------- race --- */
+
+/* nc (nina) creates a room, telnet (tom) joins it; both see both boards.
+ * Writes the room code to code. */
+static void start_race(fixture *f, int cols, int rows, bool color_off, char code[16]) {
+    open_client(f, "nc", "nc", cols, rows);
+    open_client(f, "tn", "telnet", cols, rows);
+    say(f, "nc", "name nina");
+    expect(f, "nc", "You are now nina.");
+    say(f, "tn", "name tom");
+    expect(f, "tn", "You are now tom.");
+    if (color_off) {
+        say(f, "nc", "color off");
+        expect(f, "nc", "Colour is off.");
+        say(f, "tn", "color off");
+        expect(f, "tn", "Colour is off.");
+    }
+    say(f, "nc", "create");
+    expect(f, "nc", "Tell a friend to type:  join ");
+    const char *hint = strstr(f->pane, "Tell a friend to type:");
+    if (!hint) fail_msg("no room code on the creator's screen:\n%s", f->pane);
+    hint = strstr(hint, "join ") + 5;
+    size_t n = 0;
+    while (n < 15 &&
+           ((hint[n] >= 'A' && hint[n] <= 'Z') || (hint[n] >= '0' && hint[n] <= '9')))
+        n++;
+    if (n < 4) fail_msg("a room code of %zu characters:\n%s", n, f->pane);
+    memcpy(code, hint, n);
+    code[n] = '\0';
+
+    char line[32];
+    snprintf(line, sizeof line, "join %s", code);
+    say(f, "tn", line);
+    char title[32];
+    snprintf(title, sizeof title, "room %s", code);
+    expect(f, "tn", title);
+    expect_moves(f, "tn", 1, 0, f->pane);
+    if (!strstr(f->pane, "tom (you)") || !strstr(f->pane, "nina"))
+        fail_msg("telnet does not show both players:\n%s", f->pane);
+    expect(f, "nc", title);
+    expect_moves(f, "nc", 1, 0, f->pane);
+    if (!strstr(f->pane, "nina (you)") || !strstr(f->pane, "tom"))
+        fail_msg("netcat does not show both players:\n%s", f->pane);
+}
+
+static void test_race_netcat_against_telnet(void **state) {
+    fixture *f = *state;
+    char code[16];
+    start_race(f, 80, 24, true, code);
+
+    /* tom presses a key: nina sees his board move, without anyone pressing Enter. */
+    tt_tmux_capture(&f->tmux, "tn", f->pane, PANE);
+    eng_board tom = board_of(f->pane, 0);
+    tt_tmux_key(&f->tmux, "tn", arrow_key(tt_movable_dir(&tom)));
+    expect_moves(f, "nc", 1, 1, f->other);
+    eng_board seen = board_of(f->other, 1);
+    if (!tt_board_differs(&tom, &seen))
+        fail_msg("nina sees tom's board unchanged:\n%s", f->other);
+    expect_moves(f, "tn", 0, 1, f->pane);
+    eng_board own = board_of(f->pane, 0);
+    if (tt_board_differs(&own, &seen))
+        fail_msg("tom's board differs between the screens:\n%s\n%s", f->pane, f->other);
+
+    /* nina types moves and Enter: tom sees them. */
+    eng_board nina = board_of(f->other, 0);
+    say(f, "nc", dir_letter(other_dir(&nina)));
+    expect_moves(f, "tn", 1, 1, f->pane);
+    expect_moves(f, "nc", 0, 1, f->other);
+    seen = board_of(f->pane, 1);
+    own = board_of(f->other, 0);
+    if (!tt_board_differs(&nina, &own) || tt_board_differs(&own, &seen))
+        fail_msg("nina's board differs between the screens:\n%s\n%s", f->pane, f->other);
+
+    /* A few more moves each, for the record. */
+    for (int i = 2; i <= 4; i++) {
+        tt_tmux_capture(&f->tmux, "tn", f->pane, PANE);
+        tom = board_of(f->pane, 0);
+        tt_tmux_key(&f->tmux, "tn", arrow_key(tt_movable_dir(&tom)));
+        expect_moves(f, "nc", 1, i, f->other);
+        nina = board_of(f->other, 0);
+        say(f, "nc", dir_letter(other_dir(&nina)));
+        expect_moves(f, "tn", 1, i, f->pane);
+        expect_moves(f, "nc", 0, i, f->other);
+    }
+    expect_moves(f, "tn", 0, 4, f->pane);
+    tt_assert_clean_pane(f->pane, "tn");
+    tt_assert_clean_pane(f->other, "nc");
+    const char *record = getenv("TT_RECORD_SESSION");
+    if (record && *record) {
+        FILE *out = fopen(record, "w");
+        if (!out) fail_msg("cannot write %s", record);
+        write_pane(out, "$ telnet HOST PORT    (tom; 80x24, after `color off`)", f->pane);
+        fprintf(out, "\n");
+        write_pane(out, "$ nc HOST PORT        (nina; 80x24, after `color off`)",
+                   f->other);
+        fclose(out);
+    }
+
+    /* nina leaves: tom wins by forfeit, and his end screen says so. */
+    say(f, "nc", "leave");
+    expect(f, "nc", "You left.");
+    expect(f, "tn", "Race over");
+    const char *must[] = {"tom wins", "left",  "1. tom", "2. nina",
+                          "score",    "seed ", "salt "};
+    for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
+        if (!strstr(f->pane, must[i]))
+            fail_msg("tom's end screen lacks \"%s\":\n%s", must[i], f->pane);
+    tt_assert_clean_pane(f->pane, "tn");
+    tt_tmux_capture(&f->tmux, "nc", f->other, PANE);
+    tt_assert_clean_pane(f->other, "nc");
+}
+
+/* ------------------------------------------------------------ the end --- */
+
+static void test_solo_3_played_to_the_end_screen(void **state) {
+    fixture *f = *state;
+    open_client(f, "nc", "nc", 100, 30);
+    say(f, "nc", "solo 3");
+    expect_moves(f, "nc", 0, 0, f->pane);
+    /* Every direction in turn: some always moves until the board is stuck. */
+    int64_t deadline = tt_now_ms() + tt_ms(4 * TT_WAIT);
+    while (!tt_tmux_wait_str(&f->tmux, "nc", "Game over", tt_ms(300), f->pane, PANE)) {
+        if (tt_now_ms() > deadline) fail_msg("the 3x3 game never ended:\n%s", f->pane);
+        say(f, "nc", "wasdwasdwasdwasdwasdwasdwasdwasd");
+    }
+    expect(f, "nc", "Type solo, quick, create or help.");
+    const char *must[] = {"Game over: no moves left",
+                          "1. player-",
+                          "(you)",
+                          "over",
+                          "score",
+                          "seed ",
+                          "salt "};
+    for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
+        if (!strstr(f->pane, must[i]))
+            fail_msg("the end screen lacks \"%s\":\n%s", must[i], f->pane);
+    eng_board b = board_of(f->pane, 0);
+    assert_int_equal(b.size, 3);
+    assert_true(eng_is_over(&b));
+    tt_assert_clean_pane(f->pane, "nc");
+}
+
+/* ---------------------------------------------------------------- quit --- */
+
+static bool pane_dead(const char *pane, void *arg) {
+    fixture *f = arg;
+    (void)pane;
+    return tt_tmux_dead(&f->tmux, "p");
+}
+
+static void test_quit_on_telnet_closes_it(void **state) {
+    fixture *f = *state;
+    open_client(f, "p", "telnet", 100, 30);
+    say(f, "p", "quit");
+    expect(f, "p", "Connection closed by foreign host.");
+    assert_non_null(strstr(f->pane, "Goodbye!"));
+    if (!tt_tmux_wait(&f->tmux, "p", pane_dead, f, tt_ms(TT_WAIT), f->pane, PANE))
+        fail_msg("telnet did not exit after quit:\n%s", f->pane);
+    tt_assert_clean_pane(f->pane, "telnet after quit");
+}
+
+static void test_quit_on_netcat_says_press_enter(void **state) {
+    fixture *f = *state;
+    open_client(f, "p", "nc", 80, 24);
+    say(f, "p", "quit");
+    expect(f, "p", "Goodbye! (press Enter to close netcat)");
+    tt_assert_clean_pane(f->pane, "netcat after quit");
+    /* netcat notices the closed connection at the next line it sends. */
+    tt_tmux_key(&f->tmux, "p", "Enter");
+    if (!tt_tmux_wait(&f->tmux, "p", pane_dead, f, tt_ms(TT_WAIT), f->pane, PANE))
+        fail_msg("nc did not exit after quit and Enter:\n%s", f->pane);
+}
+
+/* ---------------------------------------------------------------- JSON --- */
+
+/* Every byte the JSON client got is compact JSON lines: '{' ... '}' '\n'. */
+static void check_json_only(const tt_client *c) {
+    size_t start = 0;
+    for (size_t i = 0; i < c->len; i++) {
+        unsigned char ch = (unsigned char)c->buf[i];
+        if (ch == 0x1b || ch == 0xff || ch == '\r')
+            fail_msg("the JSON client got byte 0x%02x at %zu", ch, i);
+        if (ch != '\n') continue;
+        if (c->buf[start] != '{' || i == start || c->buf[i - 1] != '}')
+            fail_msg("the JSON client got a line that is not an object: %.*s",
+                     (int)(i - start), c->buf + start);
+        start = i + 1;
+    }
+}
+
+static void test_json_client_beside_humans_gets_json_only(void **state) {
+    fixture *f = *state;
+    tt_client *j = &f->json;
+    tt_connect(j, f->srv.port);
+    tt_sends(j, "{\"type\":\"ping\",\"t\":5}\n");
+    if (tt_wait_str(j, 0, "{\"type\":\"pong\",\"t\":5}\n", tt_ms(TT_WAIT)) < 0)
+        fail_msg("no pong for the JSON client");
+    assert_int_equal(tt_find(j->buf, j->len, 0, "{\"type\":\"welcome\"", 17), 0);
+
+    char code[16];
+    start_race(f, 100, 30, false, code);
+    char watch[64];
+    snprintf(watch, sizeof watch, "{\"type\":\"watch\",\"room\":\"%s\"}\n", code);
+    size_t mark = j->len;
+    tt_sends(j, watch);
+    if (tt_wait_str(j, mark, "{\"type\":\"start\"", tt_ms(TT_WAIT)) < 0)
+        fail_msg("the JSON spectator got no start");
+    /* A human's key reaches the JSON spectator as a state line. */
+    tt_tmux_capture(&f->tmux, "tn", f->pane, PANE);
+    eng_board tom = board_of(f->pane, 0);
+    mark = j->len;
+    tt_tmux_key(&f->tmux, "tn", arrow_key(tt_movable_dir(&tom)));
+    if (tt_wait_str(j, mark, "{\"type\":\"state\"", tt_ms(TT_WAIT)) < 0)
+        fail_msg("the JSON spectator got no state for tom's move");
+    tt_wait_str(j, mark, "}\n", tt_ms(TT_WAIT));
+    /* Its connection was never judged a human. */
+    check_json_only(j);
+    expect_moves(f, "nc", 1, 1, f->other);
+    tt_assert_clean_pane(f->other, "nc");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_welcome_on_telnet, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_welcome_on_netcat_fits_80x24, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_telnet_arrow_moves_without_enter, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_race_netcat_against_telnet, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_solo_3_played_to_the_end_screen, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_quit_on_telnet_closes_it, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quit_on_netcat_says_press_enter, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_json_client_beside_humans_gets_json_only,
+                                        setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
