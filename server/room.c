@@ -405,7 +405,9 @@ void room_leave(room *r, srv_player *p) {
     case ROOM_WAITING:
         unseat(r, i);
         remove_seat(r, i);
-        if (r->nseats > 0) broadcast_room(r);
+        /* Also when it is now empty: its spectators learn that nobody is
+         * left, since the room is freed next and no `start` will come. */
+        broadcast_room(r);
         break;
     case ROOM_RUNNING:
         if (seat->status != PROTO_OVER) seat->status = PROTO_LEFT;
