@@ -565,6 +565,33 @@ static void test_watch_own_room(void **state) {
     assert_int_equal(json_array_size(jarr(client_expect(a, "rooms", WAIT), "rooms")), 1);
 }
 
+/* A spectator of a waiting room is told when its last player goes: a `room`
+ * with nobody in it (the room is then gone). */
+static void test_watched_room_emptied(void **state) {
+    th_server *s = SERVER(NULL);
+    client *a = client_connect(s), *w = client_connect(s);
+    client_hello(a, "a");
+    client_hello(w, "w");
+    for (int round = 0; round < 2; round++) {
+        client_send(a, "{\"type\":\"create\"}");
+        const char *code = jstr(client_expect(a, "room", WAIT), "room");
+        client_send(w, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
+        client_expect(w, "room", WAIT);
+        if (round == 0) {
+            client_send(a, "{\"type\":\"leave\"}");
+            client_expect(a, "left", WAIT);
+        } else { /* a lost connection in a waiting room is a leave */
+            client_close(a);
+        }
+        json_t *r = client_expect(w, "room", WAIT);
+        assert_string_equal(jstr(r, "room"), code);
+        assert_int_equal(json_array_size(jarr(r, "players")), 0);
+        client_send(w, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
+        client_expect_error(w, "room_not_found", WAIT);
+        client_sync(w);
+    }
+}
+
 /* ----------------------------------------------------------------- busy --- */
 
 static void test_busy_in_running_race(void **state) {
@@ -723,6 +750,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_watch_running_room, harness_teardown),
         cmocka_unit_test_teardown(test_watch_then_leave, harness_teardown),
         cmocka_unit_test_teardown(test_watch_own_room, harness_teardown),
+        cmocka_unit_test_teardown(test_watched_room_emptied, harness_teardown),
         cmocka_unit_test_teardown(test_busy_in_running_race, harness_teardown),
         cmocka_unit_test_teardown(test_implicit_leave, harness_teardown),
         cmocka_unit_test_teardown(test_rematch, harness_teardown),
