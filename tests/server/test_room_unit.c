@@ -1,0 +1,307 @@
+/* test_room_unit.c - end rules and ranking on crafted boards: the lobby and rooms of
+ * server_core driven in-process through connections on socketpairs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+
+#include "checks.h"
+#include "conn.h"
+#include "lobby.h"
+#include "room.h"
+
+/* One server, as main.c sets it up, without a listener. */
+static srv S;
+static uv_loop_t loop;
+
+/* A connection whose socket is one end of a socketpair; the test reads the
+ * other end. */
+typedef struct fake {
+    conn *c;
+    int peer;
+    char buf[1 << 16];
+    size_t len;
+} fake;
+
+static fake fakes[8];
+static int nfakes;
+
+static int setup(void **state) {
+    memset(&S, 0, sizeof S);
+    assert_int_equal(uv_loop_init(&loop), 0);
+    S.loop = &loop;
+    loop.data = &S;
+    S.cfg = (srv_config){.max_clients = 100,
+                         .max_line = 4096,
+                         .grace_ms = 30000,
+                         .max_output = 1 << 20,
+                         .has_seed = true,
+                         .log_level = SRV_LOG_WARN};
+    srv_log_set_level(SRV_LOG_WARN);
+    S.tables = malloc(sizeof *S.tables);
+    eng_tables_init(S.tables);
+    eng_rng_seed(&S.seed_source, 42);
+    S.next_id = 1;
+    srv_list_init(&S.conns);
+    srv_list_init(&S.players);
+    srv_list_init(&S.rooms);
+    srv_list_init(&S.queue);
+    nfakes = 0;
+    return 0;
+}
+
+/* Closes every connection and room the way shutdown does; the loop must end
+ * with nothing left (and ASan finds no leak). */
+static int teardown(void **state) {
+    room_close_all(&S);
+    for (int i = 0; i < nfakes; i++) {
+        conn_close(fakes[i].c);
+        close(fakes[i].peer);
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    int rc = uv_loop_close(&loop);
+    free(S.tables);
+    assert_true(srv_list_empty(&S.players));
+    assert_true(srv_list_empty(&S.rooms));
+    assert_int_equal(rc, 0);
+    return 0;
+}
+
+static fake *fake_new(const char *name) {
+    fake *f = &fakes[nfakes++];
+    memset(f, 0, sizeof *f);
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    conn *c = calloc(1, sizeof *c);
+    c->srv = &S;
+    c->mode = CONN_JSON;
+    assert_int_equal(uv_tcp_init(&loop, &c->tcp), 0);
+    c->tcp.data = c;
+    assert_int_equal(uv_tcp_open(&c->tcp, sv[0]), 0);
+    c->open_handles = 1; /* no timer */
+    assert_int_equal(proto_framer_init(&c->framer, S.cfg.max_line, false), 0);
+    srv_list_push(&S.conns, &c->link);
+    S.nconns++;
+    snprintf(c->peer, sizeof c->peer, "fake-%s", name);
+    f->c = c;
+    f->peer = sv[1];
+    char hello[64];
+    snprintf(hello, sizeof hello, "{\"type\":\"hello\",\"name\":\"%s\"}", name);
+    lobby_json_line(c, hello, strlen(hello));
+    return f;
+}
+
+static void say(fake *f, const char *line) {
+    lobby_json_line(f->c, line, strlen(line));
+}
+
+/* The next message the server wrote to f, or NULL if none is there. Writes
+ * to a socketpair complete at once, so no loop run is needed to see them. */
+static json_t *next(fake *f) {
+    for (;;) {
+        char *nl = memchr(f->buf, '\n', f->len);
+        if (nl) {
+            size_t n = (size_t)(nl - f->buf);
+            json_t *o = json_loadb(f->buf, n, 0, NULL);
+            memmove(f->buf, nl + 1, f->len - n - 1);
+            f->len -= n + 1;
+            assert_non_null(o);
+            return o;
+        }
+        ssize_t r = recv(f->peer, f->buf + f->len, sizeof f->buf - f->len, MSG_DONTWAIT);
+        if (r <= 0) return NULL;
+        f->len += (size_t)r;
+    }
+}
+
+/* The next message of this type, skipping others; fails if none is there. */
+static json_t *expect(fake *f, const char *type) {
+    for (json_t *o; (o = next(f));) {
+        if (!strcmp(json_string_value(json_object_get(o, "type")), type)) return o;
+        json_decref(o);
+    }
+    fail_msg("no \"%s\" for %s", type, f->c->peer);
+    return NULL;
+}
+
+static void drain(fake *f) {
+    for (json_t *o; (o = next(f));)
+        json_decref(o);
+}
+
+/* Sets a seat's board from face values, row-major. */
+static void set_board(room_seat *seat, int size, const unsigned *values) {
+    eng_board *b = &seat->game.board;
+    eng_board_init(b, size);
+    for (int i = 0; i < size * size; i++)
+        b->cell[i] = (uint8_t)(values[i] ? eng_value_exp(values[i]) : 0);
+}
+
+/* A race of n players on size x size boards, running. */
+static room *race(fake **f, int n, int size, unsigned target) {
+    char create[128];
+    snprintf(create, sizeof create,
+             "{\"type\":\"create\",\"players\":%d,\"size\":%d,\"target\":%u}", n, size,
+             target);
+    for (int i = 0; i < n; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "p%d", i);
+        f[i] = fake_new(name);
+    }
+    say(f[0], create);
+    room *r = f[0]->c->player->room;
+    assert_non_null(r);
+    for (int i = 1; i < n; i++) {
+        char join[64];
+        snprintf(join, sizeof join, "{\"type\":\"join\",\"room\":\"%s\"}", r->code);
+        say(f[i], join);
+    }
+    assert_int_equal(r->state, ROOM_RUNNING);
+    for (int i = 0; i < n; i++)
+        drain(f[i]);
+    return r;
+}
+
+static room_seat *seat_of(fake *f) {
+    return &f->c->player->room->seats[f->c->player->seat];
+}
+
+/* 3x3, one move (left) from `over`: the spawn fills the last cell with a 2
+ * or a 4, and nothing can merge afterwards. top is the largest tile (above
+ * 256, its neighbour). */
+static void one_move_from_over(room_seat *seat, unsigned top) {
+    const unsigned v[9] = {0, 4, 8, 16, 32, 64, 128, 256, top};
+    set_board(seat, 3, v);
+}
+
+/* ---------------------------------------------------------------- tests --- */
+
+/* The target wins even when the same move leaves the board over. */
+static void test_target_beats_over(void **state) {
+    fake *f[2];
+    room *r = race(f, 2, 3, 2048);
+    const unsigned v[9] = {1024, 1024, 8, 16, 32, 64, 128, 256, 512};
+    set_board(seat_of(f[0]), 3, v);
+    say(f[0], "{\"type\":\"move\",\"dir\":\"left\"}");
+    json_t *st = expect(f[0], "state");
+    assert_string_equal(json_string_value(json_object_get(st, "status")), "over");
+    json_t *end = expect(f[1], "end");
+    assert_string_equal(json_string_value(json_object_get(end, "reason")), "target");
+    assert_int_equal(json_integer_value(json_object_get(end, "winner")),
+                     f[0]->c->player->id);
+    assert_int_equal(r->state, ROOM_ENDED);
+    json_decref(st);
+    json_decref(end);
+}
+
+/* Ends a crafted race by moving every player into `over`; returns the end. */
+static json_t *all_over(fake **f, int n) {
+    for (int i = 0; i < n; i++)
+        say(f[i], "{\"type\":\"move\",\"dir\":\"left\"}");
+    json_t *end = expect(f[0], "end");
+    assert_string_equal(json_string_value(json_object_get(end, "reason")), "all_over");
+    check_ranking(end);
+    return end;
+}
+
+static json_int_t result_id(const json_t *end, size_t i) {
+    return json_integer_value(
+        json_object_get(json_array_get(json_object_get(end, "results"), i), "id"));
+}
+
+static void test_rank_by_score(void **state) {
+    fake *f[3];
+    race(f, 3, 3, 2048);
+    for (int i = 0; i < 3; i++) {
+        one_move_from_over(seat_of(f[i]), 512);
+        seat_of(f[i])->game.score = (uint64_t)(100 * (i + 1));
+    }
+    json_t *end = all_over(f, 3);
+    assert_int_equal(result_id(end, 0), f[2]->c->player->id);
+    assert_int_equal(result_id(end, 1), f[1]->c->player->id);
+    assert_int_equal(result_id(end, 2), f[0]->c->player->id);
+    assert_int_equal(json_integer_value(json_object_get(end, "winner")),
+                     f[2]->c->player->id);
+    json_decref(end);
+}
+
+static void test_rank_by_max_tile(void **state) {
+    fake *f[2];
+    race(f, 2, 3, 2048);
+    one_move_from_over(seat_of(f[0]), 512);
+    one_move_from_over(seat_of(f[1]), 1024);
+    json_t *end = all_over(f, 2);
+    assert_int_equal(result_id(end, 0), f[1]->c->player->id);
+    assert_int_equal(json_integer_value(json_object_get(end, "winner")),
+                     f[1]->c->player->id);
+    json_decref(end);
+}
+
+static void test_rank_by_fewer_moves(void **state) {
+    fake *f[2];
+    race(f, 2, 3, 2048);
+    one_move_from_over(seat_of(f[0]), 512);
+    one_move_from_over(seat_of(f[1]), 512);
+    seat_of(f[0])->game.moves = 7;
+    seat_of(f[1])->game.moves = 5;
+    json_t *end = all_over(f, 2);
+    assert_int_equal(result_id(end, 0), f[1]->c->player->id);
+    assert_int_equal(json_integer_value(json_object_get(end, "winner")),
+                     f[1]->c->player->id);
+    json_decref(end);
+}
+
+static void test_full_tie_is_a_draw(void **state) {
+    fake *f[3];
+    race(f, 3, 3, 2048);
+    for (int i = 0; i < 3; i++) {
+        one_move_from_over(seat_of(f[i]), 512);
+        seat_of(f[i])->game.score = i == 2 ? 10 : 50; /* a tie at the top only */
+        seat_of(f[i])->game.moves = 3;
+    }
+    json_t *end = all_over(f, 3);
+    assert_true(json_is_null(json_object_get(end, "winner")));
+    assert_int_equal(result_id(end, 2), f[2]->c->player->id);
+    json_decref(end);
+}
+
+/* The one who left ranks last, even with the best score; one `over` and
+ * one `left` is no forfeit for the last player: it plays on. */
+static void test_left_ranks_last(void **state) {
+    fake *f[3];
+    race(f, 3, 3, 2048);
+    seat_of(f[0])->game.score = 100000;
+    say(f[0], "{\"type\":\"leave\"}");
+    drain(f[1]);
+    one_move_from_over(seat_of(f[1]), 512);
+    say(f[1], "{\"type\":\"move\",\"dir\":\"left\"}");
+    assert_int_equal(f[1]->c->player->room->state, ROOM_RUNNING);
+    one_move_from_over(seat_of(f[2]), 1024);
+    say(f[2], "{\"type\":\"move\",\"dir\":\"left\"}");
+    json_t *end = expect(f[1], "end");
+    check_ranking(end);
+    assert_string_equal(json_string_value(json_object_get(end, "reason")), "all_over");
+    assert_int_equal(result_id(end, 0), f[2]->c->player->id);
+    assert_int_equal(result_id(end, 2), f[0]->c->player->id);
+    json_decref(end);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_target_beats_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rank_by_score, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rank_by_max_tile, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rank_by_fewer_moves, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_full_tie_is_a_draw, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_left_ranks_last, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
