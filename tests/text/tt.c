@@ -256,34 +256,49 @@ static const char *context(const char *data, size_t len, size_t at) {
     return out;
 }
 
-void tt_assert_crlf_only(const char *data, size_t len) {
+/* The problem a check found, kept for the caller's message. */
+static char problem[512];
+
+const char *tt_crlf_problem(const char *data, size_t len) {
     for (size_t i = 0; i < len; i++)
-        if (data[i] == '\n' && (i == 0 || data[i - 1] != '\r'))
-            fail_msg("a bare \\n at byte %zu: %s", i, context(data, len, i));
+        if (data[i] == '\n' && (i == 0 || data[i - 1] != '\r')) {
+            snprintf(problem, sizeof problem, "a bare \\n at byte %zu: %s", i,
+                     context(data, len, i));
+            return problem;
+        }
+    return NULL;
 }
 
-void tt_assert_iac_valid(const char *data, size_t len) {
+const char *tt_iac_problem(const char *data, size_t len) {
     const unsigned char *d = (const unsigned char *)data;
     for (size_t i = 0; i < len; i++) {
         if (d[i] != 0xff) continue;
-        if (i + 1 >= len) fail_msg("a lone 0xFF at the end of the stream (byte %zu)", i);
-        unsigned char cmd = d[i + 1];
-        if (cmd == 0xff || (cmd >= 0xf0 && cmd <= 0xf9)) {
+        const char *why = NULL;
+        unsigned char cmd = i + 1 < len ? d[i + 1] : 0;
+        if (i + 1 >= len) {
+            why = "a lone 0xFF at the end of the stream";
+        } else if (cmd == 0xff || (cmd >= 0xf0 && cmd <= 0xf9)) {
             i += 1; /* IAC IAC (a data 0xFF) or a one-byte command */
         } else if (cmd >= 0xfb && cmd <= 0xfe) {
-            if (i + 2 >= len) fail_msg("a cut IAC option command at byte %zu", i);
+            if (i + 2 >= len) why = "a cut IAC option command";
             i += 2;
         } else if (cmd == 0xfa) {
             size_t j = i + 2;
             while (j + 1 < len && !(d[j] == 0xff && d[j + 1] == 0xf0))
                 j += d[j] == 0xff && d[j + 1] == 0xff ? 2 : 1;
-            if (j + 1 >= len) fail_msg("an IAC SB without IAC SE at byte %zu", i);
+            if (j + 1 >= len) why = "an IAC SB without IAC SE";
             i = j + 1;
         } else {
-            fail_msg("0xFF not starting a telnet command at byte %zu: %s", i,
-                     context(data, len, i));
+            why = "0xFF not starting a telnet command";
+        }
+        if (why) {
+            size_t at = i < len ? i : len - 1;
+            snprintf(problem, sizeof problem, "%s near byte %zu: %s", why, at,
+                     context(data, len, at));
+            return problem;
         }
     }
+    return NULL;
 }
 
 /* Length of the UTF-8 sequence at s, or 0 if it is not valid UTF-8. */
@@ -296,7 +311,7 @@ static int utf8_len(const unsigned char *s) {
     return n;
 }
 
-void tt_assert_clean_pane(const char *pane, const char *what) {
+const char *tt_pane_problem(const char *pane) {
     static const char *junk[] = {
         "\xef\xbf\xbd", /* U+FFFD, the replacement glyph */
         "\xc3\xbb",     /* 0xFB as Latin-1 */
@@ -310,14 +325,21 @@ void tt_assert_clean_pane(const char *pane, const char *what) {
         "^[",           /* an escape made visible */
     };
     for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++)
-        if (strstr(pane, junk[i]))
-            fail_msg("%s shows junk \"%s\":\n%s", what, junk[i], pane);
+        if (strstr(pane, junk[i])) {
+            snprintf(problem, sizeof problem, "junk \"%s\"", junk[i]);
+            return problem;
+        }
     const unsigned char *p = (const unsigned char *)pane;
     for (size_t i = 0; p[i];) {
-        if ((p[i] < 0x20 && p[i] != '\n') || p[i] == 0x7f)
-            fail_msg("%s shows control byte 0x%02x:\n%s", what, p[i], pane);
+        if ((p[i] < 0x20 && p[i] != '\n') || p[i] == 0x7f) {
+            snprintf(problem, sizeof problem, "control byte 0x%02x", p[i]);
+            return problem;
+        }
         int n = utf8_len(p + i);
-        if (!n) fail_msg("%s is not UTF-8 at byte %zu:\n%s", what, i, pane);
+        if (!n) {
+            snprintf(problem, sizeof problem, "bytes that are not UTF-8 at %zu", i);
+            return problem;
+        }
         i += (size_t)n;
     }
     /* The DCS probe's ESC P, if a terminal showed it, leaves a "P" at the
@@ -325,8 +347,24 @@ void tt_assert_clean_pane(const char *pane, const char *what) {
     for (const char *line = pane; line; line = strchr(line, '\n')) {
         if (*line == '\n') line++;
         if (*line == 'P' && strncmp(line, "Pane is dead", 12) != 0)
-            fail_msg("%s has a line starting with a stray P:\n%s", what, pane);
+            return "a line starting with a stray P";
     }
+    return NULL;
+}
+
+void tt_assert_crlf_only(const char *data, size_t len) {
+    const char *why = tt_crlf_problem(data, len);
+    if (why) fail_msg("%s", why);
+}
+
+void tt_assert_iac_valid(const char *data, size_t len) {
+    const char *why = tt_iac_problem(data, len);
+    if (why) fail_msg("%s", why);
+}
+
+void tt_assert_clean_pane(const char *pane, const char *what) {
+    const char *why = tt_pane_problem(pane);
+    if (why) fail_msg("%s shows %s:\n%s", what, why, pane);
 }
 
 /* -------------------------------------------------------------- screens --- */
@@ -590,4 +628,10 @@ void tt_tmux_kill(tt_tmux *t) {
     snprintf(cmd, sizeof cmd, "tmux -L %s kill-server >/dev/null 2>&1", t->socket);
     if (system(cmd) != 0) { /* already gone: nothing to clean up */
     }
+    /* tmux leaves its socket file behind; it lives where tmux -L puts it. */
+    const char *dir = getenv("TMUX_TMPDIR");
+    char path[512];
+    snprintf(path, sizeof path, "%s/tmux-%u/%s", dir && *dir ? dir : "/tmp",
+             (unsigned)getuid(), t->socket);
+    unlink(path);
 }

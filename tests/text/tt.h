@@ -103,16 +103,23 @@ long tt_find(const char *hay, size_t len, size_t from, const void *needle, size_
 
 /* -------------------------------------------------------------- checks --- */
 
-/* Fails the test (saying where) if any '\n' in data is not preceded by '\r'. */
+/* Each check returns NULL if the bytes are fine, else what is wrong (a
+ * static string, valid until the next check); the tt_assert_ forms fail the
+ * test with that.
+ *
+ * crlf: every '\n' in data is preceded by '\r'. */
+const char *tt_crlf_problem(const char *data, size_t len);
 void tt_assert_crlf_only(const char *data, size_t len);
-/* Fails the test unless every 0xFF in data starts a complete, valid telnet
- * command (IAC IAC, IAC WILL/WONT/DO/DONT opt, IAC SB ... IAC SE, or IAC and
- * a one-byte command). */
+/* iac: every 0xFF in data starts a complete, valid telnet command (IAC IAC,
+ * IAC WILL/WONT/DO/DONT opt, IAC SB ... IAC SE, or IAC and a one-byte
+ * command): a data 0xFF was doubled. */
+const char *tt_iac_problem(const char *data, size_t len);
 void tt_assert_iac_valid(const char *data, size_t len);
-/* Fails the test if a pane capture shows something a human should never see:
- * U+FFFD, characters that 0xFB-0xFF bytes turn into in Latin-1 (û ü ý þ ÿ),
- * control bytes, `{"type"` JSON, "[?" or a stray "P" or "\" from the DCS
- * probe, or bytes that are not UTF-8. */
+/* pane: a capture shows nothing a human should never see: U+FFFD, the
+ * characters 0xFB-0xFF bytes become in Latin-1, control bytes, `{"type"`
+ * JSON, "[?", "^[", a backslash or a line-leading "P" left by the DCS probe, or
+ * bytes that are not UTF-8. */
+const char *tt_pane_problem(const char *pane);
 void tt_assert_clean_pane(const char *pane, const char *what);
 
 /* -------------------------------------------------------------- screens --- */
