@@ -34,7 +34,8 @@ struct client {
     char *buf;
     size_t len, cap;
     bool eof;
-    json_int_t id; /* from the last welcome seen, 0 before */
+    json_int_t id;  /* from the last welcome seen, 0 before */
+    char token[80]; /* likewise */
     uint64_t next_seq;
     json_t *skipped;
 };
@@ -381,8 +382,11 @@ static json_t *take_line(client *c) {
             fail_msg("server object without a string type: %s", line);
         harness_keep(o);
         if (!strcmp(json_string_value(json_object_get(o, "type")), "welcome") &&
-            json_is_integer(json_object_get(o, "id")))
+            json_is_integer(json_object_get(o, "id"))) {
             c->id = json_integer_value(json_object_get(o, "id"));
+            const char *t = json_string_value(json_object_get(o, "token"));
+            snprintf(c->token, sizeof c->token, "%s", t ? t : "");
+        }
         return o;
     }
 }
@@ -500,6 +504,10 @@ size_t client_peek_raw(client *c, int ms) {
     if (c->len == 0 && read_more(c, now_ms() + harness_ms(ms)) < 0)
         fail_msg("timed out waiting for raw bytes");
     return c->len;
+}
+
+const char *client_token(const client *c) {
+    return c->token;
 }
 
 json_t *client_hello(client *c, const char *name) {

@@ -100,6 +100,8 @@ size_t client_peek_raw(client *c, int ms);
  * call to this (a JSON array, borrowed), then forgets them. */
 json_t *client_skipped(client *c);
 
+/* The token of the last welcome c received ("" before any). */
+const char *client_token(const client *c);
 /* hello NAME then its welcome; returns the welcome. */
 json_t *client_hello(client *c, const char *name);
 /* A round trip: ping with a unique t, and the very next object must be its

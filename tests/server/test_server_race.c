@@ -247,23 +247,28 @@ static void test_end_all_over(void **state) {
 
 static void test_end_time_draw(void **state) {
     th_server *s = SERVER(NULL);
-    client *p[2], *spec;
-    json_t *starts[2];
-    const char *code = race_start(s, 2, "\"time_limit\":1", p, starts);
-    spec = client_connect(s);
+    client *a = client_connect(s), *b = client_connect(s), *spec = client_connect(s);
+    client_hello(a, "a");
+    client_hello(b, "b");
     client_hello(spec, "spec");
+    client_send(a, "{\"type\":\"create\",\"time_limit\":1}");
+    const char *code = jstr(client_expect(a, "room", WAIT), "room");
     client_send(spec, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
-    client_expect(spec, "start", WAIT);
+    client_expect(spec, "room", WAIT);
+    client_send(b, "{\"type\":\"join\",\"room\":\"%s\"}", code);
+    json_t *start = client_expect_skip(spec, "start", "room", WAIT);
+    client_expect_skip(a, "start", "room", WAIT);
+    client_expect_skip(b, "start", "room", WAIT);
     /* Nobody moves: equal in everything, so a draw. */
-    json_t *end = client_expect(p[0], "end", WAIT + 1000);
-    assert_true(jequal(end, client_expect(p[1], "end", WAIT + 1000)));
+    json_t *end = client_expect(a, "end", WAIT + 1000);
+    assert_true(jequal(end, client_expect(b, "end", WAIT + 1000)));
     assert_true(jequal(end, client_expect(spec, "end", WAIT + 1000)));
     assert_string_equal(jstr(end, "reason"), "time");
     assert_true(jnull(end, "winner"));
     assert_string_equal(jstr(end, "room"), code);
     assert_int_equal(json_array_size(jarr(end, "results")), 2);
     check_ranking(end);
-    check_commit(jstr(starts[1], "commit"), end);
+    check_commit(jstr(start, "commit"), end);
 }
 
 /* A player who left ranks last whatever its score; the rest by score, max
