@@ -114,6 +114,17 @@ static void expect_one_error(client *c, const char *line, const char *code) {
     client_sync(c);
 }
 
+/* The same for a field error, whose message must name the field. */
+static void expect_field_error(client *c, const char *line, const char *code,
+                               const char *field) {
+    client_send(c, "%s", line);
+    json_t *e = client_expect_error(c, code, WAIT);
+    if (!strstr(jstr(e, "message"), field))
+        fail_msg("%s: the message \"%s\" does not name %s", line, jstr(e, "message"),
+                 field);
+    client_sync(c);
+}
+
 static void test_request_errors(void **state) {
     th_server *s = SERVER(NULL);
     client *c = client_connect(s);
@@ -134,33 +145,42 @@ static void test_request_errors(void **state) {
     expect_one_error(c, "{\"type\":\"fly\",\"size\":\"big\"}", "unknown_type");
     expect_one_error(c, "{\"type\":\"PING\"}", "unknown_type");
     /* bad_message: missing or ill-typed type, and fields of every kind. */
-    expect_one_error(c, "{}", "bad_message");
-    expect_one_error(c, "{\"type\":7}", "bad_message");
-    expect_one_error(c, "{\"type\":\"solo\",\"size\":\"4\"}", "bad_message");
-    expect_one_error(c, "{\"type\":\"solo\",\"size\":4.0}", "bad_message");
-    expect_one_error(c, "{\"type\":\"solo\",\"size\":2}", "bad_message");
-    expect_one_error(c, "{\"type\":\"solo\",\"size\":9}", "bad_message");
-    expect_one_error(c, "{\"type\":\"solo\",\"target\":12}", "bad_message");
-    expect_one_error(c, "{\"type\":\"solo\",\"target\":4}", "bad_message");
-    expect_one_error(c, "{\"type\":\"solo\",\"target\":2097152}", "bad_message");
-    expect_one_error(c, "{\"type\":\"solo\",\"seed\":-1}", "bad_message");
-    expect_one_error(c, "{\"type\":\"solo\",\"seed\":4294967296}", "bad_message");
-    expect_one_error(c, "{\"type\":\"create\",\"players\":1}", "bad_message");
-    expect_one_error(c, "{\"type\":\"create\",\"players\":9}", "bad_message");
-    expect_one_error(c, "{\"type\":\"create\",\"time_limit\":86401}", "bad_message");
-    expect_one_error(c, "{\"type\":\"create\",\"time_limit\":-1}", "bad_message");
-    expect_one_error(c, "{\"type\":\"quick\",\"players\":\"2\"}", "bad_message");
-    expect_one_error(c, "{\"type\":\"join\"}", "bad_message");
-    expect_one_error(c, "{\"type\":\"join\",\"room\":42}", "bad_message");
-    expect_one_error(c, "{\"type\":\"watch\",\"room\":null}", "bad_message");
-    expect_one_error(c, "{\"type\":\"resume\"}", "bad_message");
-    expect_one_error(c, "{\"type\":\"move\",\"dir\":\"up\",\"seq\":-1}", "bad_message");
-    expect_one_error(c, "{\"type\":\"move\",\"dir\":\"up\",\"seq\":9007199254740992}",
-                     "bad_message");
-    expect_one_error(c, "{\"type\":\"move\",\"dir\":\"up\",\"seq\":1.5}", "bad_message");
+    expect_field_error(c, "{}", "bad_message", "type");
+    expect_field_error(c, "{\"type\":7}", "bad_message", "type");
+    expect_field_error(c, "{\"type\":\"solo\",\"size\":\"4\"}", "bad_message", "size");
+    expect_field_error(c, "{\"type\":\"solo\",\"size\":4.0}", "bad_message", "size");
+    expect_field_error(c, "{\"type\":\"solo\",\"size\":2}", "bad_message", "size");
+    expect_field_error(c, "{\"type\":\"solo\",\"size\":9}", "bad_message", "size");
+    expect_field_error(c, "{\"type\":\"solo\",\"target\":12}", "bad_message", "target");
+    expect_field_error(c, "{\"type\":\"solo\",\"target\":4}", "bad_message", "target");
+    expect_field_error(c, "{\"type\":\"solo\",\"target\":2097152}", "bad_message",
+                       "target");
+    expect_field_error(c, "{\"type\":\"solo\",\"seed\":-1}", "bad_message", "seed");
+    expect_field_error(c, "{\"type\":\"solo\",\"seed\":4294967296}", "bad_message",
+                       "seed");
+    expect_field_error(c, "{\"type\":\"create\",\"players\":1}", "bad_message",
+                       "players");
+    expect_field_error(c, "{\"type\":\"create\",\"players\":9}", "bad_message",
+                       "players");
+    expect_field_error(c, "{\"type\":\"create\",\"time_limit\":86401}", "bad_message",
+                       "time_limit");
+    expect_field_error(c, "{\"type\":\"create\",\"time_limit\":-1}", "bad_message",
+                       "time_limit");
+    expect_field_error(c, "{\"type\":\"quick\",\"players\":\"2\"}", "bad_message",
+                       "players");
+    expect_field_error(c, "{\"type\":\"join\"}", "bad_message", "room");
+    expect_field_error(c, "{\"type\":\"join\",\"room\":42}", "bad_message", "room");
+    expect_field_error(c, "{\"type\":\"watch\",\"room\":null}", "bad_message", "room");
+    expect_field_error(c, "{\"type\":\"resume\"}", "bad_message", "token");
+    expect_field_error(c, "{\"type\":\"move\",\"dir\":\"up\",\"seq\":-1}", "bad_message",
+                       "seq");
+    expect_field_error(c, "{\"type\":\"move\",\"dir\":\"up\",\"seq\":9007199254740992}",
+                       "bad_message", "seq");
+    expect_field_error(c, "{\"type\":\"move\",\"dir\":\"up\",\"seq\":1.5}", "bad_message",
+                       "seq");
     /* bad_dir, and it comes before the state check (not_playing). */
-    expect_one_error(c, "{\"type\":\"move\",\"dir\":\"north\"}", "bad_dir");
-    expect_one_error(c, "{\"type\":\"move\",\"dir\":\"UP\"}", "bad_dir");
+    expect_field_error(c, "{\"type\":\"move\",\"dir\":\"north\"}", "bad_dir", "dir");
+    expect_field_error(c, "{\"type\":\"move\",\"dir\":\"UP\"}", "bad_dir", "dir");
     /* Unknown fields are ignored. */
     client_send(c, "{\"type\":\"ping\",\"t\":5,\"extra\":[1,{}]}");
     assert_int_equal(jint(client_expect(c, "pong", WAIT), "t"), 5);
@@ -230,6 +250,30 @@ static void test_late_json_client(void **state) {
     client_expect(c, "welcome", WAIT);
     assert_int_equal(jint(client_expect(c, "pong", WAIT), "t"), 7);
     client_sync(c);
+}
+
+/* A request that fails changes nothing, wherever the player is; and field
+ * checks come before state checks (bad_message, not busy). */
+static void test_failed_request_changes_nothing(void **state) {
+    th_server *s = SERVER(NULL);
+    client *a = client_connect(s), *b = client_connect(s);
+    client_hello(a, "a");
+    client_hello(b, "b");
+    client_send(a, "{\"type\":\"create\"}");
+    const char *code = jstr(client_expect(a, "room", WAIT), "room");
+    expect_one_error(a, "{\"type\":\"solo\",\"size\":99}", "bad_message");
+    expect_one_error(a, "{\"type\":\"quick\",\"players\":1}", "bad_message");
+    expect_one_error(a, "{\"type\":\"watch\",\"room\":\"ZZZZ\"}", "room_not_found");
+    expect_one_error(a, "{\"type\":\"join\",\"room\":\"ZZZZ\"}", "room_not_found");
+    client_send(b, "{\"type\":\"join\",\"room\":\"%s\"}", code);
+    client_expect_skip(b, "start", "room", WAIT);
+    client_expect_skip(a, "start", "room", WAIT); /* a was still seated */
+    expect_one_error(a, "{\"type\":\"join\",\"room\":5}", "bad_message");
+    expect_one_error(a, "{\"type\":\"create\",\"size\":1}", "bad_message");
+    expect_one_error(a, "{\"type\":\"move\",\"dir\":\"sideways\"}", "bad_dir");
+    expect_one_error(a, "{\"type\":\"solo\"}", "busy");
+    expect_one_error(a, "{\"type\":\"rematch\"}", "not_playing");
+    client_sync(b);
 }
 
 /* ---------------------------------------------------------------- solo --- */
@@ -570,6 +614,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_ids_unique, harness_teardown),
         cmocka_unit_test_teardown(test_request_errors, harness_teardown),
         cmocka_unit_test_teardown(test_state_errors, harness_teardown),
+        cmocka_unit_test_teardown(test_failed_request_changes_nothing, harness_teardown),
         cmocka_unit_test_teardown(test_framing, harness_teardown),
         cmocka_unit_test_teardown(test_late_json_client, harness_teardown),
         cmocka_unit_test_teardown(test_solo_seed_reproducible, harness_teardown),
