@@ -256,8 +256,10 @@ static void test_late_json_client(void **state) {
  * checks come before state checks (bad_message, not busy). */
 static void test_failed_request_changes_nothing(void **state) {
     th_server *s = SERVER(NULL);
-    client *a = client_connect(s), *b = client_connect(s);
+    client *a, *b;
+    a = client_connect(s);
     client_hello(a, "a");
+    b = client_connect(s);
     client_hello(b, "b");
     client_send(a, "{\"type\":\"create\"}");
     const char *code = jstr(client_expect(a, "room", WAIT), "room");
@@ -280,8 +282,10 @@ static void test_failed_request_changes_nothing(void **state) {
 
 static void test_solo_seed_reproducible(void **state) {
     th_server *s = SERVER(NULL);
-    client *a = client_connect(s), *b = client_connect(s);
+    client *a, *b;
+    a = client_connect(s);
     client_hello(a, "a");
+    b = client_connect(s);
     client_hello(b, "b");
     client_send(a, "{\"type\":\"solo\",\"size\":5,\"seed\":123}");
     client_send(b, "{\"type\":\"solo\",\"size\":5,\"seed\":123}");
@@ -417,9 +421,12 @@ static void test_solo_leave(void **state) {
 
 static void test_rooms_listing(void **state) {
     th_server *s = SERVER(NULL);
-    client *a = client_connect(s), *b = client_connect(s), *solo = client_connect(s);
+    client *a, *b, *solo;
+    a = client_connect(s);
     client_hello(a, "a");
+    b = client_connect(s);
     client_hello(b, "b");
+    solo = client_connect(s);
     client_hello(solo, "solo");
     client_send(solo, "{\"type\":\"solo\"}");
     client_expect(solo, "start", WAIT);
@@ -498,8 +505,10 @@ static void test_line_too_long(void **state) {
 
 static void test_server_full(void **state) {
     th_server *s = SERVER("--max-clients", "2");
-    client *a = client_connect(s), *b = client_connect(s);
+    client *a, *b;
+    a = client_connect(s);
     client_hello(a, "a");
+    b = client_connect(s);
     client_hello(b, "b");
     client_send(a, "{\"type\":\"solo\",\"seed\":1}");
     client_expect(a, "start", WAIT);

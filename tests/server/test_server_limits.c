@@ -42,12 +42,15 @@ static json_t *resume(th_server *s, client **out, const char *token, json_int_t 
 
 static void test_resume_within_grace(void **state) {
     th_server *s = SERVER(NULL);
-    client *a = client_connect(s), *b = client_connect(s), *w = client_connect(s);
+    client *a, *b, *w;
+    a = client_connect(s);
     json_t *wa = client_hello(a, "alice");
     json_int_t ida = jint(wa, "id");
     char token[80];
     snprintf(token, sizeof token, "%s", jstr(wa, "token"));
+    b = client_connect(s);
     client_hello(b, "bob");
+    w = client_connect(s);
     client_hello(w, "watcher");
     client_send(a, "{\"type\":\"create\",\"size\":5}");
     const char *code = jstr(client_expect(a, "room", WAIT), "room");
@@ -146,11 +149,13 @@ static void test_resume_solo(void **state) {
 
 static void test_grace_expiry_forfeit(void **state) {
     th_server *s = SERVER("--grace", "1");
-    client *a = client_connect(s), *b = client_connect(s);
+    client *a, *b;
+    a = client_connect(s);
     json_t *wa = client_hello(a, "a");
     json_int_t ida = jint(wa, "id");
     char token[80];
     snprintf(token, sizeof token, "%s", jstr(wa, "token"));
+    b = client_connect(s);
     json_int_t idb = jint(client_hello(b, "b"), "id");
     client_send(a, "{\"type\":\"quick\",\"size\":3}");
     client_expect(a, "queued", WAIT);
@@ -179,9 +184,7 @@ static void test_grace_expiry_forfeit(void **state) {
     client_expect(late, "pong", WAIT);
     /* The winner's token is no good either: its race has ended. */
     client *again = client_connect(s);
-    client_send(b, "{\"type\":\"hello\",\"name\":\"b\"}");
-    const char *tb = jstr(client_expect(b, "welcome", WAIT), "token");
-    client_send(again, "{\"type\":\"resume\",\"token\":\"%s\"}", tb);
+    client_send(again, "{\"type\":\"resume\",\"token\":\"%s\"}", client_token(b));
     client_expect_error(again, "bad_token", WAIT);
 }
 
@@ -279,9 +282,10 @@ static void test_forfeit_to_absent_player(void **state) {
 /* Everyone gone: the grace periods run out one after the other. */
 static void test_everyone_gone(void **state) {
     th_server *s = SERVER("--grace", "1");
-    client *p[3], *w = client_connect(s);
+    client *p[3], *w;
     json_t *starts[3];
     const char *code = race_start(s, 3, NULL, p, starts);
+    w = client_connect(s);
     client_hello(w, "w");
     client_send(w, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
     client_expect(w, "start", WAIT);
@@ -324,14 +328,16 @@ static void test_resume_from_another_race(void **state) {
 
 static void test_idle_timeout(void **state) {
     th_server *s = SERVER("--idle-timeout", "1");
-    client *p[2], *w = client_connect(s), *lobby = client_connect(s);
+    client *p[2], *w, *lobby;
     json_t *starts[2];
     const char *code = race_start(s, 2, NULL, p, starts);
+    w = client_connect(s);
     client_hello(w, "watcher");
     client_send(w, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
     client_expect(w, "start", WAIT);
     /* The lobby client speaks last, so when it is cut off the racers and the
      * watcher have been silent at least as long. */
+    lobby = client_connect(s);
     client_hello(lobby, "idler");
     client_expect_eof(lobby, WAIT + 2000);
 
@@ -353,8 +359,9 @@ static void test_idle_timeout(void **state) {
 
 static void test_slow_consumer(void **state) {
     th_server *s = SERVER("--max-output", "65536");
-    client *a = client_connect(s), *slow = client_connect_rcvbuf(s, 4096);
+    client *a = client_connect(s);
     client_hello(a, "fast");
+    client *slow = client_connect_rcvbuf(s, 4096);
     json_int_t idslow = jint(client_hello(slow, "slow"), "id");
     client_send(a, "{\"type\":\"create\",\"size\":8,\"target\":1048576}");
     const char *code = jstr(client_expect(a, "room", WAIT), "room");

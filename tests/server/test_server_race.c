@@ -43,8 +43,10 @@ static void check_replay(const json_t *end, json_int_t id, const json_t *states,
 
 static void test_create_join_start(void **state) {
     th_server *s = SERVER(NULL);
-    client *a = client_connect(s), *b = client_connect(s);
+    client *a, *b;
+    a = client_connect(s);
     json_int_t ida = jint(client_hello(a, "alice"), "id");
+    b = client_connect(s);
     json_int_t idb = jint(client_hello(b, "bob"), "id");
     client_send(a, "{\"type\":\"create\",\"size\":6,\"target\":512,\"time_limit\":3600}");
     json_t *room = client_expect(a, "room", WAIT);
@@ -96,11 +98,14 @@ static void test_create_join_start(void **state) {
 
 static void test_three_players_with_spectator(void **state) {
     th_server *s = SERVER(NULL);
-    client *a = client_connect(s), *b = client_connect(s), *c = client_connect(s),
-           *spec = client_connect(s);
+    client *a, *b, *c, *spec;
+    a = client_connect(s);
     json_int_t ida = jint(client_hello(a, "a"), "id");
+    b = client_connect(s);
     client_hello(b, "b");
+    c = client_connect(s);
     client_hello(c, "c");
+    spec = client_connect(s);
     client_hello(spec, "spec");
     client_send(a, "{\"type\":\"create\",\"players\":3,\"size\":4}");
     const char *code = jstr(client_expect(a, "room", WAIT), "room");
@@ -247,9 +252,12 @@ static void test_end_all_over(void **state) {
 
 static void test_end_time_draw(void **state) {
     th_server *s = SERVER(NULL);
-    client *a = client_connect(s), *b = client_connect(s), *spec = client_connect(s);
+    client *a, *b, *spec;
+    a = client_connect(s);
     client_hello(a, "a");
+    b = client_connect(s);
     client_hello(b, "b");
+    spec = client_connect(s);
     client_hello(spec, "spec");
     client_send(a, "{\"type\":\"create\",\"time_limit\":1}");
     const char *code = jstr(client_expect(a, "room", WAIT), "room");
@@ -531,9 +539,12 @@ static void test_watch_then_leave(void **state) {
  * alone would close the room by leaving it, so that is refused. */
 static void test_watch_own_room(void **state) {
     th_server *s = SERVER(NULL);
-    client *a = client_connect(s), *b = client_connect(s), *c = client_connect(s);
+    client *a, *b, *c;
+    a = client_connect(s);
     client_hello(a, "a");
+    b = client_connect(s);
     client_hello(b, "b");
+    c = client_connect(s);
     client_hello(c, "c");
     client_send(a, "{\"type\":\"create\"}");
     const char *code = jstr(client_expect(a, "room", WAIT), "room");
@@ -574,8 +585,10 @@ static void test_watch_own_room(void **state) {
  * with nobody in it (the room is then gone). */
 static void test_watched_room_emptied(void **state) {
     th_server *s = SERVER(NULL);
-    client *a = client_connect(s), *w = client_connect(s);
+    client *a, *w;
+    a = client_connect(s);
     client_hello(a, "a");
+    w = client_connect(s);
     client_hello(w, "w");
     for (int round = 0; round < 2; round++) {
         client_send(a, "{\"type\":\"create\"}");
@@ -635,9 +648,12 @@ static void test_busy_in_running_race(void **state) {
 
 static void test_implicit_leave(void **state) {
     th_server *s = SERVER(NULL);
-    client *a = client_connect(s), *b = client_connect(s), *c = client_connect(s);
+    client *a, *b, *c;
+    a = client_connect(s);
     client_hello(a, "a");
+    b = client_connect(s);
     client_hello(b, "b");
+    c = client_connect(s);
     client_hello(c, "c");
 
     /* Queued, then create: out of the queue, no `left`. */
