@@ -172,6 +172,10 @@ void conn_become_json(conn *c, const char *line, size_t len) {
     proto_framer_set_text(&c->framer, false);
     /* A text session named its player quietly; a JSON client is owed its welcome. */
     if (c->player) c->player->welcomed = false;
+    /* The telnet probe (and maybe a greeting) went out without a line end:
+     * end that line, so the first JSON line starts with '{' for a client that
+     * skips lines that do not. */
+    conn_write(c, "\r\n", 2);
     lobby_json_line(c, line, len);
 }
 

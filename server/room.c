@@ -473,7 +473,7 @@ static void rematch_progress(room *r) {
             if (r->seats[i].player && r->seats[i].rematch)
                 room_seat_view(&r->seats[i], &views[n++]);
         proto_settings shown = r->settings;
-        shown.players = present > asked ? present : r->settings.players;
+        shown.players = present; /* need: everyone still here */
         size_t len;
         char *line = proto_enc_room(r->code, views, n, &shown, &len);
         srv_msg m = {.type = SRV_MSG_ROOM, .json = srv_buf_take(line, len)};

@@ -236,11 +236,6 @@ static void test_framing(void **state) {
  * first line arrives it is in JSON mode, and skipping every line that does
  * not start with '{' (as PROTOCOL.md tells clients) loses nothing. */
 static void test_late_json_client(void **state) {
-    /* Known bug, reported to the owner of server/conn.c: the probe (or the
-     * "> " prompt) has no line end, so the welcome is glued to it and a
-     * client skipping non-'{' lines loses it. Runs with
-     * RACE2048_TEST_KNOWN_BUGS=1; drop this guard once fixed. */
-    if (!getenv("RACE2048_TEST_KNOWN_BUGS")) skip();
     th_server *s = SERVER(NULL);
     client *c = client_connect(s);
     /* Bytes arrive unasked: the server took the silence for a human. They
