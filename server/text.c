@@ -47,6 +47,7 @@ typedef struct text_session {
     bool dirty;
     /* The end screen. */
     bool has_end;
+    bool end_now; /* the `end` came in reply to the request being handled */
     char end_room[PROTO_ROOM_MAX + 1];
     proto_end_reason end_reason;
     uint64_t end_winner;
@@ -290,6 +291,7 @@ static void quit(conn *c, const char *why) {
 
 static void request(conn *c, proto_request *req) {
     c->text->any_command = true;
+    c->text->end_now = false;
     lobby_request(c, req);
 }
 
@@ -632,14 +634,17 @@ void text_deliver(conn *c, const srv_msg *m) {
         s->line_len = 0;
         break;
     case SRV_MSG_END:
+        s->end_now = true;
         keep_end(s, m, p ? (p->room ? p->room : p->watching) : NULL);
         break;
     case SRV_MSG_ERROR:
         set_status(s, m->text ? m->text : "That did not work.");
         break;
     case SRV_MSG_LEFT:
-        s->has_end = false;
-        set_status(s, "You left. Type solo, quick, create or help.");
+        /* A leave that ended the race came with its `end`: keep showing it. */
+        if (!s->end_now) s->has_end = false;
+        set_status(s, s->end_now ? "You left the race."
+                                 : "You left. Type solo, quick, create or help.");
         break;
     case SRV_MSG_ROOM:
         s->has_end = false;

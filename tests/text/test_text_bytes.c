@@ -394,11 +394,15 @@ static void test_late_json_client_switches_to_json(void **state) {
     const char pong[] = "{\"type\":\"pong\",\"t\":1}\n";
     long at = tt_wait_str(c, mark, pong, tt_ms(TT_WAIT));
     if (at < 0) fail_msg("no pong after the text greeting");
-    /* The welcome first, then the pong; JSON lines only from now on. */
+    /* A line end closes the text the human side left open (the prompt), so
+     * the welcome starts a line of its own; then the pong; JSON lines only
+     * from now on. */
+    assert_true(c->len >= mark + 2);
+    assert_memory_equal(c->buf + mark, "\r\n", 2);
     const char welcome[] = "{\"type\":\"welcome\",";
     assert_int_equal(tt_find(c->buf, c->len, mark, welcome, sizeof welcome - 1),
-                     (long)mark);
-    const char *nl = memchr(c->buf + mark, '\n', c->len - mark);
+                     (long)mark + 2);
+    const char *nl = memchr(c->buf + mark + 2, '\n', c->len - mark - 2);
     assert_non_null(nl);
     assert_int_equal(nl + 1 - c->buf, at);
 
