@@ -299,9 +299,11 @@ static void test_race_netcat_against_telnet(void **state) {
         fclose(out);
     }
 
-    /* nina leaves: tom wins by forfeit, and his end screen says so. */
+    /* nina leaves: tom wins by forfeit, and both end screens say so. */
     say(f, "nc", "leave");
-    expect(f, "nc", "You left.");
+    expect(f, "nc", "You left the race.");
+    if (!strstr(f->pane, "tom wins"))
+        fail_msg("nina's screen lacks the verdict after her leave:\n%s", f->pane);
     expect(f, "tn", "Race over");
     const char *must[] = {
         "tom wins", "everyone else left", "1. tom", "2. nina", "score", "seed ", "salt "};
