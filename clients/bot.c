@@ -51,16 +51,6 @@ static void usage(FILE *out) {
             "  moves=... seed=... verified=yes|no\n");
 }
 
-/* Parses a whole decimal number in [lo, hi]; returns false for anything else. */
-static bool parse_long(const char *text, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < lo || v > hi) return false;
-    *out = v;
-    return true;
-}
-
 /* Fills o from argv. Returns 0, 1 after --help, or -1 after printing what is
  * wrong (the caller exits 2). */
 static int parse_args(int argc, char **argv, bot_opts *o) {
@@ -114,17 +104,17 @@ static int parse_args(int argc, char **argv, bot_opts *o) {
         if (!strcmp(a, "--host")) {
             o->host = v;
         } else if (!strcmp(a, "--port")) {
-            if (!parse_long(v, 1, 65535, &n)) goto bad;
+            if (!net_parse_long(v, 1, 65535, &n)) goto bad;
             o->port = v;
         } else if (!strcmp(a, "--name")) {
             if (!proto_valid_name(v)) goto bad;
             o->name = v;
         } else if (!strcmp(a, "--seed")) {
-            if (!parse_long(v, 0, UINT32_MAX, &n)) goto bad;
+            if (!net_parse_long(v, 0, UINT32_MAX, &n)) goto bad;
             o->has_seed = true;
             o->seed = (uint32_t)n;
         } else if (!strcmp(a, "--players")) {
-            if (!parse_long(v, PROTO_PLAYERS_MIN, PROTO_PLAYERS_MAX, &n)) goto bad;
+            if (!net_parse_long(v, PROTO_PLAYERS_MIN, PROTO_PLAYERS_MAX, &n)) goto bad;
             o->players = (int)n;
             players_set = true;
         } else if (!strcmp(a, "--join")) {
@@ -138,16 +128,16 @@ static int parse_args(int argc, char **argv, bot_opts *o) {
             memcpy(o->room, v, len + 1);
             o->mode = MODE_JOIN, modes++;
         } else if (!strcmp(a, "--size")) {
-            if (!parse_long(v, ENG_SIZE_MIN, ENG_SIZE_MAX, &n)) goto bad;
+            if (!net_parse_long(v, ENG_SIZE_MIN, ENG_SIZE_MAX, &n)) goto bad;
             o->size = (int)n;
         } else if (!strcmp(a, "--target")) {
-            if (!parse_long(v, 8, PROTO_TARGET_MAX, &n) || (n & (n - 1))) goto bad;
+            if (!net_parse_long(v, 8, PROTO_TARGET_MAX, &n) || (n & (n - 1))) goto bad;
             o->target = (uint32_t)n;
         } else if (!strcmp(a, "--games")) {
-            if (!parse_long(v, 1, 1000000, &n)) goto bad;
+            if (!net_parse_long(v, 1, 1000000, &n)) goto bad;
             o->games = n;
         } else if (!strcmp(a, "--delay-ms")) {
-            if (!parse_long(v, 0, 60000, &n)) goto bad;
+            if (!net_parse_long(v, 0, 60000, &n)) goto bad;
             o->delay_ms = n;
         } else if (!strcmp(a, "--strategy")) {
             if (!strcmp(v, "greedy"))

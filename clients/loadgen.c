@@ -41,15 +41,6 @@ static void usage(void) {
             "           (default 1); prints moves/s, MB/s received and move latency\n");
 }
 
-static bool parse_long(const char *text, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < lo || v > hi) return false;
-    *out = v;
-    return true;
-}
-
 static bool parse_secs(const char *text, double lo, double *out) {
     char *end;
     errno = 0;
@@ -74,16 +65,16 @@ static int parse_args(int argc, char **argv, lg_opts *o) {
         if (!strcmp(a, "--host")) {
             o->host = v;
         } else if (!strcmp(a, "--port")) {
-            ok = ok && parse_long(v, 1, 65535, &n);
+            ok = ok && net_parse_long(v, 1, 65535, &n);
             o->port = v;
         } else if (!strcmp(a, "--clients")) {
-            ok = ok && parse_long(v, 1, 100000, &o->clients);
+            ok = ok && net_parse_long(v, 1, 100000, &o->clients);
         } else if (!strcmp(a, "--seconds")) {
             ok = ok && parse_secs(v, 0.001, &o->seconds);
         } else if (!strcmp(a, "--warmup")) {
             ok = ok && parse_secs(v, 0, &o->warmup);
         } else if (!strcmp(a, "--pipeline")) {
-            ok = ok && parse_long(v, 1, 1024, &o->pipeline);
+            ok = ok && net_parse_long(v, 1, 1024, &o->pipeline);
         } else if (!strcmp(a, "--mode")) {
             ok = ok && (!strcmp(v, "solo") || !strcmp(v, "race"));
             o->race = ok && !strcmp(v, "race");

@@ -1,4 +1,5 @@
-/* net.c - a tiny line client over POSIX sockets: connect, queue, flush, read lines. */
+/* net.c - a tiny line client over POSIX sockets: connect, queue, flush, read lines;
+ * and the number parsing of its programs' options. */
 #include "net.h"
 
 #include <errno.h>
@@ -211,4 +212,13 @@ int net_flush_all(net_conn *c, int timeout_ms) {
         if (n < 0 && errno != EINTR) return NET_ERR_IO;
         if (n == 0) return NET_AGAIN;
     }
+}
+
+bool net_parse_long(const char *text, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi) return false;
+    *out = v;
+    return true;
 }
