@@ -67,6 +67,14 @@ static int remaining(int64_t deadline) {
     return left < 0 ? 0 : (int)left;
 }
 
+int64_t harness_now_ms(void) {
+    return now_ms();
+}
+
+int harness_remaining(int64_t deadline) {
+    return remaining(deadline);
+}
+
 json_t *harness_keep(json_t *o) {
     if (!pool) pool = json_array();
     json_array_append_new(pool, o);

@@ -51,6 +51,10 @@ int harness_teardown(void **state);
 
 /* Deadline ms scaled by RACE2048_TEST_SLOWDOWN. */
 int harness_ms(int ms);
+/* The monotonic clock in ms, for deadlines. */
+int64_t harness_now_ms(void);
+/* Milliseconds left until deadline (a harness_now_ms() value), 0 once past. */
+int harness_remaining(int64_t deadline);
 
 /* ------------------------------------------------------------- clients --- */
 
