@@ -13,7 +13,7 @@
 #define SCREEN 16384
 
 typedef struct fixture {
-    tt_server srv;
+    th_server *srv;
     tt_client c[3];
     char screen[SCREEN];
 } fixture;
@@ -24,7 +24,7 @@ static int setup_with(void **state, const char *const *extra) {
     for (int i = 0; i < 3; i++)
         f->c[i].fd = -1;
     *state = f;
-    tt_server_start(&f->srv, extra);
+    f->srv = server_start(extra);
     return 0;
 }
 
@@ -41,19 +41,17 @@ static int teardown(void **state) {
     fixture *f = *state;
     for (int i = 0; i < 3; i++)
         tt_close(&f->c[i]);
-    int rc = tt_server_stop(&f->srv);
     free(f);
-    if (rc != 0) fail_msg("race2048d exited with status %d (see its stderr)", rc);
-    return 0;
+    return harness_teardown(state);
 }
 
 /* ------------------------------------------------------------- helpers --- */
 
 /* Waits for the lobby's prompt after `from`: the greeting (or a redraw) is complete. */
 static void wait_prompt(tt_client *c, size_t from) {
-    long clear = tt_wait_str(c, from, TT_CLEAR, tt_ms(TT_WAIT));
+    long clear = tt_wait_str(c, from, TT_CLEAR, harness_ms(TT_WAIT));
     if (clear < 0) fail_msg("no screen came (got %zu bytes)", c->len);
-    if (tt_wait_str(c, (size_t)clear, "\r\n> ", tt_ms(TT_WAIT)) < 0)
+    if (tt_wait_str(c, (size_t)clear, "\r\n> ", harness_ms(TT_WAIT)) < 0)
         fail_msg("the screen has no prompt");
 }
 
@@ -67,7 +65,7 @@ static void greet_silent(tt_client *c, int port) {
  * inetutils-telnet, and is greeted in character mode. */
 static void greet_telnet(tt_client *c, int port) {
     tt_connect(c, port);
-    if (tt_wait_for(c, 0, TT_PROBE_DCS, TT_PROBE_DCS_LEN, tt_ms(TT_WAIT)) != 0)
+    if (tt_wait_for(c, 0, TT_PROBE_DCS, TT_PROBE_DCS_LEN, harness_ms(TT_WAIT)) != 0)
         fail_msg("a silent client did not get the DCS probe first");
     tt_send(c, TT_TELNET_ANSWER, TT_TELNET_ANSWER_LEN);
     wait_prompt(c, TT_PROBE_DCS_LEN);
@@ -87,7 +85,7 @@ static bool has_moves(const char *screen, void *arg) {
  * f->screen. */
 static void wait_moves(fixture *f, tt_client *c, size_t from, int n) {
     moves_at_least m = {0, n};
-    if (!tt_wait_screen(c, from, has_moves, &m, tt_ms(TT_WAIT), f->screen, SCREEN))
+    if (!tt_wait_screen(c, from, has_moves, &m, harness_ms(TT_WAIT), f->screen, SCREEN))
         fail_msg("no screen with %d moves came; the last one:\n%s", n, f->screen);
     int got = tt_screen_moves(f->screen, 0);
     if (got != n)
@@ -152,7 +150,7 @@ static eng_board key_move(fixture *f, tt_client *c, const eng_board *before, int
 static void test_silent_client_gets_probe_then_greeting(void **state) {
     fixture *f = *state;
     tt_client *c = &f->c[0];
-    greet_silent(c, f->srv.port);
+    greet_silent(c, f->srv->port);
     assert_memory_equal(c->buf, TT_PROBE_DCS, TT_PROBE_DCS_LEN);
     /* The greeting follows the probe directly and starts a fresh screen. */
     assert_int_equal(tt_find(c->buf, c->len, 0, TT_CLEAR, 7), TT_PROBE_DCS_LEN);
@@ -167,7 +165,7 @@ static void test_silent_client_gets_probe_then_greeting(void **state) {
 static void test_telnet_first_gets_plain_offer(void **state) {
     fixture *f = *state;
     tt_client *c = &f->c[0];
-    tt_connect(c, f->srv.port);
+    tt_connect(c, f->srv->port);
     tt_send(c, TT_TELNET_ANSWER, TT_TELNET_ANSWER_LEN);
     wait_prompt(c, 0);
     assert_memory_equal(c->buf, TT_OFFER, TT_OFFER_LEN);
@@ -181,12 +179,12 @@ static void test_telnet_first_gets_plain_offer(void **state) {
 static void test_telnet_answer_then_one_key_is_one_move(void **state) {
     fixture *f = *state;
     tt_client *c = &f->c[0];
-    greet_telnet(c, f->srv.port);
+    greet_telnet(c, f->srv->port);
     /* Outside a game a command line is typed, echoed by the server, and
      * ended by telnet's Enter (\r\0). */
     size_t mark = c->len;
     tt_send(c, "solo\r\0", 6);
-    if (tt_wait_str(c, mark, "solo\r\n", tt_ms(TT_WAIT)) != (long)mark)
+    if (tt_wait_str(c, mark, "solo\r\n", harness_ms(TT_WAIT)) != (long)mark)
         fail_msg("the typed command line was not echoed");
     wait_moves(f, c, mark, 0);
     eng_board b;
@@ -205,7 +203,7 @@ static void test_telnet_answer_then_one_key_is_one_move(void **state) {
 static void test_arrow_keys_csi_ss3_and_split(void **state) {
     fixture *f = *state;
     tt_client *c = &f->c[0];
-    greet_telnet(c, f->srv.port);
+    greet_telnet(c, f->srv->port);
     eng_board b = start_solo(f, c, "solo\r\0");
     /* Two arrows in one write are two moves: a direction that moves, then
      * its opposite (on the first board, of at most three tiles packed to
@@ -237,19 +235,19 @@ static void test_arrow_keys_csi_ss3_and_split(void **state) {
 static void test_ctrl_c_and_ctrl_d_quit_in_character_mode(void **state) {
     fixture *f = *state;
     tt_client *c = &f->c[0];
-    greet_telnet(c, f->srv.port);
+    greet_telnet(c, f->srv->port);
     start_solo(f, c, "solo\r\0");
     size_t mark = c->len;
     tt_send(c, "\x03", 1);
-    assert_true(tt_wait_eof(c, tt_ms(TT_WAIT)));
+    assert_true(tt_wait_eof(c, harness_ms(TT_WAIT)));
     if (tt_find(c->buf, c->len, mark, "Goodbye!\r\n", 10) < 0)
         fail_msg("Ctrl-C in a game closed without a goodbye");
 
     tt_client *d = &f->c[1];
-    greet_telnet(d, f->srv.port);
+    greet_telnet(d, f->srv->port);
     mark = d->len;
     tt_send(d, "\x04", 1);
-    assert_true(tt_wait_eof(d, tt_ms(TT_WAIT)));
+    assert_true(tt_wait_eof(d, harness_ms(TT_WAIT)));
     if (tt_find(d->buf, d->len, mark, "Goodbye!\r\n", 10) < 0)
         fail_msg("Ctrl-D in the lobby closed without a goodbye");
 }
@@ -257,10 +255,10 @@ static void test_ctrl_c_and_ctrl_d_quit_in_character_mode(void **state) {
 static void test_interrupt_timing_mark_answered_then_quit(void **state) {
     fixture *f = *state;
     tt_client *c = &f->c[0];
-    greet_telnet(c, f->srv.port);
+    greet_telnet(c, f->srv->port);
     size_t mark = c->len;
     tt_send(c, "\xff\xf4\xff\xfd\x06", 5); /* IAC IP, IAC DO TIMING-MARK */
-    assert_true(tt_wait_eof(c, tt_ms(TT_WAIT)));
+    assert_true(tt_wait_eof(c, harness_ms(TT_WAIT)));
     long wont = tt_find(c->buf, c->len, mark, "\xff\xfc\x06", 3);
     long bye = tt_find(c->buf, c->len, mark, "Goodbye!", 8);
     if (wont < 0)
@@ -278,7 +276,7 @@ static void test_every_ff_is_a_telnet_command(void **state) {
     /* A telnet that stays in line mode (refuses ECHO and SGA), sending data
      * 0xFF bytes (IAC IAC) inside commands, playing, asking for help. */
     tt_client *c = &f->c[0];
-    tt_connect(c, f->srv.port);
+    tt_connect(c, f->srv->port);
     tt_send(c, "\xff\xfe\x01\xff\xfe\x03", 6);
     wait_prompt(c, 0);
     tt_sends(c, "x\xff\xffy\r\nname \xff\xff\r\nhelp\r\nsolo\r\n");
@@ -292,7 +290,7 @@ static void test_every_ff_is_a_telnet_command(void **state) {
 
     /* And a character-mode telnet the same. */
     tt_client *d = &f->c[1];
-    greet_telnet(d, f->srv.port);
+    greet_telnet(d, f->srv->port);
     static const char typed[] = "\xff\xff:x\r\0help\r\0";
     tt_send(d, typed, sizeof typed - 1);
     eng_board b = start_solo(f, d, "solo\r\0");
@@ -306,7 +304,7 @@ static void test_iac_split_at_every_position(void **state) {
     /* cut == TT_TELNET_ANSWER_LEN: one byte per write. */
     for (size_t cut = 1; cut <= TT_TELNET_ANSWER_LEN; cut++) {
         tt_client *c = &f->c[0];
-        tt_connect(c, f->srv.port);
+        tt_connect(c, f->srv->port);
         if (cut < TT_TELNET_ANSWER_LEN)
             send_cut(c, TT_TELNET_ANSWER, TT_TELNET_ANSWER_LEN, cut);
         else
@@ -321,7 +319,8 @@ static void test_iac_split_at_every_position(void **state) {
         size_t mark = c->len;
         tt_send(c, "solo\r\0", 6);
         moves_at_least m = {0, 0};
-        if (!tt_wait_screen(c, mark, has_moves, &m, tt_ms(TT_WAIT), f->screen, SCREEN))
+        if (!tt_wait_screen(c, mark, has_moves, &m, harness_ms(TT_WAIT), f->screen,
+                            SCREEN))
             fail_msg("split after byte %zu: no game screen", cut);
         if (!strstr(f->screen, "Ctrl-C quits"))
             fail_msg("split after byte %zu: not in character mode:\n%s", cut, f->screen);
@@ -335,7 +334,7 @@ static void test_iac_split_at_every_position(void **state) {
 static void test_line_mode_moves_on_one_line(void **state) {
     fixture *f = *state;
     tt_client *c = &f->c[0];
-    greet_silent(c, f->srv.port);
+    greet_silent(c, f->srv->port);
     eng_board b = start_solo(f, c, "solo\n");
     /* A direction that moves, then its opposite: on a board of at most three
      * tiles packed to one side, the opposite always moves too. */
@@ -366,7 +365,7 @@ static eng_board line_move(fixture *f, tt_client *c, const eng_board *b, int mov
 static void test_line_ends_crlf_cr_and_split(void **state) {
     fixture *f = *state;
     tt_client *c = &f->c[0];
-    greet_silent(c, f->srv.port);
+    greet_silent(c, f->srv->port);
     /* `nc -C`: the text and its \r\n may arrive in separate reads: one command. */
     size_t mark = c->len;
     tt_send(c, "solo\r", 5);
@@ -388,11 +387,11 @@ static void test_line_ends_crlf_cr_and_split(void **state) {
 static void test_late_json_client_switches_to_json(void **state) {
     fixture *f = *state;
     tt_client *c = &f->c[0];
-    greet_silent(c, f->srv.port);
+    greet_silent(c, f->srv->port);
     size_t mark = c->len;
     tt_sends(c, "{\"type\":\"ping\",\"t\":1}\n");
     const char pong[] = "{\"type\":\"pong\",\"t\":1}\n";
-    long at = tt_wait_str(c, mark, pong, tt_ms(TT_WAIT));
+    long at = tt_wait_str(c, mark, pong, harness_ms(TT_WAIT));
     if (at < 0) fail_msg("no pong after the text greeting");
     /* A line end closes the text the human side left open (the prompt), so
      * the welcome starts a line of its own; then the pong; JSON lines only
@@ -408,9 +407,9 @@ static void test_late_json_client_switches_to_json(void **state) {
 
     mark = c->len;
     tt_sends(c, "{\"type\":\"solo\",\"seed\":7}\n");
-    if (tt_wait_str(c, mark, "{\"type\":\"start\",", tt_ms(TT_WAIT)) != (long)mark)
+    if (tt_wait_str(c, mark, "{\"type\":\"start\",", harness_ms(TT_WAIT)) != (long)mark)
         fail_msg("no JSON start after the switch");
-    tt_wait_str(c, mark, "\n", tt_ms(TT_WAIT));
+    tt_wait_str(c, mark, "\n", harness_ms(TT_WAIT));
     assert_int_equal(tt_find(c->buf, c->len, (size_t)at, "\xff", 1), -1);
     assert_int_equal(tt_find(c->buf, c->len, (size_t)at, "\x1b", 1), -1);
     assert_int_equal(tt_find(c->buf, c->len, (size_t)at, "\r", 1), -1);
@@ -421,14 +420,14 @@ static void test_late_json_client_switches_to_json(void **state) {
 static void test_too_long_line_is_refused_then_closed(void **state) {
     fixture *f = *state;
     tt_client *c = &f->c[0];
-    greet_silent(c, f->srv.port);
+    greet_silent(c, f->srv->port);
     /* 100 bytes is within the limit: just an unknown command. */
     char line[160];
     memset(line, 'x', 100);
     line[100] = '\n';
     size_t mark = c->len;
     tt_send(c, line, 101);
-    if (tt_wait_str(c, mark, "unknown command", tt_ms(TT_WAIT)) < 0)
+    if (tt_wait_str(c, mark, "unknown command", harness_ms(TT_WAIT)) < 0)
         fail_msg("a 100-byte line at --max-line 100 was not taken as a command");
     wait_prompt(c, mark);
     /* 150 bytes is not. */
@@ -436,7 +435,7 @@ static void test_too_long_line_is_refused_then_closed(void **state) {
     line[150] = '\n';
     mark = c->len;
     tt_send(c, line, 151);
-    assert_true(tt_wait_eof(c, tt_ms(TT_WAIT)));
+    assert_true(tt_wait_eof(c, harness_ms(TT_WAIT)));
     if (tt_find(c->buf, c->len, mark, "longer than 100 bytes", 21) < 0)
         fail_msg("the connection closed without saying the line was too long");
     tt_assert_crlf_only(c->buf, c->len);
@@ -445,13 +444,13 @@ static void test_too_long_line_is_refused_then_closed(void **state) {
 static void test_shutdown_tells_humans_in_one_line(void **state) {
     fixture *f = *state;
     tt_client *nc = &f->c[0], *tn = &f->c[1];
-    greet_silent(nc, f->srv.port);
-    greet_telnet(tn, f->srv.port);
+    greet_silent(nc, f->srv->port);
+    greet_telnet(tn, f->srv->port);
     start_solo(f, tn, "solo\r\0");
     size_t nc_mark = nc->len, tn_mark = tn->len;
-    assert_int_equal(tt_server_stop(&f->srv), 0);
-    assert_true(tt_wait_eof(nc, tt_ms(TT_WAIT)));
-    assert_true(tt_wait_eof(tn, tt_ms(TT_WAIT)));
+    assert_int_equal(server_stop(f->srv), 0);
+    assert_true(tt_wait_eof(nc, harness_ms(TT_WAIT)));
+    assert_true(tt_wait_eof(tn, harness_ms(TT_WAIT)));
     const char nc_bye[] =
         "\r\nThe server is stopping. Goodbye! (press Enter to close netcat)\r\n";
     const char tn_bye[] = "\r\nThe server is stopping. Goodbye!\r\n";

@@ -19,7 +19,7 @@
 #define PANE 16384
 
 typedef struct fixture {
-    tt_server srv;
+    th_server *srv;
     tt_tmux tmux;
     tt_client json;
     char pane[PANE];
@@ -33,7 +33,7 @@ static int setup(void **state) {
     f->json.fd = -1;
     *state = f;
     tt_tmux_init(&f->tmux);
-    tt_server_start(&f->srv, NULL);
+    f->srv = server_start(NULL);
     return 0;
 }
 
@@ -43,17 +43,15 @@ static int teardown(void **state) {
     fixture *f = *state;
     tt_tmux_kill(&f->tmux);
     tt_close(&f->json);
-    int rc = tt_server_stop(&f->srv);
     free(f);
-    if (rc != 0) fail_msg("race2048d exited with status %d (see its stderr)", rc);
-    return 0;
+    return harness_teardown(state);
 }
 
 /* ------------------------------------------------------------- helpers --- */
 
 /* Waits for needle in the pane; fails showing the pane if it never comes. */
 static void expect(fixture *f, const char *pane, const char *needle) {
-    if (!tt_tmux_wait_str(&f->tmux, pane, needle, tt_ms(TT_WAIT), f->pane, PANE))
+    if (!tt_tmux_wait_str(&f->tmux, pane, needle, harness_ms(TT_WAIT), f->pane, PANE))
         fail_msg("pane %s never showed \"%s\"; it shows:\n%s", pane, needle, f->pane);
 }
 
@@ -61,7 +59,7 @@ static void expect(fixture *f, const char *pane, const char *needle) {
 static void open_client(fixture *f, const char *pane, const char *prog, int cols,
                         int rows) {
     char cmd[128];
-    snprintf(cmd, sizeof cmd, "%s 127.0.0.1 %d", prog, f->srv.port);
+    snprintf(cmd, sizeof cmd, "%s 127.0.0.1 %d", prog, f->srv->port);
     tt_tmux_open(&f->tmux, pane, cols, rows, cmd);
     expect(f, pane, "You are player-");
 }
@@ -108,7 +106,7 @@ static bool has_moves(const char *pane, void *arg) {
 /* Waits until board k on the pane shows exactly n moves; the pane is left in out. */
 static void expect_moves(fixture *f, const char *pane, int k, int n, char *out) {
     moves_of m = {k, n};
-    if (!tt_tmux_wait(&f->tmux, pane, has_moves, &m, tt_ms(TT_WAIT), out, PANE))
+    if (!tt_tmux_wait(&f->tmux, pane, has_moves, &m, harness_ms(TT_WAIT), out, PANE))
         fail_msg("board %d on pane %s never showed %d moves:\n%s", k, pane, n, out);
     int got = tt_screen_moves(out, k);
     if (got != n)
@@ -323,9 +321,11 @@ static void test_solo_3_played_to_the_end_screen(void **state) {
     say(f, "nc", "solo 3");
     expect_moves(f, "nc", 0, 0, f->pane);
     /* Every direction in turn: some always moves until the board is stuck. */
-    int64_t deadline = tt_now_ms() + tt_ms(4 * TT_WAIT);
-    while (!tt_tmux_wait_str(&f->tmux, "nc", "Game over", tt_ms(300), f->pane, PANE)) {
-        if (tt_now_ms() > deadline) fail_msg("the 3x3 game never ended:\n%s", f->pane);
+    int64_t deadline = harness_now_ms() + harness_ms(4 * TT_WAIT);
+    while (
+        !tt_tmux_wait_str(&f->tmux, "nc", "Game over", harness_ms(300), f->pane, PANE)) {
+        if (harness_now_ms() > deadline)
+            fail_msg("the 3x3 game never ended:\n%s", f->pane);
         say(f, "nc", "wasdwasdwasdwasdwasdwasdwasdwasd");
     }
     expect(f, "nc", "Type solo, quick, create or help.");
@@ -359,7 +359,7 @@ static void test_quit_on_telnet_closes_it(void **state) {
     say(f, "p", "quit");
     expect(f, "p", "Connection closed by foreign host.");
     assert_non_null(strstr(f->pane, "Goodbye!"));
-    if (!tt_tmux_wait(&f->tmux, "p", pane_dead, f, tt_ms(TT_WAIT), f->pane, PANE))
+    if (!tt_tmux_wait(&f->tmux, "p", pane_dead, f, harness_ms(TT_WAIT), f->pane, PANE))
         fail_msg("telnet did not exit after quit:\n%s", f->pane);
     tt_assert_clean_pane(f->pane, "telnet after quit");
 }
@@ -372,7 +372,7 @@ static void test_quit_on_netcat_says_press_enter(void **state) {
     tt_assert_clean_pane(f->pane, "netcat after quit");
     /* netcat notices the closed connection at the next line it sends. */
     tt_tmux_key(&f->tmux, "p", "Enter");
-    if (!tt_tmux_wait(&f->tmux, "p", pane_dead, f, tt_ms(TT_WAIT), f->pane, PANE))
+    if (!tt_tmux_wait(&f->tmux, "p", pane_dead, f, harness_ms(TT_WAIT), f->pane, PANE))
         fail_msg("nc did not exit after quit and Enter:\n%s", f->pane);
 }
 
@@ -396,9 +396,9 @@ static void check_json_only(const tt_client *c) {
 static void test_json_client_beside_humans_gets_json_only(void **state) {
     fixture *f = *state;
     tt_client *j = &f->json;
-    tt_connect(j, f->srv.port);
+    tt_connect(j, f->srv->port);
     tt_sends(j, "{\"type\":\"ping\",\"t\":5}\n");
-    if (tt_wait_str(j, 0, "{\"type\":\"pong\",\"t\":5}\n", tt_ms(TT_WAIT)) < 0)
+    if (tt_wait_str(j, 0, "{\"type\":\"pong\",\"t\":5}\n", harness_ms(TT_WAIT)) < 0)
         fail_msg("no pong for the JSON client");
     assert_int_equal(tt_find(j->buf, j->len, 0, "{\"type\":\"welcome\"", 17), 0);
 
@@ -408,16 +408,16 @@ static void test_json_client_beside_humans_gets_json_only(void **state) {
     snprintf(watch, sizeof watch, "{\"type\":\"watch\",\"room\":\"%s\"}\n", code);
     size_t mark = j->len;
     tt_sends(j, watch);
-    if (tt_wait_str(j, mark, "{\"type\":\"start\"", tt_ms(TT_WAIT)) < 0)
+    if (tt_wait_str(j, mark, "{\"type\":\"start\"", harness_ms(TT_WAIT)) < 0)
         fail_msg("the JSON spectator got no start");
     /* A human's key reaches the JSON spectator as a state line. */
     tt_tmux_capture(&f->tmux, "tn", f->pane, PANE);
     eng_board tom = board_of(f->pane, 0);
     mark = j->len;
     tt_tmux_key(&f->tmux, "tn", arrow_key(tt_movable_dir(&tom)));
-    if (tt_wait_str(j, mark, "{\"type\":\"state\"", tt_ms(TT_WAIT)) < 0)
+    if (tt_wait_str(j, mark, "{\"type\":\"state\"", harness_ms(TT_WAIT)) < 0)
         fail_msg("the JSON spectator got no state for tom's move");
-    tt_wait_str(j, mark, "}\n", tt_ms(TT_WAIT));
+    tt_wait_str(j, mark, "}\n", harness_ms(TT_WAIT));
     /* Its connection was never judged a human. */
     check_json_only(j);
     expect_moves(f, "nc", 1, 1, f->other);

@@ -1,23 +1,17 @@
-/* tt.c - text-mode test helpers: a race2048d child, raw byte clients, screen parsing,
- * tmux.
- */
+/* tt.c - text-mode test helpers: raw byte clients, screen parsing, tmux, checks. */
 #define _GNU_SOURCE /* memmem */
 #include "tt.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -25,104 +19,10 @@
 
 /* --------------------------------------------------------------- timing --- */
 
-int tt_ms(int ms) {
-    static double factor;
-    if (factor == 0) {
-        const char *env = getenv("RACE2048_TEST_SLOWDOWN");
-        factor = env && *env ? strtod(env, NULL) : 1;
-        if (factor < 1) factor = 1;
-    }
-    return (int)(ms * factor);
-}
-
-int64_t tt_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int remaining(int64_t deadline) {
-    int64_t left = deadline - tt_now_ms();
-    return left < 0 ? 0 : (int)left;
-}
-
 /* The pause between two polls of something that cannot be waited on. */
 static void poll_pause(int ms) {
     struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)ms * 1000000L};
     nanosleep(&ts, NULL);
-}
-
-/* ------------------------------------------------------------- servers --- */
-
-void tt_server_start(tt_server *s, const char *const *extra) {
-    const char *bin = getenv("RACE2048D");
-    if (!bin || !*bin) fail_msg("RACE2048D is not set (the path of race2048d)");
-    const char *argv[32] = {bin,      "--host", "127.0.0.1",   "--port", "0",
-                            "--seed", "42",     "--log-level", "warn"};
-    int argc = 9;
-    for (int i = 0; extra && extra[i] && argc < 31; i++)
-        argv[argc++] = extra[i];
-    argv[argc] = NULL;
-
-    int out[2];
-    if (pipe(out) < 0) fail_msg("pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) fail_msg("fork: %s", strerror(errno));
-    if (pid == 0) {
-        /* The server must not outlive a crashed or killed test. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int null = open("/dev/null", O_RDONLY);
-        if (null >= 0) dup2(null, 0);
-        dup2(out[1], 1);
-        close(out[0]);
-        close(out[1]);
-        execv(bin, (char *const *)argv);
-        fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
-        _exit(127);
-    }
-    close(out[1]);
-    *s = (tt_server){.pid = pid, .port = 0, .out_fd = out[0]};
-
-    char line[256];
-    size_t len = 0;
-    int64_t deadline = tt_now_ms() + tt_ms(TT_WAIT);
-    while (!memchr(line, '\n', len)) {
-        struct pollfd p = {.fd = s->out_fd, .events = POLLIN};
-        int rc = poll(&p, 1, remaining(deadline));
-        if (rc == 0) fail_msg("race2048d printed no `listening on` line in time");
-        if (rc < 0 && errno == EINTR) continue;
-        ssize_t n = read(s->out_fd, line + len, sizeof line - 1 - len);
-        if (n <= 0) fail_msg("race2048d exited before listening (see its stderr above)");
-        len += (size_t)n;
-        if (len >= sizeof line - 1) break;
-    }
-    line[len] = '\0';
-    const char *colon = strrchr(line, ':');
-    if (!strstr(line, "race2048d listening on ") || !colon)
-        fail_msg("unexpected first line from race2048d: %s", line);
-    s->port = atoi(colon + 1);
-    if (s->port <= 0) fail_msg("no port in: %s", line);
-}
-
-int tt_server_stop(tt_server *s) {
-    if (!s->pid) return 0;
-    kill(s->pid, SIGTERM);
-    int64_t deadline = tt_now_ms() + tt_ms(TT_WAIT);
-    int status = 0;
-    pid_t got;
-    while ((got = waitpid(s->pid, &status, WNOHANG)) == 0 && remaining(deadline) > 0)
-        poll_pause(10);
-    if (got == 0) {
-        kill(s->pid, SIGKILL);
-        waitpid(s->pid, &status, 0);
-        s->pid = 0;
-        close(s->out_fd);
-        fail_msg("race2048d did not exit within %d ms of SIGTERM", tt_ms(TT_WAIT));
-    }
-    s->pid = 0;
-    close(s->out_fd);
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-    return WEXITSTATUS(status);
 }
 
 /* ------------------------------------------------------------- clients --- */
@@ -205,12 +105,12 @@ long tt_find(const char *hay, size_t len, size_t from, const void *needle, size_
 }
 
 long tt_wait_for(tt_client *c, size_t from, const void *needle, size_t n, int ms) {
-    int64_t deadline = tt_now_ms() + ms;
+    int64_t deadline = harness_now_ms() + ms;
     for (;;) {
         long at = tt_find(c->buf, c->len, from, needle, n);
         if (at >= 0) return at;
-        if (c->eof || remaining(deadline) == 0) return -1;
-        read_some(c, remaining(deadline));
+        if (c->eof || harness_remaining(deadline) == 0) return -1;
+        read_some(c, harness_remaining(deadline));
     }
 }
 
@@ -219,21 +119,21 @@ long tt_wait_str(tt_client *c, size_t from, const char *needle, int ms) {
 }
 
 bool tt_wait_eof(tt_client *c, int ms) {
-    int64_t deadline = tt_now_ms() + ms;
-    while (!c->eof && remaining(deadline) > 0)
-        read_some(c, remaining(deadline));
+    int64_t deadline = harness_now_ms() + ms;
+    while (!c->eof && harness_remaining(deadline) > 0)
+        read_some(c, harness_remaining(deadline));
     return c->eof;
 }
 
 bool tt_wait_screen(tt_client *c, size_t from,
                     bool (*pred)(const char *screen, void *arg), void *arg, int ms,
                     char *screen, size_t cap) {
-    int64_t deadline = tt_now_ms() + ms;
+    int64_t deadline = harness_now_ms() + ms;
     for (;;) {
         tt_screen_text(c->buf, c->len, from, screen, cap);
         if (pred(screen, arg)) return true;
-        if (c->eof || remaining(deadline) == 0) return false;
-        read_some(c, remaining(deadline));
+        if (c->eof || harness_remaining(deadline) == 0) return false;
+        read_some(c, harness_remaining(deadline));
     }
 }
 
@@ -595,11 +495,11 @@ void tt_tmux_capture(tt_tmux *t, const char *name, char *out, size_t cap) {
 
 bool tt_tmux_wait(tt_tmux *t, const char *name, bool (*pred)(const char *pane, void *arg),
                   void *arg, int ms, char *out, size_t cap) {
-    int64_t deadline = tt_now_ms() + ms;
+    int64_t deadline = harness_now_ms() + ms;
     for (;;) {
         tt_tmux_capture(t, name, out, cap);
         if (pred(out, arg)) return true;
-        if (remaining(deadline) == 0) return false;
+        if (harness_remaining(deadline) == 0) return false;
         poll_pause(50);
     }
 }

@@ -1,14 +1,14 @@
-/* tt.h - text-mode test helpers: a race2048d child, raw byte clients, screen parsing,
- * tmux.
+/* tt.h - text-mode test helpers: raw byte clients, screen parsing, tmux, checks.
+ *
+ * The server itself is run by the server tests' harness (harness.h:
+ * server_start, server_stop, harness_teardown, harness_ms), which this builds
+ * on; what is here is what only the text tests need.
  *
  * Every function here that can go wrong fails the running cmocka test
  * (fail_msg) instead of returning an error, so tests read as scripts; the
  * functions that wait return false on a timeout instead, so a test can say
  * what it was waiting for. Nothing here sleeps to synchronise: every wait
  * polls for what it expects until a deadline.
- *
- * Environment: RACE2048D (path of the server binary, required),
- * RACE2048_TEST_SLOWDOWN (multiplies every deadline, default 1).
  */
 #ifndef RACE2048_TESTS_TT_H
 #define RACE2048_TESTS_TT_H
@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "engine.h"
+#include "harness.h"
 
 /* Default deadline for one expected thing, before the slowdown factor. */
 #define TT_WAIT 10000
@@ -35,29 +36,6 @@
 #define TT_TELNET_ANSWER_LEN 18
 /* Every redraw starts with cursor-home and clear-screen. */
 #define TT_CLEAR "\x1b[H\x1b[2J"
-
-/* Deadline ms scaled by RACE2048_TEST_SLOWDOWN. */
-int tt_ms(int ms);
-int64_t tt_now_ms(void);
-
-/* ------------------------------------------------------------- servers --- */
-
-typedef struct tt_server {
-    pid_t pid;  /* 0 once reaped */
-    int port;   /* the port it listens on */
-    int out_fd; /* its stdout, kept open so that a late print cannot SIGPIPE it */
-} tt_server;
-
-/* Starts race2048d --host 127.0.0.1 --port 0 --seed 42 --log-level warn plus
- * `extra` (NULL-terminated, may be NULL) and waits for its `listening on`
- * line. The child is killed if the test process dies. Fails the test if the
- * server does not start. */
-void tt_server_start(tt_server *s, const char *const *extra);
-
-/* Sends SIGTERM and waits for the exit; returns the exit code (or 128 +
- * signal). A server that does not exit within TT_WAIT is killed and the test
- * fails. Safe on a server already stopped (returns 0). */
-int tt_server_stop(tt_server *s);
 
 /* ------------------------------------------------------------- clients --- */
 
