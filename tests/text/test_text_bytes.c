@@ -71,21 +71,12 @@ static void greet_telnet(tt_client *c, int port) {
     wait_prompt(c, TT_PROBE_DCS_LEN);
 }
 
-typedef struct moves_at_least {
-    int k, n;
-} moves_at_least;
-
-/* Screen predicate: board k's move count is at least n. */
-static bool has_moves(const char *screen, void *arg) {
-    const moves_at_least *m = arg;
-    return tt_screen_moves(screen, m->k) >= m->n;
-}
-
 /* Waits for a screen (after `from`) whose own board shows n moves; returns it in
  * f->screen. */
 static void wait_moves(fixture *f, tt_client *c, size_t from, int n) {
-    moves_at_least m = {0, n};
-    if (!tt_wait_screen(c, from, has_moves, &m, harness_ms(TT_WAIT), f->screen, SCREEN))
+    tt_moves m = {0, n};
+    if (!tt_wait_screen(c, from, tt_has_moves, &m, harness_ms(TT_WAIT), f->screen,
+                        SCREEN))
         fail_msg("no screen with %d moves came; the last one:\n%s", n, f->screen);
     int got = tt_screen_moves(f->screen, 0);
     if (got != n)
@@ -318,8 +309,8 @@ static void test_iac_split_at_every_position(void **state) {
         /* A character-mode screen: the hint for keys, not for Enter. */
         size_t mark = c->len;
         tt_send(c, "solo\r\0", 6);
-        moves_at_least m = {0, 0};
-        if (!tt_wait_screen(c, mark, has_moves, &m, harness_ms(TT_WAIT), f->screen,
+        tt_moves m = {0, 0};
+        if (!tt_wait_screen(c, mark, tt_has_moves, &m, harness_ms(TT_WAIT), f->screen,
                             SCREEN))
             fail_msg("split after byte %zu: no game screen", cut);
         if (!strstr(f->screen, "Ctrl-C quits"))

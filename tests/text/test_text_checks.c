@@ -111,6 +111,8 @@ static void test_movable_dir(void **state) {
     b.cell[3] = 1; /* 2s down the right column: right does nothing */
     b.cell[7] = 1;
     assert_int_equal(tt_movable_dir(&b), ENG_LEFT);
+    static const eng_dir up_first[] = {ENG_RIGHT, ENG_UP, ENG_LEFT, ENG_DOWN};
+    assert_int_equal(tt_movable_dir_in(&b, up_first), ENG_UP);
     c = b;
     assert_false(tt_board_differs(&b, &c));
     c.cell[0] = 2;

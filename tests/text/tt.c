@@ -403,14 +403,18 @@ int tt_screen_moves(const char *screen, int k) {
     return -1;
 }
 
-eng_dir tt_movable_dir(const eng_board *b) {
-    static const eng_dir order[] = {ENG_RIGHT, ENG_LEFT, ENG_DOWN, ENG_UP};
+eng_dir tt_movable_dir_in(const eng_board *b, const eng_dir order[4]) {
     for (int i = 0; i < 4; i++) {
         eng_board copy = *b;
         if (eng_move(&copy, order[i], NULL, NULL)) return order[i];
     }
     fail_msg("the board cannot move in any direction");
-    return ENG_RIGHT;
+    return order[0];
+}
+
+eng_dir tt_movable_dir(const eng_board *b) {
+    static const eng_dir order[] = {ENG_RIGHT, ENG_LEFT, ENG_DOWN, ENG_UP};
+    return tt_movable_dir_in(b, order);
 }
 
 bool tt_board_differs(const eng_board *a, const eng_board *b) {
@@ -420,6 +424,11 @@ bool tt_board_differs(const eng_board *a, const eng_board *b) {
 
 bool tt_has(const char *text, void *needle) {
     return strstr(text, (const char *)needle) != NULL;
+}
+
+bool tt_has_moves(const char *text, void *moves) {
+    const tt_moves *m = moves;
+    return tt_screen_moves(text, m->k) >= m->n;
 }
 
 /* ----------------------------------------------------------------- tmux --- */

@@ -117,6 +117,8 @@ int tt_screen_moves(const char *screen, int k);
 /* A direction in which b can move (the first of right, left, down, up that
  * changes it); fails the test if none does. */
 eng_dir tt_movable_dir(const eng_board *b);
+/* The same, trying the four directions in `order`. */
+eng_dir tt_movable_dir_in(const eng_board *b, const eng_dir order[4]);
 /* True if the boards differ. */
 bool tt_board_differs(const eng_board *a, const eng_board *b);
 
@@ -157,5 +159,12 @@ void tt_tmux_kill(tt_tmux *t);
 
 /* Predicate for tt_wait_screen / tt_tmux_wait: arg is a NUL-terminated needle. */
 bool tt_has(const char *text, void *needle);
+
+/* What tt_has_moves waits for: board k shows at least n moves. */
+typedef struct tt_moves {
+    int k, n;
+} tt_moves;
+/* Predicate for tt_wait_screen / tt_tmux_wait: arg is a tt_moves. */
+bool tt_has_moves(const char *text, void *moves);
 
 #endif
