@@ -85,28 +85,13 @@ static const char *dir_letter(eng_dir d) {
  * so that the two racers' boards part ways. */
 static eng_dir other_dir(const eng_board *b) {
     static const eng_dir order[] = {ENG_UP, ENG_LEFT, ENG_DOWN, ENG_RIGHT};
-    for (int i = 0; i < 4; i++) {
-        eng_board copy = *b;
-        if (eng_move(&copy, order[i], NULL, NULL)) return order[i];
-    }
-    fail_msg("the board cannot move in any direction");
-    return ENG_UP;
-}
-
-typedef struct moves_of {
-    int k, n;
-} moves_of;
-
-/* Pane predicate: board k shows at least n moves. */
-static bool has_moves(const char *pane, void *arg) {
-    const moves_of *m = arg;
-    return tt_screen_moves(pane, m->k) >= m->n;
+    return tt_movable_dir_in(b, order);
 }
 
 /* Waits until board k on the pane shows exactly n moves; the pane is left in out. */
 static void expect_moves(fixture *f, const char *pane, int k, int n, char *out) {
-    moves_of m = {k, n};
-    if (!tt_tmux_wait(&f->tmux, pane, has_moves, &m, harness_ms(TT_WAIT), out, PANE))
+    tt_moves m = {k, n};
+    if (!tt_tmux_wait(&f->tmux, pane, tt_has_moves, &m, harness_ms(TT_WAIT), out, PANE))
         fail_msg("board %d on pane %s never showed %d moves:\n%s", k, pane, n, out);
     int got = tt_screen_moves(out, k);
     if (got != n)
@@ -125,20 +110,28 @@ static bool first_line_is(const char *pane, const char *text) {
     return strncmp(pane, text, strlen(text)) == 0 && pane[strlen(text)] == '\n';
 }
 
+/* Fails unless the pane shows every text in must (NULL-terminated); the
+ * message names the screen (`what`) and the first text it lacks. */
+static void expect_all(const char *pane, const char *const *must, const char *what) {
+    for (; *must; must++)
+        if (!strstr(pane, *must)) fail_msg("%s lacks \"%s\":\n%s", what, *must, pane);
+}
+
 /* Checks what the lobby must show (the rules and the commands). */
 static void check_welcome(fixture *f, const char *pane) {
     expect(f, pane, "\n>"); /* the prompt; tmux drops the space after it */
-    const char *must[] = {"race2048 - race your friends at 2048",
-                          "Slide the tiles",
-                          "equal tiles merge",
-                          "solo [SIZE]",
-                          "create [N]",
-                          "join CODE",
-                          "quit",
-                          "You are player-"};
-    for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
-        if (!strstr(f->pane, must[i]))
-            fail_msg("the welcome on %s lacks \"%s\":\n%s", pane, must[i], f->pane);
+    static const char *const must[] = {"race2048 - race your friends at 2048",
+                                       "Slide the tiles",
+                                       "equal tiles merge",
+                                       "solo [SIZE]",
+                                       "create [N]",
+                                       "join CODE",
+                                       "quit",
+                                       "You are player-",
+                                       NULL};
+    char what[64];
+    snprintf(what, sizeof what, "the welcome on %s", pane);
+    expect_all(f->pane, must, what);
     if (!first_line_is(f->pane, "race2048 - race your friends at 2048"))
         fail_msg("the welcome on %s does not start at the top line:\n%s", pane, f->pane);
     tt_assert_clean_pane(f->pane, pane);
@@ -303,11 +296,10 @@ static void test_race_netcat_against_telnet(void **state) {
     if (!strstr(f->pane, "tom wins"))
         fail_msg("nina's screen lacks the verdict after her leave:\n%s", f->pane);
     expect(f, "tn", "Race over");
-    const char *must[] = {
-        "tom wins", "everyone else left", "1. tom", "2. nina", "score", "seed ", "salt "};
-    for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
-        if (!strstr(f->pane, must[i]))
-            fail_msg("tom's end screen lacks \"%s\":\n%s", must[i], f->pane);
+    static const char *const must[] = {
+        "tom wins", "everyone else left", "1. tom", "2. nina", "score", "seed ", "salt ",
+        NULL};
+    expect_all(f->pane, must, "tom's end screen");
     tt_assert_clean_pane(f->pane, "tn");
     tt_tmux_capture(&f->tmux, "nc", f->other, PANE);
     tt_assert_clean_pane(f->other, "nc");
@@ -329,16 +321,15 @@ static void test_solo_3_played_to_the_end_screen(void **state) {
         say(f, "nc", "wasdwasdwasdwasdwasdwasdwasdwasd");
     }
     expect(f, "nc", "Type solo, quick, create or help.");
-    const char *must[] = {"Game over: no moves left",
-                          "1. player-",
-                          "(you)",
-                          "over",
-                          "score",
-                          "seed ",
-                          "salt "};
-    for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
-        if (!strstr(f->pane, must[i]))
-            fail_msg("the end screen lacks \"%s\":\n%s", must[i], f->pane);
+    static const char *const must[] = {"Game over: no moves left",
+                                       "1. player-",
+                                       "(you)",
+                                       "over",
+                                       "score",
+                                       "seed ",
+                                       "salt ",
+                                       NULL};
+    expect_all(f->pane, must, "the end screen");
     eng_board b = board_of(f->pane, 0);
     assert_int_equal(b.size, 3);
     assert_true(eng_is_over(&b));
