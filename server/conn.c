@@ -57,6 +57,44 @@ static void on_detect_timeout(uv_timer_t *t) {
     }
 }
 
+/* A refused connection answers in the client's own mode, decided like any
+ * other's: a human whose first byte is not '{' gets a line of text (a human
+ * must never see JSON); a program, or a client silent for the detection
+ * window, gets the JSON error. Then the connection closes. */
+static void refuse(conn *c, bool text) {
+    if (c->closing || c->draining) return;
+    uv_timer_stop(&c->timer);
+    if (text) {
+        static const char line[] = "The server is full; try again later.\r\n";
+        conn_write(c, line, sizeof line - 1);
+    } else {
+        size_t len;
+        char *json = proto_enc_error(PROTO_ERR_SERVER_FULL,
+                                     "the server is full; try again later", &len);
+        srv_buf *b = srv_buf_take(json, len);
+        if (b) {
+            conn_send_buf(c, b);
+            srv_buf_unref(b);
+        }
+    }
+    conn_close_after_flush(c);
+}
+
+static void on_refused_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
+    conn *c = stream->data;
+    if (nread < 0) {
+        conn_close(c);
+        return;
+    }
+    if (nread > 0)
+        refuse(c, proto_detect_mode((const unsigned char *)buf->base, (size_t)nread) !=
+                      PROTO_MODE_JSON);
+}
+
+static void on_refused_timeout(uv_timer_t *t) {
+    refuse(t->data, false);
+}
+
 void conn_accept(srv *s) {
     static uint64_t next_conn_id = 1;
     conn *c = calloc(1, sizeof *c);
@@ -90,15 +128,8 @@ void conn_accept(srv *s) {
     if (s->stopping || s->nconns > s->cfg.max_clients) {
         srv_log(SRV_LOG_WARN, "refusing %s: server full (%u clients)", c->peer,
                 s->cfg.max_clients);
-        size_t len;
-        char *line = proto_enc_error(PROTO_ERR_SERVER_FULL,
-                                     "the server is full; try again later", &len);
-        srv_buf *b = srv_buf_take(line, len);
-        if (b) {
-            conn_send_buf(c, b);
-            srv_buf_unref(b);
-        }
-        conn_close_after_flush(c);
+        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_refused_read);
+        uv_timer_start(&c->timer, on_refused_timeout, DETECT_MS, 0);
         return;
     }
     uv_tcp_nodelay(&c->tcp, 1);
