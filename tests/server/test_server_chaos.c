@@ -442,17 +442,12 @@ static bool drain_input(chaos *c) {
     return true;
 }
 
-static int tcp_connect(void) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) fail_msg("socket: %s", strerror(errno));
-    return fd;
-}
-
 static void gen_first(chaos *c);
 
 static void chaos_connect(chaos *c) {
     static unsigned serial;
-    int fd = tcp_connect();
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) fail_msg("socket: %s", strerror(errno));
     if (pct(15)) {
         int small = 4096; /* a slow consumer fills up sooner */
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
