@@ -152,8 +152,9 @@ static int on_json_too_long(void *ctx) {
     char msg[96];
     snprintf(msg, sizeof msg, "a line may be at most %zu bytes; closing the connection",
              c->srv->cfg.max_line);
-    size_t len;
-    srv_buf *b = srv_buf_take(proto_enc_error(PROTO_ERR_LINE_TOO_LONG, msg, &len), len);
+    size_t len = 0;
+    char *line = proto_enc_error(PROTO_ERR_LINE_TOO_LONG, msg, &len);
+    srv_buf *b = srv_buf_take(line, len); /* len is set only once the line is made */
     if (b) {
         conn_send_buf(c, b);
         srv_buf_unref(b);
