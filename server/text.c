@@ -90,7 +90,7 @@ static void set_status(text_session *s, const char *msg) {
 /* Asks for a redraw: now if the last one is old enough, else at the pace. */
 static void request_draw(conn *c) {
     text_session *s = c->text;
-    if (!s->greeted) return;
+    if (!s->greeted || c->closing || c->draining) return;
     s->dirty = true;
     uint64_t now = uv_now(c->srv->loop);
     if (now >= s->last_draw + REDRAW_MS) {
@@ -561,6 +561,8 @@ static void on_timer(uv_timer_t *t) {
 /* Arms the connection's timer for the earliest pending deadline. */
 static void text_arm(conn *c) {
     text_session *s = c->text;
+    /* A draining connection's timer is its flush deadline: leave it be. */
+    if (c->closing || c->draining) return;
     uint64_t next = 0;
     uint64_t deadlines[3] = {s->greeted ? 0 : s->greet_at, s->dirty ? s->draw_at : 0,
                              s->esc_at};
