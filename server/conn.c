@@ -133,6 +133,9 @@ void conn_accept(srv *s) {
         return;
     }
     uv_tcp_nodelay(&c->tcp, 1);
+    /* A peer that vanishes without a FIN is found even while it races (races
+     * are exempt from the idle timeout). */
+    uv_tcp_keepalive(&c->tcp, 1, 60);
     srv_log(SRV_LOG_INFO, "connect %s (#%llu, %u open)", c->peer,
             (unsigned long long)c->id, s->nconns);
     uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
@@ -355,7 +358,7 @@ void conn_sweep_idle(srv *s) {
         /* A racer thinking over a move, or someone watching a race, is not
          * idle while the race runs. */
         const srv_player *p = c->player;
-        if (p && ((p->room && p->room->state == ROOM_RUNNING) ||
+        if (p && (room_in_running_race(p) ||
                   (p->watching && p->watching->state == ROOM_RUNNING)))
             continue;
         srv_log(SRV_LOG_INFO, "closing idle connection %s", c->peer);

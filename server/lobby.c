@@ -148,6 +148,9 @@ static void do_quick(srv_player *p, const proto_request *req) {
     for (srv_link *l = s->queue.next; l != &s->queue; l = l->next) {
         srv_player *q = srv_container(l, srv_player, queue_link);
         if (!same_queue(&q->queue_key, &p->queue_key)) continue;
+        /* Closing connections leave the queue in their close callback; do not
+         * seat them in a race their opponents would have to wait out. */
+        if (!q->conn || q->conn->closing || q->conn->draining) continue;
         if (waiting < PROTO_PLAYERS_MAX) match[waiting] = q;
         waiting++;
     }
@@ -191,6 +194,12 @@ static void do_move(srv_player *p, const proto_request *req) {
     room *r = p->room;
     if (!r || r->state != ROOM_RUNNING) {
         reply_error(p, PROTO_ERR_NOT_PLAYING, "you are not in a running game");
+        return;
+    }
+    if (r->ends_at && uv_now(p->srv->loop) >= r->ends_at) {
+        /* The time is up even if the timer has not run yet this turn. */
+        room_time_up(r);
+        reply_error(p, PROTO_ERR_NOT_PLAYING, "the race's time is up");
         return;
     }
     proto_status st = r->seats[p->seat].status;
@@ -274,7 +283,8 @@ static void drop_player(conn *c) {
 
 static void do_resume(conn *c, const proto_request *req) {
     srv_player *p = find_token(c->srv, req->token);
-    if (!p || (p->room && p->room->state == ROOM_ENDED)) {
+    /* Only a seat in a game or room that has not ended can be taken back. */
+    if (!p || !p->room || p->room->state == ROOM_ENDED) {
         srv_player *me = lobby_player(c, false);
         if (me)
             reply_error(me, PROTO_ERR_BAD_TOKEN,

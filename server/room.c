@@ -345,6 +345,11 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
 
 /* ---------------------------------------------------------------- timer --- */
 
+void room_time_up(room *r) {
+    room_end(r, PROTO_END_TIME, 0);
+    room_maybe_free(r);
+}
+
 static void on_room_timer(uv_timer_t *t) {
     room *r = t->data;
     uint64_t now = uv_now(r->srv->loop);
@@ -498,7 +503,12 @@ static void rematch_progress(room *r) {
         unseat(r, ready[i]->seat);
         room_add_player(next, ready[i], asked < PROTO_PLAYERS_MIN);
     }
-    if (asked >= PROTO_PLAYERS_MIN) room_start(next);
+    if (asked >= PROTO_PLAYERS_MIN) {
+        /* Whoever asks gets `room` (PROTOCOL.md), the last asker too: the new
+         * room, full, then its `start`. */
+        broadcast_room(next);
+        room_start(next);
+    }
     room_maybe_free(r);
 }
 

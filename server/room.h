@@ -63,6 +63,8 @@ void room_disconnect(room *r, srv_player *p);
 /* p (seated, disconnected or taken over) has a connection again: `start`
  * snapshot to p (or `room` if waiting), `player` to the others. */
 void room_reconnect(room *r, srv_player *p);
+/* The time limit has passed: ends the race with reason `time`. */
+void room_time_up(room *r);
 /* After the end of a race: p asks for a rematch. */
 void room_rematch(room *r, srv_player *p);
 

@@ -414,9 +414,13 @@ static int on_text_too_long(void *ctx) {
     conn *c = ctx;
     char msg[96];
     snprintf(msg, sizeof msg,
-             "That line is longer than %zu bytes; closing the connection.",
+             "\r\nThat line is longer than %zu bytes; closing the connection.",
              c->srv->cfg.max_line);
-    quit(c, msg);
+    /* Not a quit: like a JSON client's, a racer's seat is kept for the grace
+     * period (PROTOCOL.md treats it as disconnected). */
+    outs(c, msg);
+    outs(c, c->text->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
+    conn_close_after_flush(c);
     return 1;
 }
 

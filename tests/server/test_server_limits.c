@@ -145,6 +145,28 @@ static void test_resume_solo(void **state) {
     assert_int_equal(jint(client_move_any(c), "moves"), 2);
 }
 
+/* A token takes back a seat only while its game or room has not ended. */
+static void test_resume_after_the_end(void **state) {
+    th_server *s = SERVER(NULL);
+    client *c = client_connect(s);
+    char token[80];
+    snprintf(token, sizeof token, "%s", jstr(client_hello(c, "gone"), "token"));
+    /* In the lobby there is no seat to take back. */
+    client *other = client_connect(s);
+    client_send(other, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
+    client_expect_error(other, "bad_token", WAIT);
+    /* Nor once the solo game has ended with a leave. */
+    client_send(c, "{\"type\":\"solo\"}");
+    client_expect(c, "start", WAIT);
+    client_send(c, "{\"type\":\"leave\"}");
+    client_expect(c, "end", WAIT);
+    client_expect(c, "left", WAIT);
+    client_send(other, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
+    client_expect_error(other, "bad_token", WAIT);
+    /* The owner of the token was not disturbed. */
+    client_sync(c);
+}
+
 /* ----------------------------------------------------------------- grace --- */
 
 static void test_grace_expiry_forfeit(void **state) {
@@ -337,9 +359,15 @@ static void test_idle_timeout(void **state) {
     client_expect(w, "start", WAIT);
     /* The lobby client speaks last, so when it is cut off the racers and the
      * watcher have been silent at least as long. */
+    client *solo = client_connect(s);
+    client_hello(solo, "solo");
+    client_send(solo, "{\"type\":\"solo\"}");
+    client_expect(solo, "start", WAIT);
     lobby = client_connect(s);
     client_hello(lobby, "idler");
     client_expect_eof(lobby, WAIT + 2000);
+    /* A solo game never ends by itself: its silent player is idle. */
+    client_expect_eof(solo, WAIT + 2000);
 
     json_t *st = client_move_any(p[0]);
     assert_true(jequal(client_expect(p[1], "state", WAIT), st));
@@ -438,11 +466,39 @@ static void test_line_too_long_in_race(void **state) {
     expect_player(p[1], ida, true, "playing");
 }
 
+/* A human's over-long line is a lost connection too, not a forfeit. */
+static void test_text_line_too_long_in_race(void **state) {
+    th_server *s = SERVER("--max-line", "64");
+    client *host = client_connect(s);
+    client_hello(host, "host");
+    client_send(host, "{\"type\":\"create\"}");
+    const char *code = jstr(client_expect(host, "room", WAIT), "room");
+    client *human = client_connect(s);
+    char line[64];
+    snprintf(line, sizeof line, "join %s\r\n", code);
+    assert_true(client_send_raw(human, line, strlen(line), false));
+    json_t *start = client_expect_skip(host, "start", "room", WAIT);
+    json_int_t id = 0;
+    for (size_t i = 0; i < json_array_size(jarr(start, "players")); i++) {
+        json_int_t pid = jint(json_array_get(jarr(start, "players"), i), "id");
+        if (pid != jint(start, "you")) id = pid;
+    }
+    assert_true(id > 0);
+    char longline[200];
+    memset(longline, 'x', sizeof longline);
+    longline[sizeof longline - 1] = '\n';
+    client_send_raw(human, longline, sizeof longline, true);
+    client_expect_eof(human, WAIT);
+    expect_player(host, id, false, "playing");
+    client_sync(host);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_resume_within_grace, harness_teardown),
         cmocka_unit_test_teardown(test_resume_while_connected, harness_teardown),
         cmocka_unit_test_teardown(test_resume_solo, harness_teardown),
+        cmocka_unit_test_teardown(test_resume_after_the_end, harness_teardown),
         cmocka_unit_test_teardown(test_grace_expiry_forfeit, harness_teardown),
         cmocka_unit_test_teardown(test_grace_expiry_three_players, harness_teardown),
         cmocka_unit_test_teardown(test_grace_expiry_keeps_over, harness_teardown),
@@ -453,6 +509,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_idle_timeout, harness_teardown),
         cmocka_unit_test_teardown(test_slow_consumer, harness_teardown),
         cmocka_unit_test_teardown(test_line_too_long_in_race, harness_teardown),
+        cmocka_unit_test_teardown(test_text_line_too_long_in_race, harness_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -719,9 +719,16 @@ static void test_rematch(void **state) {
     assert_int_equal(jint(ra, "target"), 32);
     client_sync(p[0]);
 
+    /* The last asker gets `room` too: the new room, full, then its start. */
     client_send(p[1], "{\"type\":\"rematch\"}");
+    json_t *nb = client_expect(p[1], "room", WAIT);
+    json_t *na = client_expect(p[0], "room", WAIT);
+    assert_true(jequal(na, nb));
+    assert_int_equal(json_array_size(jarr(nb, "players")), 2);
+    assert_int_equal(jint(nb, "need"), 2);
     json_t *sb = client_expect(p[1], "start", WAIT);
     json_t *sa = client_expect(p[0], "start", WAIT);
+    assert_string_equal(jstr(sa, "room"), jstr(nb, "room"));
     assert_string_equal(jstr(sa, "commit"), jstr(sb, "commit"));
     assert_string_not_equal(jstr(sa, "commit"), jstr(starts[0], "commit"));
     assert_int_equal(jint(sa, "you"), ida);
