@@ -347,7 +347,7 @@ static ssize_t read_more(client *c, int64_t deadline) {
 }
 
 /* The server promises compact lines: no whitespace outside strings. */
-static bool compact(const char *s, size_t n) {
+bool harness_compact(const char *s, size_t n) {
     bool in_str = false;
     for (size_t i = 0; i < n; i++) {
         if (in_str) {
@@ -378,7 +378,8 @@ static json_t *take_line(client *c) {
         memmove(c->buf, nl + 1, c->len - n - 1);
         c->len -= n + 1;
         if (n == 0 || line[0] != '{') continue; /* text-mode bytes: not for us */
-        if (!compact(line, n)) fail_msg("server line is not compact JSON: %s", line);
+        if (!harness_compact(line, n))
+            fail_msg("server line is not compact JSON: %s", line);
         json_error_t err;
         json_t *o = json_loadb(line, n, 0, &err);
         if (!o || !json_is_object(o))
@@ -521,6 +522,12 @@ json_t *client_hello(client *c, const char *name) {
     json_t *w = client_expect(c, "welcome", WAIT);
     assert_string_equal(jstr(w, "name"), name);
     return w;
+}
+
+client *client_named(th_server *s, const char *name) {
+    client *c = client_connect(s);
+    client_hello(c, name);
+    return c;
 }
 
 void client_sync(client *c) {

@@ -108,6 +108,10 @@ json_t *client_skipped(client *c);
 const char *client_token(const client *c);
 /* hello NAME then its welcome; returns the welcome. */
 json_t *client_hello(client *c, const char *name);
+/* A new client of s that has said hello NAME and got its welcome. */
+client *client_named(th_server *s, const char *name);
+/* True when a line has no whitespace outside its strings (compact JSON). */
+bool harness_compact(const char *s, size_t n);
 /* A round trip: ping with a unique t, and the very next object must be its
  * pong. Proves nothing else was queued for c before it. */
 void client_sync(client *c);

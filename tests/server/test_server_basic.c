@@ -127,8 +127,7 @@ static void expect_field_error(client *c, const char *line, const char *code,
 
 static void test_request_errors(void **state) {
     th_server *s = SERVER(NULL);
-    client *c = client_connect(s);
-    client_hello(c, "err");
+    client *c = client_named(s, "err");
 
     /* bad_json: not JSON, not an object, invalid UTF-8, a number too big to hold. */
     expect_one_error(c, "{\"type\":\"ping\"", "bad_json");
@@ -190,8 +189,7 @@ static void test_request_errors(void **state) {
 
 static void test_state_errors(void **state) {
     th_server *s = SERVER(NULL);
-    client *c = client_connect(s);
-    client_hello(c, "lost");
+    client *c = client_named(s, "lost");
     expect_one_error(c, "{\"type\":\"move\",\"dir\":\"left\"}", "not_playing");
     expect_one_error(c, "{\"type\":\"move\",\"dir\":\"left\",\"seq\":3}", "not_playing");
     expect_one_error(c, "{\"type\":\"join\",\"room\":\"ZZZZ\"}", "room_not_found");
@@ -212,8 +210,7 @@ static void test_state_errors(void **state) {
  * several in one packet or split over many. */
 static void test_framing(void **state) {
     th_server *s = SERVER(NULL);
-    client *c = client_connect(s);
-    client_hello(c, "frames");
+    client *c = client_named(s, "frames");
     static const char burst[] =
         "\n\r\n{\"type\":\"ping\",\"t\":1}\r\n\n"
         "{\"type\":\"ping\",\"t\":2}\n{\"type\":\"ping\",\"t\":3}";
@@ -252,10 +249,8 @@ static void test_late_json_client(void **state) {
 static void test_failed_request_changes_nothing(void **state) {
     th_server *s = SERVER(NULL);
     client *a, *b;
-    a = client_connect(s);
-    client_hello(a, "a");
-    b = client_connect(s);
-    client_hello(b, "b");
+    a = client_named(s, "a");
+    b = client_named(s, "b");
     client_send(a, "{\"type\":\"create\"}");
     const char *code = jstr(client_expect(a, "room", WAIT), "room");
     expect_one_error(a, "{\"type\":\"solo\",\"size\":99}", "bad_message");
@@ -278,10 +273,8 @@ static void test_failed_request_changes_nothing(void **state) {
 static void test_solo_seed_reproducible(void **state) {
     th_server *s = SERVER(NULL);
     client *a, *b;
-    a = client_connect(s);
-    client_hello(a, "a");
-    b = client_connect(s);
-    client_hello(b, "b");
+    a = client_named(s, "a");
+    b = client_named(s, "b");
     client_send(a, "{\"type\":\"solo\",\"size\":5,\"seed\":123}");
     client_send(b, "{\"type\":\"solo\",\"size\":5,\"seed\":123}");
     json_t *sa = client_expect(a, "start", WAIT), *sb = client_expect(b, "start", WAIT);
@@ -417,12 +410,9 @@ static void test_solo_leave(void **state) {
 static void test_rooms_listing(void **state) {
     th_server *s = SERVER(NULL);
     client *a, *b, *solo;
-    a = client_connect(s);
-    client_hello(a, "a");
-    b = client_connect(s);
-    client_hello(b, "b");
-    solo = client_connect(s);
-    client_hello(solo, "solo");
+    a = client_named(s, "a");
+    b = client_named(s, "b");
+    solo = client_named(s, "solo");
     client_send(solo, "{\"type\":\"solo\"}");
     client_expect(solo, "start", WAIT);
     client_send(b, "{\"type\":\"rooms\"}");
@@ -469,8 +459,7 @@ static void test_rooms_listing(void **state) {
 
 static void test_line_too_long(void **state) {
     th_server *s = SERVER("--max-line", "64");
-    client *c = client_connect(s);
-    client_hello(c, "long");
+    client *c = client_named(s, "long");
     /* Exactly 64 bytes, with \r\n: accepted. */
     char line[128];
     int n = snprintf(line, sizeof line, "{\"type\":\"ping\",\"t\":\"%s\"}", "");
@@ -501,10 +490,8 @@ static void test_line_too_long(void **state) {
 static void test_server_full(void **state) {
     th_server *s = SERVER("--max-clients", "2");
     client *a, *b;
-    a = client_connect(s);
-    client_hello(a, "a");
-    b = client_connect(s);
-    client_hello(b, "b");
+    a = client_named(s, "a");
+    b = client_named(s, "b");
     client_send(a, "{\"type\":\"solo\",\"seed\":1}");
     client_expect(a, "start", WAIT);
     client_send(b, "{\"type\":\"create\"}");
@@ -603,8 +590,7 @@ static void test_shutdown_bye(void **state) {
 
 static void test_shutdown_on_sigint(void **state) {
     th_server *s = SERVER(NULL);
-    client *c = client_connect(s);
-    client_hello(c, "c");
+    client *c = client_named(s, "c");
     assert_int_equal(server_signal_stop(s, SIGINT), 0);
     client_expect(c, "bye", WAIT);
     client_expect_eof(c, WAIT);

@@ -224,24 +224,6 @@ static void check_server_alive(void) {
 
 /* --------------------------------------------------------- what arrives --- */
 
-/* The server promises compact lines: no whitespace outside strings. */
-static bool compact(const char *s, size_t n) {
-    bool in_str = false;
-    for (size_t i = 0; i < n; i++) {
-        if (in_str) {
-            if (s[i] == '\\')
-                i++;
-            else if (s[i] == '"')
-                in_str = false;
-        } else if (s[i] == '"') {
-            in_str = true;
-        } else if (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n') {
-            return false;
-        }
-    }
-    return true;
-}
-
 static bool valid_code(const char *s) {
     size_t n = strlen(s);
     if (n < 4 || n > 8) return false;
@@ -265,7 +247,7 @@ static void check_json_line(chaos *c, const char *line, size_t len) {
     if (len == 0 || line[0] != '{')
         violation(c, "a JSON-mode connection got a line that is not JSON: \"%s\"",
                   excerpt(line, len));
-    if (!compact(line, len))
+    if (!harness_compact(line, len))
         violation(c, "a line that is not compact JSON: %s", excerpt(line, len));
     json_error_t err;
     json_t *o = json_loadb(line, len, JSON_ALLOW_NUL, &err);
@@ -1282,8 +1264,7 @@ static size_t read_to_eof(client *c, char *buf, size_t cap) {
  * line, which a human must never see; it must refuse in the client's mode. */
 static void test_server_full_refuses_humans_in_text(void **state) {
     th_server *s = SERVER("--max-clients", "1");
-    client *a = client_connect(s);
-    client_hello(a, "a");
+    client *a = client_named(s, "a");
     static const char *const firsts[] = {"solo\r\n", "\xff\xfd\x01", "\x1b[A"};
     for (int i = 0; i < 3; i++) {
         client *h = client_connect(s);

@@ -48,10 +48,8 @@ static void test_resume_within_grace(void **state) {
     json_int_t ida = jint(wa, "id");
     char token[80];
     snprintf(token, sizeof token, "%s", jstr(wa, "token"));
-    b = client_connect(s);
-    client_hello(b, "bob");
-    w = client_connect(s);
-    client_hello(w, "watcher");
+    b = client_named(s, "bob");
+    w = client_named(s, "watcher");
     client_send(a, "{\"type\":\"create\",\"size\":5}");
     const char *code = jstr(client_expect(a, "room", WAIT), "room");
     client_send(b, "{\"type\":\"join\",\"room\":\"%s\"}", code);
@@ -104,8 +102,7 @@ static void test_resume_while_connected(void **state) {
     race_start(s, 2, NULL, p, starts);
     json_int_t ida = jint(starts[0], "you");
     /* Whoever has the token may take the seat (the client of a crashed app). */
-    client *x = client_connect(s);
-    client_hello(x, "x");
+    client *x = client_named(s, "x");
     client_send(x, "{\"type\":\"ping\"}");
     client_expect(x, "pong", WAIT);
 
@@ -307,8 +304,7 @@ static void test_everyone_gone(void **state) {
     client *p[3], *w;
     json_t *starts[3];
     const char *code = race_start(s, 3, NULL, p, starts);
-    w = client_connect(s);
-    client_hello(w, "w");
+    w = client_named(s, "w");
     client_send(w, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
     client_expect(w, "start", WAIT);
     for (int i = 0; i < 3; i++)
@@ -353,18 +349,15 @@ static void test_idle_timeout(void **state) {
     client *p[2], *w, *lobby;
     json_t *starts[2];
     const char *code = race_start(s, 2, NULL, p, starts);
-    w = client_connect(s);
-    client_hello(w, "watcher");
+    w = client_named(s, "watcher");
     client_send(w, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
     client_expect(w, "start", WAIT);
     /* The lobby client speaks last, so when it is cut off the racers and the
      * watcher have been silent at least as long. */
-    client *solo = client_connect(s);
-    client_hello(solo, "solo");
+    client *solo = client_named(s, "solo");
     client_send(solo, "{\"type\":\"solo\"}");
     client_expect(solo, "start", WAIT);
-    lobby = client_connect(s);
-    client_hello(lobby, "idler");
+    lobby = client_named(s, "idler");
     client_expect_eof(lobby, WAIT + 2000);
     /* A solo game never ends by itself: its silent player is idle. */
     client_expect_eof(solo, WAIT + 2000);
@@ -387,8 +380,7 @@ static void test_idle_timeout(void **state) {
 
 static void test_slow_consumer(void **state) {
     th_server *s = SERVER("--max-output", "65536");
-    client *a = client_connect(s);
-    client_hello(a, "fast");
+    client *a = client_named(s, "fast");
     client *slow = client_connect_rcvbuf(s, 4096);
     json_int_t idslow = jint(client_hello(slow, "slow"), "id");
     client_send(a, "{\"type\":\"create\",\"size\":8,\"target\":1048576}");
@@ -469,8 +461,7 @@ static void test_line_too_long_in_race(void **state) {
 /* A human's over-long line is a lost connection too, not a forfeit. */
 static void test_text_line_too_long_in_race(void **state) {
     th_server *s = SERVER("--max-line", "64");
-    client *host = client_connect(s);
-    client_hello(host, "host");
+    client *host = client_named(s, "host");
     client_send(host, "{\"type\":\"create\"}");
     const char *code = jstr(client_expect(host, "room", WAIT), "room");
     client *human = client_connect(s);

@@ -82,8 +82,7 @@ static void test_create_join_start(void **state) {
     assert_string_equal(jstr(jplayer(pa, idb), "status"), "playing");
 
     /* A running room is listed as started, and cannot be joined. */
-    client *c = client_connect(s);
-    client_hello(c, "carol");
+    client *c = client_named(s, "carol");
     client_send(c, "{\"type\":\"rooms\"}");
     json_t *row = json_array_get(jarr(client_expect(c, "rooms", WAIT), "rooms"), 0);
     assert_string_equal(jstr(row, "room"), code);
@@ -101,12 +100,9 @@ static void test_three_players_with_spectator(void **state) {
     client *a, *b, *c, *spec;
     a = client_connect(s);
     json_int_t ida = jint(client_hello(a, "a"), "id");
-    b = client_connect(s);
-    client_hello(b, "b");
-    c = client_connect(s);
-    client_hello(c, "c");
-    spec = client_connect(s);
-    client_hello(spec, "spec");
+    b = client_named(s, "b");
+    c = client_named(s, "c");
+    spec = client_named(s, "spec");
     client_send(a, "{\"type\":\"create\",\"players\":3,\"size\":4}");
     const char *code = jstr(client_expect(a, "room", WAIT), "room");
 
@@ -253,12 +249,9 @@ static void test_end_all_over(void **state) {
 static void test_end_time_draw(void **state) {
     th_server *s = SERVER(NULL);
     client *a, *b, *spec;
-    a = client_connect(s);
-    client_hello(a, "a");
-    b = client_connect(s);
-    client_hello(b, "b");
-    spec = client_connect(s);
-    client_hello(spec, "spec");
+    a = client_named(s, "a");
+    b = client_named(s, "b");
+    spec = client_named(s, "spec");
     client_send(a, "{\"type\":\"create\",\"time_limit\":1}");
     const char *code = jstr(client_expect(a, "room", WAIT), "room");
     client_send(spec, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
@@ -483,8 +476,7 @@ static void test_watch_running_room(void **state) {
     json_t *moved = client_move_any(p[0]);
     client_expect_skip(p[1], "state", "", WAIT);
 
-    client *w = client_connect(s);
-    client_hello(w, "watcher");
+    client *w = client_named(s, "watcher");
     client_send(w, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
     json_t *snap = client_expect(w, "start", WAIT);
     assert_false(jhas(snap, "you"));
@@ -524,8 +516,7 @@ static void test_watch_then_leave(void **state) {
     client *p[2];
     json_t *starts[2];
     const char *code = race_start(s, 2, NULL, p, starts);
-    client *w = client_connect(s);
-    client_hello(w, "w");
+    client *w = client_named(s, "w");
     client_send(w, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
     client_expect(w, "start", WAIT);
     client_send(w, "{\"type\":\"leave\"}");
@@ -540,12 +531,9 @@ static void test_watch_then_leave(void **state) {
 static void test_watch_own_room(void **state) {
     th_server *s = SERVER(NULL);
     client *a, *b, *c;
-    a = client_connect(s);
-    client_hello(a, "a");
-    b = client_connect(s);
-    client_hello(b, "b");
-    c = client_connect(s);
-    client_hello(c, "c");
+    a = client_named(s, "a");
+    b = client_named(s, "b");
+    c = client_named(s, "c");
     client_send(a, "{\"type\":\"create\"}");
     const char *code = jstr(client_expect(a, "room", WAIT), "room");
     client_send(a, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
@@ -586,10 +574,8 @@ static void test_watch_own_room(void **state) {
 static void test_watched_room_emptied(void **state) {
     th_server *s = SERVER(NULL);
     client *a, *w;
-    a = client_connect(s);
-    client_hello(a, "a");
-    w = client_connect(s);
-    client_hello(w, "w");
+    a = client_named(s, "a");
+    w = client_named(s, "w");
     for (int round = 0; round < 2; round++) {
         client_send(a, "{\"type\":\"create\"}");
         const char *code = jstr(client_expect(a, "room", WAIT), "room");
@@ -617,8 +603,7 @@ static void test_busy_in_running_race(void **state) {
     client *p[2];
     json_t *starts[2];
     const char *code = race_start(s, 2, NULL, p, starts);
-    client *o = client_connect(s);
-    client_hello(o, "other");
+    client *o = client_named(s, "other");
     client_send(o, "{\"type\":\"create\"}");
     const char *waiting = jstr(client_expect(o, "room", WAIT), "room");
 
@@ -649,12 +634,9 @@ static void test_busy_in_running_race(void **state) {
 static void test_implicit_leave(void **state) {
     th_server *s = SERVER(NULL);
     client *a, *b, *c;
-    a = client_connect(s);
-    client_hello(a, "a");
-    b = client_connect(s);
-    client_hello(b, "b");
-    c = client_connect(s);
-    client_hello(c, "c");
+    a = client_named(s, "a");
+    b = client_named(s, "b");
+    c = client_named(s, "c");
 
     /* Queued, then create: out of the queue, no `left`. */
     client_send(a, "{\"type\":\"quick\"}");
@@ -753,8 +735,7 @@ static void test_rematch(void **state) {
     assert_int_equal(jint(alone, "need"), 2);
     assert_string_not_equal(jstr(alone, "room"), code);
     client_sync(p[0]);
-    client *c = client_connect(s);
-    client_hello(c, "newcomer");
+    client *c = client_named(s, "newcomer");
     client_send(c, "{\"type\":\"join\",\"room\":\"%s\"}", jstr(alone, "room"));
     client_expect(c, "room", WAIT);
     client_expect(c, "start", WAIT);
