@@ -134,6 +134,15 @@ static bool same_queue(const proto_settings *a, const proto_settings *b) {
     return a->players == b->players && a->size == b->size && a->target == b->target;
 }
 
+int lobby_queue_waiting(const srv_player *p) {
+    int waiting = 0;
+    for (srv_link *l = p->srv->queue.next; l != &p->srv->queue; l = l->next)
+        if (same_queue(&srv_container(l, srv_player, queue_link)->queue_key,
+                       &p->queue_key))
+            waiting++;
+    return waiting;
+}
+
 static void do_quick(srv_player *p, const proto_request *req) {
     srv *s = p->srv;
     if (refuse_if_racing(p)) return;

@@ -18,6 +18,9 @@ srv_player *lobby_player(conn *c, bool welcome);
 /* c is closing: its player is disconnected (a running game keeps the seat). */
 void lobby_conn_gone(conn *c);
 
+/* How many players (p included) are queued with p's matchmaking settings. */
+int lobby_queue_waiting(const srv_player *p);
+
 /* The rows of the `rooms` reply (up to max), for the text mode too. */
 int lobby_rooms(srv *s, proto_room_info *rows, int max);
 

@@ -150,14 +150,7 @@ static void draw_lobby(conn *c, proto_buf *b) {
     proto_render_text(b, lobby_intro);
     if (p) proto_render_linef(b, "You are %s.", p->name);
     if (p && p->queued) {
-        int waiting = 0;
-        for (srv_link *l = c->srv->queue.next; l != &c->srv->queue; l = l->next) {
-            const srv_player *q = srv_container(l, srv_player, queue_link);
-            if (q->queue_key.players == p->queue_key.players &&
-                q->queue_key.size == p->queue_key.size &&
-                q->queue_key.target == p->queue_key.target)
-                waiting++;
-        }
+        int waiting = lobby_queue_waiting(p);
         proto_render_linef(b,
                            "Looking for a %d-player race (%dx%d to %u): %d of %d here.",
                            p->queue_key.players, p->queue_key.size, p->queue_key.size,
