@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "journal.h"
 #include "room.h"
 
 /* The most rows a `rooms` reply lists, so one reply stays a modest line. */
@@ -22,6 +23,20 @@ static srv_player *player_new(srv *s) {
     p->srv = s;
     p->id = s->next_id++;
     snprintf(p->name, sizeof p->name, "player-%llu", (unsigned long long)p->id);
+    srv_list_init(&p->queue_link);
+    srv_list_push(&s->players, &p->link);
+    return p;
+}
+
+srv_player *lobby_player_restore(srv *s, uint64_t id, const char *name,
+                                 const char *token_hash) {
+    srv_player *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->srv = s;
+    p->id = id;
+    snprintf(p->name, sizeof p->name, "%s", name);
+    snprintf(p->token_hash, sizeof p->token_hash, "%s", token_hash);
+    p->welcomed = true;
     srv_list_init(&p->queue_link);
     srv_list_push(&s->players, &p->link);
     return p;
@@ -263,6 +278,28 @@ static void do_rematch(srv_player *p) {
     room_rematch(r, p);
 }
 
+static void do_history(srv_player *p, const proto_request *req) {
+    size_t len;
+    char *line = journal_history(p->srv, req->limit, &len);
+    if (!line) {
+        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+        return;
+    }
+    srv_send_line(p, SRV_MSG_HISTORY, line, len);
+}
+
+static void do_replay(srv_player *p, const proto_request *req) {
+    size_t len;
+    char *line = req->has_game ? journal_replay(p->srv, req->game, &len) : NULL;
+    if (line)
+        srv_send_line(p, SRV_MSG_REPLAY, line, len);
+    else if (req->has_game && len)
+        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+    else
+        reply_error(p, PROTO_ERR_GAME_NOT_FOUND,
+                    "no finished game with that id is kept (see history)");
+}
+
 static void do_hello(conn *c, const proto_request *req) {
     srv_player *p = lobby_player(c, false);
     if (!p) return;
@@ -274,7 +311,20 @@ static void do_hello(conn *c, const proto_request *req) {
 static srv_player *find_token(srv *s, const char *token) {
     for (srv_link *l = s->players.next; l != &s->players; l = l->next) {
         srv_player *p = srv_container(l, srv_player, link);
-        if (strcmp(p->token, token) == 0) return p;
+        if (p->token[0] && strcmp(p->token, token) == 0) return p;
+    }
+    /* A player restored from the journal is known by its token's hash; the
+     * first resume teaches the server the token itself. */
+    char hash[65];
+    if (strlen(token) >= sizeof((srv_player *)0)->token ||
+        journal_token_hash(token, hash) < 0)
+        return NULL;
+    for (srv_link *l = s->players.next; l != &s->players; l = l->next) {
+        srv_player *p = srv_container(l, srv_player, link);
+        if (p->token[0] || !p->token_hash[0] || strcmp(p->token_hash, hash) != 0)
+            continue;
+        memcpy(p->token, token, strlen(token) + 1);
+        return p;
     }
     return NULL;
 }
@@ -355,6 +405,12 @@ void lobby_request(conn *c, proto_request *req) {
                 break;
             case PROTO_REQ_REMATCH:
                 do_rematch(p);
+                break;
+            case PROTO_REQ_HISTORY:
+                do_history(p, req);
+                break;
+            case PROTO_REQ_REPLAY:
+                do_replay(p, req);
                 break;
             case PROTO_REQ_HELLO:
             case PROTO_REQ_RESUME:

@@ -58,6 +58,9 @@ typedef struct srv_config {
     uint64_t idle_ms;  /* 0 = never close idle connections */
     size_t max_output; /* queued output per connection before it is cut off */
     srv_log_level log_level;
+    char journal[4096];       /* the journal file; "" = none (memory only) */
+    uint64_t journal_sync_ms; /* longest wait before buffered records are synced */
+    uint64_t journal_max;     /* size at which the journal is compacted */
 } srv_config;
 
 void srv_log(srv_log_level level, const char *fmt, ...)
@@ -100,6 +103,8 @@ typedef enum srv_msg_type {
     SRV_MSG_PONG,
     SRV_MSG_BYE,
     SRV_MSG_ERROR,
+    SRV_MSG_HISTORY,
+    SRV_MSG_REPLAY,
 } srv_msg_type;
 
 /* What a player is told: the JSON line for JSON connections, and what a text
@@ -131,7 +136,9 @@ typedef struct srv_player {
     struct srv *srv;
     uint64_t id;
     char name[PROTO_NAME_MAX + 1];
-    char token[33];        /* 128 random bits as hex: the resume secret */
+    char token[33];        /* 128 random bits as hex: the resume secret; "" if only
+                              its hash is known (restored from the journal) */
+    char token_hash[65];   /* restored players: SHA-256 of the token, hex */
     bool welcomed;         /* has been sent its welcome */
     struct conn *conn;     /* NULL while disconnected */
     struct room *room;     /* the room or game it has a seat in, or NULL */
@@ -157,6 +164,7 @@ typedef struct srv {
     uint64_t next_id;
     eng_rng seed_source; /* used only with --seed */
     eng_tables *tables;
+    struct journal *journal;
     bool stopping;
 } srv;
 

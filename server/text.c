@@ -678,6 +678,8 @@ void text_deliver(conn *c, const srv_msg *m) {
     case SRV_MSG_QUEUED:
     case SRV_MSG_PONG:
     case SRV_MSG_BYE:
+    case SRV_MSG_HISTORY:
+    case SRV_MSG_REPLAY:
         break;
     }
     request_draw(c);
