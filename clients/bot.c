@@ -568,7 +568,8 @@ static bool verify_game(bot *b, uint32_t seed, const char *salt, const json_t *m
         return false;
     }
     eng_game g;
-    if (eng_game_new(&g, b->size, seed) < 0 ||
+    eng_seed from = eng_seed_client(seed);
+    if (eng_game_new(&g, b->size, &from) < 0 ||
         memcmp(&g.board, &b->start_board, sizeof g.board)) {
         LOG(b, "verify: the start board is not the one seed %" PRIu32 " makes\n", seed);
         return false;

@@ -356,7 +356,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     eng_tables_init(s.tables);
-    eng_rng_seed(&s.seed_source, s.cfg.seed);
+    eng_rng_seed_mulberry32(&s.seed_source, s.cfg.seed);
     s.next_id = 1;
     srv_list_init(&s.conns);
     srv_list_init(&s.players);
