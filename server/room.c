@@ -186,6 +186,7 @@ void room_start(room *r) {
         r->seats[i].status = PROTO_PLAYING;
     }
     r->state = ROOM_RUNNING;
+    s->metrics.games_started++;
     r->ends_at =
         r->settings.time_limit ? uv_now(s->loop) + r->settings.time_limit * 1000ull : 0;
     for (int i = 0; i < r->nseats; i++)
@@ -243,6 +244,7 @@ static void check_end(room *r, const room_seat *mover) {
 void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) {
     room_seat *seat = &r->seats[p->seat];
     eng_move_result res = eng_game_move(&seat->game, dir, r->srv->tables);
+    if (res.moved) r->srv->metrics.moves++;
     if (res.moved) update_status(r, seat);
     proto_player view;
     room_seat_view(seat, &view);
@@ -285,6 +287,7 @@ static int rank_qsort(const void *a, const void *b) {
 static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     if (r->state != ROOM_RUNNING) return;
     r->state = ROOM_ENDED;
+    if ((unsigned)reason < 4) r->srv->metrics.games_finished[reason]++;
     uv_timer_stop(&r->timer);
 
     const room_seat *order[PROTO_PLAYERS_MAX];
