@@ -50,4 +50,5 @@ need_packages() {
         install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-BUILD_PACKAGES=(build-essential cmake pkg-config libuv1-dev libjansson-dev libssl-dev)
+BUILD_PACKAGES=(build-essential cmake pkg-config libuv1-dev libjansson-dev libssl-dev
+                libhttp-parser-dev libwslay-dev)
