@@ -23,4 +23,4 @@ need_packages() {
         "${missing[@]}" >/dev/null
 }
 
-BUILD_PACKAGES=(build-essential cmake pkg-config libuv1-dev libjansson-dev libssl-dev)
+BUILD_PACKAGES=(build-essential cmake pkg-config libuv1-dev libjansson-dev libssl-dev uthash-dev)
