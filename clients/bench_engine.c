@@ -15,7 +15,7 @@ eng_board *bench_boards_new(size_t n) {
     eng_board *boards = malloc(n * sizeof *boards);
     if (!boards) return NULL;
     eng_rng rng;
-    eng_rng_seed(&rng, BENCH_BOARD_SEED);
+    eng_rng_seed_mulberry32(&rng, BENCH_BOARD_SEED);
     for (size_t i = 0; i < n; i++) {
         eng_board_init(&boards[i], 4);
         for (int c = 0; c < 16; c++) {
@@ -86,7 +86,7 @@ uint32_t bench_verify_moves_table(const eng_bits *bits, size_t n, const eng_tabl
 uint32_t bench_verify_spawns_general(const eng_board *boards, size_t n) {
     uint32_t h = BENCH_FNV_START;
     eng_rng rng;
-    eng_rng_seed(&rng, BENCH_SPAWN_SEED);
+    eng_rng_seed_mulberry32(&rng, BENCH_SPAWN_SEED);
     for (size_t i = 0; i < n; i++) {
         eng_board b = boards[i];
         eng_spawn_tile(&b, &rng, NULL);
@@ -98,7 +98,7 @@ uint32_t bench_verify_spawns_general(const eng_board *boards, size_t n) {
 uint32_t bench_verify_spawns_table(const eng_bits *bits, size_t n) {
     uint32_t h = BENCH_FNV_START;
     eng_rng rng;
-    eng_rng_seed(&rng, BENCH_SPAWN_SEED);
+    eng_rng_seed_mulberry32(&rng, BENCH_SPAWN_SEED);
     for (size_t i = 0; i < n; i++)
         h = bench_hash_bits(h, eng_bits_spawn(bits[i], &rng));
     return h;
@@ -137,7 +137,7 @@ uint64_t bench_pass_moves_table(const eng_bits *bits, size_t n, const eng_tables
 uint64_t bench_pass_spawns_general(const eng_board *boards, size_t n) {
     uint64_t acc = 0;
     eng_rng rng;
-    eng_rng_seed(&rng, BENCH_SPAWN_SEED);
+    eng_rng_seed_mulberry32(&rng, BENCH_SPAWN_SEED);
     for (size_t i = 0; i < n; i++) {
         eng_board b = boards[i];
         eng_spawn_tile(&b, &rng, NULL);
@@ -149,7 +149,7 @@ uint64_t bench_pass_spawns_general(const eng_board *boards, size_t n) {
 uint64_t bench_pass_spawns_table(const eng_bits *bits, size_t n) {
     uint64_t acc = 0;
     eng_rng rng;
-    eng_rng_seed(&rng, BENCH_SPAWN_SEED);
+    eng_rng_seed_mulberry32(&rng, BENCH_SPAWN_SEED);
     for (size_t i = 0; i < n; i++)
         acc ^= eng_bits_spawn(bits[i], &rng);
     return acc;

@@ -1,15 +1,82 @@
-/* engine.c - the rules of 2048: one row rule, every direction, mulberry32, spawns. */
+/* engine.c - the rules of 2048: one row rule, every direction, seeds, mulberry32 and
+ * ChaCha20, spawns. */
 #include "engine.h"
 
 #include <string.h>
 
 /* ------------------------------------------------------------------ RNG --- */
 
-void eng_rng_seed(eng_rng *rng, uint32_t seed) {
+void eng_rng_seed_mulberry32(eng_rng *rng, uint32_t seed) {
+    memset(rng, 0, sizeof *rng);
+    rng->kind = ENG_RNG_MULBERRY32;
     rng->state = seed;
 }
 
+static inline uint32_t load_le32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+void eng_rng_seed_chacha20(eng_rng *rng, const uint8_t key[ENG_SEED_KEY_BYTES]) {
+    memset(rng, 0, sizeof *rng);
+    rng->kind = ENG_RNG_CHACHA20;
+    for (int i = 0; i < 8; i++)
+        rng->key[i] = load_le32(key + 4 * i);
+    rng->counter = 0;
+    rng->used = ENG_CHACHA_WORDS; /* the first draw makes block 0 */
+}
+
+static inline uint32_t rotl32(uint32_t x, int n) {
+    return x << n | x >> (32 - n);
+}
+
+#define QUARTER_ROUND(x, a, b, c, d)                                                     \
+    do {                                                                                 \
+        x[a] += x[b], x[d] = rotl32(x[d] ^ x[a], 16);                                    \
+        x[c] += x[d], x[b] = rotl32(x[b] ^ x[c], 12);                                    \
+        x[a] += x[b], x[d] = rotl32(x[d] ^ x[a], 8);                                     \
+        x[c] += x[d], x[b] = rotl32(x[b] ^ x[c], 7);                                     \
+    } while (0)
+
+void eng_chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
+                        uint32_t out[ENG_CHACHA_WORDS]) {
+    /* "expand 32-byte k" as little-endian words, then key, counter, nonce. */
+    uint32_t in[ENG_CHACHA_WORDS] = {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u};
+    for (int i = 0; i < 8; i++)
+        in[4 + i] = key[i];
+    in[12] = counter;
+    in[13] = nonce[0], in[14] = nonce[1], in[15] = nonce[2];
+    uint32_t x[ENG_CHACHA_WORDS];
+    for (int i = 0; i < ENG_CHACHA_WORDS; i++)
+        x[i] = in[i];
+    for (int round = 0; round < 10; round++) {
+        QUARTER_ROUND(x, 0, 4, 8, 12); /* columns */
+        QUARTER_ROUND(x, 1, 5, 9, 13);
+        QUARTER_ROUND(x, 2, 6, 10, 14);
+        QUARTER_ROUND(x, 3, 7, 11, 15);
+        QUARTER_ROUND(x, 0, 5, 10, 15); /* diagonals */
+        QUARTER_ROUND(x, 1, 6, 11, 12);
+        QUARTER_ROUND(x, 2, 7, 8, 13);
+        QUARTER_ROUND(x, 3, 4, 9, 14);
+    }
+    for (int i = 0; i < ENG_CHACHA_WORDS; i++)
+        out[i] = x[i] + in[i];
+}
+
+/* Out of line: one draw in sixteen pays for a block, the rest are a load.
+ * The counter wraps after 2^32 blocks (2^36 draws), which no game reaches. */
+static void chacha_refill(eng_rng *rng) {
+    static const uint32_t zero_nonce[3] = {0, 0, 0};
+    eng_chacha20_block(rng->key, rng->counter, zero_nonce, rng->block);
+    rng->counter++;
+    rng->used = 0;
+}
+
 uint32_t eng_rng_next_u32(eng_rng *rng) {
+    if (rng->kind == ENG_RNG_CHACHA20) {
+        if (rng->used >= ENG_CHACHA_WORDS) chacha_refill(rng);
+        return rng->block[rng->used++];
+    }
     rng->state += 0x6D2B79F5u;
     uint32_t t = rng->state;
     t = (t ^ (t >> 15)) * (t | 1u);
@@ -19,6 +86,97 @@ uint32_t eng_rng_next_u32(eng_rng *rng) {
 
 double eng_rng_next(eng_rng *rng) {
     return eng_rng_next_u32(rng) / 4294967296.0;
+}
+
+/* ----------------------------------------------------------------- seed --- */
+
+eng_seed eng_seed_client(uint32_t number) {
+    eng_seed s;
+    memset(&s, 0, sizeof s);
+    s.kind = ENG_SEED_CLIENT;
+    s.client = number;
+    return s;
+}
+
+eng_seed eng_seed_server(const uint8_t key[ENG_SEED_KEY_BYTES]) {
+    eng_seed s;
+    memset(&s, 0, sizeof s);
+    s.kind = ENG_SEED_SERVER;
+    memcpy(s.key, key, ENG_SEED_KEY_BYTES);
+    return s;
+}
+
+bool eng_seed_equal(const eng_seed *a, const eng_seed *b) {
+    if (a->kind != b->kind) return false;
+    if (a->kind == ENG_SEED_CLIENT) return a->client == b->client;
+    uint8_t diff = 0;
+    for (int i = 0; i < ENG_SEED_KEY_BYTES; i++)
+        diff |= a->key[i] ^ b->key[i];
+    return diff == 0;
+}
+
+void eng_rng_init(eng_rng *rng, const eng_seed *seed) {
+    if (seed->kind == ENG_SEED_SERVER)
+        eng_rng_seed_chacha20(rng, seed->key);
+    else
+        eng_rng_seed_mulberry32(rng, seed->client);
+}
+
+int eng_seed_format(const eng_seed *seed, char *out, int cap) {
+    static const char hex[] = "0123456789abcdef";
+    char text[ENG_SEED_TEXT_MAX];
+    int len = 0;
+    if (seed->kind == ENG_SEED_SERVER) {
+        for (int i = 0; i < ENG_SEED_KEY_BYTES; i++) {
+            text[len++] = hex[seed->key[i] >> 4];
+            text[len++] = hex[seed->key[i] & 0xF];
+        }
+    } else {
+        char rev[10];
+        uint32_t v = seed->client;
+        int n = 0;
+        do {
+            rev[n++] = (char)('0' + v % 10);
+            v /= 10;
+        } while (v);
+        while (n)
+            text[len++] = rev[--n];
+    }
+    if (cap <= len) {
+        if (cap > 0) out[0] = '\0';
+        return 0;
+    }
+    memcpy(out, text, (size_t)len);
+    out[len] = '\0';
+    return len;
+}
+
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+int eng_seed_parse(eng_seed *seed, const char *text, int len) {
+    if (len == 2 * ENG_SEED_KEY_BYTES) {
+        uint8_t key[ENG_SEED_KEY_BYTES];
+        for (int i = 0; i < ENG_SEED_KEY_BYTES; i++) {
+            int hi = hex_digit(text[2 * i]), lo = hex_digit(text[2 * i + 1]);
+            if (hi < 0 || lo < 0) return -1;
+            key[i] = (uint8_t)(hi << 4 | lo);
+        }
+        *seed = eng_seed_server(key);
+        return 0;
+    }
+    if (len < 1 || len > 10 || (len > 1 && text[0] == '0')) return -1;
+    uint64_t v = 0;
+    for (int i = 0; i < len; i++) {
+        if (text[i] < '0' || text[i] > '9') return -1;
+        v = v * 10 + (uint64_t)(text[i] - '0');
+    }
+    if (v > 0xFFFFFFFFu) return -1;
+    *seed = eng_seed_client((uint32_t)v);
+    return 0;
 }
 
 /* r2 < 0.9 with r2 = u / 2^32 holds exactly for u < 3865470567 (0.9 * 2^32 is
@@ -199,10 +357,10 @@ int eng_value_exp(uint64_t value) {
 
 /* ----------------------------------------------------------------- game --- */
 
-int eng_game_new(eng_game *g, int size, uint32_t seed) {
+int eng_game_new(eng_game *g, int size, const eng_seed *seed) {
     eng_game fresh;
     if (eng_board_init(&fresh.board, size) < 0) return -1;
-    eng_rng_seed(&fresh.rng, seed);
+    eng_rng_init(&fresh.rng, seed);
     fresh.score = 0;
     fresh.moves = 0;
     eng_spawn_tile(&fresh.board, &fresh.rng, NULL);

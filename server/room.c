@@ -190,8 +190,9 @@ void room_start(room *r) {
          * source and SHA-256 do not fail in practice, so log loudly. */
         srv_log(SRV_LOG_ERROR, "room %s: cannot make the seed commitment", r->code);
     }
+    eng_seed seed = eng_seed_client(r->seed);
     for (int i = 0; i < r->nseats; i++) {
-        eng_game_new(&r->seats[i].game, r->settings.size, r->seed);
+        eng_game_new(&r->seats[i].game, r->settings.size, &seed);
         r->seats[i].status = PROTO_PLAYING;
     }
     r->state = ROOM_RUNNING;

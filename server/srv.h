@@ -144,11 +144,15 @@ typedef struct srv_player {
     UT_hash_handle hh_token; /* in srv.by_token, keyed by token */
 } srv_player;
 
+/* --host may name several addresses (localhost: 127.0.0.1 and ::1). */
+#define SRV_MAX_LISTENERS 16
+
 /* The server: one per process, reachable from every handle via loop->data. */
 typedef struct srv {
     uv_loop_t *loop;
     srv_config cfg;
-    uv_tcp_t listener;
+    uv_tcp_t listeners[SRV_MAX_LISTENERS]; /* the first nlisteners are open */
+    int nlisteners;
     uv_signal_t sigterm, sigint;
     uv_timer_t sweep; /* closes idle connections */
     srv_link conns;
