@@ -24,7 +24,7 @@ static conn *server_conn[3];
 /* --------------------------------------------------------------- helpers --- */
 
 static void on_connection(uv_stream_t *listener, int status) {
-    if (status == 0) conn_accept(&S);
+    if (status == 0) conn_accept(&S, listener);
 }
 
 /* Reads and drops whatever the server wrote to every client so far. */
@@ -100,16 +100,17 @@ int crowd_build(unsigned players, unsigned racers) {
 
     struct sockaddr_in addr;
     uv_ip4_addr("127.0.0.1", 0, &addr);
-    uv_tcp_init(&loop, &S.listener);
-    S.listener.data = &S;
-    if (uv_tcp_bind(&S.listener, (const struct sockaddr *)&addr, 0) < 0 ||
-        uv_listen((uv_stream_t *)&S.listener, 16, on_connection) < 0) {
+    S.nlisteners = 1;
+    uv_tcp_init(&loop, &S.listeners[0]);
+    S.listeners[0].data = &S;
+    if (uv_tcp_bind(&S.listeners[0], (const struct sockaddr *)&addr, 0) < 0 ||
+        uv_listen((uv_stream_t *)&S.listeners[0], 16, on_connection) < 0) {
         fprintf(stderr, "crowd: cannot listen\n");
         return -1;
     }
     struct sockaddr_in bound;
     int len = sizeof bound;
-    uv_tcp_getsockname(&S.listener, (struct sockaddr *)&bound, &len);
+    uv_tcp_getsockname(&S.listeners[0], (struct sockaddr *)&bound, &len);
     int port = ntohs(bound.sin_port);
     for (int i = 0; i < 3; i++)
         if (open_client(i, port) < 0) {
@@ -201,7 +202,7 @@ int crowd_free(void) {
         if (client_fd[i] >= 0) close(client_fd[i]);
         client_fd[i] = -1;
     }
-    uv_close((uv_handle_t *)&S.listener, NULL);
+    uv_close((uv_handle_t *)&S.listeners[0], NULL);
     uv_run(&loop, UV_RUN_DEFAULT);
     uv_walk(&loop, close_any, NULL);
     uv_run(&loop, UV_RUN_DEFAULT);
