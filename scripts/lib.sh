@@ -51,4 +51,4 @@ need_packages() {
 }
 
 BUILD_PACKAGES=(build-essential cmake pkg-config libuv1-dev libjansson-dev libssl-dev
-                libhttp-parser-dev libwslay-dev)
+                libhttp-parser-dev libwslay-dev uthash-dev)
