@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# self_contained.sh - no tracked file sends a reader outside the repository (the ../shared folder
-# beside it exists only on the development machine).
+# self_contained.sh - no tracked file sends a reader outside the repository (the folder of
+# shared notes beside it exists only on the development machine).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
