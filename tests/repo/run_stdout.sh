@@ -13,11 +13,11 @@ fail() {
     exit 1
 }
 
-# scripts/run execs the server, so the coprocess is race2048d once built.
-coproc RUN { RACE2048_BUILD_DIR=$BUILD exec "$ROOT/scripts/run" --host 127.0.0.1 --port 0 \
-    --log-level warn 2>"$ERR"; }
-pid=$RUN_PID
-out=${RUN[0]}
+# scripts/run execs the server, so $pid is race2048d once built. The pipe
+# stays open here until this script ends, whenever the server exits.
+exec {out}< <(RACE2048_BUILD_DIR=$BUILD exec "$ROOT/scripts/run" --host 127.0.0.1 --port 0 \
+    --log-level warn 2>"$ERR")
+pid=$!
 trap 'kill "$pid" 2>/dev/null || true' EXIT
 
 # The build may take a few minutes on a cold, busy machine.
