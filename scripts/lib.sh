@@ -12,6 +12,7 @@ trap 'rc=$?; printf "\n!! %s failed (exit %d) at: %s\n" "$(basename "$0")" "$rc"
 # APT_LOCK_WAIT: seconds to wait for another apt or dpkg (unattended-upgrades,
 # cloud-init on a fresh machine) to release its lock before giving up.
 APT_LOCK_WAIT=${APT_LOCK_WAIT:-300}
+APT_LOCK_RETRY=${APT_LOCK_RETRY:-5} # seconds between two tries of apt-get update
 SUDO=()
 [ "$(id -u)" -eq 0 ] || SUDO=(sudo)
 
@@ -30,8 +31,8 @@ apt_update() {
             printf 'another apt process holds the package lists lock: waiting up to %d s\n' \
                 "$APT_LOCK_WAIT" >&2
         fi
-        sleep 5
-        waited=$((waited + 5))
+        sleep "$APT_LOCK_RETRY"
+        waited=$((waited + APT_LOCK_RETRY))
     done
 }
 
@@ -45,7 +46,7 @@ need_packages() {
     done
     [ ${#missing[@]} -eq 0 ] && return 0
     step "installing ${missing[*]} (waiting up to ${APT_LOCK_WAIT} s if another apt or dpkg holds its lock)"
-    apt_update
+    apt_update || return 1
     "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout="$APT_LOCK_WAIT" \
         install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
