@@ -135,12 +135,24 @@ done:
 
 /* ----------------------------------------------------------- dispatch --- */
 
-static void usage(void) {
-    fprintf(stderr, "usage: race2048-bench engine [SECONDS]\n"
-                    "  engine   move and spawn throughput, table and general paths;\n"
-                    "           SECONDS per figure, a positive number (default 2)\n"
-                    "       race2048-bench server [--help | OPTIONS]\n"
-                    "  server   load on a running race2048d: moves/s and latency\n");
+/* After a bad argument, this one line; --help prints it with the rest. */
+#define BENCH_USAGE_LINE                                                                 \
+    "usage: race2048-bench [--help] [--version] engine [SECONDS] | server [OPTIONS]\n"
+
+static void usage(FILE *out) {
+    fprintf(out, BENCH_USAGE_LINE
+            "  engine   move and spawn throughput, table and general paths;\n"
+            "           SECONDS per figure, a positive number (default 2)\n"
+            "  server   load on a running race2048d: moves/s and latency\n"
+            "           (race2048-bench server --help lists its OPTIONS)\n"
+            "  --version prints the version (" RACE2048_VERSION ")\n");
+}
+
+/* A usage error: why, then the usage line, on stderr. Returns the exit status 2. */
+static int usage_error(const char *why, const char *arg) {
+    fprintf(stderr, "race2048-bench: %s%s%s%s\n" BENCH_USAGE_LINE, why, arg ? " '" : "",
+            arg ? arg : "", arg ? "'" : "");
+    return 2;
 }
 
 /* Parses a positive, finite number of seconds (at most a day); returns -1 if
@@ -155,15 +167,13 @@ static double parse_seconds(const char *text) {
 
 static int cmd_engine(int argc, char **argv) {
     double seconds = 2;
-    if (argc > 1) {
-        usage();
-        return 2;
+    if (argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
+        usage(stdout);
+        return 0;
     }
-    if (argc == 1 && (seconds = parse_seconds(argv[0])) < 0) {
-        fprintf(stderr, "race2048-bench: bad SECONDS '%s'\n", argv[0]);
-        usage();
-        return 2;
-    }
+    if (argc > 1) return usage_error("engine takes at most one argument, got", argv[1]);
+    if (argc == 1 && (seconds = parse_seconds(argv[0])) < 0)
+        return usage_error("bad SECONDS", argv[0]);
     return bench_engine(seconds);
 }
 
@@ -177,12 +187,17 @@ static const struct {
 };
 
 int main(int argc, char **argv) {
-    if (argc >= 2) {
-        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-            if (strcmp(argv[1], commands[i].name) == 0)
-                return commands[i].run(argc - 2, argv + 2);
-        fprintf(stderr, "race2048-bench: unknown subcommand '%s'\n", argv[1]);
+    if (argc < 2) return usage_error("which benchmark: engine or server?", NULL);
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(stdout);
+        return 0;
     }
-    usage();
-    return 2;
+    if (!strcmp(argv[1], "--version")) {
+        printf("race2048-bench " RACE2048_VERSION "\n");
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 2, argv + 2);
+    return usage_error("unknown subcommand", argv[1]);
 }

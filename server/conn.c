@@ -95,7 +95,7 @@ static void on_refused_timeout(uv_timer_t *t) {
     refuse(t->data, false);
 }
 
-void conn_accept(srv *s) {
+void conn_accept(srv *s, uv_stream_t *listener) {
     static uint64_t next_conn_id = 1;
     conn *c = calloc(1, sizeof *c);
     if (!c) {
@@ -107,7 +107,7 @@ void conn_accept(srv *s) {
     uv_tcp_init(s->loop, &c->tcp);
     c->tcp.data = c;
     c->open_handles = 1;
-    if (uv_accept((uv_stream_t *)&s->listener, (uv_stream_t *)&c->tcp) < 0) {
+    if (uv_accept(listener, (uv_stream_t *)&c->tcp) < 0) {
         uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
         c->closing = true;
         return;

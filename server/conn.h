@@ -31,8 +31,8 @@ typedef struct conn {
     struct text_session *text;
 } conn;
 
-/* Accepts a pending connection on the listener. */
-void conn_accept(srv *s);
+/* Accepts a pending connection on listener (one of srv.listeners). */
+void conn_accept(srv *s, uv_stream_t *listener);
 
 /* Queues a JSON line; a connection whose queue passes --max-output is closed
  * (slow consumer). Ignored on a closing or draining connection. */

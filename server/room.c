@@ -97,9 +97,19 @@ room *room_new(srv *s, bool solo, const proto_settings *settings) {
     r->solo = solo;
     r->settings = *settings;
     if (solo) r->settings.players = 1;
-    if (!solo && make_code(s, r->code) < 0) {
-        free(r);
-        return NULL;
+    srv_list_init(&r->listed);
+    if (!solo) {
+        int hash_oom = 0;
+        if (make_code(s, r->code) < 0) {
+            free(r);
+            return NULL;
+        }
+        HASH_ADD(hh, s->by_code, code, strlen(r->code), r);
+        if (hash_oom) {
+            free(r);
+            return NULL;
+        }
+        srv_list_push(&s->waiting_rooms, &r->listed);
     }
     uv_timer_init(s->loop, &r->timer);
     r->timer.data = r;
@@ -111,11 +121,9 @@ room *room_new(srv *s, bool solo, const proto_settings *settings) {
 }
 
 room *room_find(srv *s, const char *code) {
-    for (srv_link *l = s->rooms.next; l != &s->rooms; l = l->next) {
-        room *r = srv_container(l, room, link);
-        if (!r->solo && !r->closing && strcmp(r->code, code) == 0) return r;
-    }
-    return NULL;
+    room *r = NULL;
+    HASH_FIND(hh, s->by_code, code, strlen(code), r);
+    return r;
 }
 
 static void on_room_closed(uv_handle_t *h) {
@@ -135,6 +143,8 @@ static void room_maybe_free(room *r) {
         r->watchers[i]->watching = NULL;
     r->nwatchers = 0;
     r->closing = true;
+    if (!r->solo) HASH_DELETE(hh, r->srv->by_code, r);
+    srv_list_remove(&r->listed);
     srv_list_remove(&r->link);
     uv_timer_stop(&r->timer);
     uv_close((uv_handle_t *)&r->timer, on_room_closed);
@@ -186,6 +196,10 @@ void room_start(room *r) {
         r->seats[i].status = PROTO_PLAYING;
     }
     r->state = ROOM_RUNNING;
+    if (!r->solo) { /* listed from now on as a race to watch */
+        srv_list_remove(&r->listed);
+        srv_list_push(&s->running_rooms, &r->listed);
+    }
     r->ends_at =
         r->settings.time_limit ? uv_now(s->loop) + r->settings.time_limit * 1000ull : 0;
     for (int i = 0; i < r->nseats; i++)
@@ -285,6 +299,7 @@ static int rank_qsort(const void *a, const void *b) {
 static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     if (r->state != ROOM_RUNNING) return;
     r->state = ROOM_ENDED;
+    srv_list_remove(&r->listed);
     uv_timer_stop(&r->timer);
 
     const room_seat *order[PROTO_PLAYERS_MAX];

@@ -19,7 +19,9 @@ typedef struct room_seat {
 } room_seat;
 
 typedef struct room {
-    srv_link link; /* in srv.rooms */
+    srv_link link;     /* in srv.rooms */
+    srv_link listed;   /* in srv.waiting_rooms or running_rooms while listed */
+    UT_hash_handle hh; /* in srv.by_code while it has a code and is not closing */
     srv *srv;
     char code[PROTO_ROOM_MAX + 1]; /* "" for a solo game */
     bool solo;
@@ -41,7 +43,7 @@ typedef struct room {
 /* Makes a waiting room (or, solo, a game about to start) with a fresh code.
  * Returns NULL if memory runs out. */
 room *room_new(srv *s, bool solo, const proto_settings *settings);
-/* Finds a room by its (upper-case) code; NULL if none. */
+/* Finds a room by its (upper-case) code, in constant time; NULL if none. */
 room *room_find(srv *s, const char *code);
 
 /* Seats p (not in any room). With announce, everyone in the waiting room gets

@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "engine.h"
+#include "hash.h"
 #include "message.h"
 
 /* ---------------------------------------------------------------- lists --- */
@@ -139,21 +140,31 @@ typedef struct srv_player {
     struct room *watching; /* the room it spectates, or NULL */
     bool queued;           /* waiting in matchmaking */
     proto_settings queue_key;
-    srv_link queue_link; /* in srv.queue while queued */
+    srv_link queue_link;     /* in srv.queue while queued */
+    UT_hash_handle hh_token; /* in srv.by_token, keyed by token */
 } srv_player;
+
+/* --host may name several addresses (localhost: 127.0.0.1 and ::1). */
+#define SRV_MAX_LISTENERS 16
 
 /* The server: one per process, reachable from every handle via loop->data. */
 typedef struct srv {
     uv_loop_t *loop;
     srv_config cfg;
-    uv_tcp_t listener;
+    uv_tcp_t listeners[SRV_MAX_LISTENERS]; /* the first nlisteners are open */
+    int nlisteners;
     uv_signal_t sigterm, sigint;
     uv_timer_t sweep; /* closes idle connections */
     srv_link conns;
     unsigned nconns;
     srv_link players;
     srv_link rooms;
-    srv_link queue; /* matchmaking, oldest first */
+    /* The rooms `rooms` lists, oldest first, so the reply costs the same
+     * however many solo games and ended races there are. */
+    srv_link waiting_rooms, running_rooms;
+    srv_link queue;       /* matchmaking, oldest first */
+    srv_player *by_token; /* every player, by resume token */
+    struct room *by_code; /* rooms with a code (not solo, not closing) */
     uint64_t next_id;
     eng_rng seed_source; /* used only with --seed */
     eng_tables *tables;
