@@ -67,12 +67,13 @@ static void send_start(room *r, srv_player *to, uint64_t you) {
     srv_send_line(to, SRV_MSG_START, line, len);
 }
 
-static void broadcast_player(room *r, const room_seat *seat) {
+/* `player` about seat to everyone but `except`. */
+static void broadcast_player(room *r, const room_seat *seat, const srv_player *except) {
     size_t len;
     char *line = proto_enc_player(r->code, seat->id, seat->connected, seat->status, &len);
     srv_msg m = {
         .type = SRV_MSG_PLAYER, .json = srv_buf_take(line, len), .subject = seat->id};
-    room_broadcast(r, &m, seat->player);
+    room_broadcast(r, &m, except);
     if (m.json) srv_buf_unref(m.json);
 }
 
@@ -191,17 +192,18 @@ void room_start(room *r) {
         srv_log(SRV_LOG_ERROR, "room %s: cannot make the seed commitment", r->code);
     }
     eng_seed seed = eng_seed_client(r->seed);
+    uint64_t now = uv_now(s->loop);
     for (int i = 0; i < r->nseats; i++) {
         eng_game_new(&r->seats[i].game, r->settings.size, &seed);
         r->seats[i].status = PROTO_PLAYING;
+        r->seats[i].last_move = now;
     }
     r->state = ROOM_RUNNING;
     if (!r->solo) { /* listed from now on as a race to watch */
         srv_list_remove(&r->listed);
         srv_list_push(&s->running_rooms, &r->listed);
     }
-    r->ends_at =
-        r->settings.time_limit ? uv_now(s->loop) + r->settings.time_limit * 1000ull : 0;
+    r->ends_at = r->settings.time_limit ? now + r->settings.time_limit * 1000ull : 0;
     for (int i = 0; i < r->nseats; i++)
         if (r->seats[i].player) send_start(r, r->seats[i].player, r->seats[i].id);
     for (int i = 0; i < r->nwatchers; i++)
@@ -257,7 +259,12 @@ static void check_end(room *r, const room_seat *mover) {
 void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) {
     room_seat *seat = &r->seats[p->seat];
     eng_move_result res = eng_game_move(&seat->game, dir, r->srv->tables);
-    if (res.moved) update_status(r, seat);
+    if (res.moved) {
+        update_status(r, seat);
+        /* The timer is not re-armed: when it fires early it finds nothing
+         * due and arms itself for the next deadline. */
+        seat->last_move = uv_now(r->srv->loop);
+    }
     proto_player view;
     room_seat_view(seat, &view);
     size_t len;
@@ -366,12 +373,26 @@ void room_time_up(room *r) {
     room_maybe_free(r);
 }
 
+static void walk_away(room *r, int i);
+
+/* When seat's --move-timeout runs out (0 = never): only racers still playing. */
+static uint64_t move_deadline(const room *r, const room_seat *seat) {
+    uint64_t timeout = r->srv->cfg.move_timeout_ms;
+    if (!timeout || r->solo || !seat->player || seat->status != PROTO_PLAYING) return 0;
+    return seat->last_move + timeout;
+}
+
 static void on_room_timer(uv_timer_t *t) {
     room *r = t->data;
     uint64_t now = uv_now(r->srv->loop);
     if (r->state != ROOM_RUNNING) return;
     for (int i = 0; i < r->nseats && r->state == ROOM_RUNNING; i++) {
         room_seat *seat = &r->seats[i];
+        uint64_t moves_by = move_deadline(r, seat);
+        if (moves_by && moves_by <= now) {
+            walk_away(r, i);
+            if (r->state != ROOM_RUNNING) break;
+        }
         if (seat->connected || !seat->player || seat->grace_until > now) continue;
         /* The grace period is over: the seat is given up. */
         srv_player *p = seat->player;
@@ -380,7 +401,7 @@ static void on_room_timer(uv_timer_t *t) {
         if (seat->status != PROTO_OVER) seat->status = PROTO_LEFT;
         srv_log(SRV_LOG_INFO, "room %s: player %llu did not come back", r->code,
                 (unsigned long long)seat->id);
-        broadcast_player(r, seat);
+        broadcast_player(r, seat, seat->player);
         srv_player_release(p);
         check_end(r, NULL);
     }
@@ -392,13 +413,16 @@ static void on_room_timer(uv_timer_t *t) {
         room_maybe_free(r);
 }
 
-/* Arms the timer for the earliest of the time limit and the grace expiries. */
+/* Arms the timer for the earliest of the time limit, the grace expiries and
+ * the move timeouts. */
 static void room_rearm(room *r) {
     uint64_t next = r->ends_at;
     for (int i = 0; i < r->nseats; i++) {
         const room_seat *seat = &r->seats[i];
         if (seat->player && !seat->connected && (!next || seat->grace_until < next))
             next = seat->grace_until;
+        uint64_t moves_by = move_deadline(r, seat);
+        if (moves_by && (!next || moves_by < next)) next = moves_by;
     }
     if (!next) {
         uv_timer_stop(&r->timer);
@@ -419,6 +443,24 @@ static void unseat(room *r, int i) {
 
 static void rematch_progress(room *r);
 
+/* Seat i of a running race made no move for --move-timeout: it is treated as
+ * if its grace period had run out, so nobody holds a race by walking away. */
+static void walk_away(room *r, int i) {
+    room_seat *seat = &r->seats[i];
+    srv_log(SRV_LOG_INFO, "room %s: player %llu made no move for %llus; it has left",
+            r->code, (unsigned long long)seat->id,
+            (unsigned long long)(r->srv->cfg.move_timeout_ms / 1000));
+    if (!seat->connected) { /* the grace expiry that follows gives the seat up */
+        seat->grace_until = 0;
+        return;
+    }
+    /* Still connected: as a leave, except that the walker is told too. */
+    seat->status = PROTO_LEFT;
+    broadcast_player(r, seat, NULL);
+    check_end(r, NULL); /* the walker still gets the `end` if this ends it */
+    if (seat->player) unseat(r, i);
+}
+
 void room_leave(room *r, srv_player *p) {
     int i = p->seat;
     room_seat *seat = &r->seats[i];
@@ -433,7 +475,7 @@ void room_leave(room *r, srv_player *p) {
     case ROOM_RUNNING:
         if (seat->status != PROTO_OVER) seat->status = PROTO_LEFT;
         seat->connected = p->conn != NULL;
-        if (!r->solo) broadcast_player(r, seat);
+        if (!r->solo) broadcast_player(r, seat, seat->player);
         check_end(r, NULL); /* the leaver still gets the `end` if this ends it */
         if (seat->player) unseat(r, i);
         if (r->state == ROOM_RUNNING) room_rearm(r);
@@ -454,7 +496,7 @@ void room_disconnect(room *r, srv_player *p) {
     }
     seat->connected = false;
     seat->grace_until = uv_now(r->srv->loop) + r->srv->cfg.grace_ms;
-    if (!r->solo) broadcast_player(r, seat);
+    if (!r->solo) broadcast_player(r, seat, seat->player);
     room_rearm(r);
 }
 
@@ -468,7 +510,7 @@ void room_reconnect(room *r, srv_player *p) {
     bool was_connected = seat->connected;
     seat->connected = true;
     send_start(r, p, seat->id);
-    if (!was_connected && !r->solo) broadcast_player(r, seat);
+    if (!was_connected && !r->solo) broadcast_player(r, seat, seat->player);
     room_rearm(r);
 }
 

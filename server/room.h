@@ -15,6 +15,8 @@ typedef struct room_seat {
     proto_status status;
     bool connected;
     uint64_t grace_until; /* loop time (ms) when a disconnected seat is given up */
+    uint64_t last_move;   /* loop time (ms) of its last move that changed the board, or
+                             of the start: --move-timeout counts from it */
     bool rematch;         /* asked for a rematch after the end */
 } room_seat;
 
@@ -36,7 +38,7 @@ typedef struct room {
     char salt[33];
     char commit[65];
     uint64_t ends_at; /* loop time (ms) of the time limit, 0 = none */
-    uv_timer_t timer; /* fires at the time limit or the earliest grace expiry */
+    uv_timer_t timer; /* fires at the time limit or the earliest grace or move expiry */
     bool closing;
 } room;
 

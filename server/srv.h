@@ -59,6 +59,8 @@ typedef struct srv_config {
     uint64_t idle_ms;  /* 0 = never close idle connections */
     size_t max_output; /* queued output per connection before it is cut off */
     srv_log_level log_level;
+    /* A racer still playing with no move this long has left; 0 = never. */
+    uint64_t move_timeout_ms;
 } srv_config;
 
 void srv_log(srv_log_level level, const char *fmt, ...)
