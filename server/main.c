@@ -33,6 +33,8 @@ static const flag flags[] = {
      "longest line a client may send (default 4096)"},
     {"grace", "RACE2048_GRACE", "SECONDS",
      "how long a dropped racer's seat is kept (default 30)"},
+    {"move-timeout", "RACE2048_MOVE_TIMEOUT", "SECONDS",
+     "a racer with no move this long has left the race, 0 = never (default 300)"},
     {"idle-timeout", "RACE2048_IDLE_TIMEOUT", "SECONDS",
      "close connections silent this long, 0 = never (default 600)"},
     {"max-output", "RACE2048_MAX_OUTPUT", "BYTES",
@@ -106,6 +108,11 @@ static int apply(srv_config *cfg, const char *name, const char *value, const cha
             want = "seconds from 0 to 86400";
         else
             cfg->grace_ms = v * 1000;
+    } else if (!strcmp(name, "move-timeout")) {
+        if (parse_uint(value, 0, 86400, &v))
+            want = "seconds from 0 to 86400";
+        else
+            cfg->move_timeout_ms = v * 1000;
     } else if (!strcmp(name, "idle-timeout")) {
         if (parse_uint(value, 0, 86400 * 7, &v))
             want = "seconds from 0 to 604800";
@@ -134,6 +141,7 @@ static int configure(srv_config *cfg, int argc, char **argv) {
                         .max_clients = 10000,
                         .max_line = 4096,
                         .grace_ms = 30000,
+                        .move_timeout_ms = 300000,
                         .idle_ms = 600000,
                         .max_output = 1 << 20,
                         .log_level = SRV_LOG_INFO};
@@ -362,6 +370,8 @@ int main(int argc, char **argv) {
     s.metrics.started_ns = uv_hrtime();
     srv_list_init(&s.players);
     srv_list_init(&s.rooms);
+    srv_list_init(&s.waiting_rooms);
+    srv_list_init(&s.running_rooms);
     srv_list_init(&s.queue);
     s.loop = uv_default_loop();
     s.loop->data = &s;

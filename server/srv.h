@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "engine.h"
+#include "hash.h"
 #include "message.h"
 
 /* ---------------------------------------------------------------- lists --- */
@@ -58,6 +59,8 @@ typedef struct srv_config {
     uint64_t idle_ms;  /* 0 = never close idle connections */
     size_t max_output; /* queued output per connection before it is cut off */
     srv_log_level log_level;
+    /* A racer still playing with no move this long has left; 0 = never. */
+    uint64_t move_timeout_ms;
 } srv_config;
 
 void srv_log(srv_log_level level, const char *fmt, ...)
@@ -139,7 +142,8 @@ typedef struct srv_player {
     struct room *watching; /* the room it spectates, or NULL */
     bool queued;           /* waiting in matchmaking */
     proto_settings queue_key;
-    srv_link queue_link; /* in srv.queue while queued */
+    srv_link queue_link;     /* in srv.queue while queued */
+    UT_hash_handle hh_token; /* in srv.by_token, keyed by token */
 } srv_player;
 
 /* --host may name several addresses (localhost: 127.0.0.1 and ::1). */
@@ -173,7 +177,12 @@ typedef struct srv {
     unsigned nconns;
     srv_link players;
     srv_link rooms;
-    srv_link queue; /* matchmaking, oldest first */
+    /* The rooms `rooms` lists, oldest first, so the reply costs the same
+     * however many solo games and ended races there are. */
+    srv_link waiting_rooms, running_rooms;
+    srv_link queue;       /* matchmaking, oldest first */
+    srv_player *by_token; /* every player, by resume token */
+    struct room *by_code; /* rooms with a code (not solo, not closing) */
     uint64_t next_id;
     eng_rng seed_source; /* used only with --seed */
     eng_tables *tables;
