@@ -140,13 +140,13 @@ static void on_refused_timeout(uv_timer_t *t) {
 /* Descriptors kept for refusing connections past the capacity. */
 #define FD_REFUSE_RESERVE 16
 
-void conn_accept(srv *s) {
+void conn_accept(srv *s, uv_stream_t *listener) {
     static uint64_t next_conn_id = 1;
     /* Every connection takes a descriptor, a refused one too; past the
      * capacity plus a reserve for refusals, accepting waits (the kernel
      * keeps the rest in the listen backlog) until a connection closes. */
     if (s->fd_capacity && s->nconns >= s->fd_capacity + FD_REFUSE_RESERVE) {
-        if (!s->accept_paused) {
+        if (!s->npaused) {
             uint64_t now = uv_now(s->loop);
             if (!s->fd_log_ms || now - s->fd_log_ms >= FD_LOG_MS) {
                 s->fd_log_ms = now;
@@ -155,10 +155,13 @@ void conn_accept(srv *s) {
                         s->nconns);
             }
         }
-        s->accept_paused = true;
+        bool known = false;
+        for (int i = 0; i < s->npaused; i++)
+            known |= s->accept_paused[i] == listener;
+        if (!known && s->npaused < SRV_MAX_LISTENERS)
+            s->accept_paused[s->npaused++] = listener;
         return;
     }
-    s->accept_paused = false;
     conn *c = calloc(1, sizeof *c);
     if (!c) {
         srv_log(SRV_LOG_ERROR, "out of memory accepting a connection");
@@ -171,7 +174,7 @@ void conn_accept(srv *s) {
     uv_tcp_init(s->loop, &c->tcp);
     c->tcp.data = c;
     c->open_handles = 1;
-    if (uv_accept((uv_stream_t *)&s->listener, (uv_stream_t *)&c->tcp) < 0) {
+    if (uv_accept(listener, (uv_stream_t *)&c->tcp) < 0) {
         uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
         c->closing = true;
         return;
@@ -220,7 +223,9 @@ void conn_accept(srv *s) {
 }
 
 void conn_accept_resume(srv *s) {
-    if (s->accept_paused && !s->stopping) conn_accept(s);
+    /* libuv holds each paused listener's next connection until it is taken. */
+    while (s->npaused && !s->stopping && s->nconns < s->fd_capacity + FD_REFUSE_RESERVE)
+        conn_accept(s, s->accept_paused[--s->npaused]);
 }
 
 /* ----------------------------------------------------------------- input --- */

@@ -95,8 +95,8 @@ typedef struct conn {
     struct text_session *text;
 } conn;
 
-/* Accepts a pending connection on the listener. */
-void conn_accept(srv *s);
+/* Accepts a pending connection on listener (one of srv.listeners). */
+void conn_accept(srv *s, uv_stream_t *listener);
 
 /* Sets up the server's per-turn machinery (input turns, output flushes,
  * pause detection). Call once before uv_run. */

@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "engine.h"
+#include "hash.h"
 #include "message.h"
 
 /* ---------------------------------------------------------------- lists --- */
@@ -60,6 +61,8 @@ typedef struct srv_config {
     uint64_t request_ms; /* an unfinished request older than this closes, 0 = never */
     unsigned max_per_ip; /* open connections from one address */
     srv_log_level log_level;
+    /* A racer still playing with no move this long has left; 0 = never. */
+    uint64_t move_timeout_ms;
 } srv_config;
 
 void srv_log(srv_log_level level, const char *fmt, ...)
@@ -141,16 +144,21 @@ typedef struct srv_player {
     struct room *watching; /* the room it spectates, or NULL */
     bool queued;           /* waiting in matchmaking */
     proto_settings queue_key;
-    srv_link queue_link; /* in srv.queue while queued */
+    srv_link queue_link;     /* in srv.queue while queued */
+    UT_hash_handle hh_token; /* in srv.by_token, keyed by token */
 } srv_player;
 
 struct addr_entry;
+
+/* --host may name several addresses (localhost: 127.0.0.1 and ::1). */
+#define SRV_MAX_LISTENERS 16
 
 /* The server: one per process, reachable from every handle via loop->data. */
 typedef struct srv {
     uv_loop_t *loop;
     srv_config cfg;
-    uv_tcp_t listener;
+    uv_tcp_t listeners[SRV_MAX_LISTENERS]; /* the first nlisteners are open */
+    int nlisteners;
     uv_signal_t sigterm, sigint;
     uv_timer_t sweep; /* closes idle connections */
     srv_link conns;
@@ -168,13 +176,20 @@ typedef struct srv {
     bool io_behind;      /* a pause was seen and no poll has read input since */
     /* File descriptors: connections beyond fd_capacity are refused. */
     unsigned fd_capacity;
-    bool accept_paused;       /* not even a refusal fits: left in the backlog */
+    /* Listeners whose next connection waits: not even a refusal fits. */
+    uv_stream_t *accept_paused[SRV_MAX_LISTENERS];
+    int npaused;
     uint64_t fd_log_ms;       /* rate limit for "out of descriptors" logs */
     struct addr_entry *addrs; /* open connections per address (addr.c) */
     uint64_t slow_consumers;
     srv_link players;
     srv_link rooms;
-    srv_link queue; /* matchmaking, oldest first */
+    /* The rooms `rooms` lists, oldest first, so the reply costs the same
+     * however many solo games and ended races there are. */
+    srv_link waiting_rooms, running_rooms;
+    srv_link queue;       /* matchmaking, oldest first */
+    srv_player *by_token; /* every player, by resume token */
+    struct room *by_code; /* rooms with a code (not solo, not closing) */
     uint64_t next_id;
     eng_rng seed_source; /* used only with --seed */
     eng_tables *tables;

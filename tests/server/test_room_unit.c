@@ -53,6 +53,8 @@ static int setup(void **state) {
     srv_list_init(&S.conns);
     srv_list_init(&S.players);
     srv_list_init(&S.rooms);
+    srv_list_init(&S.waiting_rooms);
+    srv_list_init(&S.running_rooms);
     srv_list_init(&S.queue);
     srv_list_init(&S.flush_list);
     srv_list_init(&S.input_list);
