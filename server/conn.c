@@ -10,6 +10,7 @@
 #include "lobby.h"
 #include "room.h"
 #include "text.h"
+#include "web.h"
 
 /* How long a silent client has before the server decides it is a human. */
 #define DETECT_MS 300
@@ -17,6 +18,7 @@
  * connection had its turn: JSON lines, or bytes of text-mode input. */
 #define TURN_LINES      16
 #define TURN_TEXT_BYTES 256
+#define TURN_WEB_BYTES  4096
 /* A loop turn longer than its poll timeout by this much was a pause. */
 #define PAUSE_MS 500
 /* How soon a timer deferred by srv_defer_until_io runs again. */
@@ -74,6 +76,10 @@ static void on_detect_timeout(uv_timer_t *t) {
     if (c->mode == CONN_DETECT && !c->closing) {
         c->mode = CONN_TEXT;
         text_begin(c, false);
+        /* Capitals that never became "GET /": a human's typing. */
+        if (c->detect_len && !c->closing && !c->draining)
+            text_input(c, c->detect_buf, c->detect_len);
+        c->detect_len = 0;
     }
 }
 
@@ -126,9 +132,14 @@ static void on_refused_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *
         conn_close(c);
         return;
     }
-    if (nread > 0)
+    if (nread > 0 &&
+        proto_http_detect((const unsigned char *)buf->base, (size_t)nread) > 0) {
+        uv_timer_stop(&c->timer);
+        web_refuse(c);
+    } else if (nread > 0) {
         refuse(c, proto_detect_mode((const unsigned char *)buf->base, (size_t)nread) !=
                       PROTO_MODE_JSON);
+    }
 }
 
 static void on_refused_timeout(uv_timer_t *t) {
@@ -184,6 +195,7 @@ void conn_accept(srv *s, uv_stream_t *listener) {
     c->open_handles = 2;
     srv_list_push(&s->conns, &c->link);
     s->nconns++;
+    s->metrics.connections++;
     c->last_active = uv_now(s->loop);
     peer_name(c);
     proto_framer_init(&c->framer, s->cfg.max_line, false);
@@ -263,34 +275,95 @@ static bool gone(const conn *c) {
     return c->closing || c->draining;
 }
 
+static void hand_back(conn *c, const char *data, size_t n);
+
+/* Hands bytes to the connection's mode as far as this turn's budget goes;
+ * returns the bytes used. */
+static size_t feed(conn *c, const char *data, size_t n) {
+    if (c->mode == CONN_JSON)
+        return proto_framer_feed(&c->framer, data, n, on_json_line, on_json_too_long, c);
+    size_t k = n < c->budget ? n : c->budget;
+    c->budget -= (unsigned)k;
+    if (c->mode == CONN_TEXT) {
+        text_input(c, data, k);
+    } else {
+        /* The web transport frames its own requests: any bytes are activity. */
+        conn_request_done(c);
+        web_input(c, data, k);
+    }
+    return k;
+}
+
+/* Decides the mode of an undecided connection from its first byte. */
+static void decide(conn *c, const char *data, size_t n) {
+    uv_timer_stop(&c->timer);
+    proto_mode mode = proto_detect_mode((const unsigned char *)data, n);
+    if (mode == PROTO_MODE_JSON) {
+        c->mode = CONN_JSON;
+        c->budget = TURN_LINES;
+    } else {
+        c->mode = CONN_TEXT;
+        c->budget = TURN_TEXT_BYTES;
+        text_begin(c, mode == PROTO_MODE_TELNET);
+    }
+}
+
+/* HTTP or not is known once the first bytes stop looking like the start of
+ * "METHOD /". Returns true if it took all the bytes: kept while undecided
+ * (the detection timer still runs), or handed to the web transport. Bytes
+ * kept earlier and then judged not HTTP are handled first (what this turn
+ * cannot take goes back in front of the rest). */
+static bool detect_http(conn *c, const char *data, size_t n) {
+    char probe[sizeof c->detect_buf];
+    size_t space = sizeof probe - c->detect_len;
+    size_t take = n < space ? n : space;
+    memcpy(probe, c->detect_buf, c->detect_len);
+    memcpy(probe + c->detect_len, data, take);
+    int http = proto_http_detect((const unsigned char *)probe, c->detect_len + take);
+    if (http < 0 && take == n) { /* all of it is still a maybe */
+        memcpy(c->detect_buf, probe, c->detect_len + take);
+        c->detect_len = (uint8_t)(c->detect_len + take);
+        return true;
+    }
+    size_t kept = c->detect_len;
+    c->detect_len = 0;
+    if (http > 0) {
+        uv_timer_stop(&c->timer);
+        c->mode = CONN_HTTP;
+        c->budget = TURN_WEB_BYTES;
+        if (web_begin(c) < 0) return true;
+    }
+    if (kept) {
+        char early[sizeof c->detect_buf];
+        memcpy(early, probe, kept);
+        if (c->mode == CONN_DETECT) decide(c, early, kept);
+        size_t used = gone(c) ? kept : feed(c, early, kept);
+        if (used < kept) hand_back(c, early + used, kept - used);
+    }
+    if (http > 0 && !gone(c)) hand_back(c, data, n);
+    return http > 0 || gone(c);
+}
+
 /* Handles input within the connection's budget for this turn; returns the
- * bytes used (0 once the budget is spent). */
+ * bytes used (0 once the budget is spent, or when bytes were handed back
+ * to go first). */
 static size_t handle(conn *c, const char *data, size_t n) {
     srv *s = c->srv;
     if (gone(c)) return n;
     if (c->budget_turn != s->turn) {
         c->budget_turn = s->turn;
-        c->budget = c->mode == CONN_TEXT ? TURN_TEXT_BYTES : TURN_LINES;
+        c->budget = c->mode == CONN_TEXT   ? TURN_TEXT_BYTES
+                    : c->mode == CONN_JSON ? TURN_LINES
+                                           : TURN_WEB_BYTES;
     }
     if (!c->budget) return 0;
     if (c->mode == CONN_DETECT) {
-        uv_timer_stop(&c->timer);
-        proto_mode mode = proto_detect_mode((const unsigned char *)data, n);
-        if (mode == PROTO_MODE_JSON) {
-            c->mode = CONN_JSON;
-        } else {
-            c->mode = CONN_TEXT;
-            c->budget = TURN_TEXT_BYTES;
-            text_begin(c, mode == PROTO_MODE_TELNET);
-            if (gone(c)) return n;
-        }
+        if (detect_http(c, data, n)) return n;
+        if (c->in_front_len) return 0; /* early bytes go first */
+        if (c->mode == CONN_DETECT) decide(c, data, n);
+        if (gone(c)) return n;
     }
-    if (c->mode == CONN_JSON)
-        return proto_framer_feed(&c->framer, data, n, on_json_line, on_json_too_long, c);
-    size_t k = n < c->budget ? n : c->budget;
-    c->budget -= (unsigned)k;
-    text_input(c, data, k);
-    return k;
+    return feed(c, data, n);
 }
 
 /* Notes when an unfinished request began (a partial line, a telnet command
@@ -380,6 +453,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
         return;
     }
     if (nread == 0 || gone(c)) return;
+    c->srv->metrics.bytes_in += (uint64_t)nread;
     take_input(c, buf->base, (size_t)nread);
 }
 
@@ -400,6 +474,12 @@ void conn_become_json(conn *c, const char *line, size_t len) {
 
 void conn_feed_json(conn *c, const char *data, size_t n) {
     if (c->mode != CONN_JSON || gone(c) || !n) return;
+    hand_back(c, data, n);
+}
+
+/* Bytes to be handled before anything else the connection holds. */
+static void hand_back(conn *c, const char *data, size_t n) {
+    if (gone(c) || !n) return;
     char *front = realloc(c->in_front, c->in_front_len + n);
     if (!front) {
         conn_close(c);
@@ -522,7 +602,7 @@ static void update_reading(conn *c) {
 }
 
 static void slow_consumer(conn *c) {
-    c->srv->slow_consumers++;
+    c->srv->metrics.slow_consumers++;
     srv_log(SRV_LOG_WARN, "slow_consumer: closing %s, %zu bytes queued", c->peer,
             c->out_bytes);
     conn_close(c);
@@ -545,9 +625,12 @@ static int grow(conn *c) {
     return 0;
 }
 
-void conn_send_head(conn *c, const void *head, size_t head_len, srv_buf *b) {
-    if (!b || c->closing || c->draining || head_len > CONN_HEAD_MAX) return;
-    size_t cost = b->len + head_len;
+void conn_send_framed(conn *c, const void *head, size_t head_len, srv_buf *b,
+                      size_t len) {
+    if (!b || c->closing || c->draining || head_len > CONN_HEAD_MAX || len > b->len ||
+        len > UINT32_MAX)
+        return;
+    size_t cost = len + head_len;
     if (c->out_bytes + cost > c->srv->cfg.max_output ||
         (c->out_count == c->out_cap && grow(c) < 0) ||
         c->out_bytes + cost > c->srv->cfg.max_output) {
@@ -556,6 +639,7 @@ void conn_send_head(conn *c, const void *head, size_t head_len, srv_buf *b) {
     }
     conn_out *e = entry(c, c->out_count++);
     e->buf = srv_buf_ref(b);
+    e->len = (uint32_t)len;
     e->head_len = (uint8_t)head_len;
     if (head_len) memcpy(e->head, head, head_len);
     c->out_bytes += cost;
@@ -564,7 +648,11 @@ void conn_send_head(conn *c, const void *head, size_t head_len, srv_buf *b) {
 }
 
 void conn_send_buf(conn *c, srv_buf *b) {
-    conn_send_head(c, NULL, 0, b);
+    if (!b) return;
+    if (c->mode == CONN_WS)
+        web_send_json(c, b);
+    else
+        conn_send_framed(c, NULL, 0, b, b->len);
 }
 
 void conn_write(conn *c, const char *data, size_t len) {
@@ -580,7 +668,7 @@ void conn_write(conn *c, const char *data, size_t len) {
         conn_close(c);
         return;
     }
-    conn_send_buf(c, b);
+    conn_send_framed(c, NULL, 0, b, len);
     srv_buf_unref(b);
 }
 
@@ -599,7 +687,7 @@ static void written(conn *c, size_t n) {
     c->out_skip = 0;
     while (c->out_count) {
         conn_out *e = entry(c, 0);
-        size_t len = e->head_len + e->buf->len;
+        size_t len = e->head_len + e->len;
         if (n < len) {
             c->out_skip = n;
             return;
@@ -623,8 +711,8 @@ static unsigned gather(conn *c, unsigned count, uv_buf_t *bufs) {
         size_t h = e->head_len;
         if (skip < h) bufs[nb++] = uv_buf_init(e->head + skip, (unsigned)(h - skip));
         size_t from = skip > h ? skip - h : 0;
-        if (from < e->buf->len)
-            bufs[nb++] = uv_buf_init(e->buf->data + from, (unsigned)(e->buf->len - from));
+        if (from < e->len)
+            bufs[nb++] = uv_buf_init(e->buf->data + from, (unsigned)(e->len - from));
         skip = 0;
     }
     return nb;
@@ -644,8 +732,9 @@ static void on_write(uv_write_t *req, int status) {
     size_t n = 0;
     for (unsigned i = 0; i < c->out_inflight; i++) {
         const conn_out *e = entry(c, i);
-        n += e->head_len + e->buf->len;
+        n += e->head_len + e->len;
     }
+    c->srv->metrics.bytes_out += n - c->out_skip;
     written(c, n - c->out_skip);
     c->out_inflight = 0;
     if (c->closing) return;
@@ -678,6 +767,7 @@ static void flush(conn *c) {
         conn_close(c);
         return;
     }
+    c->srv->metrics.bytes_out += (uint64_t)n;
     written(c, (size_t)n);
     if (c->out_count) {
         uv_write_t *req = malloc(sizeof *req);
@@ -724,6 +814,7 @@ static void conn_free(conn *c) {
     srv *s = c->srv;
     if (c->player) lobby_conn_gone(c);
     if (c->text) text_free(c);
+    if (c->web) web_free(c);
     proto_framer_free(&c->framer);
     while (c->out_count) {
         srv_buf_unref(c->out[c->out_first].buf);
@@ -794,6 +885,7 @@ static void on_drain_timeout(uv_timer_t *t) {
 
 void conn_close_after_flush(conn *c) {
     if (c->closing || c->draining) return;
+    if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_NORMAL); /* if none went yet */
     c->draining = true;
     if (c->reading) uv_read_stop((uv_stream_t *)&c->tcp);
     c->reading = false;
@@ -808,7 +900,7 @@ void conn_say_bye(conn *c) {
     if (c->closing || c->draining) return;
     if (c->mode == CONN_TEXT && c->text) {
         text_say_bye(c);
-    } else if (c->mode == CONN_JSON) {
+    } else if (c->mode == CONN_JSON || c->mode == CONN_WS) {
         size_t len;
         char *line = proto_enc_bye("shutdown", &len);
         srv_buf *b = srv_buf_take(line, len);
@@ -816,6 +908,7 @@ void conn_say_bye(conn *c) {
             conn_send_buf(c, b);
             srv_buf_unref(b);
         }
+        if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_GOING_AWAY);
     }
     conn_close_after_flush(c);
 }
@@ -850,6 +943,7 @@ void conn_sweep_idle(srv *s) {
             continue;
         srv_log(SRV_LOG_INFO, "closing idle connection %s", c->peer);
         if (c->mode == CONN_TEXT && c->text) text_say_idle(c);
+        if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_GOING_AWAY);
         conn_close_after_flush(c);
     }
 }

@@ -10,9 +10,12 @@ typedef enum conn_mode {
     CONN_DETECT, /* nothing received yet */
     CONN_JSON,   /* first byte '{': JSON lines only, for the connection's life */
     CONN_TEXT,   /* a human on telnet or netcat */
+    CONN_HTTP,   /* an HTTP/1.1 request line: a browser, balancer or monitor */
+    CONN_WS,     /* upgraded from HTTP: JSON mode in WebSocket text messages */
 } conn_mode;
 
 struct text_session;
+struct web_session;
 
 typedef enum conn_refusal {
     CONN_REFUSE_NONE,
@@ -45,9 +48,11 @@ typedef enum conn_refusal {
 
 #define CONN_HEAD_MAX 10
 
-/* One queued message: the inline head, then the shared payload. */
+/* One queued message: the inline head, then the first len bytes of the
+ * shared payload. */
 typedef struct conn_out {
     srv_buf *buf;
+    uint32_t len;
     uint8_t head_len;
     char head[CONN_HEAD_MAX];
 } conn_out;
@@ -93,6 +98,10 @@ typedef struct conn {
     uint8_t addr_len;
     char peer[48];
     struct text_session *text;
+    struct web_session *web; /* CONN_HTTP and CONN_WS */
+    /* First bytes that might still become an HTTP request line ("GET /"). */
+    char detect_buf[24];
+    uint8_t detect_len;
 } conn;
 
 /* Accepts a pending connection on listener (one of srv.listeners). */
@@ -108,10 +117,10 @@ void conn_flush_all(srv *s);
 /* Queues a JSON line; a connection whose queue passes --max-output is closed
  * (slow consumer). Ignored on a closing or draining connection. */
 void conn_send_buf(conn *c, srv_buf *b);
-/* Queues head (0 to CONN_HEAD_MAX bytes, copied) followed by the shared
- * payload b (referenced, not copied), under the same rules. For transports
- * that frame each message. */
-void conn_send_head(conn *c, const void *head, size_t head_len, srv_buf *b);
+/* Queues hdr (0 to CONN_HEAD_MAX bytes, copied) followed by the first len
+ * bytes of the shared payload b (referenced, not copied), under the same
+ * rules. For transports that frame each message (a WebSocket header). */
+void conn_send_framed(conn *c, const void *hdr, size_t hdr_len, srv_buf *b, size_t len);
 /* Queues a copy of raw bytes (text mode), under the same output limit. */
 void conn_write(conn *c, const char *data, size_t len);
 /* Delivers a message according to the connection's mode. */
