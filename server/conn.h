@@ -29,6 +29,7 @@ typedef struct conn {
     uint64_t id;          /* for the logs */
     char peer[64];
     struct text_session *text;
+    unsigned failed_resumes; /* counted by guard.c */
 } conn;
 
 /* Accepts a pending connection on listener (one of srv.listeners). */

@@ -61,6 +61,9 @@ typedef struct srv_config {
     srv_log_level log_level;
     /* A racer still playing with no move this long has left; 0 = never. */
     uint64_t move_timeout_ms;
+    /* Failed resumes (guard.c; 0 = no limit): per connection before it is
+     * closed, and per address at once, then per minute. */
+    unsigned resume_tries, resume_burst, resume_per_min;
 } srv_config;
 
 void srv_log(srv_log_level level, const char *fmt, ...)
@@ -171,6 +174,7 @@ typedef struct srv {
     eng_rng seed_source; /* used only with --seed */
     eng_tables *tables;
     bool stopping;
+    struct guard_addr *guard_addrs; /* addresses that failed resumes (guard.c) */
 } srv;
 
 /* Frees p if nothing holds it any more: no connection and no seat. Takes it
