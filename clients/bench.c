@@ -26,7 +26,9 @@ typedef enum work {
     WORK_MOVES_TABLE,
     WORK_MOVES_GENERAL,
     WORK_SPAWNS_TABLE,
-    WORK_SPAWNS_GENERAL
+    WORK_SPAWNS_GENERAL,
+    WORK_SPAWNS_TABLE_CHACHA20,
+    WORK_SPAWNS_GENERAL_CHACHA20
 } work;
 
 typedef struct engine_set {
@@ -43,9 +45,13 @@ static uint64_t run_pass(const engine_set *s, work w) {
     case WORK_MOVES_GENERAL:
         return bench_pass_moves_general(s->boards, s->n);
     case WORK_SPAWNS_TABLE:
-        return bench_pass_spawns_table(s->bits, s->n);
+        return bench_pass_spawns_table(s->bits, s->n, ENG_RNG_MULBERRY32);
     case WORK_SPAWNS_GENERAL:
-        return bench_pass_spawns_general(s->boards, s->n);
+        return bench_pass_spawns_general(s->boards, s->n, ENG_RNG_MULBERRY32);
+    case WORK_SPAWNS_TABLE_CHACHA20:
+        return bench_pass_spawns_table(s->bits, s->n, ENG_RNG_CHACHA20);
+    case WORK_SPAWNS_GENERAL_CHACHA20:
+        return bench_pass_spawns_general(s->boards, s->n, ENG_RNG_CHACHA20);
     }
     return 0;
 }
@@ -90,8 +96,10 @@ static int bench_engine(double seconds) {
     /* Checked before any timing: a fast wrong engine is worth nothing. */
     uint32_t v_mt = bench_verify_moves_table(bits, s.n, tables);
     uint32_t v_mg = bench_verify_moves_general(boards, s.n);
-    uint32_t v_st = bench_verify_spawns_table(bits, s.n);
-    uint32_t v_sg = bench_verify_spawns_general(boards, s.n);
+    uint32_t v_st = bench_verify_spawns_table(bits, s.n, ENG_RNG_MULBERRY32);
+    uint32_t v_sg = bench_verify_spawns_general(boards, s.n, ENG_RNG_MULBERRY32);
+    uint32_t v_ct = bench_verify_spawns_table(bits, s.n, ENG_RNG_CHACHA20);
+    uint32_t v_cg = bench_verify_spawns_general(boards, s.n, ENG_RNG_CHACHA20);
     double moves = 4.0 * (double)s.n, spawns = (double)s.n;
 
     report("engine", "table", v_mt, "move", moves,
@@ -102,13 +110,20 @@ static int bench_engine(double seconds) {
            time_passes(&s, WORK_SPAWNS_TABLE, seconds));
     report("spawn", "general", v_sg, "spawn", spawns,
            time_passes(&s, WORK_SPAWNS_GENERAL, seconds));
+    /* Server-seeded games draw from ChaCha20: the same work on that stream. */
+    report("spawn", "table-chacha20", v_ct, "spawn", spawns,
+           time_passes(&s, WORK_SPAWNS_TABLE_CHACHA20, seconds));
+    report("spawn", "general-chacha20", v_cg, "spawn", spawns,
+           time_passes(&s, WORK_SPAWNS_GENERAL_CHACHA20, seconds));
 
     rc = 0;
     if (v_mt != BENCH_MOVE_VERIFY || v_mg != BENCH_MOVE_VERIFY ||
-        v_st != BENCH_SPAWN_VERIFY || v_sg != BENCH_SPAWN_VERIFY) {
+        v_st != BENCH_SPAWN_VERIFY || v_sg != BENCH_SPAWN_VERIFY ||
+        v_ct != BENCH_SPAWN_CHACHA20_VERIFY || v_cg != BENCH_SPAWN_CHACHA20_VERIFY) {
         fprintf(stderr,
-                "race2048-bench: checksum mismatch (want moves 0x%08x, spawns 0x%08x)\n",
-                BENCH_MOVE_VERIFY, BENCH_SPAWN_VERIFY);
+                "race2048-bench: checksum mismatch (want moves 0x%08x, spawns 0x%08x, "
+                "chacha20 spawns 0x%08x)\n",
+                BENCH_MOVE_VERIFY, BENCH_SPAWN_VERIFY, BENCH_SPAWN_CHACHA20_VERIFY);
         rc = 1;
     }
 done:

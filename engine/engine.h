@@ -34,15 +34,19 @@ typedef enum eng_rng_kind {
 #define ENG_SEED_KEY_BYTES 32
 /* Words of one ChaCha20 block: 64 bytes, 16 draws. */
 #define ENG_CHACHA_WORDS 16
+/* Blocks made at a time: computed side by side in vector lanes they run
+ * up to three times as fast as one after another, which keeps ChaCha20
+ * spawns within 2x of mulberry32's. The stream is the same either way. */
+#define ENG_CHACHA_BLOCKS 8
 
 /* A generator's whole state, held by value (copying it forks the stream). */
 typedef struct eng_rng {
     uint32_t state; /* mulberry32: the state; unused by ChaCha20 */
     eng_rng_kind kind;
-    uint32_t used;    /* ChaCha20: words of block already drawn (16: none left) */
-    uint32_t counter; /* ChaCha20: the block counter of the next block */
+    uint32_t used;    /* ChaCha20: words of block[] already drawn */
+    uint32_t counter; /* ChaCha20: the block counter of the next refill */
     uint32_t key[8];  /* ChaCha20: the key as little-endian words */
-    uint32_t block[ENG_CHACHA_WORDS]; /* ChaCha20: the current keystream block */
+    uint32_t block[ENG_CHACHA_BLOCKS * ENG_CHACHA_WORDS]; /* ChaCha20: keystream */
 } eng_rng;
 
 /* mulberry32, exactly as PROTOCOL.md: the state starts at seed. */

@@ -371,6 +371,7 @@ int main(int argc, char **argv) {
     eng_rng_seed_mulberry32(&s.seed_source, s.cfg.seed);
     s.next_id = 1;
     srv_list_init(&s.conns);
+    s.metrics.started_ns = uv_hrtime();
     srv_list_init(&s.players);
     srv_list_init(&s.rooms);
     srv_list_init(&s.waiting_rooms);

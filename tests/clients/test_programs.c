@@ -196,12 +196,23 @@ static void test_check_command_line(void **state) {
     check_bad_usage("RACE2048_CHECK", "race2048-check", ARGS("host:99999"));
 }
 
+/* race2048-replay, once it is built (the test is registered with its path). */
+static void test_replay_command_line(void **state) {
+    if (!getenv("RACE2048_REPLAY")) {
+        print_message("race2048-replay is not built; skipped\n");
+        skip();
+    }
+    check_help_and_version("RACE2048_REPLAY", "race2048-replay");
+    check_bad_usage("RACE2048_REPLAY", "race2048-replay", ARGS("--no-such-flag"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_server_command_line),
         cmocka_unit_test(test_bench_command_line),
         cmocka_unit_test(test_bot_command_line),
         cmocka_unit_test(test_check_command_line),
+        cmocka_unit_test(test_replay_command_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

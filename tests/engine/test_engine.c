@@ -1152,9 +1152,15 @@ static void test_bench_checksums(void **state) {
     assert_int_equal(bench_verify_moves_table(bits, BENCH_BOARDS, tables),
                      BENCH_MOVE_VERIFY);
     assert_int_equal(bench_verify_moves_general(boards, BENCH_BOARDS), BENCH_MOVE_VERIFY);
-    assert_int_equal(bench_verify_spawns_table(bits, BENCH_BOARDS), BENCH_SPAWN_VERIFY);
-    assert_int_equal(bench_verify_spawns_general(boards, BENCH_BOARDS),
+    assert_int_equal(bench_verify_spawns_table(bits, BENCH_BOARDS, ENG_RNG_MULBERRY32),
                      BENCH_SPAWN_VERIFY);
+    assert_int_equal(
+        bench_verify_spawns_general(boards, BENCH_BOARDS, ENG_RNG_MULBERRY32),
+        BENCH_SPAWN_VERIFY);
+    uint32_t chacha = bench_verify_spawns_table(bits, BENCH_BOARDS, ENG_RNG_CHACHA20);
+    assert_int_equal(bench_verify_spawns_general(boards, BENCH_BOARDS, ENG_RNG_CHACHA20),
+                     chacha);
+    assert_int_equal(chacha, BENCH_SPAWN_CHACHA20_VERIFY);
     assert_int_equal(BENCH_MOVE_VERIFY, 0xfac8148du);
     assert_int_equal(BENCH_SPAWN_VERIFY, 0x149199afu);
     free(bits);
