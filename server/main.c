@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "guard.h"
 #include "room.h"
 
 /* How long shutdown waits for clients to take their last bytes. */
@@ -142,6 +143,9 @@ static int configure(srv_config *cfg, int argc, char **argv) {
                         .max_line = 4096,
                         .grace_ms = 30000,
                         .move_timeout_ms = 300000,
+                        .resume_tries = GUARD_RESUME_TRIES,
+                        .resume_burst = GUARD_RESUME_BURST,
+                        .resume_per_min = GUARD_RESUME_PER_MIN,
                         .idle_ms = 600000,
                         .max_output = 1 << 20,
                         .log_level = SRV_LOG_INFO};
@@ -366,6 +370,7 @@ int main(int argc, char **argv) {
     eng_tables_init(s.tables);
     s.next_id = 1;
     srv_list_init(&s.conns);
+    s.metrics.started_ns = uv_hrtime();
     srv_list_init(&s.players);
     srv_list_init(&s.rooms);
     srv_list_init(&s.waiting_rooms);
@@ -403,6 +408,7 @@ int main(int argc, char **argv) {
         srv_log(SRV_LOG_ERROR, "loop did not close cleanly: %s", uv_strerror(rc));
         exit_code = 1;
     }
+    guard_free(&s);
     free(s.tables);
     if (exit_code == 0) srv_log(SRV_LOG_INFO, "stopped");
     return exit_code;

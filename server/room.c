@@ -199,6 +199,7 @@ void room_start(room *r) {
         r->seats[i].last_move = now;
     }
     r->state = ROOM_RUNNING;
+    s->metrics.games_started++;
     if (!r->solo) { /* listed from now on as a race to watch */
         srv_list_remove(&r->listed);
         srv_list_push(&s->running_rooms, &r->listed);
@@ -260,6 +261,7 @@ void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) 
     room_seat *seat = &r->seats[p->seat];
     eng_move_result res = eng_game_move(&seat->game, dir, r->srv->tables);
     if (res.moved) {
+        r->srv->metrics.moves++;
         update_status(r, seat);
         /* The timer is not re-armed: when it fires early it finds nothing
          * due and arms itself for the next deadline. */
@@ -306,6 +308,7 @@ static int rank_qsort(const void *a, const void *b) {
 static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     if (r->state != ROOM_RUNNING) return;
     r->state = ROOM_ENDED;
+    if ((unsigned)reason < 4) r->srv->metrics.games_finished[reason]++;
     srv_list_remove(&r->listed);
     uv_timer_stop(&r->timer);
 

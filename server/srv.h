@@ -61,6 +61,9 @@ typedef struct srv_config {
     srv_log_level log_level;
     /* A racer still playing with no move this long has left; 0 = never. */
     uint64_t move_timeout_ms;
+    /* Failed resumes (guard.c; 0 = no limit): per connection before it is
+     * closed, and per address at once, then per minute. */
+    unsigned resume_tries, resume_burst, resume_per_min;
 } srv_config;
 
 void srv_log(srv_log_level level, const char *fmt, ...)
@@ -149,6 +152,22 @@ typedef struct srv_player {
 /* --host may name several addresses (localhost: 127.0.0.1 and ::1). */
 #define SRV_MAX_LISTENERS 16
 
+/* Counters for /metrics (server/metrics.c writes them out). Gauges such as
+ * open connections are counted at scrape time instead. */
+#define SRV_METRICS_ERRORS 32 /* room for every proto_err */
+typedef struct srv_metrics {
+    uint64_t started_ns; /* uv_hrtime() at start, for the uptime */
+    uint64_t games_started;
+    uint64_t games_finished[4]; /* by proto_end_reason */
+    uint64_t moves;             /* moves that changed a board */
+    uint64_t errors[SRV_METRICS_ERRORS];
+    uint64_t slow_consumers;
+    uint64_t bytes_in, bytes_out;
+    uint64_t connections; /* accepted since start */
+    uint64_t http_requests;
+    uint64_t ws_upgrades;
+} srv_metrics;
+
 /* The server: one per process, reachable from every handle via loop->data. */
 typedef struct srv {
     uv_loop_t *loop;
@@ -171,6 +190,8 @@ typedef struct srv {
     uint64_t seeds_made; /* server seeds so far: the --seed derivation's counter */
     eng_tables *tables;
     bool stopping;
+    srv_metrics metrics;
+    struct guard_addr *guard_addrs; /* addresses that failed resumes (guard.c) */
 } srv;
 
 /* Frees p if nothing holds it any more: no connection and no seat. Takes it
@@ -181,6 +202,8 @@ void srv_player_release(srv_player *p);
 void srv_send(srv_player *p, const srv_msg *m);
 /* Sends a one-off message built by an encoder (takes the line). */
 void srv_send_line(srv_player *p, srv_msg_type type, char *line, size_t len);
+/* Counts an error sent to a client, for /metrics. */
+void srv_count_error(srv *s, proto_err code);
 /* Sends error code with message to p. */
 void srv_send_error(srv_player *p, proto_err code, const char *message);
 

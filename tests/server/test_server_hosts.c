@@ -108,17 +108,10 @@ static void assert_pong(const endpoint *e, int port) {
         fail_msg("no pong from %s:%d; got \"%s\"", e->text, port, buf);
 }
 
-/* Starts race2048d --host host, checks that it prints exactly one
- * `listening on` line per expected address, all with one real port, and
- * that each address answers. */
-static void check_host(const char *host) {
-    endpoint want[MAX_ADDRS];
-    int nwant = expected_endpoints(host, want);
-    if (nwant == 0) {
-        print_message("%s names no address this machine can bind; skipped\n", host);
-        skip();
-    }
-    th_server *s = SERVER("--host", host);
+/* Checks that s printed exactly one `listening on` line per address of want,
+ * all with its one real port, and that each address answers. */
+static void check_listening(th_server *s, const char *host, const endpoint *want,
+                            int nwant) {
     assert_true(s->port > 0);
     bool seen[MAX_ADDRS] = {false};
     for (int i = 0; i < nwant; i++) {
@@ -140,6 +133,19 @@ static void check_host(const char *host) {
     }
     for (int i = 0; i < nwant; i++)
         assert_pong(&want[i], s->port);
+}
+
+/* Starts race2048d --host host and checks it against what host resolves to
+ * here. */
+static void check_host(const char *host) {
+    endpoint want[MAX_ADDRS];
+    int nwant = expected_endpoints(host, want);
+    if (nwant == 0) {
+        print_message("%s names no address this machine can bind; skipped\n", host);
+        skip();
+    }
+    th_server *s = SERVER("--host", host);
+    check_listening(s, host, want, nwant);
     assert_int_equal(server_stop(s), 0);
 }
 
@@ -183,12 +189,66 @@ static void test_host_name_with_fixed_port(void **state) {
     assert_int_equal(s->port, port);
 }
 
+/* A name with an IPv4 and an IPv6 address: both are listened on, on one port
+ * (the first bind picks it with --port 0). The name is made up in a private
+ * /etc/hosts (tests/server/with_hosts.sh, a mount namespace), so this runs
+ * only where unprivileged user namespaces work; Debian's own localhost (both
+ * 127.0.0.1 and ::1) is checked by test_host_localhost. */
+static void test_host_name_with_both_families(void **state) {
+    struct sockaddr_in6 a6 = {.sin6_family = AF_INET6,
+                              .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    const char *script = getenv("RACE2048_WITH_HOSTS");
+    if (!script || !can_bind((struct sockaddr *)&a6, sizeof a6)) {
+        print_message("no IPv6 loopback (or no with_hosts.sh); skipped\n");
+        skip();
+    }
+    char hosts[] = "/tmp/race2048-hosts-XXXXXX";
+    int fd = mkstemp(hosts);
+    assert_true(fd >= 0);
+    static const char lines[] = "::1 race2048-both\n127.0.0.1 race2048-both\n";
+    assert_int_equal(write(fd, lines, sizeof lines - 1), (ssize_t)(sizeof lines - 1));
+    close(fd);
+    char probe[1024];
+    snprintf(probe, sizeof probe, "%s %s getent ahosts race2048-both >/dev/null 2>&1",
+             script, hosts);
+    if (system(probe) != 0) {
+        unlink(hosts);
+        print_message("cannot make a private /etc/hosts (unshare -rm); skipped\n");
+        skip();
+    }
+    char wrapper[1024];
+    snprintf(wrapper, sizeof wrapper, "%s %s", script, hosts);
+    const char *old = getenv("RACE2048D_WRAPPER");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("RACE2048D_WRAPPER", wrapper, 1);
+    th_server *s = SERVER("--host", "race2048-both");
+    if (saved) {
+        setenv("RACE2048D_WRAPPER", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("RACE2048D_WRAPPER");
+    }
+    unlink(hosts); /* resolved by now */
+
+    endpoint want[2] = {{.len = sizeof(struct sockaddr_in6)},
+                        {.len = sizeof(struct sockaddr_in)}};
+    memcpy(&want[0].addr, &a6, sizeof a6);
+    struct sockaddr_in a4 = {.sin_family = AF_INET,
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    memcpy(&want[1].addr, &a4, sizeof a4);
+    endpoint_text(&want[0]);
+    endpoint_text(&want[1]);
+    check_listening(s, "race2048-both", want, 2);
+    assert_int_equal(server_stop(s), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_host_ipv4, harness_teardown),
         cmocka_unit_test_teardown(test_host_ipv6_loopback, harness_teardown),
         cmocka_unit_test_teardown(test_host_localhost, harness_teardown),
         cmocka_unit_test_teardown(test_host_name_with_fixed_port, harness_teardown),
+        cmocka_unit_test_teardown(test_host_name_with_both_families, harness_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
