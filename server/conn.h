@@ -102,6 +102,7 @@ typedef struct conn {
     /* First bytes that might still become an HTTP request line ("GET /"). */
     char detect_buf[24];
     uint8_t detect_len;
+    unsigned failed_resumes; /* counted by guard.c */
 } conn;
 
 /* Accepts a pending connection on listener (one of srv.listeners). */
