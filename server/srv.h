@@ -51,16 +51,21 @@ typedef enum srv_log_level {
 typedef struct srv_config {
     char host[256];
     int port;
-    bool has_seed; /* --seed given: room seeds are deterministic */
+    bool has_seed; /* --seed given: server seeds are derived from it, for tests */
     uint32_t seed;
     unsigned max_clients;
     size_t max_line;
-    uint64_t grace_ms; /* reconnect grace */
-    uint64_t idle_ms;  /* 0 = never close idle connections */
-    size_t max_output; /* queued output per connection before it is cut off */
+    uint64_t grace_ms;   /* reconnect grace */
+    uint64_t idle_ms;    /* 0 = never close idle connections */
+    size_t max_output;   /* queued output per connection before it is cut off */
+    uint64_t request_ms; /* an unfinished request older than this closes, 0 = never */
+    unsigned max_per_ip; /* open connections from one address */
     srv_log_level log_level;
     /* A racer still playing with no move this long has left; 0 = never. */
     uint64_t move_timeout_ms;
+    /* Failed resumes (guard.c; 0 = no limit): per connection before it is
+     * closed, and per address at once, then per minute. */
+    unsigned resume_tries, resume_burst, resume_per_min;
 } srv_config;
 
 void srv_log(srv_log_level level, const char *fmt, ...)
@@ -118,7 +123,7 @@ typedef struct srv_msg {
     proto_end_reason reason;
     const proto_player *results; /* ranked, best first */
     int nresults;
-    uint32_t seed;
+    eng_seed seed;
     const char *salt;
 } srv_msg;
 
@@ -145,6 +150,8 @@ typedef struct srv_player {
     srv_link queue_link;     /* in srv.queue while queued */
     UT_hash_handle hh_token; /* in srv.by_token, keyed by token */
 } srv_player;
+
+struct addr_entry;
 
 /* --host may name several addresses (localhost: 127.0.0.1 and ::1). */
 #define SRV_MAX_LISTENERS 16
@@ -175,6 +182,24 @@ typedef struct srv {
     uv_timer_t sweep; /* closes idle connections */
     srv_link conns;
     unsigned nconns;
+    /* The loop turn (conn.c): input waiting for its turn, output to flush. */
+    uv_idle_t turn_idle;       /* runs while input waits: poll must not block */
+    uv_prepare_t turn_prepare; /* before poll: flush, note the poll timeout */
+    uv_check_t turn_check;     /* after poll: flush, detect a pause, next turn */
+    srv_link input_list;
+    srv_link flush_list;
+    uint64_t turn;
+    uint64_t prepare_ms; /* monotonic ms when poll was entered */
+    int poll_timeout;    /* the timeout it was given, -1 = none */
+    uint64_t check_ms;   /* monotonic ms after the last poll */
+    bool io_behind;      /* a pause was seen and no poll has read input since */
+    /* File descriptors: connections beyond fd_capacity are refused. */
+    unsigned fd_capacity;
+    /* Listeners whose next connection waits: not even a refusal fits. */
+    uv_stream_t *accept_paused[SRV_MAX_LISTENERS];
+    int npaused;
+    uint64_t fd_log_ms;       /* rate limit for "out of descriptors" logs */
+    struct addr_entry *addrs; /* open connections per address (addr.c) */
     srv_link players;
     srv_link rooms;
     /* The rooms `rooms` lists, oldest first, so the reply costs the same
@@ -184,10 +209,11 @@ typedef struct srv {
     srv_player *by_token; /* every player, by resume token */
     struct room *by_code; /* rooms with a code (not solo, not closing) */
     uint64_t next_id;
-    eng_rng seed_source; /* used only with --seed */
+    uint64_t seeds_made; /* server seeds so far: the --seed derivation's counter */
     eng_tables *tables;
     bool stopping;
     srv_metrics metrics;
+    struct guard_addr *guard_addrs; /* addresses that failed resumes (guard.c) */
 } srv;
 
 /* Frees p if nothing holds it any more: no connection and no seat. Takes it
@@ -203,13 +229,20 @@ void srv_count_error(srv *s, proto_err code);
 /* Sends error code with message to p. */
 void srv_send_error(srv_player *p, proto_err code, const char *message);
 
+/* True while the loop has not read input since the process was paused
+ * (SIGSTOP, a frozen VM): a timer that expires clients (idle, grace, move
+ * timeouts) must then wait. It re-arms t to run cb again shortly, and returns
+ * true; the caller returns at once. t may be NULL (a repeating timer simply
+ * skips this run). */
+bool srv_defer_until_io(srv *s, uv_timer_t *t, uv_timer_cb cb);
+
 /* Random bytes from the OS. Returns 0 or a negative libuv error. */
 int srv_random(void *buf, size_t len);
-/* A fresh room seed: from the deterministic source with --seed, else the OS. */
-uint32_t srv_next_seed(srv *s);
+/* A fresh server seed (ChaCha20, 256 bits) for a race or an unseeded solo
+ * game: 32 bytes from the OS, or with --seed N the SHA-256 of
+ * "race2048:N:K" for the K-th seed (from 0), so tests get repeatable games. */
+eng_seed srv_next_seed(srv *s);
 /* Writes 2 * n lowercase hex digits of n random bytes plus a NUL into out. */
 int srv_random_hex(char *out, size_t n);
-/* out = 64 hex digits of SHA-256("SALT:SEED") plus a NUL. Returns 0 or -1. */
-int srv_commit(const char *salt, uint32_t seed, char out[65]);
 
 #endif
