@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "resume.h"
 #include "room.h"
 
 /* The most rows a `rooms` reply lists, so one reply stays a modest line. */
@@ -59,6 +60,7 @@ void srv_player_release(srv_player *p) {
     if (p->conn || p->room) return;
     unqueue(p);
     if (p->watching) room_unwatch(p->watching, p);
+    resume_code_forget(p);
     srv_list_remove(&p->link);
     free(p);
 }

@@ -140,6 +140,10 @@ typedef struct srv_player {
     bool queued;           /* waiting in matchmaking */
     proto_settings queue_key;
     srv_link queue_link; /* in srv.queue while queued */
+    /* A human's resume code for its current race seat ("" for none), and
+     * the next player in its bucket of the code index (resume.c). */
+    char resume_code[9];
+    struct srv_player *resume_next;
 } srv_player;
 
 /* The server: one per process, reachable from every handle via loop->data. */
