@@ -38,9 +38,13 @@ typedef struct bot_opts {
     bool verbose; /* every non-state line to stderr */
 } bot_opts;
 
+/* After a bad flag, this one line; --help prints it with the rest. */
+#define BOT_USAGE_LINE                                                                   \
+    "usage: race2048-bot [--help] [--version] [--host H] [--port P] [OPTIONS]\n"
+
 static void usage(FILE *out) {
-    fprintf(out,
-            "usage: race2048-bot [--host H] [--port P] [--name NAME]\n"
+    fprintf(out, BOT_USAGE_LINE
+            "       race2048-bot [--host H] [--port P] [--name NAME]\n"
             "                    [--solo [--seed N] | --quick [--players N] |\n"
             "                     --join CODE | --create [--players N]]\n"
             "                    [--size S] [--target T] [--games N] [--delay-ms D]\n"
@@ -48,10 +52,11 @@ static void usage(FILE *out) {
             "  Plays race2048 over JSON (default: --solo on 127.0.0.1:2048, size 4,\n"
             "  target 2048, expectimax). Prints room=CODE after --create, and one\n"
             "  line per game: result=win|lose|draw reason=... score=... max_tile=...\n"
-            "  moves=... seed=... verified=yes|no\n");
+            "  moves=... seed=... verified=yes|no\n"
+            "  --version prints the version (" RACE2048_VERSION ").\n");
 }
 
-/* Fills o from argv. Returns 0, 1 after --help, or -1 after printing what is
+/* Fills o from argv. Returns 0, 1 after --help or --version, or -1 after printing what is
  * wrong (the caller exits 2). */
 static int parse_args(int argc, char **argv, bot_opts *o) {
     *o = (bot_opts){.host = "127.0.0.1",
@@ -72,6 +77,9 @@ static int parse_args(int argc, char **argv, bot_opts *o) {
         /* Flags without a value first; every other flag takes argv[i + 1]. */
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
+            return 1;
+        } else if (!strcmp(a, "--version")) {
+            printf("race2048-bot " RACE2048_VERSION "\n");
             return 1;
         } else if (!strcmp(a, "--solo")) {
             o->mode = MODE_SOLO, modes++;
@@ -560,7 +568,8 @@ static bool verify_game(bot *b, uint32_t seed, const char *salt, const json_t *m
         return false;
     }
     eng_game g;
-    if (eng_game_new(&g, b->size, seed) < 0 ||
+    eng_seed from = eng_seed_client(seed);
+    if (eng_game_new(&g, b->size, &from) < 0 ||
         memcmp(&g.board, &b->start_board, sizeof g.board)) {
         LOG(b, "verify: the start board is not the one seed %" PRIu32 " makes\n", seed);
         return false;
@@ -667,7 +676,7 @@ int main(int argc, char **argv) {
     bot b = {0};
     int rc = parse_args(argc, argv, &b.o);
     if (rc != 0) {
-        if (rc < 0) usage(stderr);
+        if (rc < 0) fputs(BOT_USAGE_LINE, stderr);
         return rc < 0 ? 2 : 0;
     }
     heuristic_init();

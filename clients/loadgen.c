@@ -30,9 +30,14 @@ typedef struct lg_opts {
     long pipeline;  /* moves in flight per client */
 } lg_opts;
 
-static void usage(void) {
-    fprintf(stderr,
-            "usage: race2048-bench server [--host H] [--port P] [--clients N]\n"
+/* After a bad option, this one line; --help prints it with the rest. */
+#define LG_USAGE_LINE                                                                    \
+    "usage: race2048-bench server [--help] [--host H] [--port P] [--clients N] "         \
+    "[OPTIONS]\n"
+
+static void usage(FILE *out) {
+    fprintf(out, LG_USAGE_LINE
+            "       race2048-bench server [--host H] [--port P] [--clients N]\n"
             "                             [--seconds S] [--warmup S] [--mode solo|race]\n"
             "                             [--pipeline K]\n"
             "  server   N JSON clients (default 100) on 127.0.0.1:2048 play solo games\n"
@@ -442,11 +447,11 @@ static int run(lg_run *r) {
 int loadgen_main(int argc, char **argv) {
     lg_run r = {0};
     if (argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
-        usage();
+        usage(stdout);
         return 0;
     }
     if (parse_args(argc, argv, &r.o) < 0) {
-        usage();
+        fputs(LG_USAGE_LINE, stderr);
         return 2;
     }
     if (raise_nofile(r.o.clients) < 0) return 1;

@@ -8,6 +8,7 @@
 #include "lobby.h"
 #include "room.h"
 #include "text.h"
+#include "web.h"
 
 /* How long a silent client has before the server decides it is a human. */
 #define DETECT_MS 300
@@ -19,6 +20,7 @@ static char read_buf[64 * 1024];
 typedef struct conn_write_req {
     uv_write_t req;
     srv_buf *buf;
+    char hdr[16]; /* conn_send_framed: e.g. a WebSocket frame header */
 } conn_write_req;
 
 static void on_handle_closed(uv_handle_t *h);
@@ -54,6 +56,10 @@ static void on_detect_timeout(uv_timer_t *t) {
     if (c->mode == CONN_DETECT && !c->closing) {
         c->mode = CONN_TEXT;
         text_begin(c, false);
+        /* Capitals that never became "GET /": a human's typing. */
+        if (c->detect_len && !c->closing && !c->draining)
+            text_input(c, c->detect_buf, c->detect_len);
+        c->detect_len = 0;
     }
 }
 
@@ -86,16 +92,21 @@ static void on_refused_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *
         conn_close(c);
         return;
     }
-    if (nread > 0)
+    if (nread > 0 &&
+        proto_http_detect((const unsigned char *)buf->base, (size_t)nread) > 0) {
+        uv_timer_stop(&c->timer);
+        web_refuse(c);
+    } else if (nread > 0) {
         refuse(c, proto_detect_mode((const unsigned char *)buf->base, (size_t)nread) !=
                       PROTO_MODE_JSON);
+    }
 }
 
 static void on_refused_timeout(uv_timer_t *t) {
     refuse(t->data, false);
 }
 
-void conn_accept(srv *s) {
+void conn_accept(srv *s, uv_stream_t *listener) {
     static uint64_t next_conn_id = 1;
     conn *c = calloc(1, sizeof *c);
     if (!c) {
@@ -107,7 +118,7 @@ void conn_accept(srv *s) {
     uv_tcp_init(s->loop, &c->tcp);
     c->tcp.data = c;
     c->open_handles = 1;
-    if (uv_accept((uv_stream_t *)&s->listener, (uv_stream_t *)&c->tcp) < 0) {
+    if (uv_accept(listener, (uv_stream_t *)&c->tcp) < 0) {
         uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
         c->closing = true;
         return;
@@ -117,6 +128,7 @@ void conn_accept(srv *s) {
     c->open_handles = 2;
     srv_list_push(&s->conns, &c->link);
     s->nconns++;
+    s->metrics.connections++;
     c->last_active = uv_now(s->loop);
     peer_name(c);
 
@@ -171,6 +183,58 @@ static void feed_json(conn *c, const char *data, size_t n) {
     proto_framer_feed(&c->framer, data, n, on_json_line, on_json_too_long, c);
 }
 
+/* Decides the mode of an undecided connection from its first bytes, then
+ * hands them to that mode. */
+static void dispatch(conn *c, const char *data, size_t n) {
+    if (c->mode == CONN_HTTP || c->mode == CONN_WS) {
+        web_input(c, data, n);
+        return;
+    }
+    if (c->mode == CONN_DETECT) {
+        uv_timer_stop(&c->timer);
+        proto_mode mode = proto_detect_mode((const unsigned char *)data, n);
+        if (mode == PROTO_MODE_JSON) {
+            c->mode = CONN_JSON;
+        } else {
+            c->mode = CONN_TEXT;
+            text_begin(c, mode == PROTO_MODE_TELNET);
+            if (c->closing) return;
+        }
+    }
+    if (c->mode == CONN_JSON)
+        feed_json(c, data, n);
+    else
+        text_input(c, data, n);
+}
+
+/* HTTP or not is known once the first bytes stop looking like the start of
+ * "METHOD /". Returns true if it took the bytes: kept while undecided (the
+ * detection timer still runs), or handed to the web transport. Bytes kept
+ * earlier and then judged not HTTP are dispatched here, before the new ones. */
+static bool detect_http(conn *c, const char *data, size_t n) {
+    char probe[sizeof c->detect_buf];
+    size_t space = sizeof probe - c->detect_len;
+    size_t take = n < space ? n : space;
+    memcpy(probe, c->detect_buf, c->detect_len);
+    memcpy(probe + c->detect_len, data, take);
+    int http = proto_http_detect((const unsigned char *)probe, c->detect_len + take);
+    if (http < 0 && take == n) { /* all of it is still a maybe */
+        memcpy(c->detect_buf, probe, c->detect_len + take);
+        c->detect_len += take;
+        return true;
+    }
+    size_t kept = c->detect_len;
+    c->detect_len = 0;
+    if (http > 0) {
+        uv_timer_stop(&c->timer);
+        c->mode = CONN_HTTP;
+        if (web_begin(c) < 0) return true;
+    }
+    if (kept) dispatch(c, c->detect_buf, kept);
+    if (http > 0 && !c->closing && !c->draining) web_input(c, data, n);
+    return http > 0 || c->closing || c->draining;
+}
+
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     conn *c = stream->data;
     if (nread < 0) {
@@ -182,22 +246,9 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     }
     if (nread == 0 || c->closing || c->draining) return;
     c->last_active = uv_now(c->srv->loop);
-    if (c->mode == CONN_DETECT) {
-        uv_timer_stop(&c->timer);
-        proto_mode mode =
-            proto_detect_mode((const unsigned char *)buf->base, (size_t)nread);
-        if (mode == PROTO_MODE_JSON) {
-            c->mode = CONN_JSON;
-        } else {
-            c->mode = CONN_TEXT;
-            text_begin(c, mode == PROTO_MODE_TELNET);
-            if (c->closing) return;
-        }
-    }
-    if (c->mode == CONN_JSON)
-        feed_json(c, buf->base, (size_t)nread);
-    else
-        text_input(c, buf->base, (size_t)nread);
+    c->srv->metrics.bytes_in += (uint64_t)nread;
+    if (c->mode == CONN_DETECT && detect_http(c, buf->base, (size_t)nread)) return;
+    dispatch(c, buf->base, (size_t)nread);
 }
 
 void conn_become_json(conn *c, const char *line, size_t len) {
@@ -228,22 +279,28 @@ static void on_write(uv_write_t *req, int status) {
     if (status < 0 && status != UV_ECANCELED) conn_close(c);
 }
 
-static void queue_write(conn *c, srv_buf *b) {
+static void queue_framed(conn *c, const void *hdr, size_t hdr_len, srv_buf *b,
+                         size_t len) {
     uv_stream_t *stream = (uv_stream_t *)&c->tcp;
-    if (uv_stream_get_write_queue_size(stream) + b->len > c->srv->cfg.max_output) {
+    if (uv_stream_get_write_queue_size(stream) + hdr_len + len > c->srv->cfg.max_output) {
         srv_log(SRV_LOG_WARN, "slow_consumer: closing %s, %zu bytes queued", c->peer,
                 uv_stream_get_write_queue_size(stream));
+        c->srv->metrics.slow_consumers++;
         conn_close(c);
         return;
     }
     conn_write_req *w = malloc(sizeof *w);
-    if (!w) {
+    if (!w || hdr_len > sizeof w->hdr) {
+        free(w);
         conn_close(c);
         return;
     }
     w->buf = srv_buf_ref(b);
-    uv_buf_t ub = uv_buf_init(b->data, (unsigned)b->len);
-    int rc = uv_write(&w->req, stream, &ub, 1, on_write);
+    if (hdr_len) memcpy(w->hdr, hdr, hdr_len);
+    uv_buf_t ub[2] = {uv_buf_init(w->hdr, (unsigned)hdr_len),
+                      uv_buf_init(b->data, (unsigned)len)};
+    c->srv->metrics.bytes_out += hdr_len + len;
+    int rc = uv_write(&w->req, stream, hdr_len ? ub : ub + 1, hdr_len ? 2 : 1, on_write);
     if (rc < 0) { /* the callback will not run */
         srv_buf_unref(b);
         free(w);
@@ -251,9 +308,21 @@ static void queue_write(conn *c, srv_buf *b) {
     }
 }
 
+static void queue_write(conn *c, srv_buf *b) {
+    queue_framed(c, NULL, 0, b, b->len);
+}
+
+void conn_send_framed(conn *c, const void *hdr, size_t hdr_len, srv_buf *b, size_t len) {
+    if (!b || c->closing || c->draining || len > b->len) return;
+    queue_framed(c, hdr, hdr_len, b, len);
+}
+
 void conn_send_buf(conn *c, srv_buf *b) {
     if (!b || c->closing || c->draining) return;
-    queue_write(c, b);
+    if (c->mode == CONN_WS)
+        web_send_json(c, b);
+    else
+        queue_write(c, b);
 }
 
 void conn_write(conn *c, const char *data, size_t len) {
@@ -287,6 +356,7 @@ static void conn_free(conn *c) {
     srv *s = c->srv;
     if (c->player) lobby_conn_gone(c);
     if (c->text) text_free(c);
+    if (c->web) web_free(c);
     proto_framer_free(&c->framer);
     if (c->link.next) {
         srv_list_remove(&c->link);
@@ -324,6 +394,7 @@ static void on_drain_timeout(uv_timer_t *t) {
 
 void conn_close_after_flush(conn *c) {
     if (c->closing || c->draining) return;
+    if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_NORMAL); /* if none went yet */
     c->draining = true;
     uv_read_stop((uv_stream_t *)&c->tcp);
     uv_timer_stop(&c->timer);
@@ -337,7 +408,7 @@ void conn_say_bye(conn *c) {
     if (c->closing || c->draining) return;
     if (c->mode == CONN_TEXT && c->text) {
         text_say_bye(c);
-    } else if (c->mode == CONN_JSON) {
+    } else if (c->mode == CONN_JSON || c->mode == CONN_WS) {
         size_t len;
         char *line = proto_enc_bye("shutdown", &len);
         srv_buf *b = srv_buf_take(line, len);
@@ -345,6 +416,7 @@ void conn_say_bye(conn *c) {
             conn_send_buf(c, b);
             srv_buf_unref(b);
         }
+        if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_GOING_AWAY);
     }
     conn_close_after_flush(c);
 }
@@ -363,6 +435,7 @@ void conn_sweep_idle(srv *s) {
             continue;
         srv_log(SRV_LOG_INFO, "closing idle connection %s", c->peer);
         if (c->mode == CONN_TEXT && c->text) text_say_idle(c);
+        if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_GOING_AWAY);
         conn_close_after_flush(c);
     }
 }

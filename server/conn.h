@@ -9,9 +9,12 @@ typedef enum conn_mode {
     CONN_DETECT, /* nothing received yet */
     CONN_JSON,   /* first byte '{': JSON lines only, for the connection's life */
     CONN_TEXT,   /* a human on telnet or netcat */
+    CONN_HTTP,   /* an HTTP/1.1 request line: a browser, balancer or monitor */
+    CONN_WS,     /* upgraded from HTTP: JSON mode in WebSocket text messages */
 } conn_mode;
 
 struct text_session;
+struct web_session;
 
 typedef struct conn {
     srv_link link; /* in srv.conns */
@@ -29,14 +32,21 @@ typedef struct conn {
     uint64_t id;          /* for the logs */
     char peer[64];
     struct text_session *text;
+    struct web_session *web; /* CONN_HTTP and CONN_WS */
+    /* First bytes that might still become an HTTP request line ("GET /"). */
+    char detect_buf[24];
+    size_t detect_len;
 } conn;
 
-/* Accepts a pending connection on the listener. */
-void conn_accept(srv *s);
+/* Accepts a pending connection on listener (one of srv.listeners). */
+void conn_accept(srv *s, uv_stream_t *listener);
 
 /* Queues a JSON line; a connection whose queue passes --max-output is closed
  * (slow consumer). Ignored on a closing or draining connection. */
 void conn_send_buf(conn *c, srv_buf *b);
+/* Queues a small header (copied; at most 16 bytes) followed by the first len
+ * bytes of b (shared, not copied) as one write, under the output limit. */
+void conn_send_framed(conn *c, const void *hdr, size_t hdr_len, srv_buf *b, size_t len);
 /* Queues a copy of raw bytes (text mode), under the same output limit. */
 void conn_write(conn *c, const char *data, size_t len);
 /* Delivers a message according to the connection's mode. */

@@ -20,6 +20,12 @@ static srv_player *player_new(srv *s) {
         free(p);
         return NULL;
     }
+    int hash_oom = 0;
+    HASH_ADD(hh_token, s->by_token, token, strlen(p->token), p);
+    if (hash_oom) {
+        free(p);
+        return NULL;
+    }
     p->srv = s;
     p->id = s->next_id++;
     snprintf(p->name, sizeof p->name, "player-%llu", (unsigned long long)p->id);
@@ -61,6 +67,7 @@ void srv_player_release(srv_player *p) {
     unqueue(p);
     if (p->watching) room_unwatch(p->watching, p);
     resume_code_forget(p);
+    HASH_DELETE(hh_token, p->srv->by_token, p);
     srv_list_remove(&p->link);
     free(p);
 }
@@ -228,17 +235,22 @@ static void do_leave(srv_player *p) {
     srv_send_line(p, SRV_MSG_LEFT, line, len);
 }
 
-int lobby_rooms(srv *s, proto_room_info *rows, int max) {
-    int n = 0;
-    for (srv_link *l = s->rooms.next; l != &s->rooms && n < max; l = l->next) {
-        room *r = srv_container(l, room, link);
-        if (r->solo || r->closing || r->state == ROOM_ENDED) continue;
+/* Adds the rooms of one list to rows, up to max in all. */
+static int list_rooms(const srv_link *list, proto_room_info *rows, int n, int max) {
+    for (const srv_link *l = list->next; l != list && n < max; l = l->next) {
+        const room *r = srv_container(l, room, listed);
         rows[n++] = (proto_room_info){.room = r->code,
                                       .players = r->nseats,
                                       .settings = r->settings,
                                       .started = r->state == ROOM_RUNNING};
     }
     return n;
+}
+
+int lobby_rooms(srv *s, proto_room_info *rows, int max) {
+    /* Joinable rooms first: they are what most people ask for. */
+    int n = list_rooms(&s->waiting_rooms, rows, 0, max);
+    return list_rooms(&s->running_rooms, rows, n, max);
 }
 
 static void do_rooms(srv_player *p) {
@@ -274,11 +286,9 @@ static void do_hello(conn *c, const proto_request *req) {
 }
 
 static srv_player *find_token(srv *s, const char *token) {
-    for (srv_link *l = s->players.next; l != &s->players; l = l->next) {
-        srv_player *p = srv_container(l, srv_player, link);
-        if (strcmp(p->token, token) == 0) return p;
-    }
-    return NULL;
+    srv_player *p = NULL;
+    HASH_FIND(hh_token, s->by_token, token, strlen(token), p);
+    return p;
 }
 
 /* Detaches c's current player as if its connection had dropped. */

@@ -8,41 +8,19 @@
 #include <openssl/evp.h>
 
 #include "command.h"
+#include "hash.h"
 #include "room.h"
-
-/* Chained buckets keyed by the code's first 40 bits; the bucket count is a
- * power of two well above the players a server holds at once. One server
- * runs per process, so the index lives here. */
-#define BUCKETS 4096
-static srv_player *buckets[BUCKETS];
-
-/* The server-wide allowance: attempts made in the current one-second window. */
-static uint64_t window_start;
-static int window_attempts;
-
-static unsigned bucket_of(const char *code) {
-    unsigned h = 2166136261u; /* FNV-1a: the codes are random already */
-    for (const char *c = code; *c; c++)
-        h = (h ^ (unsigned char)*c) * 16777619u;
-    return h & (BUCKETS - 1);
-}
-
-static srv_player *lookup(const char *code) {
-    for (srv_player *q = buckets[bucket_of(code)]; q; q = q->resume_next)
-        if (strcmp(q->resume_code, code) == 0) return q;
-    return NULL;
-}
 
 void resume_code_forget(srv_player *p) {
     if (!p->resume_code[0]) return;
-    for (srv_player **at = &buckets[bucket_of(p->resume_code)]; *at;
-         at = &(*at)->resume_next) {
-        if (*at != p) continue;
-        *at = p->resume_next;
-        break;
-    }
-    p->resume_next = NULL;
+    HASH_DELETE(hh_resume, p->srv->by_resume, p);
     p->resume_code[0] = '\0';
+}
+
+static srv_player *lookup(srv *s, const char *code) {
+    srv_player *p = NULL;
+    HASH_FIND(hh_resume, s->by_resume, code, strlen(code), p);
+    return p;
 }
 
 /* code = 8 characters of base 32 from SHA-256("resume:TOKEN:ROOM:SEAT"). */
@@ -73,16 +51,16 @@ void resume_code_assign(srv_player *p) {
     }
     if (strcmp(code, p->resume_code) == 0) return; /* already indexed */
     resume_code_forget(p);
-    if (lookup(code)) return; /* someone else's: no code rather than a shared one */
+    if (lookup(p->srv, code)) return; /* someone else's: none rather than a shared one */
     memcpy(p->resume_code, code, sizeof code);
-    unsigned b = bucket_of(code);
-    p->resume_next = buckets[b];
-    buckets[b] = p;
+    int hash_oom = 0;
+    HASH_ADD(hh_resume, p->srv->by_resume, resume_code, strlen(p->resume_code), p);
+    if (hash_oom) p->resume_code[0] = '\0'; /* no code: the seat waits out its grace */
 }
 
 srv_player *resume_code_find(srv *s, const char *code) {
-    srv_player *p = lookup(code);
-    if (!p || p->srv != s || !p->room) return NULL;
+    srv_player *p = lookup(s, code);
+    if (!p || !p->room) return NULL;
     const room *r = p->room;
     const room_seat *seat = &r->seats[p->seat];
     if (r->state != ROOM_RUNNING || r->solo || seat->player != p || seat->connected ||
@@ -93,11 +71,11 @@ srv_player *resume_code_find(srv *s, const char *code) {
 
 bool resume_attempt_allowed(srv *s) {
     uint64_t now = uv_now(s->loop);
-    if (now >= window_start + 1000) {
-        window_start = now;
-        window_attempts = 0;
+    if (now >= s->resume_window_start + 1000) {
+        s->resume_window_start = now;
+        s->resume_window_attempts = 0;
     }
-    if (window_attempts >= RESUME_ATTEMPTS_PER_S) return false;
-    window_attempts++;
+    if (s->resume_window_attempts >= RESUME_ATTEMPTS_PER_S) return false;
+    s->resume_window_attempts++;
     return true;
 }

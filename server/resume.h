@@ -11,9 +11,10 @@
 
 /* Gives p, seated in a running race, the code of that seat (a digest of its
  * token, the room and the seat, so nobody can work it out from what is
- * shown to others), writes it to p->resume_code and indexes it in place of
- * p's previous code. Leaves p without a code on the 2^-40 chance that
- * another player holds the same one, or if the digest fails. */
+ * shown to others), writes it to p->resume_code and indexes it in
+ * srv.by_resume in place of p's previous code. Leaves p without a code on
+ * the 2^-40 chance that another player holds the same one, or if the digest
+ * or the index runs out of memory. */
 void resume_code_assign(srv_player *p);
 
 /* Takes p's code out of the index; p->resume_code becomes "". Safe for a

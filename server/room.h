@@ -15,11 +15,15 @@ typedef struct room_seat {
     proto_status status;
     bool connected;
     uint64_t grace_until; /* loop time (ms) when a disconnected seat is given up */
+    uint64_t last_move;   /* loop time (ms) of its last move that changed the board, or
+                             of the start: --move-timeout counts from it */
     bool rematch;         /* asked for a rematch after the end */
 } room_seat;
 
 typedef struct room {
-    srv_link link; /* in srv.rooms */
+    srv_link link;     /* in srv.rooms */
+    srv_link listed;   /* in srv.waiting_rooms or running_rooms while listed */
+    UT_hash_handle hh; /* in srv.by_code while it has a code and is not closing */
     srv *srv;
     char code[PROTO_ROOM_MAX + 1]; /* "" for a solo game */
     bool solo;
@@ -34,14 +38,14 @@ typedef struct room {
     char salt[33];
     char commit[65];
     uint64_t ends_at; /* loop time (ms) of the time limit, 0 = none */
-    uv_timer_t timer; /* fires at the time limit or the earliest grace expiry */
+    uv_timer_t timer; /* fires at the time limit or the earliest grace or move expiry */
     bool closing;
 } room;
 
 /* Makes a waiting room (or, solo, a game about to start) with a fresh code.
  * Returns NULL if memory runs out. */
 room *room_new(srv *s, bool solo, const proto_settings *settings);
-/* Finds a room by its (upper-case) code; NULL if none. */
+/* Finds a room by its (upper-case) code, in constant time; NULL if none. */
 room *room_find(srv *s, const char *code);
 
 /* Seats p (not in any room). With announce, everyone in the waiting room gets

@@ -67,7 +67,12 @@ void srv_send_line(srv_player *p, srv_msg_type type, char *line, size_t len) {
     if (m.json) srv_buf_unref(m.json);
 }
 
+void srv_count_error(srv *s, proto_err code) {
+    if ((unsigned)code < SRV_METRICS_ERRORS) s->metrics.errors[code]++;
+}
+
 void srv_send_error(srv_player *p, proto_err code, const char *message) {
+    if (p->conn) srv_count_error(p->srv, code);
     size_t len;
     char *line = proto_enc_error(code, message, &len);
     srv_msg m = {.type = SRV_MSG_ERROR,

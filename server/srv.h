@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "engine.h"
+#include "hash.h"
 #include "message.h"
 
 /* ---------------------------------------------------------------- lists --- */
@@ -58,6 +59,8 @@ typedef struct srv_config {
     uint64_t idle_ms;  /* 0 = never close idle connections */
     size_t max_output; /* queued output per connection before it is cut off */
     srv_log_level log_level;
+    /* A racer still playing with no move this long has left; 0 = never. */
+    uint64_t move_timeout_ms;
 } srv_config;
 
 void srv_log(srv_log_level level, const char *fmt, ...)
@@ -139,29 +142,60 @@ typedef struct srv_player {
     struct room *watching; /* the room it spectates, or NULL */
     bool queued;           /* waiting in matchmaking */
     proto_settings queue_key;
-    srv_link queue_link; /* in srv.queue while queued */
-    /* A human's resume code for its current race seat ("" for none), and
-     * the next player in its bucket of the code index (resume.c). */
+    srv_link queue_link;     /* in srv.queue while queued */
+    UT_hash_handle hh_token; /* in srv.by_token, keyed by token */
+    /* A human's resume code for its current race seat ("" for none: not
+     * in srv.by_resume), see resume.h. */
     char resume_code[9];
-    struct srv_player *resume_next;
+    UT_hash_handle hh_resume;
 } srv_player;
+
+/* --host may name several addresses (localhost: 127.0.0.1 and ::1). */
+#define SRV_MAX_LISTENERS 16
+
+/* Counters for /metrics (server/metrics.c writes them out). Gauges such as
+ * open connections are counted at scrape time instead. */
+#define SRV_METRICS_ERRORS 32 /* room for every proto_err */
+typedef struct srv_metrics {
+    uint64_t started_ns; /* uv_hrtime() at start, for the uptime */
+    uint64_t games_started;
+    uint64_t games_finished[4]; /* by proto_end_reason */
+    uint64_t moves;             /* moves that changed a board */
+    uint64_t errors[SRV_METRICS_ERRORS];
+    uint64_t slow_consumers;
+    uint64_t bytes_in, bytes_out;
+    uint64_t connections; /* accepted since start */
+    uint64_t http_requests;
+    uint64_t ws_upgrades;
+} srv_metrics;
 
 /* The server: one per process, reachable from every handle via loop->data. */
 typedef struct srv {
     uv_loop_t *loop;
     srv_config cfg;
-    uv_tcp_t listener;
+    uv_tcp_t listeners[SRV_MAX_LISTENERS]; /* the first nlisteners are open */
+    int nlisteners;
     uv_signal_t sigterm, sigint;
     uv_timer_t sweep; /* closes idle connections */
     srv_link conns;
     unsigned nconns;
     srv_link players;
     srv_link rooms;
-    srv_link queue; /* matchmaking, oldest first */
+    /* The rooms `rooms` lists, oldest first, so the reply costs the same
+     * however many solo games and ended races there are. */
+    srv_link waiting_rooms, running_rooms;
+    srv_link queue;        /* matchmaking, oldest first */
+    srv_player *by_token;  /* every player, by resume token */
+    srv_player *by_resume; /* players with a resume code, by code (resume.c) */
+    /* The server-wide pace of resume-code attempts (resume.c). */
+    uint64_t resume_window_start;
+    int resume_window_attempts;
+    struct room *by_code; /* rooms with a code (not solo, not closing) */
     uint64_t next_id;
     eng_rng seed_source; /* used only with --seed */
     eng_tables *tables;
     bool stopping;
+    srv_metrics metrics;
 } srv;
 
 /* Frees p if nothing holds it any more: no connection and no seat. Takes it
@@ -172,6 +206,8 @@ void srv_player_release(srv_player *p);
 void srv_send(srv_player *p, const srv_msg *m);
 /* Sends a one-off message built by an encoder (takes the line). */
 void srv_send_line(srv_player *p, srv_msg_type type, char *line, size_t len);
+/* Counts an error sent to a client, for /metrics. */
+void srv_count_error(srv *s, proto_err code);
 /* Sends error code with message to p. */
 void srv_send_error(srv_player *p, proto_err code, const char *message);
 

@@ -42,7 +42,7 @@ typedef struct text_session {
     proto_telnet tn;
     proto_keys keys;
     bool greeted;
-    bool any_command; /* a command ran: a '{' line is no longer a late JSON client */
+    bool any_command; /* a line was typed: a '{' line is no longer a late JSON client */
     proto_color color;
     bool prompt;    /* in a game, ':' opened the command line */
     char line[128]; /* the command line being typed in character mode */
@@ -652,6 +652,9 @@ static int on_text_line(void *ctx, const char *line, size_t len) {
         conn_become_json(c, line, len);
         return 1;
     }
+    /* Only a first line may switch to JSON: whoever typed anything before
+     * (help, colour, an unknown word, an empty line) is a human. */
+    s->any_command = true;
     run_command(c, line, len);
     return c->closing || c->draining;
 }

@@ -48,11 +48,13 @@ static int setup(void **state) {
     srv_log_set_level(SRV_LOG_WARN);
     S.tables = malloc(sizeof *S.tables);
     eng_tables_init(S.tables);
-    eng_rng_seed(&S.seed_source, 42);
+    eng_rng_seed_mulberry32(&S.seed_source, 42);
     S.next_id = 1;
     srv_list_init(&S.conns);
     srv_list_init(&S.players);
     srv_list_init(&S.rooms);
+    srv_list_init(&S.waiting_rooms);
+    srv_list_init(&S.running_rooms);
     srv_list_init(&S.queue);
     nfakes = 0;
     return 0;

@@ -207,6 +207,64 @@ static void test_grace_expiry_forfeit(void **state) {
     client_expect_error(again, "bad_token", WAIT);
 }
 
+/* ---------------------------------------------------------- move timeout --- */
+
+/* A connected racer who stops moving is `left` after --move-timeout and the
+ * other wins by forfeit; a solo game, started earlier, is exempt. */
+static void test_move_timeout_forfeits_the_walker(void **state) {
+    th_server *s = SERVER("--move-timeout", "1");
+    client *solo = client_named(s, "solo");
+    client_send(solo, "{\"type\":\"solo\",\"size\":5}");
+    client_expect(solo, "start", WAIT);
+    client *c[2];
+    int64_t started = harness_now_ms();
+    race_start(s, 2, "\"size\":5", c, NULL);
+    json_int_t walker = jint(client_hello(c[0], "walker"), "id");
+    json_int_t mover = jint(client_hello(c[1], "mover"), "id");
+    client_move_any(c[1]);
+
+    /* Both hear it: the walker too, although it is still connected. */
+    for (int i = 0; i < 2; i++) {
+        expect_player(c[i], walker, true, "left");
+        json_t *end = client_expect_skip(c[i], "end", "state player", WAIT + 2000);
+        assert_string_equal(jstr(end, "reason"), "forfeit");
+        assert_int_equal(jint(end, "winner"), mover);
+        assert_string_equal(jstr(jplayer(jarr(end, "results"), walker), "status"),
+                            "left");
+        check_ranking(end);
+    }
+    assert_true(harness_now_ms() - started >= 900); /* not before the timeout */
+    /* The walker is back in the lobby; the solo player, as idle as the
+     * walker, still plays. */
+    client_send(c[0], "{\"type\":\"move\",\"dir\":\"left\"}");
+    client_expect_error(c[0], "not_playing", WAIT);
+    client_sync(c[0]);
+    client_move_any(solo);
+}
+
+/* A racer who lost its connection is given up after --move-timeout even
+ * while its (longer) grace period runs. */
+static void test_move_timeout_before_grace(void **state) {
+    th_server *s = SERVER("--move-timeout", "1", "--grace", "600");
+    client *c[2];
+    race_start(s, 2, "\"size\":5", c, NULL);
+    json_int_t walker = jint(client_hello(c[0], "walker"), "id");
+    json_int_t mover = jint(client_hello(c[1], "mover"), "id");
+    char token[80];
+    snprintf(token, sizeof token, "%s", client_token(c[0]));
+    client_move_any(c[1]);
+    client_close(c[0]);
+    expect_player(c[1], walker, false, "playing");
+    expect_player(c[1], walker, false, "left");
+    json_t *end = client_expect_skip(c[1], "end", "state", WAIT + 2000);
+    assert_string_equal(jstr(end, "reason"), "forfeit");
+    assert_int_equal(jint(end, "winner"), mover);
+    /* Its seat is gone: the token resumes nothing. */
+    client *late = client_connect(s);
+    client_send(late, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
+    client_expect_error(late, "bad_token", WAIT);
+}
+
 static void test_grace_expiry_three_players(void **state) {
     th_server *s = SERVER("--grace", "1");
     client *p[3];
@@ -492,6 +550,9 @@ int main(void) {
         cmocka_unit_test_teardown(test_resume_after_the_end, harness_teardown),
         cmocka_unit_test_teardown(test_grace_expiry_forfeit, harness_teardown),
         cmocka_unit_test_teardown(test_grace_expiry_three_players, harness_teardown),
+        cmocka_unit_test_teardown(test_move_timeout_forfeits_the_walker,
+                                  harness_teardown),
+        cmocka_unit_test_teardown(test_move_timeout_before_grace, harness_teardown),
         cmocka_unit_test_teardown(test_grace_expiry_keeps_over, harness_teardown),
         cmocka_unit_test_teardown(test_time_end_while_away, harness_teardown),
         cmocka_unit_test_teardown(test_forfeit_to_absent_player, harness_teardown),

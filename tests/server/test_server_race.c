@@ -22,7 +22,8 @@ static json_int_t id_of(const json_t *start) {
 static void check_replay(const json_t *end, json_int_t id, const json_t *states,
                          int size) {
     eng_game g;
-    assert_int_equal(eng_game_new(&g, size, (uint32_t)jint(end, "seed")), 0);
+    eng_seed seed = eng_seed_client((uint32_t)jint(end, "seed"));
+    assert_int_equal(eng_game_new(&g, size, &seed), 0);
     size_t i;
     json_t *st;
     json_array_foreach(states, i, st) {
@@ -192,7 +193,8 @@ static void test_end_by_target(void **state) {
     check_replay(end, idb, seen_by_b, 3); /* no moves: the start board */
     /* The revealed seed gives the board everyone started on. */
     eng_game g;
-    assert_int_equal(eng_game_new(&g, 3, (uint32_t)jint(end, "seed")), 0);
+    eng_seed seed = eng_seed_client((uint32_t)jint(end, "seed"));
+    assert_int_equal(eng_game_new(&g, 3, &seed), 0);
     check_board(jarr(jplayer(jarr(starts[1], "players"), ida), "board"), &g.board);
     /* The race is over: moves are refused, the room is not listed. */
     client_send(p[1], "{\"type\":\"move\",\"dir\":\"up\"}");
