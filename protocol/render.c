@@ -663,15 +663,14 @@ int proto_render_end(proto_buf *b, const proto_end_view *e) {
         flush_wrapped(b, &t, width);
     }
 
-    char seed[96];
-    if (e->seed_text)
-        snprintf(seed, sizeof seed, "%s", e->seed_text);
-    else
-        snprintf(seed, sizeof seed, "%u", (unsigned)e->seed);
-    /* One line if it fits, else one each: a hex string is never cut if
-     * the width allows it. */
+    char seed[ENG_SEED_TEXT_MAX];
+    eng_seed_format(&e->seed, seed, sizeof seed);
+    /* One line if it fits (a client's seed), else one each: 64 + 32 digits
+     * do not fit 80 columns, and a hex string is never cut if the width
+     * allows it. */
     proto_buf_printf(&t, "seed %s", seed);
-    if (e->salt && (int)(strlen(seed) + strlen(e->salt) + 12) <= width)
+    if (e->salt && (int)(strlen(seed) + strlen(e->salt) + 12) <= width &&
+        e->seed.kind != ENG_SEED_SERVER)
         proto_buf_printf(&t, "  salt %s", e->salt);
     else if (e->salt)
         proto_buf_printf(&t, "\nsalt %s", e->salt);

@@ -94,11 +94,9 @@ typedef struct proto_end_view {
     uint64_t you;                /* the viewer's id, 0 for a spectator */
     const proto_player *results; /* ranked, best first */
     int n;
-    uint32_t seed;
+    eng_seed seed;    /* shown as end writes it */
     const char *salt; /* 32 hex digits, or NULL to leave it out */
     proto_color color;
-    /* The seed as `end` writes it (64 hex digits, or a number); NULL: seed. */
-    const char *seed_text;
     const char *commit; /* the full commit from `start`, or NULL */
     int width;          /* terminal columns; 0 (unknown) means 80 */
 } proto_end_view;

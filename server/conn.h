@@ -36,6 +36,7 @@ typedef struct conn {
     /* First bytes that might still become an HTTP request line ("GET /"). */
     char detect_buf[24];
     size_t detect_len;
+    unsigned failed_resumes; /* counted by guard.c */
 } conn;
 
 /* Accepts a pending connection on listener (one of srv.listeners). */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guard.h"
 #include "resume.h"
 #include "room.h"
 
@@ -101,7 +102,7 @@ static void do_solo(srv_player *p, const proto_request *req) {
         return;
     }
     if (req->has_seed) {
-        r->seed = req->seed;
+        r->seed = eng_seed_client(req->seed);
         r->seed_fixed = true;
     }
     room_add_player(r, p, false);
@@ -302,14 +303,30 @@ static void drop_player(conn *c) {
     srv_player_release(p);
 }
 
+/* A failed resume: bad_token with why, and the connection is closed once it
+ * has used up its tries (guard.c). */
+static void resume_failed(conn *c, const char *why) {
+    bool close = guard_resume_failed(c);
+    srv_player *me = lobby_player(c, false);
+    if (!me) return;
+    char message[160];
+    snprintf(message, sizeof message, "%s%s", why,
+             close ? "; too many failed resumes on this connection: closing it" : "");
+    reply_error(me, PROTO_ERR_BAD_TOKEN, message);
+    if (close) conn_close_after_flush(c);
+}
+
 static void do_resume(conn *c, const proto_request *req) {
+    if (guard_resume_check(c) == GUARD_THROTTLED) {
+        /* Not even looked up: guessing from this address is slowed down. */
+        resume_failed(c, "too many failed resumes from your address; "
+                         "try again in a minute");
+        return;
+    }
     srv_player *p = find_token(c->srv, req->token);
     /* Only a seat in a game or room that has not ended can be taken back. */
     if (!p || !p->room || p->room->state == ROOM_ENDED) {
-        srv_player *me = lobby_player(c, false);
-        if (me)
-            reply_error(me, PROTO_ERR_BAD_TOKEN,
-                        "that token belongs to no game in progress");
+        resume_failed(c, "that token belongs to no game in progress");
         return;
     }
     if (p != c->player) {

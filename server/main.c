@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "guard.h"
 #include "room.h"
 
 /* How long shutdown waits for clients to take their last bytes. */
@@ -27,7 +28,7 @@ static const flag flags[] = {
     {"host", "RACE2048_HOST", "ADDR", "address to listen on (default 0.0.0.0)"},
     {"port", "RACE2048_PORT", "PORT", "TCP port, 0 picks a free one (default 2048)"},
     {"seed", "RACE2048_SEED", "N",
-     "make room seeds deterministic, for tests (default: OS random)"},
+     "derive server seeds from N, for tests (default: OS random)"},
     {"max-clients", "RACE2048_MAX_CLIENTS", "N", "connections at once (default 10000)"},
     {"max-line", "RACE2048_MAX_LINE", "BYTES",
      "longest line a client may send (default 4096)"},
@@ -142,6 +143,9 @@ static int configure(srv_config *cfg, int argc, char **argv) {
                         .max_line = 4096,
                         .grace_ms = 30000,
                         .move_timeout_ms = 300000,
+                        .resume_tries = GUARD_RESUME_TRIES,
+                        .resume_burst = GUARD_RESUME_BURST,
+                        .resume_per_min = GUARD_RESUME_PER_MIN,
                         .idle_ms = 600000,
                         .max_output = 1 << 20,
                         .log_level = SRV_LOG_INFO};
@@ -364,7 +368,6 @@ int main(int argc, char **argv) {
         return 1;
     }
     eng_tables_init(s.tables);
-    eng_rng_seed_mulberry32(&s.seed_source, s.cfg.seed);
     s.next_id = 1;
     srv_list_init(&s.conns);
     s.metrics.started_ns = uv_hrtime();
@@ -405,6 +408,7 @@ int main(int argc, char **argv) {
         srv_log(SRV_LOG_ERROR, "loop did not close cleanly: %s", uv_strerror(rc));
         exit_code = 1;
     }
+    guard_free(&s);
     free(s.tables);
     if (exit_code == 0) srv_log(SRV_LOG_INFO, "stopped");
     return exit_code;

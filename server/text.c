@@ -66,7 +66,7 @@ typedef struct text_session {
     uint64_t end_winner;
     int end_n;
     text_result end_results[PROTO_PLAYERS_MAX];
-    char end_seed[80]; /* as `end` writes it */
+    eng_seed end_seed;
     char end_salt[33];
     char end_commit[65];
 } text_session;
@@ -411,7 +411,7 @@ static void draw_end(conn *c, proto_buf *b) {
                         .n = s->end_n,
                         .salt = s->end_salt[0] ? s->end_salt : NULL,
                         .color = s->color,
-                        .seed_text = s->end_seed,
+                        .seed = s->end_seed,
                         .commit = s->end_commit[0] ? s->end_commit : NULL,
                         .width = cols};
     char hint[256];
@@ -877,7 +877,7 @@ static void keep_end(text_session *s, const srv_msg *m, const room *r) {
         t->moves = v->moves;
         t->status = v->status;
     }
-    snprintf(s->end_seed, sizeof s->end_seed, "%u", (unsigned)m->seed);
+    s->end_seed = m->seed;
     snprintf(s->end_salt, sizeof s->end_salt, "%s", m->salt ? m->salt : "");
     snprintf(s->end_commit, sizeof s->end_commit, "%s", r ? r->commit : "");
 }

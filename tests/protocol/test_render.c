@@ -52,13 +52,14 @@ static proto_view view(const proto_player *players, int n, uint64_t you, const c
 static proto_end_view end_view(const char *room, proto_end_reason reason, uint64_t winner,
                                uint64_t you, const proto_player *results, int n,
                                uint32_t seed, const char *salt, proto_color color) {
+    /* A client's seed (a number); tests of server seeds set .seed after. */
     return (proto_end_view){.room = room,
                             .reason = reason,
                             .winner = winner,
                             .you = you,
                             .results = results,
                             .n = n,
-                            .seed = seed,
+                            .seed = {.kind = ENG_SEED_CLIENT, .client = seed},
                             .salt = salt,
                             .color = color};
 }
@@ -302,6 +303,28 @@ static void test_golden_end_winner(void **state) {
         " 3. carol                   score        0  max     2      1 move   left\r\n"
         "seed 12345  salt 00000000000000000000000000000000\r\n";
     assert_string_equal(s, want);
+    free(s);
+}
+
+/* A server seed is 64 hex digits: seed and salt each get a line, so the
+ * screen stays within 80 columns (render_end checks the width). */
+static void test_end_server_seed(void **state) {
+    uint8_t key[ENG_SEED_KEY_BYTES];
+    for (int i = 0; i < ENG_SEED_KEY_BYTES; i++)
+        key[i] = (uint8_t)(0xF0 + i % 16);
+    proto_end_view e = end_view("K7Q2", PROTO_END_TARGET, 1, 2, race, 3, 0,
+                                "0123456789abcdef0123456789abcdef", PROTO_COLOR_OFF);
+    e.seed = eng_seed_server(key);
+    char *s = render_end(&e);
+    assert_non_null(
+        strstr(s, "\r\nseed "
+                  "f0f1f2f3f4f5f6f7f8f9fafbfcfdfefff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"
+                  "\r\nsalt 0123456789abcdef0123456789abcdef\r\n"));
+    free(s);
+    e.salt = NULL;
+    s = render_end(&e);
+    assert_non_null(strstr(s, "\r\nseed f0f1f2f3"));
+    assert_null(strstr(s, "salt"));
     free(s);
 }
 
@@ -605,7 +628,10 @@ static void test_end_shows_commit_and_how_to_check(void **state) {
         "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
     proto_end_view e =
         end_view("K7Q2", PROTO_END_TARGET, 1, 2, race, 3, 0, salt, PROTO_COLOR_OFF);
-    e.seed_text = seed;
+    uint8_t key[ENG_SEED_KEY_BYTES];
+    for (int i = 0; i < ENG_SEED_KEY_BYTES; i++)
+        key[i] = (uint8_t)i;
+    e.seed = eng_seed_server(key);
     e.commit = commit;
     char *s = render_end(&e);
     char want[512];
@@ -642,6 +668,7 @@ int main(void) {
         cmocka_unit_test_setup(test_colour_off_is_plain, setup_race),
         cmocka_unit_test(test_name_sanitised),
         cmocka_unit_test_setup(test_golden_end_winner, setup_race),
+        cmocka_unit_test_setup(test_end_server_seed, setup_race),
         cmocka_unit_test_setup(test_end_draw_and_no_winner, setup_race),
         cmocka_unit_test_setup(test_end_solo, setup_race),
         cmocka_unit_test(test_text_helpers),

@@ -164,6 +164,80 @@ static void test_resume_after_the_end(void **state) {
     client_sync(c);
 }
 
+/* --------------------------------------------------------- token guessing --- */
+
+/* Defaults of server/guard.h: failed resumes per connection, then the
+ * address's burst and its refill per minute. */
+#define TRIES   5
+#define BURST   20
+#define PER_MIN 60
+
+/* Reads c's answers to its resumes up to EOF: every one must be bad_token;
+ * returns how many were looked up (not refused for the address). */
+static int guesses_answered(client *c, int *refused) {
+    int looked = 0, n = 0;
+    for (json_t *o; (o = client_next(c, WAIT));) {
+        if (!strcmp(jstr(o, "type"), "welcome")) continue; /* none expected, harmless */
+        assert_string_equal(jstr(o, "type"), "error");
+        assert_string_equal(jstr(o, "code"), "bad_token");
+        n++;
+        if (strstr(jstr(o, "message"), "your address"))
+            (*refused)++;
+        else
+            looked++;
+    }
+    assert_int_equal(n, TRIES); /* then the connection was closed */
+    return looked;
+}
+
+/* A guesser sends a hundred thousand resumes: each connection is closed after
+ * TRIES failures, and the address gets BURST real look-ups, then about one a
+ * second; meanwhile an honest race plays on. */
+static void test_resume_guessing_is_throttled(void **state) {
+    th_server *s = SERVER(NULL);
+    client *c[2];
+    race_start(s, 2, "\"size\":5", c, NULL);
+    int64_t started = harness_now_ms();
+
+    enum { LINE = 61, FLOOD = 100000 };
+    char *flood = malloc((size_t)FLOOD * LINE + 1);
+    assert_non_null(flood);
+    for (int i = 0; i < FLOOD; i++)
+        snprintf(flood + (size_t)i * LINE, LINE + 1,
+                 "{\"type\":\"resume\",\"token\":\"%032x\"}\n", (unsigned)i);
+    client *g = client_connect(s);
+    /* The server closes the connection after TRIES answers: most of this
+     * cannot be sent, which is the point. */
+    for (size_t off = 0; off < (size_t)FLOOD * LINE; off += 65536) {
+        size_t n =
+            (size_t)FLOOD * LINE - off < 65536 ? (size_t)FLOOD * LINE - off : 65536;
+        if (!client_send_raw(g, flood + off, n, true)) break;
+    }
+    free(flood);
+    int refused = 0;
+    int looked = guesses_answered(g, &refused);
+    assert_int_equal(looked, TRIES);
+
+    /* More connections from the same address, each guessing until closed. */
+    for (int k = 0; k < 20; k++) {
+        client *more = client_connect(s);
+        static const char guess[] = "{\"type\":\"resume\",\"token\":\"00\"}\n";
+        for (int i = 0; i < 2 * TRIES; i++)
+            if (!client_send_raw(more, guess, sizeof guess - 1, true)) break;
+        looked += guesses_answered(more, &refused);
+        /* The honest racers are answered in between. */
+        client_move_any(c[k % 2]);
+        client_expect_skip(c[(k + 1) % 2], "state", "", WAIT);
+        client_sync(c[0]);
+    }
+    int64_t seconds = (harness_now_ms() - started) / 1000 + 1;
+    print_message("%d resumes looked up, %d refused for the address, in %lld s\n", looked,
+                  refused, (long long)seconds);
+    assert_true(looked >= BURST);
+    assert_true(looked <= BURST + 1 + seconds * PER_MIN / 60);
+    assert_true(refused >= 21 * TRIES - looked);
+}
+
 /* ----------------------------------------------------------------- grace --- */
 
 static void test_grace_expiry_forfeit(void **state) {
@@ -548,6 +622,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_resume_while_connected, harness_teardown),
         cmocka_unit_test_teardown(test_resume_solo, harness_teardown),
         cmocka_unit_test_teardown(test_resume_after_the_end, harness_teardown),
+        cmocka_unit_test_teardown(test_resume_guessing_is_throttled, harness_teardown),
         cmocka_unit_test_teardown(test_grace_expiry_forfeit, harness_teardown),
         cmocka_unit_test_teardown(test_grace_expiry_three_players, harness_teardown),
         cmocka_unit_test_teardown(test_move_timeout_forfeits_the_walker,
