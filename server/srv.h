@@ -145,8 +145,9 @@ typedef struct srv_player {
     struct room *watching; /* the room it spectates, or NULL */
     bool queued;           /* waiting in matchmaking */
     proto_settings queue_key;
-    srv_link queue_link;     /* in srv.queue while queued */
-    UT_hash_handle hh_token; /* in srv.by_token, keyed by token */
+    struct lobby_queue *queue; /* the queue for queue_key while queued */
+    srv_link queue_link;       /* in queue->waiting while queued */
+    UT_hash_handle hh_token;   /* in srv.by_token, keyed by token */
 } srv_player;
 
 /* --host may name several addresses (localhost: 127.0.0.1 and ::1). */
@@ -183,7 +184,9 @@ typedef struct srv {
     /* The rooms `rooms` lists, oldest first, so the reply costs the same
      * however many solo games and ended races there are. */
     srv_link waiting_rooms, running_rooms;
-    srv_link queue;       /* matchmaking, oldest first */
+    /* Matchmaking: one queue per settings (lobby.c), so that a `quick`
+     * looks only at players who want the same race. */
+    struct lobby_queue *queues;
     srv_player *by_token; /* every player, by resume token */
     struct room *by_code; /* rooms with a code (not solo, not closing) */
     uint64_t next_id;

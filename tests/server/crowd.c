@@ -96,7 +96,6 @@ int crowd_build(unsigned players, unsigned racers) {
     srv_list_init(&S.rooms);
     srv_list_init(&S.waiting_rooms);
     srv_list_init(&S.running_rooms);
-    srv_list_init(&S.queue);
 
     struct sockaddr_in addr;
     uv_ip4_addr("127.0.0.1", 0, &addr);

@@ -55,7 +55,6 @@ static int setup(void **state) {
     srv_list_init(&S.rooms);
     srv_list_init(&S.waiting_rooms);
     srv_list_init(&S.running_rooms);
-    srv_list_init(&S.queue);
     nfakes = 0;
     return 0;
 }
