@@ -10,11 +10,11 @@
 #include <time.h>
 
 #include <jansson.h>
-#include <openssl/evp.h>
 
 #include "engine.h"
 #include "message.h"
 #include "net.h"
+#include "seed.h"
 
 /* -------------------------------------------------------------- options --- */
 
@@ -52,7 +52,8 @@ static void usage(FILE *out) {
             "  Plays race2048 over JSON (default: --solo on 127.0.0.1:2048, size 4,\n"
             "  target 2048, expectimax). Prints room=CODE after --create, and one\n"
             "  line per game: result=win|lose|draw reason=... score=... max_tile=...\n"
-            "  moves=... seed=... verified=yes|no\n"
+            "  moves=... seed=... verified=yes|no (seed: 64 hex digits for a server\n"
+            "  seed, the number for --seed; verified: commit and replay checked)\n"
             "  --version prints the version (" RACE2048_VERSION ").\n");
 }
 
@@ -333,9 +334,9 @@ typedef struct bot {
     bool my_turn_ok; /* my status is playing or won: I may move */
     int size;
     uint64_t target;
-    eng_board board;       /* my board as the server last showed it */
-    eng_board start_board; /* my board at start, to check the replay */
-    char commit[65];       /* from start, checked against end's seed and salt */
+    eng_board board;                /* my board as the server last showed it */
+    eng_board start_board;          /* my board at start, to check the replay */
+    char commit[PROTO_COMMIT_TEXT]; /* from start, checked against end's seed and salt */
 
     /* One move in flight: sent, its state not seen yet. */
     bool in_flight;
@@ -543,35 +544,23 @@ static int on_state(bot *b, const json_t *msg) {
     return play(b);
 }
 
-/* SHA-256 of "SALT:SEED" as 64 lower-case hex digits into out[65]. Returns
- * false if libcrypto fails. */
-static bool commit_of(const char *salt, uint32_t seed, char out[65]) {
-    char text[96];
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    int n = snprintf(text, sizeof text, "%s:%" PRIu32, salt, seed);
-    if (n < 0 || (size_t)n >= sizeof text ||
-        !EVP_Digest(text, (size_t)n, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
-        return false;
-    for (unsigned i = 0; i < 32; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
-    return true;
-}
-
 /* Checks the game afterwards, as any client can: the commit of start must be
- * SHA-256("SALT:SEED") of what end revealed, and replaying my moves from
- * that seed must give my start board and my final board and score. */
-static bool verify_game(bot *b, uint32_t seed, const char *salt, const json_t *mine) {
-    char want[65];
-    if (!commit_of(salt, seed, want) || strcmp(want, b->commit)) {
-        LOG(b, "verify: commit %s != sha256(%s:%" PRIu32 ")\n", b->commit, salt, seed);
+ * SHA-256("SALT:SEED") of what end revealed (SEED as end wrote it), and
+ * replaying my moves from that seed, with the generator its kind says
+ * (ChaCha20 for a server seed, mulberry32 for mine), must give my start
+ * board and my final board and score. */
+static bool verify_game(bot *b, const eng_seed *seed, const char *salt,
+                        const json_t *mine) {
+    char want[PROTO_COMMIT_TEXT], text[ENG_SEED_TEXT_MAX];
+    eng_seed_format(seed, text, sizeof text);
+    if (proto_commit(salt, seed, want) < 0 || strcmp(want, b->commit)) {
+        LOG(b, "verify: commit %s != sha256(%s:%s)\n", b->commit, salt, text);
         return false;
     }
     eng_game g;
-    eng_seed from = eng_seed_client(seed);
-    if (eng_game_new(&g, b->size, &from) < 0 ||
+    if (eng_game_new(&g, b->size, seed) < 0 ||
         memcmp(&g.board, &b->start_board, sizeof g.board)) {
-        LOG(b, "verify: the start board is not the one seed %" PRIu32 " makes\n", seed);
+        LOG(b, "verify: the start board is not the one seed %s makes\n", text);
         return false;
     }
     for (size_t i = 0; i < b->ndirs; i++)
@@ -601,15 +590,15 @@ static int on_end(bot *b, const json_t *msg) {
         result = "draw";
     else
         result = get_u64(msg, "winner", 0) == b->me ? "win" : "lose";
-    const json_t *seed = json_object_get(msg, "seed");
-    const char *salt = get_str(msg, "salt", "");
-    bool ok = mine && json_is_integer(seed) && json_integer_value(seed) >= 0 &&
-              json_integer_value(seed) <= UINT32_MAX &&
-              verify_game(b, (uint32_t)json_integer_value(seed), salt, mine);
+    eng_seed seed;
+    char seed_text[ENG_SEED_TEXT_MAX] = "?";
+    bool known = proto_seed_from_json(json_object_get(msg, "seed"), &seed) == 0;
+    if (known) eng_seed_format(&seed, seed_text, sizeof seed_text);
+    bool ok = mine && known && verify_game(b, &seed, get_str(msg, "salt", ""), mine);
     printf("result=%s reason=%s score=%" PRIu64 " max_tile=%" PRIu64 " moves=%" PRIu64
-           " seed=%" PRIu64 " verified=%s\n",
+           " seed=%s verified=%s\n",
            result, get_str(msg, "reason", "?"), get_u64(mine, "score", 0), max_tile,
-           get_u64(mine, "moves", 0), get_u64(msg, "seed", 0), ok ? "yes" : "no");
+           get_u64(mine, "moves", 0), seed_text, ok ? "yes" : "no");
     fflush(stdout);
     if (++b->games_done >= b->o.games) return 1;
     return send_game_request(b) < 0 ? -1 : 0;

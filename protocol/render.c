@@ -450,9 +450,16 @@ int proto_render_end(proto_buf *b, const proto_end_view *e) {
         crlf(b);
     }
 
-    if (e->salt)
-        proto_render_linef(b, "seed %u  salt %s", (unsigned)e->seed, e->salt);
-    else
-        proto_render_linef(b, "seed %u", (unsigned)e->seed);
+    char seed[ENG_SEED_TEXT_MAX];
+    eng_seed_format(&e->seed, seed, sizeof seed);
+    if (!e->salt) {
+        proto_render_linef(b, "seed %s", seed);
+    } else if (e->seed.kind == ENG_SEED_SERVER) {
+        /* 64 + 32 digits do not fit one 80-column line. */
+        proto_render_linef(b, "seed %s", seed);
+        proto_render_linef(b, "salt %s", e->salt);
+    } else {
+        proto_render_linef(b, "seed %s  salt %s", seed, e->salt);
+    }
     return b->failed ? -1 : 0;
 }

@@ -83,7 +83,7 @@ typedef struct proto_end_view {
     uint64_t you;                /* the viewer's id, 0 for a spectator */
     const proto_player *results; /* ranked, best first */
     int n;
-    uint32_t seed;
+    eng_seed seed;    /* shown as end writes it */
     const char *salt; /* 32 hex digits, or NULL to leave it out */
     proto_color color;
 } proto_end_view;

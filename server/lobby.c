@@ -158,7 +158,7 @@ static void do_solo(srv_player *p, const proto_request *req) {
         return;
     }
     if (req->has_seed) {
-        r->seed = req->seed;
+        r->seed = eng_seed_client(req->seed);
         r->seed_fixed = true;
     }
     room_add_player(r, p, false);

@@ -28,7 +28,7 @@ static const flag flags[] = {
     {"host", "RACE2048_HOST", "ADDR", "address to listen on (default 0.0.0.0)"},
     {"port", "RACE2048_PORT", "PORT", "TCP port, 0 picks a free one (default 2048)"},
     {"seed", "RACE2048_SEED", "N",
-     "make room seeds deterministic, for tests (default: OS random)"},
+     "derive server seeds from N, for tests (default: OS random)"},
     {"max-clients", "RACE2048_MAX_CLIENTS", "N", "connections at once (default 10000)"},
     {"max-line", "RACE2048_MAX_LINE", "BYTES",
      "longest line a client may send (default 4096)"},
@@ -368,7 +368,6 @@ int main(int argc, char **argv) {
         return 1;
     }
     eng_tables_init(s.tables);
-    eng_rng_seed_mulberry32(&s.seed_source, s.cfg.seed);
     s.next_id = 1;
     srv_list_init(&s.conns);
     s.metrics.started_ns = uv_hrtime();

@@ -186,15 +186,15 @@ static void remove_seat(room *r, int i) {
 void room_start(room *r) {
     srv *s = r->srv;
     if (!r->seed_fixed) r->seed = srv_next_seed(s);
-    if (srv_random_hex(r->salt, 16) < 0 || srv_commit(r->salt, r->seed, r->commit) < 0) {
+    if (srv_random_hex(r->salt, 16) < 0 ||
+        proto_commit(r->salt, &r->seed, r->commit) < 0) {
         /* Without a commitment the game would not be verifiable; the OS random
          * source and SHA-256 do not fail in practice, so log loudly. */
         srv_log(SRV_LOG_ERROR, "room %s: cannot make the seed commitment", r->code);
     }
-    eng_seed seed = eng_seed_client(r->seed);
     uint64_t now = uv_now(s->loop);
     for (int i = 0; i < r->nseats; i++) {
-        eng_game_new(&r->seats[i].game, r->settings.size, &seed);
+        eng_game_new(&r->seats[i].game, r->settings.size, &r->seed);
         r->seats[i].status = PROTO_PLAYING;
         r->seats[i].last_move = now;
     }
@@ -335,7 +335,7 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
         room_seat_view(order[i], &views[i]);
     size_t len;
     char *line = proto_enc_end(room_code_or_null(r), reason, winner, views, r->nseats,
-                               r->seed, r->salt, &len);
+                               &r->seed, r->salt, &len);
     srv_msg m = {.type = SRV_MSG_END,
                  .json = srv_buf_take(line, len),
                  .subject = winner,
@@ -346,6 +346,16 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
                  .salt = r->salt};
     room_broadcast(r, &m, NULL);
     if (m.json) srv_buf_unref(m.json);
+    /* The seed is a secret until this end went out; even then only at debug
+     * level, as logs are often kept and shared. */
+    char seed_text[ENG_SEED_TEXT_MAX];
+    eng_seed_format(&r->seed, seed_text, sizeof seed_text);
+    if (r->solo)
+        srv_log(SRV_LOG_DEBUG, "solo game of player %llu ended: seed %s salt %s",
+                (unsigned long long)r->seats[0].id, seed_text, r->salt);
+    else
+        srv_log(SRV_LOG_DEBUG, "room %s ended: seed %s salt %s", r->code, seed_text,
+                r->salt);
     if (!r->solo)
         srv_log(SRV_LOG_INFO, "room %s: race ended (%s), winner %llu", r->code,
                 reason == PROTO_END_TARGET     ? "target"

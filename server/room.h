@@ -3,6 +3,7 @@
 #ifndef RACE2048_ROOM_H
 #define RACE2048_ROOM_H
 
+#include "seed.h"
 #include "srv.h"
 
 typedef enum room_state { ROOM_WAITING, ROOM_RUNNING, ROOM_ENDED } room_state;
@@ -33,7 +34,7 @@ typedef struct room {
     int nseats;
     srv_player **watchers;
     int nwatchers, watchers_cap;
-    uint32_t seed;
+    eng_seed seed;   /* a server seed, or a solo player's client seed */
     bool seed_fixed; /* a solo game's seed chosen by the player */
     char salt[33];
     char commit[65];

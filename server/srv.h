@@ -51,7 +51,7 @@ typedef enum srv_log_level {
 typedef struct srv_config {
     char host[256];
     int port;
-    bool has_seed; /* --seed given: room seeds are deterministic */
+    bool has_seed; /* --seed given: server seeds are derived from it, for tests */
     uint32_t seed;
     unsigned max_clients;
     size_t max_line;
@@ -121,7 +121,7 @@ typedef struct srv_msg {
     proto_end_reason reason;
     const proto_player *results; /* ranked, best first */
     int nresults;
-    uint32_t seed;
+    eng_seed seed;
     const char *salt;
 } srv_msg;
 
@@ -190,7 +190,7 @@ typedef struct srv {
     srv_player *by_token; /* every player, by resume token */
     struct room *by_code; /* rooms with a code (not solo, not closing) */
     uint64_t next_id;
-    eng_rng seed_source; /* used only with --seed */
+    uint64_t seeds_made; /* server seeds so far: the --seed derivation's counter */
     eng_tables *tables;
     bool stopping;
     srv_metrics metrics;
@@ -212,11 +212,11 @@ void srv_send_error(srv_player *p, proto_err code, const char *message);
 
 /* Random bytes from the OS. Returns 0 or a negative libuv error. */
 int srv_random(void *buf, size_t len);
-/* A fresh room seed: from the deterministic source with --seed, else the OS. */
-uint32_t srv_next_seed(srv *s);
+/* A fresh server seed (ChaCha20, 256 bits) for a race or an unseeded solo
+ * game: 32 bytes from the OS, or with --seed N the SHA-256 of
+ * "race2048:N:K" for the K-th seed (from 0), so tests get repeatable games. */
+eng_seed srv_next_seed(srv *s);
 /* Writes 2 * n lowercase hex digits of n random bytes plus a NUL into out. */
 int srv_random_hex(char *out, size_t n);
-/* out = 64 hex digits of SHA-256("SALT:SEED") plus a NUL. Returns 0 or -1. */
-int srv_commit(const char *salt, uint32_t seed, char out[65]);
 
 #endif

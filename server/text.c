@@ -53,7 +53,7 @@ typedef struct text_session {
     uint64_t end_winner;
     int end_n;
     text_result end_results[PROTO_PLAYERS_MAX];
-    uint32_t end_seed;
+    eng_seed end_seed;
     char end_salt[33];
 } text_session;
 

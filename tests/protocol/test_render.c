@@ -276,7 +276,7 @@ static void test_golden_end_winner(void **state) {
                         2,
                         race,
                         3,
-                        12345,
+                        {ENG_SEED_CLIENT, 12345, {0}},
                         "00000000000000000000000000000000",
                         PROTO_COLOR_OFF};
     char *s = render_end(&e);
@@ -290,9 +290,38 @@ static void test_golden_end_winner(void **state) {
     free(s);
 }
 
+/* A server seed is 64 hex digits: seed and salt each get a line, so the
+ * screen stays within 80 columns (render_end checks the width). */
+static void test_end_server_seed(void **state) {
+    uint8_t key[ENG_SEED_KEY_BYTES];
+    for (int i = 0; i < ENG_SEED_KEY_BYTES; i++)
+        key[i] = (uint8_t)(0xF0 + i % 16);
+    proto_end_view e = {"K7Q2",
+                        PROTO_END_TARGET,
+                        1,
+                        2,
+                        race,
+                        3,
+                        eng_seed_server(key),
+                        "0123456789abcdef0123456789abcdef",
+                        PROTO_COLOR_OFF};
+    char *s = render_end(&e);
+    assert_non_null(
+        strstr(s, "\r\nseed "
+                  "f0f1f2f3f4f5f6f7f8f9fafbfcfdfefff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"
+                  "\r\nsalt 0123456789abcdef0123456789abcdef\r\n"));
+    free(s);
+    e.salt = NULL;
+    s = render_end(&e);
+    assert_non_null(strstr(s, "\r\nseed f0f1f2f3"));
+    assert_null(strstr(s, "salt"));
+    free(s);
+}
+
 static void test_end_draw_and_no_winner(void **state) {
-    proto_end_view e = {"K7Q2", PROTO_END_ALL_OVER, 0, 0, race, 2, 7,
-                        NULL,   PROTO_COLOR_OFF};
+    proto_end_view e = {
+        "K7Q2", PROTO_END_ALL_OVER, 0, 0, race, 2, {ENG_SEED_CLIENT, 7, {0}},
+        NULL,   PROTO_COLOR_OFF};
     char *s = render_end(&e);
     assert_memory_equal(s, "Race over in room K7Q2: a draw - no moves left\r\n", 48);
     assert_non_null(strstr(s, "\r\nseed 7\r\n"));
@@ -300,27 +329,31 @@ static void test_end_draw_and_no_winner(void **state) {
 
     proto_player gone[2] = {race[2], race[2]};
     gone[1].id = 4;
-    e = (proto_end_view){"K7Q2", PROTO_END_FORFEIT, 0, 3, gone, 2, 7,
-                         NULL,   PROTO_COLOR_OFF};
+    e = (proto_end_view){
+        "K7Q2", PROTO_END_FORFEIT, 0, 3, gone, 2, {ENG_SEED_CLIENT, 7, {0}},
+        NULL,   PROTO_COLOR_OFF};
     s = render_end(&e);
     assert_memory_equal(s, "Race over in room K7Q2: no winner - everyone left\r\n", 51);
     free(s);
 
-    e = (proto_end_view){"K7Q2", PROTO_END_TIME, 2, 2, race, 2, 7, NULL, PROTO_COLOR_256};
+    e = (proto_end_view){"K7Q2", PROTO_END_TIME, 2, 2, race, 2, {ENG_SEED_CLIENT, 7, {0}},
+                         NULL,   PROTO_COLOR_256};
     s = render_end(&e);
     assert_non_null(strstr(s, "\x1b[1;32mbob\x1b[0m wins - time is up\r\n"));
     free(s);
 }
 
 static void test_end_solo(void **state) {
-    proto_end_view e = {NULL, PROTO_END_ALL_OVER, 1, 1, race, 1, 99,
-                        NULL, PROTO_COLOR_OFF};
+    proto_end_view e = {
+        NULL, PROTO_END_ALL_OVER, 1, 1, race, 1, {ENG_SEED_CLIENT, 99, {0}},
+        NULL, PROTO_COLOR_OFF};
     char *s = render_end(&e);
     assert_memory_equal(s, "Game over: no moves left\r\n", 26);
     free(s);
     proto_player left = race[2];
-    e = (proto_end_view){NULL, PROTO_END_ALL_OVER, 3, 3, &left, 1, 99,
-                         NULL, PROTO_COLOR_OFF};
+    e = (proto_end_view){
+        NULL, PROTO_END_ALL_OVER, 3, 3, &left, 1, {ENG_SEED_CLIENT, 99, {0}},
+        NULL, PROTO_COLOR_OFF};
     s = render_end(&e);
     assert_memory_equal(s, "Game over: you left\r\n", 21);
     free(s);
@@ -396,6 +429,7 @@ int main(void) {
         cmocka_unit_test_setup(test_colour_off_is_plain, setup_race),
         cmocka_unit_test(test_name_sanitised),
         cmocka_unit_test_setup(test_golden_end_winner, setup_race),
+        cmocka_unit_test_setup(test_end_server_seed, setup_race),
         cmocka_unit_test_setup(test_end_draw_and_no_winner, setup_race),
         cmocka_unit_test_setup(test_end_solo, setup_race),
         cmocka_unit_test(test_text_helpers),

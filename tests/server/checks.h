@@ -15,8 +15,13 @@ void check_player(const json_t *p, int size);
 /* check_player on every element of a start's, room's or end's list. */
 void check_players(const json_t *list, int size);
 
-/* The commit of a `start` matches SHA-256("SALT:SEED") from the `end`, and both
- * are lowercase hex of the right length. */
+/* An `end`'s seed: a string of 64 lowercase hex digits is a server seed
+ * (ChaCha20), an integer 0..2^32-1 a client seed (mulberry32). Fails on
+ * anything else. */
+eng_seed check_end_seed(const json_t *end);
+
+/* The commit of a `start` matches SHA-256("SALT:SEED") from the `end` (SEED as
+ * end writes it), and both are lowercase hex of the right length. */
 void check_commit(const char *commit, const json_t *end);
 
 /* The `end` of a race: results best first by the rule for its reason (left

@@ -44,11 +44,11 @@ static int setup(void **state) {
                          .grace_ms = 30000,
                          .max_output = 1 << 20,
                          .has_seed = true,
+                         .seed = 42,
                          .log_level = SRV_LOG_WARN};
     srv_log_set_level(SRV_LOG_WARN);
     S.tables = malloc(sizeof *S.tables);
     eng_tables_init(S.tables);
-    eng_rng_seed_mulberry32(&S.seed_source, 42);
     S.next_id = 1;
     srv_list_init(&S.conns);
     srv_list_init(&S.players);

@@ -17,12 +17,14 @@ static json_int_t id_of(const json_t *start) {
 }
 
 /* Replays, from the seed an `end` reveals, the moves a player made (the `dir`
- * of each moved state about it in `states`) and compares its final board and
- * counters with its entry in the end's results. */
+ * of each moved state about it in `states`): every board and spawn on the
+ * way, and its final board and counters in the end's results. Races are
+ * server-seeded: the seed is 64 hex digits and the draws ChaCha20. */
 static void check_replay(const json_t *end, json_int_t id, const json_t *states,
                          int size) {
     eng_game g;
-    eng_seed seed = eng_seed_client((uint32_t)jint(end, "seed"));
+    eng_seed seed = check_end_seed(end);
+    assert_int_equal(seed.kind, ENG_SEED_SERVER);
     assert_int_equal(eng_game_new(&g, size, &seed), 0);
     size_t i;
     json_t *st;
@@ -33,6 +35,15 @@ static void check_replay(const json_t *end, json_int_t id, const json_t *states,
         eng_move_result res = eng_game_move(&g, dir_of(jstr(st, "dir")), NULL);
         assert_true(res.moved);
         check_board(jarr(st, "board"), &g.board);
+        json_t *spawn = json_object_get(st, "spawn");
+        if (res.spawn.value) {
+            assert_int_equal(jint(spawn, "row"), res.spawn.row);
+            assert_int_equal(jint(spawn, "col"), res.spawn.col);
+            assert_int_equal(jint(spawn, "value"), (json_int_t)res.spawn.value);
+        } else {
+            assert_true(json_is_null(spawn));
+        }
+        assert_int_equal(jint(st, "score"), (json_int_t)g.score);
     }
     json_t *mine = jplayer(jarr(end, "results"), id);
     check_board(jarr(mine, "board"), &g.board);
@@ -193,7 +204,7 @@ static void test_end_by_target(void **state) {
     check_replay(end, idb, seen_by_b, 3); /* no moves: the start board */
     /* The revealed seed gives the board everyone started on. */
     eng_game g;
-    eng_seed seed = eng_seed_client((uint32_t)jint(end, "seed"));
+    eng_seed seed = check_end_seed(end);
     assert_int_equal(eng_game_new(&g, 3, &seed), 0);
     check_board(jarr(jplayer(jarr(starts[1], "players"), ida), "board"), &g.board);
     /* The race is over: moves are refused, the room is not listed. */
@@ -725,7 +736,7 @@ static void test_rematch(void **state) {
     json_t *end2 = client_expect(p[0], "end", WAIT + 1000);
     client_expect(p[1], "end", WAIT + 1000);
     check_commit(jstr(sa, "commit"), end2);
-    assert_true(jint(end2, "seed") != jint(end, "seed"));
+    assert_string_not_equal(jstr(end2, "seed"), jstr(end, "seed"));
 
     /* The other player gone: a lone asker waits in a new room others can
      * join, and is told that room's code (once). */
