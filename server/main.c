@@ -1,10 +1,12 @@
 /* main.c - race2048d: flags and environment, the listener, signals, shutdown. */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "conn.h"
@@ -12,8 +14,10 @@
 #include "room.h"
 
 /* How long shutdown waits for clients to take their last bytes. */
-#define SHUTDOWN_MS 4000
-#define SWEEP_MS    1000
+#define SHUTDOWN_MS 1500
+/* Descriptors kept beyond the connections' (files, libuv, refusals). */
+#define FD_SPARE 32
+#define SWEEP_MS 1000
 
 /* ---------------------------------------------------------------- flags --- */
 
@@ -40,6 +44,10 @@ static const flag flags[] = {
      "close connections silent this long, 0 = never (default 600)"},
     {"max-output", "RACE2048_MAX_OUTPUT", "BYTES",
      "output queued for one client before it is cut off (default 1048576)"},
+    {"request-timeout", "RACE2048_REQUEST_TIMEOUT", "SECONDS",
+     "close a client whose line stays unfinished this long, 0 = never (default 10)"},
+    {"max-per-ip", "RACE2048_MAX_PER_IP", "N",
+     "connections at once from one address (default 64)"},
     {"log-level", "RACE2048_LOG_LEVEL", "LEVEL",
      "error, warn, info or debug (default info)"},
 };
@@ -124,6 +132,16 @@ static int apply(srv_config *cfg, const char *name, const char *value, const cha
             want = "a byte count from 4096 to 1073741824";
         else
             cfg->max_output = (size_t)v;
+    } else if (!strcmp(name, "request-timeout")) {
+        if (parse_uint(value, 0, 86400, &v))
+            want = "seconds from 0 to 86400";
+        else
+            cfg->request_ms = v * 1000;
+    } else if (!strcmp(name, "max-per-ip")) {
+        if (parse_uint(value, 1, 1000000, &v))
+            want = "an integer from 1 to 1000000";
+        else
+            cfg->max_per_ip = (unsigned)v;
     } else if (!strcmp(name, "log-level")) {
         static const char *levels[] = {"error", "warn", "info", "debug"};
         want = "error, warn, info or debug";
@@ -148,6 +166,8 @@ static int configure(srv_config *cfg, int argc, char **argv) {
                         .resume_per_min = GUARD_RESUME_PER_MIN,
                         .idle_ms = 600000,
                         .max_output = 1 << 20,
+                        .request_ms = 10000,
+                        .max_per_ip = 64,
                         .log_level = SRV_LOG_INFO};
     for (size_t i = 0; i < NFLAGS; i++) {
         const char *v = getenv(flags[i].env);
@@ -196,10 +216,42 @@ static int configure(srv_config *cfg, int argc, char **argv) {
 static void on_connection(uv_stream_t *listener, int status) {
     srv *s = listener->data;
     if (status < 0) {
-        srv_log(SRV_LOG_WARN, "accept failed: %s", uv_strerror(status));
+        /* libuv has already dropped the connection it could not take (its
+         * own reserve descriptor): say so, but not once per connection. */
+        static uint64_t last_log;
+        uint64_t now = uv_now(s->loop);
+        if (!last_log || now - last_log >= 10000) {
+            last_log = now;
+            srv_log(SRV_LOG_WARN, "accept failed: %s", uv_strerror(status));
+        }
         return;
     }
     conn_accept(s, listener);
+}
+
+/* Raises the descriptor limit as far as allowed, and sizes the server's
+ * capacity to it: connections past it are refused with server_full. */
+static void fit_descriptors(srv *s) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0) return;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlim_t want = rl.rlim_max;
+        rl.rlim_cur = want;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0) getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    /* The lowest free descriptor: about how many are in use already. */
+    int probe = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (probe < 0) return;
+    close(probe);
+    unsigned long long limit = rl.rlim_cur == RLIM_INFINITY ? 1ull << 30 : rl.rlim_cur;
+    unsigned long long used = (unsigned long long)probe + FD_SPARE;
+    unsigned long long fit = limit > used ? limit - used : 1;
+    s->fd_capacity = fit > 1000000 ? 1000000 : (unsigned)fit;
+    if (s->fd_capacity < s->cfg.max_clients)
+        srv_log(SRV_LOG_WARN,
+                "the descriptor limit (%llu) leaves room for %u clients, fewer than "
+                "--max-clients %u: raise it (ulimit -n) to serve that many",
+                limit, s->fd_capacity, s->cfg.max_clients);
 }
 
 static void on_sweep(uv_timer_t *t) {
@@ -392,6 +444,8 @@ int main(int argc, char **argv) {
     if (listen_all(&s) < 0) {
         exit_code = 1;
     } else {
+        fit_descriptors(&s);
+        conn_loop_init(&s);
         uv_timer_init(s.loop, &s.sweep);
         s.sweep.data = &s;
         uv_timer_start(&s.sweep, on_sweep, SWEEP_MS, SWEEP_MS);

@@ -397,6 +397,8 @@ static uint64_t move_deadline(const room *r, const room_seat *seat) {
 
 static void on_room_timer(uv_timer_t *t) {
     room *r = t->data;
+    /* After a pause, a resume or a move that arrived in time is read first. */
+    if (srv_defer_until_io(r->srv, t, on_room_timer)) return;
     uint64_t now = uv_now(r->srv->loop);
     if (r->state != ROOM_RUNNING) return;
     for (int i = 0; i < r->nseats && r->state == ROOM_RUNNING; i++) {

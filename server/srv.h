@@ -55,9 +55,11 @@ typedef struct srv_config {
     uint32_t seed;
     unsigned max_clients;
     size_t max_line;
-    uint64_t grace_ms; /* reconnect grace */
-    uint64_t idle_ms;  /* 0 = never close idle connections */
-    size_t max_output; /* queued output per connection before it is cut off */
+    uint64_t grace_ms;   /* reconnect grace */
+    uint64_t idle_ms;    /* 0 = never close idle connections */
+    size_t max_output;   /* queued output per connection before it is cut off */
+    uint64_t request_ms; /* an unfinished request older than this closes, 0 = never */
+    unsigned max_per_ip; /* open connections from one address */
     srv_log_level log_level;
     /* A racer still playing with no move this long has left; 0 = never. */
     uint64_t move_timeout_ms;
@@ -150,6 +152,8 @@ typedef struct srv_player {
     UT_hash_handle hh_token;   /* in srv.by_token, keyed by token */
 } srv_player;
 
+struct addr_entry;
+
 /* --host may name several addresses (localhost: 127.0.0.1 and ::1). */
 #define SRV_MAX_LISTENERS 16
 
@@ -179,6 +183,24 @@ typedef struct srv {
     uv_timer_t sweep; /* closes idle connections */
     srv_link conns;
     unsigned nconns;
+    /* The loop turn (conn.c): input waiting for its turn, output to flush. */
+    uv_idle_t turn_idle;       /* runs while input waits: poll must not block */
+    uv_prepare_t turn_prepare; /* before poll: flush, note the poll timeout */
+    uv_check_t turn_check;     /* after poll: flush, detect a pause, next turn */
+    srv_link input_list;
+    srv_link flush_list;
+    uint64_t turn;
+    uint64_t prepare_ms; /* monotonic ms when poll was entered */
+    int poll_timeout;    /* the timeout it was given, -1 = none */
+    uint64_t check_ms;   /* monotonic ms after the last poll */
+    bool io_behind;      /* a pause was seen and no poll has read input since */
+    /* File descriptors: connections beyond fd_capacity are refused. */
+    unsigned fd_capacity;
+    /* Listeners whose next connection waits: not even a refusal fits. */
+    uv_stream_t *accept_paused[SRV_MAX_LISTENERS];
+    int npaused;
+    uint64_t fd_log_ms;       /* rate limit for "out of descriptors" logs */
+    struct addr_entry *addrs; /* open connections per address (addr.c) */
     srv_link players;
     srv_link rooms;
     /* The rooms `rooms` lists, oldest first, so the reply costs the same
@@ -209,6 +231,13 @@ void srv_send_line(srv_player *p, srv_msg_type type, char *line, size_t len);
 void srv_count_error(srv *s, proto_err code);
 /* Sends error code with message to p. */
 void srv_send_error(srv_player *p, proto_err code, const char *message);
+
+/* True while the loop has not read input since the process was paused
+ * (SIGSTOP, a frozen VM): a timer that expires clients (idle, grace, move
+ * timeouts) must then wait. It re-arms t to run cb again shortly, and returns
+ * true; the caller returns at once. t may be NULL (a repeating timer simply
+ * skips this run). */
+bool srv_defer_until_io(srv *s, uv_timer_t *t, uv_timer_cb cb);
 
 /* Random bytes from the OS. Returns 0 or a negative libuv error. */
 int srv_random(void *buf, size_t len);

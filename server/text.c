@@ -394,6 +394,7 @@ static void run_command(conn *c, const char *line, size_t len) {
 static int on_text_line(void *ctx, const char *line, size_t len) {
     conn *c = ctx;
     text_session *s = c->text;
+    conn_request_done(c);
     if (line[0] == '{' && !s->any_command && !s->tn.seen) {
         /* A JSON client that spoke after the detection window. */
         conn_become_json(c, line, len);
@@ -428,6 +429,8 @@ static void on_key(conn *c, const proto_key *k) {
         return;
     }
     bool typing = s->prompt || !in_game(c->player);
+    /* A key in a game, or a command line's Enter, is a complete request. */
+    if (!typing || k->type == PROTO_KEY_ENTER) conn_request_done(c);
     if (!typing) {
         if (k->type == PROTO_KEY_MOVE) {
             proto_request req = {.type = PROTO_REQ_MOVE, .dir = k->dir};
@@ -694,6 +697,15 @@ void text_say_bye(conn *c) {
 void text_say_idle(conn *c) {
     outs(c, "\r\nClosing this connection: nothing was typed for a long time.");
     outs(c, c->text && c->text->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
+}
+
+void text_say_slow(conn *c) {
+    outs(c, "\r\nClosing this connection: a line took too long to arrive.");
+    outs(c, c->text && c->text->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
+}
+
+bool text_midway(const conn *c) {
+    return c->text && proto_telnet_midway(&c->text->tn);
 }
 
 void text_free(conn *c) {

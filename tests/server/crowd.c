@@ -85,6 +85,7 @@ int crowd_build(unsigned players, unsigned racers) {
                          .max_line = 4096,
                          .grace_ms = 86400000ull,
                          .max_output = 64 << 20,
+                         .max_per_ip = 100,
                          .log_level = SRV_LOG_ERROR};
     srv_log_set_level(SRV_LOG_ERROR);
     S.tables = malloc(sizeof *S.tables);
@@ -96,6 +97,7 @@ int crowd_build(unsigned players, unsigned racers) {
     srv_list_init(&S.rooms);
     srv_list_init(&S.waiting_rooms);
     srv_list_init(&S.running_rooms);
+    conn_loop_init(&S);
 
     struct sockaddr_in addr;
     uv_ip4_addr("127.0.0.1", 0, &addr);
