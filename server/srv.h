@@ -216,7 +216,10 @@ typedef struct srv {
     eng_tables *tables;
     bool stopping;
     srv_metrics metrics;
-    struct guard_addr *guard_addrs; /* addresses that failed resumes (guard.c) */
+    /* Addresses (entries of addrs) that failed resumes lately, oldest first
+     * (guard.c). */
+    struct addr_entry *guard_oldest, *guard_newest;
+    unsigned guard_active;
 } srv;
 
 /* Frees p if nothing holds it any more: no connection and no seat. Takes it
