@@ -150,6 +150,10 @@ typedef struct srv_player {
     struct lobby_queue *queue; /* the queue for queue_key while queued */
     srv_link queue_link;       /* in queue->waiting while queued */
     UT_hash_handle hh_token;   /* in srv.by_token, keyed by token */
+    /* A human's resume code for its current race seat ("" for none: not
+     * in srv.by_resume), see resume.h. */
+    char resume_code[9];
+    UT_hash_handle hh_resume;
 } srv_player;
 
 struct addr_entry;
@@ -209,7 +213,11 @@ typedef struct srv {
     /* Matchmaking: one queue per settings (lobby.c), so that a `quick`
      * looks only at players who want the same race. */
     struct lobby_queue *queues;
-    srv_player *by_token; /* every player, by resume token */
+    srv_player *by_token;  /* every player, by resume token */
+    srv_player *by_resume; /* players with a resume code, by code (resume.c) */
+    /* The server-wide pace of resume-code attempts (resume.c). */
+    uint64_t resume_window_start;
+    int resume_window_attempts;
     struct room *by_code; /* rooms with a code (not solo, not closing) */
     uint64_t next_id;
     uint64_t seeds_made; /* server seeds so far: the --seed derivation's counter */
