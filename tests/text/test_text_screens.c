@@ -474,6 +474,12 @@ static void test_stuck_board_says_the_race_goes_on(void **state) {
     assert_non_null(strstr(f->screen, "Race over"));
     assert_null(strstr(f->screen, "stuck"));
     assert_null(strstr(f->screen, "You are not in a game"));
+    /* A move on the end screen is told the game is over. */
+    mark = nina->len;
+    tt_sends(nina, "w\n");
+    wait_screen(f, nina, mark, "That game is over.");
+    assert_non_null(strstr(f->screen, "Race over"));
+    assert_fits(nina, 80, 24);
 }
 
 /* --------------------------------------------------- 7: lines and words --- */
