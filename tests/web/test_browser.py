@@ -76,7 +76,12 @@ def check_console(driver):
 
 
 def tiles(driver, css):
-    return [t.text for t in driver.find_elements(By.CSS_SELECTOR, css + ' .tile:not(.dying)')]
+    """The tiles under css as sorted [row, col, value] lists, read in one go (tiles
+    come and go while a board animates)."""
+    return driver.execute_script("""
+        return Array.from(document.querySelectorAll(arguments[0] + ' .tile:not(.dying)'),
+            (t) => [t.style.getPropertyValue('--r'), t.style.getPropertyValue('--c'),
+                    t.textContent]).sort();""", css)
 
 
 def settled(driver):
@@ -124,6 +129,13 @@ def main():
             raise SystemExit('solo game not verified: ' + verdict)
         check_console(d)
         solo_end = tiles(d, '#end-boards')
+        # The record the protocol's `replay` describes, made from what the page saw.
+        d.execute_script("""
+            const g = app.game, e = app.lastEnd;
+            window.ownRecord = {type: 'replay', game: 1, size: g.size, target: g.target,
+                seed: e.seed, salt: e.salt, commit: g.commit, reason: e.reason,
+                winner: e.winner, results: e.results,
+                moves: {[g.you]: g.moves.map((m) => m.dir[0]).join('')}};""")
 
         # The game is in the recent games; its replay, stepped to the last
         # move, ends on the board the game ended on.
@@ -134,15 +146,19 @@ def main():
         replays = d.find_elements(By.CSS_SELECTOR, '#history button')
         if replays:
             replays[0].click()
-            wait(d, 'the replay', shown('replay'))
-            d.find_element(By.ID, 'r-last').click()
-            pos = d.find_element(By.ID, 'r-pos').text
-            print('replay:', pos)
-            wait(d, 'the replayed board', lambda d: tiles(d, '#replay-boards') == solo_end)
-            d.find_element(By.ID, 'b-replay-back').click()
-            wait(d, 'the lobby after the replay', shown('lobby'))
         else:
-            print('replay: this server keeps no history')
+            # A server without a journal: the viewer gets the page's own record.
+            print('replay: this server keeps no history; replaying the page\'s own record')
+            d.execute_script('handle(window.ownRecord)')
+        wait(d, 'the replay', shown('replay'))
+        d.find_element(By.ID, 'r-last').click()
+        print('replay:', d.find_element(By.ID, 'r-pos').text)
+        wait(d, 'the replayed board', lambda d: tiles(d, '#replay-boards') == solo_end)
+        d.find_element(By.ID, 'r-first').click()
+        d.find_element(By.ID, 'r-play').click()
+        wait(d, 'the replay to play to its end', lambda d: tiles(d, '#replay-boards') == solo_end)
+        d.find_element(By.ID, 'b-replay-back').click()
+        wait(d, 'the lobby after the replay', shown('lobby'))
         form = '#f-create '
         d.find_element(By.CSS_SELECTOR, form + 'select[name=target]').send_keys('256')
         d.find_element(By.CSS_SELECTOR, form + 'button').click()
