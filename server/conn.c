@@ -212,13 +212,19 @@ void conn_accept(srv *s, uv_stream_t *listener) {
     else if (from_addr > s->cfg.max_per_ip)
         c->refused = CONN_REFUSE_PER_ADDR;
     if (c->refused) {
+        /* A flood of refusals must not flood the log: one line a second, with
+         * the count of those not shown. */
         uint64_t now = uv_now(s->loop);
-        if (c->refused != CONN_REFUSE_FDS || !s->fd_log_ms ||
-            now - s->fd_log_ms >= FD_LOG_MS) {
-            if (c->refused == CONN_REFUSE_FDS) s->fd_log_ms = now;
+        if (s->refuse_log_ms && now - s->refuse_log_ms < 1000) {
+            s->refusals_unlogged++;
+        } else {
             char why[96];
             refusal(c, why, sizeof why);
-            srv_log(SRV_LOG_WARN, "refusing %s: %s", c->peer, why);
+            srv_log(SRV_LOG_WARN,
+                    "refusing %s: %s (and %llu more since the last such line)", c->peer,
+                    why, (unsigned long long)s->refusals_unlogged);
+            s->refuse_log_ms = now;
+            s->refusals_unlogged = 0;
         }
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_refused_read);
         uv_timer_start(&c->timer, on_refused_timeout, DETECT_MS, 0);

@@ -198,8 +198,10 @@ typedef struct srv {
     /* Listeners whose next connection waits: not even a refusal fits. */
     uv_stream_t *accept_paused[SRV_MAX_LISTENERS];
     int npaused;
-    uint64_t fd_log_ms;       /* rate limit for "out of descriptors" logs */
-    struct addr_entry *addrs; /* open connections per address (addr.c) */
+    uint64_t fd_log_ms;         /* rate limit for "out of descriptors" logs */
+    uint64_t refuse_log_ms;     /* and for refusals */
+    uint64_t refusals_unlogged; /* refusals since the last logged one */
+    struct addr_entry *addrs;   /* open connections per address (addr.c) */
     srv_link players;
     srv_link rooms;
     /* The rooms `rooms` lists, oldest first, so the reply costs the same
