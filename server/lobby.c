@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "guard.h"
+#include "resume.h"
 #include "room.h"
 
 /* The most rows a `rooms` reply lists, so one reply stays a modest line. */
@@ -66,6 +67,7 @@ void srv_player_release(srv_player *p) {
     if (p->conn || p->room) return;
     unqueue(p);
     if (p->watching) room_unwatch(p->watching, p);
+    resume_code_forget(p);
     HASH_DELETE(hh_token, p->srv->by_token, p);
     srv_list_remove(&p->link);
     free(p);

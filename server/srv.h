@@ -149,6 +149,10 @@ typedef struct srv_player {
     proto_settings queue_key;
     srv_link queue_link;     /* in srv.queue while queued */
     UT_hash_handle hh_token; /* in srv.by_token, keyed by token */
+    /* A human's resume code for its current race seat ("" for none: not
+     * in srv.by_resume), see resume.h. */
+    char resume_code[9];
+    UT_hash_handle hh_resume;
 } srv_player;
 
 struct addr_entry;
@@ -207,8 +211,12 @@ typedef struct srv {
     /* The rooms `rooms` lists, oldest first, so the reply costs the same
      * however many solo games and ended races there are. */
     srv_link waiting_rooms, running_rooms;
-    srv_link queue;       /* matchmaking, oldest first */
-    srv_player *by_token; /* every player, by resume token */
+    srv_link queue;        /* matchmaking, oldest first */
+    srv_player *by_token;  /* every player, by resume token */
+    srv_player *by_resume; /* players with a resume code, by code (resume.c) */
+    /* The server-wide pace of resume-code attempts (resume.c). */
+    uint64_t resume_window_start;
+    int resume_window_attempts;
     struct room *by_code; /* rooms with a code (not solo, not closing) */
     uint64_t next_id;
     uint64_t seeds_made; /* server seeds so far: the --seed derivation's counter */

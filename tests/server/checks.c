@@ -170,6 +170,36 @@ void check_board(const json_t *board, const eng_board *b) {
         }
 }
 
+void check_replay(const json_t *end, json_int_t id, const json_t *states, int size) {
+    eng_game g;
+    eng_seed seed = check_end_seed(end);
+    assert_int_equal(eng_game_new(&g, size, &seed), 0);
+    size_t i;
+    json_t *st;
+    json_array_foreach(states, i, st) {
+        if (strcmp(jstr(st, "type"), "state") != 0 || jint(st, "id") != id ||
+            !jbool(st, "moved"))
+            continue;
+        eng_move_result res = eng_game_move(&g, dir_of(jstr(st, "dir")), NULL);
+        assert_true(res.moved);
+        check_board(jarr(st, "board"), &g.board);
+        json_t *spawn = json_object_get(st, "spawn");
+        if (res.spawn.value) {
+            assert_int_equal(jint(spawn, "row"), res.spawn.row);
+            assert_int_equal(jint(spawn, "col"), res.spawn.col);
+            assert_int_equal(jint(spawn, "value"), (json_int_t)res.spawn.value);
+        } else {
+            assert_true(json_is_null(spawn));
+        }
+        assert_int_equal(jint(st, "score"), (json_int_t)g.score);
+        assert_int_equal(jint(st, "moves"), (json_int_t)g.moves);
+    }
+    json_t *mine = jplayer(jarr(end, "results"), id);
+    check_board(jarr(mine, "board"), &g.board);
+    assert_int_equal(jint(mine, "score"), (json_int_t)g.score);
+    assert_int_equal(jint(mine, "moves"), (json_int_t)g.moves);
+}
+
 eng_dir dir_of(const char *name) {
     if (!strcmp(name, "left")) return ENG_LEFT;
     if (!strcmp(name, "right")) return ENG_RIGHT;

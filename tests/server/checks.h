@@ -32,6 +32,12 @@ void check_ranking(const json_t *end);
 /* Fails unless the JSON board is exactly b. */
 void check_board(const json_t *board, const eng_board *b);
 
+/* Replays, from the seed `end` reveals (with the generator its kind says),
+ * the moves player id made: the `dir` of each moved `state` about it in
+ * `states` (other objects are skipped). Every board, spawn, score and move
+ * count on the way must match, and so must its entry in the end's results. */
+void check_replay(const json_t *end, json_int_t id, const json_t *states, int size);
+
 /* A JSON dir name to the engine's. */
 eng_dir dir_of(const char *name);
 

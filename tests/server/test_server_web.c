@@ -192,6 +192,13 @@ static void test_http_full_server(void **state) {
     assert_int_equal(r.status, 503);
     http_response_free(&r);
     client_sync(a);
+
+    th_server *t = SERVER("--max-per-ip", "1");
+    client *b = client_named(t, "holder");
+    get(t, "GET /healthz HTTP/1.1\r\n\r\n", &r);
+    assert_int_equal(r.status, 503);
+    http_response_free(&r);
+    client_sync(b);
 }
 
 /* ------------------------------------------------------------ WebSocket --- */
@@ -261,8 +268,18 @@ static void test_ws_violations(void **state) {
     client_expect_eof(w, WAIT);
 
     w = ws_connect(s);
-    ws_send_frame(w, true, 1, "{\"type\":\"ping\"}", 15, true);
+    ws_send_frame(w, true, 1, "{\"type\":\"ping\"}", 15, true); /* unmasked */
     assert_int_equal(ws_expect_close(w, WAIT), 1002);
+    client_expect_eof(w, WAIT);
+
+    w = ws_connect(s);
+    ws_send_frame(w, true, 0, "{}", 2, false); /* a continuation of nothing */
+    assert_int_equal(ws_expect_close(w, WAIT), 1002);
+    client_expect_eof(w, WAIT);
+
+    w = ws_connect(s);
+    ws_send_frame(w, true, 1, "{\"type\":\"\xff\xfe\"}", 12, false); /* not UTF-8 */
+    assert_int_equal(ws_expect_close(w, WAIT), 1007);
     client_expect_eof(w, WAIT);
 
     /* Over the line limit in one frame, then in fragments. */
