@@ -196,7 +196,7 @@ typedef struct srv {
     uint64_t prepare_ms; /* monotonic ms when poll was entered */
     int poll_timeout;    /* the timeout it was given, -1 = none */
     uint64_t check_ms;   /* monotonic ms after the last poll */
-    bool io_behind;      /* a pause was seen and no poll has read input since */
+    unsigned io_behind;  /* turns left to read input that came during a pause */
     /* File descriptors: connections beyond fd_capacity are refused. */
     unsigned fd_capacity;
     /* Listeners whose next connection waits: not even a refusal fits. */
