@@ -147,8 +147,9 @@ typedef struct srv_player {
     struct room *watching; /* the room it spectates, or NULL */
     bool queued;           /* waiting in matchmaking */
     proto_settings queue_key;
-    srv_link queue_link;     /* in srv.queue while queued */
-    UT_hash_handle hh_token; /* in srv.by_token, keyed by token */
+    struct lobby_queue *queue; /* the queue for queue_key while queued */
+    srv_link queue_link;       /* in queue->waiting while queued */
+    UT_hash_handle hh_token;   /* in srv.by_token, keyed by token */
     /* A human's resume code for its current race seat ("" for none: not
      * in srv.by_resume), see resume.h. */
     char resume_code[9];
@@ -211,7 +212,9 @@ typedef struct srv {
     /* The rooms `rooms` lists, oldest first, so the reply costs the same
      * however many solo games and ended races there are. */
     srv_link waiting_rooms, running_rooms;
-    srv_link queue;        /* matchmaking, oldest first */
+    /* Matchmaking: one queue per settings (lobby.c), so that a `quick`
+     * looks only at players who want the same race. */
+    struct lobby_queue *queues;
     srv_player *by_token;  /* every player, by resume token */
     srv_player *by_resume; /* players with a resume code, by code (resume.c) */
     /* The server-wide pace of resume-code attempts (resume.c). */
@@ -223,7 +226,10 @@ typedef struct srv {
     eng_tables *tables;
     bool stopping;
     srv_metrics metrics;
-    struct guard_addr *guard_addrs; /* addresses that failed resumes (guard.c) */
+    /* Addresses (entries of addrs) that failed resumes lately, oldest first
+     * (guard.c). */
+    struct addr_entry *guard_oldest, *guard_newest;
+    unsigned guard_active;
 } srv;
 
 /* Frees p if nothing holds it any more: no connection and no seat. Takes it

@@ -179,23 +179,25 @@ static const char lobby_keys[] =
     "On telnet, in a game, every key is a move at once (h and l too): type : first "
     "for a command (:leave, :help).";
 
+/* Two columns need 80: 2 + 12 + 2 + 27 on the left, 2 + 11 + 1 + 22 on the
+ * right. */
 static void lobby_command_list(proto_buf *b, int cols) {
-    if (cols >= 78) {
+    if (cols >= 80) {
         for (int i = 0; i < LOBBY_COMMANDS; i += 2) {
-            char left[48];
-            snprintf(left, sizeof left, "  %-12s %-27s", lobby_commands[i][0],
-                     lobby_commands[i][1]);
-            if (i + 1 < LOBBY_COMMANDS)
-                proto_render_linef(b, "%s  %-12s %s", left, lobby_commands[i + 1][0],
-                                   lobby_commands[i + 1][1]);
-            else
-                proto_render_linef(b, "%s", left);
+            if (i + 1 == LOBBY_COMMANDS) {
+                proto_render_linef(b, "  %-12s  %s", lobby_commands[i][0],
+                                   lobby_commands[i][1]);
+                break;
+            }
+            proto_render_linef(b, "  %-12s  %-27s  %-11s %s", lobby_commands[i][0],
+                               lobby_commands[i][1], lobby_commands[i + 1][0],
+                               lobby_commands[i + 1][1]);
         }
         return;
     }
     for (int i = 0; i < LOBBY_COMMANDS; i++) {
         char line[64];
-        snprintf(line, sizeof line, "  %-12s %s", lobby_commands[i][0],
+        snprintf(line, sizeof line, "  %-12s  %s", lobby_commands[i][0],
                  lobby_commands[i][1]);
         proto_render_wrapped(b, line, cols);
     }
@@ -326,8 +328,8 @@ static void draw_game(conn *c, proto_buf *b, room *r) {
                                   : "Your game is over; type leave.");
     else if (char_mode(s))
         snprintf(hint, sizeof hint,
-                 "Arrows / wasd / hjkl move at once (h too).  : then a command, e.g. "
-                 ":help.  Ctrl-C quits.");
+                 "Arrows / wasd / hjkl move at once.  : for a command (:help).  Ctrl-C "
+                 "quits.");
     else
         snprintf(
             hint, sizeof hint,
