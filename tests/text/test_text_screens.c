@@ -557,10 +557,18 @@ static void test_resume_code_takes_the_seat_back(void **state) {
     json_t *p = client_expect_skip(jo, "player", "room start state", harness_ms(TT_WAIT));
     assert_false(jbool(p, "connected"));
 
-    /* Right after a failure, a second try from the same connection is paced. */
+    /* Wrong codes count against the resume guard: the fifth (the first was
+     * the one above) closes the connection (GUARD_RESUME_TRIES), saying why. */
+    for (int i = 2; i < 5; i++) {
+        mark = back->len;
+        tt_sends(back, "resume 2345-6789\n");
+        wait_screen(f, back, mark, "No seat is waiting for that code");
+    }
     mark = back->len;
     tt_sends(back, "resume 2345-6789\n");
-    wait_screen(f, back, mark, "Wait a second between resume attempts.");
+    assert_true(tt_wait_eof(back, harness_ms(TT_WAIT)));
+    if (tt_find(back->buf, back->len, mark, "Too many wrong resume codes", 27) < 0)
+        fail_msg("closed without saying why");
 
     /* From a new connection, typed in lower case with a dash: tom's seat,
      * his board, and jo is told. */
