@@ -715,13 +715,22 @@ static void written(conn *c, size_t n) {
 
 /* Lists the unwritten bytes of the first `count` entries as buffers (two per
  * entry at most); returns how many. */
-static unsigned gather(conn *c, unsigned count, uv_buf_t *bufs) {
+/* The iovecs of the first count entries. With heads (room for CONN_HEAD_MAX
+ * bytes per entry) the inline heads are copied there: a write that waits for
+ * the socket must not point into the ring, which may grow and move before it
+ * completes. */
+static unsigned gather(conn *c, unsigned count, uv_buf_t *bufs, char *heads) {
     unsigned nb = 0;
     size_t skip = c->out_skip;
     for (unsigned i = 0; i < count; i++) {
         conn_out *e = entry(c, i);
         size_t h = e->head_len;
-        if (skip < h) bufs[nb++] = uv_buf_init(e->head + skip, (unsigned)(h - skip));
+        char *head = e->head;
+        if (heads && skip < h) {
+            head = heads + (size_t)i * CONN_HEAD_MAX;
+            memcpy(head, e->head, h);
+        }
+        if (skip < h) bufs[nb++] = uv_buf_init(head + skip, (unsigned)(h - skip));
         size_t from = skip > h ? skip - h : 0;
         if (from < e->len)
             bufs[nb++] = uv_buf_init(e->buf->data + from, (unsigned)(e->len - from));
@@ -771,7 +780,7 @@ static void flush(conn *c) {
         return;
     }
     uv_stream_t *stream = (uv_stream_t *)&c->tcp;
-    unsigned nb = gather(c, c->out_count, bufs);
+    unsigned nb = gather(c, c->out_count, bufs, NULL);
     int n = uv_try_write(stream, bufs, nb);
     if (n == UV_EAGAIN) n = 0;
     if (n < 0) {
@@ -782,8 +791,9 @@ static void flush(conn *c) {
     c->srv->metrics.bytes_out += (uint64_t)n;
     written(c, (size_t)n);
     if (c->out_count) {
-        uv_write_t *req = malloc(sizeof *req);
-        nb = gather(c, c->out_count, bufs);
+        /* The request carries the heads' copies (see gather); on_write frees both. */
+        uv_write_t *req = malloc(sizeof *req + (size_t)c->out_count * CONN_HEAD_MAX);
+        if (req) nb = gather(c, c->out_count, bufs, (char *)(req + 1));
         if (!req || uv_write(req, stream, bufs, nb, on_write) < 0) {
             free(req);
             if (bufs != stack) free(bufs);

@@ -515,7 +515,9 @@ static void play_moves(conn *c, const proto_command *cmd) {
                 set_status(c->text,
                            stuck ? "Your board is stuck; the race goes on until the "
                                    "others finish (or type leave)."
-                                 : "You are not in a game: type solo or quick to play.");
+                           : c->text->has_end
+                               ? "That game is over."
+                               : "You are not in a game: type solo or quick to play.");
                 request_draw(c);
             }
             return;
