@@ -26,7 +26,9 @@ typedef enum work {
     WORK_MOVES_TABLE,
     WORK_MOVES_GENERAL,
     WORK_SPAWNS_TABLE,
-    WORK_SPAWNS_GENERAL
+    WORK_SPAWNS_GENERAL,
+    WORK_SPAWNS_TABLE_CHACHA20,
+    WORK_SPAWNS_GENERAL_CHACHA20
 } work;
 
 typedef struct engine_set {
@@ -43,9 +45,13 @@ static uint64_t run_pass(const engine_set *s, work w) {
     case WORK_MOVES_GENERAL:
         return bench_pass_moves_general(s->boards, s->n);
     case WORK_SPAWNS_TABLE:
-        return bench_pass_spawns_table(s->bits, s->n);
+        return bench_pass_spawns_table(s->bits, s->n, ENG_RNG_MULBERRY32);
     case WORK_SPAWNS_GENERAL:
-        return bench_pass_spawns_general(s->boards, s->n);
+        return bench_pass_spawns_general(s->boards, s->n, ENG_RNG_MULBERRY32);
+    case WORK_SPAWNS_TABLE_CHACHA20:
+        return bench_pass_spawns_table(s->bits, s->n, ENG_RNG_CHACHA20);
+    case WORK_SPAWNS_GENERAL_CHACHA20:
+        return bench_pass_spawns_general(s->boards, s->n, ENG_RNG_CHACHA20);
     }
     return 0;
 }
@@ -90,8 +96,10 @@ static int bench_engine(double seconds) {
     /* Checked before any timing: a fast wrong engine is worth nothing. */
     uint32_t v_mt = bench_verify_moves_table(bits, s.n, tables);
     uint32_t v_mg = bench_verify_moves_general(boards, s.n);
-    uint32_t v_st = bench_verify_spawns_table(bits, s.n);
-    uint32_t v_sg = bench_verify_spawns_general(boards, s.n);
+    uint32_t v_st = bench_verify_spawns_table(bits, s.n, ENG_RNG_MULBERRY32);
+    uint32_t v_sg = bench_verify_spawns_general(boards, s.n, ENG_RNG_MULBERRY32);
+    uint32_t v_ct = bench_verify_spawns_table(bits, s.n, ENG_RNG_CHACHA20);
+    uint32_t v_cg = bench_verify_spawns_general(boards, s.n, ENG_RNG_CHACHA20);
     double moves = 4.0 * (double)s.n, spawns = (double)s.n;
 
     report("engine", "table", v_mt, "move", moves,
@@ -102,13 +110,20 @@ static int bench_engine(double seconds) {
            time_passes(&s, WORK_SPAWNS_TABLE, seconds));
     report("spawn", "general", v_sg, "spawn", spawns,
            time_passes(&s, WORK_SPAWNS_GENERAL, seconds));
+    /* Server-seeded games draw from ChaCha20: the same work on that stream. */
+    report("spawn", "table-chacha20", v_ct, "spawn", spawns,
+           time_passes(&s, WORK_SPAWNS_TABLE_CHACHA20, seconds));
+    report("spawn", "general-chacha20", v_cg, "spawn", spawns,
+           time_passes(&s, WORK_SPAWNS_GENERAL_CHACHA20, seconds));
 
     rc = 0;
     if (v_mt != BENCH_MOVE_VERIFY || v_mg != BENCH_MOVE_VERIFY ||
-        v_st != BENCH_SPAWN_VERIFY || v_sg != BENCH_SPAWN_VERIFY) {
+        v_st != BENCH_SPAWN_VERIFY || v_sg != BENCH_SPAWN_VERIFY ||
+        v_ct != BENCH_SPAWN_CHACHA20_VERIFY || v_cg != BENCH_SPAWN_CHACHA20_VERIFY) {
         fprintf(stderr,
-                "race2048-bench: checksum mismatch (want moves 0x%08x, spawns 0x%08x)\n",
-                BENCH_MOVE_VERIFY, BENCH_SPAWN_VERIFY);
+                "race2048-bench: checksum mismatch (want moves 0x%08x, spawns 0x%08x, "
+                "chacha20 spawns 0x%08x)\n",
+                BENCH_MOVE_VERIFY, BENCH_SPAWN_VERIFY, BENCH_SPAWN_CHACHA20_VERIFY);
         rc = 1;
     }
 done:
@@ -120,12 +135,24 @@ done:
 
 /* ----------------------------------------------------------- dispatch --- */
 
-static void usage(void) {
-    fprintf(stderr, "usage: race2048-bench engine [SECONDS]\n"
-                    "  engine   move and spawn throughput, table and general paths;\n"
-                    "           SECONDS per figure, a positive number (default 2)\n"
-                    "       race2048-bench server [--help | OPTIONS]\n"
-                    "  server   load on a running race2048d: moves/s and latency\n");
+/* After a bad argument, this one line; --help prints it with the rest. */
+#define BENCH_USAGE_LINE                                                                 \
+    "usage: race2048-bench [--help] [--version] engine [SECONDS] | server [OPTIONS]\n"
+
+static void usage(FILE *out) {
+    fprintf(out, BENCH_USAGE_LINE
+            "  engine   move and spawn throughput, table and general paths;\n"
+            "           SECONDS per figure, a positive number (default 2)\n"
+            "  server   load on a running race2048d: moves/s and latency\n"
+            "           (race2048-bench server --help lists its OPTIONS)\n"
+            "  --version prints the version (" RACE2048_VERSION ")\n");
+}
+
+/* A usage error: why, then the usage line, on stderr. Returns the exit status 2. */
+static int usage_error(const char *why, const char *arg) {
+    fprintf(stderr, "race2048-bench: %s%s%s%s\n" BENCH_USAGE_LINE, why, arg ? " '" : "",
+            arg ? arg : "", arg ? "'" : "");
+    return 2;
 }
 
 /* Parses a positive, finite number of seconds (at most a day); returns -1 if
@@ -140,15 +167,13 @@ static double parse_seconds(const char *text) {
 
 static int cmd_engine(int argc, char **argv) {
     double seconds = 2;
-    if (argc > 1) {
-        usage();
-        return 2;
+    if (argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
+        usage(stdout);
+        return 0;
     }
-    if (argc == 1 && (seconds = parse_seconds(argv[0])) < 0) {
-        fprintf(stderr, "race2048-bench: bad SECONDS '%s'\n", argv[0]);
-        usage();
-        return 2;
-    }
+    if (argc > 1) return usage_error("engine takes at most one argument, got", argv[1]);
+    if (argc == 1 && (seconds = parse_seconds(argv[0])) < 0)
+        return usage_error("bad SECONDS", argv[0]);
     return bench_engine(seconds);
 }
 
@@ -162,12 +187,17 @@ static const struct {
 };
 
 int main(int argc, char **argv) {
-    if (argc >= 2) {
-        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-            if (strcmp(argv[1], commands[i].name) == 0)
-                return commands[i].run(argc - 2, argv + 2);
-        fprintf(stderr, "race2048-bench: unknown subcommand '%s'\n", argv[1]);
+    if (argc < 2) return usage_error("which benchmark: engine or server?", NULL);
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(stdout);
+        return 0;
     }
-    usage();
-    return 2;
+    if (!strcmp(argv[1], "--version")) {
+        printf("race2048-bench " RACE2048_VERSION "\n");
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 2, argv + 2);
+    return usage_error("unknown subcommand", argv[1]);
 }

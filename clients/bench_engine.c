@@ -15,7 +15,7 @@ eng_board *bench_boards_new(size_t n) {
     eng_board *boards = malloc(n * sizeof *boards);
     if (!boards) return NULL;
     eng_rng rng;
-    eng_rng_seed(&rng, BENCH_BOARD_SEED);
+    eng_rng_seed_mulberry32(&rng, BENCH_BOARD_SEED);
     for (size_t i = 0; i < n; i++) {
         eng_board_init(&boards[i], 4);
         for (int c = 0; c < 16; c++) {
@@ -83,10 +83,22 @@ uint32_t bench_verify_moves_table(const eng_bits *bits, size_t n, const eng_tabl
     return h;
 }
 
-uint32_t bench_verify_spawns_general(const eng_board *boards, size_t n) {
+void bench_spawn_rng(eng_rng *rng, eng_rng_kind kind) {
+    if (kind == ENG_RNG_CHACHA20) {
+        uint8_t key[ENG_SEED_KEY_BYTES];
+        for (int i = 0; i < ENG_SEED_KEY_BYTES; i++)
+            key[i] = (uint8_t)i;
+        eng_rng_seed_chacha20(rng, key);
+    } else {
+        eng_rng_seed_mulberry32(rng, BENCH_SPAWN_SEED);
+    }
+}
+
+uint32_t bench_verify_spawns_general(const eng_board *boards, size_t n,
+                                     eng_rng_kind kind) {
     uint32_t h = BENCH_FNV_START;
     eng_rng rng;
-    eng_rng_seed(&rng, BENCH_SPAWN_SEED);
+    bench_spawn_rng(&rng, kind);
     for (size_t i = 0; i < n; i++) {
         eng_board b = boards[i];
         eng_spawn_tile(&b, &rng, NULL);
@@ -95,10 +107,10 @@ uint32_t bench_verify_spawns_general(const eng_board *boards, size_t n) {
     return h;
 }
 
-uint32_t bench_verify_spawns_table(const eng_bits *bits, size_t n) {
+uint32_t bench_verify_spawns_table(const eng_bits *bits, size_t n, eng_rng_kind kind) {
     uint32_t h = BENCH_FNV_START;
     eng_rng rng;
-    eng_rng_seed(&rng, BENCH_SPAWN_SEED);
+    bench_spawn_rng(&rng, kind);
     for (size_t i = 0; i < n; i++)
         h = bench_hash_bits(h, eng_bits_spawn(bits[i], &rng));
     return h;
@@ -134,10 +146,10 @@ uint64_t bench_pass_moves_table(const eng_bits *bits, size_t n, const eng_tables
     return acc;
 }
 
-uint64_t bench_pass_spawns_general(const eng_board *boards, size_t n) {
+uint64_t bench_pass_spawns_general(const eng_board *boards, size_t n, eng_rng_kind kind) {
     uint64_t acc = 0;
     eng_rng rng;
-    eng_rng_seed(&rng, BENCH_SPAWN_SEED);
+    bench_spawn_rng(&rng, kind);
     for (size_t i = 0; i < n; i++) {
         eng_board b = boards[i];
         eng_spawn_tile(&b, &rng, NULL);
@@ -146,10 +158,10 @@ uint64_t bench_pass_spawns_general(const eng_board *boards, size_t n) {
     return acc;
 }
 
-uint64_t bench_pass_spawns_table(const eng_bits *bits, size_t n) {
+uint64_t bench_pass_spawns_table(const eng_bits *bits, size_t n, eng_rng_kind kind) {
     uint64_t acc = 0;
     eng_rng rng;
-    eng_rng_seed(&rng, BENCH_SPAWN_SEED);
+    bench_spawn_rng(&rng, kind);
     for (size_t i = 0; i < n; i++)
         acc ^= eng_bits_spawn(bits[i], &rng);
     return acc;

@@ -10,11 +10,11 @@
 #include <time.h>
 
 #include <jansson.h>
-#include <openssl/evp.h>
 
 #include "engine.h"
 #include "message.h"
 #include "net.h"
+#include "seed.h"
 
 /* -------------------------------------------------------------- options --- */
 
@@ -38,9 +38,13 @@ typedef struct bot_opts {
     bool verbose; /* every non-state line to stderr */
 } bot_opts;
 
+/* After a bad flag, this one line; --help prints it with the rest. */
+#define BOT_USAGE_LINE                                                                   \
+    "usage: race2048-bot [--help] [--version] [--host H] [--port P] [OPTIONS]\n"
+
 static void usage(FILE *out) {
-    fprintf(out,
-            "usage: race2048-bot [--host H] [--port P] [--name NAME]\n"
+    fprintf(out, BOT_USAGE_LINE
+            "       race2048-bot [--host H] [--port P] [--name NAME]\n"
             "                    [--solo [--seed N] | --quick [--players N] |\n"
             "                     --join CODE | --create [--players N]]\n"
             "                    [--size S] [--target T] [--games N] [--delay-ms D]\n"
@@ -48,10 +52,12 @@ static void usage(FILE *out) {
             "  Plays race2048 over JSON (default: --solo on 127.0.0.1:2048, size 4,\n"
             "  target 2048, expectimax). Prints room=CODE after --create, and one\n"
             "  line per game: result=win|lose|draw reason=... score=... max_tile=...\n"
-            "  moves=... seed=... verified=yes|no\n");
+            "  moves=... seed=... verified=yes|no (seed: 64 hex digits for a server\n"
+            "  seed, the number for --seed; verified: commit and replay checked)\n"
+            "  --version prints the version (" RACE2048_VERSION ").\n");
 }
 
-/* Fills o from argv. Returns 0, 1 after --help, or -1 after printing what is
+/* Fills o from argv. Returns 0, 1 after --help or --version, or -1 after printing what is
  * wrong (the caller exits 2). */
 static int parse_args(int argc, char **argv, bot_opts *o) {
     *o = (bot_opts){.host = "127.0.0.1",
@@ -72,6 +78,9 @@ static int parse_args(int argc, char **argv, bot_opts *o) {
         /* Flags without a value first; every other flag takes argv[i + 1]. */
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
+            return 1;
+        } else if (!strcmp(a, "--version")) {
+            printf("race2048-bot " RACE2048_VERSION "\n");
             return 1;
         } else if (!strcmp(a, "--solo")) {
             o->mode = MODE_SOLO, modes++;
@@ -325,9 +334,9 @@ typedef struct bot {
     bool my_turn_ok; /* my status is playing or won: I may move */
     int size;
     uint64_t target;
-    eng_board board;       /* my board as the server last showed it */
-    eng_board start_board; /* my board at start, to check the replay */
-    char commit[65];       /* from start, checked against end's seed and salt */
+    eng_board board;                /* my board as the server last showed it */
+    eng_board start_board;          /* my board at start, to check the replay */
+    char commit[PROTO_COMMIT_TEXT]; /* from start, checked against end's seed and salt */
 
     /* One move in flight: sent, its state not seen yet. */
     bool in_flight;
@@ -535,34 +544,23 @@ static int on_state(bot *b, const json_t *msg) {
     return play(b);
 }
 
-/* SHA-256 of "SALT:SEED" as 64 lower-case hex digits into out[65]. Returns
- * false if libcrypto fails. */
-static bool commit_of(const char *salt, uint32_t seed, char out[65]) {
-    char text[96];
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    int n = snprintf(text, sizeof text, "%s:%" PRIu32, salt, seed);
-    if (n < 0 || (size_t)n >= sizeof text ||
-        !EVP_Digest(text, (size_t)n, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
-        return false;
-    for (unsigned i = 0; i < 32; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
-    return true;
-}
-
 /* Checks the game afterwards, as any client can: the commit of start must be
- * SHA-256("SALT:SEED") of what end revealed, and replaying my moves from
- * that seed must give my start board and my final board and score. */
-static bool verify_game(bot *b, uint32_t seed, const char *salt, const json_t *mine) {
-    char want[65];
-    if (!commit_of(salt, seed, want) || strcmp(want, b->commit)) {
-        LOG(b, "verify: commit %s != sha256(%s:%" PRIu32 ")\n", b->commit, salt, seed);
+ * SHA-256("SALT:SEED") of what end revealed (SEED as end wrote it), and
+ * replaying my moves from that seed, with the generator its kind says
+ * (ChaCha20 for a server seed, mulberry32 for mine), must give my start
+ * board and my final board and score. */
+static bool verify_game(bot *b, const eng_seed *seed, const char *salt,
+                        const json_t *mine) {
+    char want[PROTO_COMMIT_TEXT], text[ENG_SEED_TEXT_MAX];
+    eng_seed_format(seed, text, sizeof text);
+    if (proto_commit(salt, seed, want) < 0 || strcmp(want, b->commit)) {
+        LOG(b, "verify: commit %s != sha256(%s:%s)\n", b->commit, salt, text);
         return false;
     }
     eng_game g;
     if (eng_game_new(&g, b->size, seed) < 0 ||
         memcmp(&g.board, &b->start_board, sizeof g.board)) {
-        LOG(b, "verify: the start board is not the one seed %" PRIu32 " makes\n", seed);
+        LOG(b, "verify: the start board is not the one seed %s makes\n", text);
         return false;
     }
     for (size_t i = 0; i < b->ndirs; i++)
@@ -592,15 +590,15 @@ static int on_end(bot *b, const json_t *msg) {
         result = "draw";
     else
         result = get_u64(msg, "winner", 0) == b->me ? "win" : "lose";
-    const json_t *seed = json_object_get(msg, "seed");
-    const char *salt = get_str(msg, "salt", "");
-    bool ok = mine && json_is_integer(seed) && json_integer_value(seed) >= 0 &&
-              json_integer_value(seed) <= UINT32_MAX &&
-              verify_game(b, (uint32_t)json_integer_value(seed), salt, mine);
+    eng_seed seed;
+    char seed_text[ENG_SEED_TEXT_MAX] = "?";
+    bool known = proto_seed_from_json(json_object_get(msg, "seed"), &seed) == 0;
+    if (known) eng_seed_format(&seed, seed_text, sizeof seed_text);
+    bool ok = mine && known && verify_game(b, &seed, get_str(msg, "salt", ""), mine);
     printf("result=%s reason=%s score=%" PRIu64 " max_tile=%" PRIu64 " moves=%" PRIu64
-           " seed=%" PRIu64 " verified=%s\n",
+           " seed=%s verified=%s\n",
            result, get_str(msg, "reason", "?"), get_u64(mine, "score", 0), max_tile,
-           get_u64(mine, "moves", 0), get_u64(msg, "seed", 0), ok ? "yes" : "no");
+           get_u64(mine, "moves", 0), seed_text, ok ? "yes" : "no");
     fflush(stdout);
     if (++b->games_done >= b->o.games) return 1;
     return send_game_request(b) < 0 ? -1 : 0;
@@ -667,7 +665,7 @@ int main(int argc, char **argv) {
     bot b = {0};
     int rc = parse_args(argc, argv, &b.o);
     if (rc != 0) {
-        if (rc < 0) usage(stderr);
+        if (rc < 0) fputs(BOT_USAGE_LINE, stderr);
         return rc < 0 ? 2 : 0;
     }
     heuristic_init();

@@ -58,18 +58,26 @@ __attribute__((format(printf, 1, 2))) static int check_unhealthy(const char *fmt
     return CHECK_EXIT_UNHEALTHY;
 }
 
+#define CHECK_USAGE_LINE                                                                 \
+    "usage: race2048-check [--help] [--version] [-t SECONDS] [[HOST:]PORT]\n"
+
+/* --help: the whole usage on stdout. */
+static int check_help(void) {
+    printf(CHECK_USAGE_LINE
+           "  Sends a JSON ping to race2048d and waits for its pong.\n"
+           "  HOST:PORT defaults to " CHECK_DEFAULT_HOST
+           ":$RACE2048_PORT, or " CHECK_DEFAULT_HOST ":" CHECK_DEFAULT_PORT
+           " when that is unset;\n"
+           "  an IPv6 address goes in brackets: [::1]:2048.\n"
+           "  -t SECONDS  whole-check deadline (default 3, fractions allowed)\n"
+           "  --version   print the version (" RACE2048_VERSION ")\n"
+           "  exit 0 healthy, 1 unhealthy (reason on stderr), 2 usage error\n");
+    return CHECK_EXIT_HEALTHY;
+}
+
+/* A usage error: why, then the one usage line, on stderr. */
 static int check_usage(const char *why) {
-    if (why) fprintf(stderr, "%s: %s\n", check_prog, why);
-    fprintf(stderr,
-            "usage: %s [-t SECONDS] [[HOST:]PORT]\n"
-            "  Sends a JSON ping to race2048d and waits for its pong.\n"
-            "  HOST:PORT defaults to " CHECK_DEFAULT_HOST
-            ":$RACE2048_PORT, or " CHECK_DEFAULT_HOST ":" CHECK_DEFAULT_PORT
-            " when that is unset;\n"
-            "  an IPv6 address goes in brackets: [::1]:2048.\n"
-            "  -t SECONDS  whole-check deadline (default 3, fractions allowed)\n"
-            "  exit 0 healthy, 1 unhealthy (reason on stderr), 2 usage error\n",
-            check_prog);
+    fprintf(stderr, "%s: %s\n" CHECK_USAGE_LINE, check_prog, why);
     return CHECK_EXIT_USAGE;
 }
 
@@ -297,13 +305,17 @@ int main(int argc, char **argv) {
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            check_usage(NULL);
-            return CHECK_EXIT_USAGE;
+            return check_help();
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("race2048-check " RACE2048_VERSION "\n");
+            return CHECK_EXIT_HEALTHY;
         } else if (strcmp(argv[i], "-t") == 0) {
             if (i + 1 >= argc || !check_parse_seconds(argv[++i], &deadline_ms))
                 return check_usage("-t needs a number of seconds, 0 < SECONDS <= 3600");
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return check_usage("unknown option");
+            fprintf(stderr, "%s: unknown option '%s'\n" CHECK_USAGE_LINE, check_prog,
+                    argv[i]);
+            return CHECK_EXIT_USAGE;
         } else if (arg) {
             return check_usage("only one [HOST:]PORT");
         } else {

@@ -10,13 +10,11 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <openssl/evp.h>
 
 #include "engine.h"
 #include "message.h"
 #include "render.h"
-
-#define VERSION "0.1.0"
+#include "seed.h"
 
 typedef struct options {
     const char *file;
@@ -25,9 +23,23 @@ typedef struct options {
     int delay_ms;     /* --delay between frames of --show */
 } options;
 
+#define USAGE "usage: race2048-replay FILE [--game ID] [--show ID] [--delay MS]\n"
+
+/* A bad command line: what is wrong, then the usage line; exit status 2. */
+static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad_usage(const char *fmt, ...) {
+    fprintf(stderr, "race2048-replay: ");
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see --help)\n" USAGE);
+    return -1;
+}
+
 static void usage(FILE *out) {
-    fprintf(out,
-            "usage: race2048-replay FILE [--game ID] [--show ID] [--delay MS]\n\n"
+    fprintf(out, USAGE
+            "\n"
             "Re-plays every finished game recorded in a race2048d journal (or a results\n"
             "archive) through the rules from its revealed seed, and checks each result:\n"
             "boards, scores, max tiles, moves, statuses, end reason, winner, ranking,\n"
@@ -60,39 +72,26 @@ static bool fail(verdict *v, const char *fmt, ...) {
     return false;
 }
 
-/* The seed as `end` writes it: its text for the commitment, and a game. */
+/* The seed as `end` writes it (protocol/seed.h reads it). */
 typedef struct seed_info {
-    char text[80];
-    uint32_t value;
+    eng_seed seed;
 } seed_info;
 
 static bool parse_seed(const json_t *seed, seed_info *out, verdict *v) {
-    if (json_is_integer(seed) && json_integer_value(seed) >= 0 &&
-        json_integer_value(seed) <= (json_int_t)UINT32_MAX) {
-        out->value = (uint32_t)json_integer_value(seed);
-        snprintf(out->text, sizeof out->text, "%u", (unsigned)out->value);
-        return true;
-    }
-    return fail(v, "the seed is not a seed this tool knows");
+    if (proto_seed_from_json(seed, &out->seed) == 0) return true;
+    return fail(v, "the seed is neither 64 hex digits nor a number up to 2^32-1");
 }
 
 static int seed_game_new(eng_game *g, int size, const seed_info *seed) {
-    return eng_game_new(g, size, seed->value);
+    return eng_game_new(g, size, &seed->seed);
 }
 
 static bool check_commit(const char *salt, const seed_info *seed, const char *commit,
                          verdict *v) {
-    char text[160];
-    int n = snprintf(text, sizeof text, "%s:%s", salt, seed->text);
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    if (n < 0 || (size_t)n >= sizeof text ||
-        !EVP_Digest(text, (size_t)n, md, &mdlen, EVP_sha256(), NULL))
-        return fail(v, "cannot compute SHA-256");
-    char hex[65];
-    for (unsigned i = 0; i < 32; i++)
-        snprintf(hex + 2 * i, 3, "%02x", md[i]);
-    if (strcmp(hex, commit) != 0)
+    char want[PROTO_COMMIT_TEXT];
+    if (proto_commit(salt, &seed->seed, want) < 0)
+        return fail(v, "the salt is not valid");
+    if (strcmp(want, commit) != 0)
         return fail(v, "the commit does not match SHA-256(salt:seed)");
     return true;
 }
@@ -404,32 +403,24 @@ static int parse_args(int argc, char **argv, options *o) {
             return 1;
         }
         if (!strcmp(a, "--version")) {
-            printf("race2048-replay %s\n", VERSION);
+            printf("race2048-replay %s\n", RACE2048_VERSION);
             return 1;
         }
         bool takes =
             !strcmp(a, "--game") || !strcmp(a, "--show") || !strcmp(a, "--delay");
-        if (takes && i + 1 >= argc) {
-            fprintf(stderr, "race2048-replay: %s needs a value\n", a);
-            return -1;
-        }
+        if (takes && i + 1 >= argc) return bad_usage("%s needs a value", a);
         if (!strcmp(a, "--game"))
             o->game = argv[++i];
         else if (!strcmp(a, "--show"))
             o->show = argv[++i];
         else if (!strcmp(a, "--delay"))
             o->delay_ms = atoi(argv[++i]);
-        else if (a[0] == '-' || o->file) {
-            fprintf(stderr, "race2048-replay: unexpected argument '%s' (see --help)\n",
-                    a);
-            return -1;
-        } else
+        else if (a[0] == '-' || o->file)
+            return bad_usage("unexpected argument '%s'", a);
+        else
             o->file = a;
     }
-    if (!o->file) {
-        usage(stderr);
-        return -1;
-    }
+    if (!o->file) return bad_usage("%s", "which journal? give its FILE");
     return 0;
 }
 

@@ -1,4 +1,5 @@
-/* engine.h - the rules of 2048, pure: boards, moves, mulberry32, spawns, game over. */
+/* engine.h - the rules of 2048, pure: boards, moves, seeds and RNGs, spawns, game over.
+ */
 #ifndef RACE2048_ENGINE_H
 #define RACE2048_ENGINE_H
 
@@ -17,16 +18,87 @@ typedef enum eng_dir { ENG_LEFT = 0, ENG_RIGHT, ENG_UP, ENG_DOWN } eng_dir;
 
 /* ------------------------------------------------------------------ RNG --- */
 
-/* mulberry32, exactly as PROTOCOL.md: the state is the whole RNG. */
+/* Why two generators. A server seed (every race, every solo game the server
+ * seeds) must stay secret until `end`: mulberry32's 32-bit state was
+ * recovered from about ten observed spawns by trying all 2^32 seeds in 12 s
+ * on two threads, after which every future spawn is known. Those games use
+ * the ChaCha20 keystream (RFC 8439) keyed by a 256-bit seed, which no search
+ * can recover. A seed a client chose itself hides nothing from anyone, so it
+ * keeps mulberry32, and practice games played before version 2 replay as
+ * they did. Both sit behind the one draw, eng_rng_next_u32(). */
+typedef enum eng_rng_kind {
+    ENG_RNG_MULBERRY32 = 0, /* zero, so a zeroed rng with a state is mulberry32 */
+    ENG_RNG_CHACHA20,
+} eng_rng_kind;
+
+#define ENG_SEED_KEY_BYTES 32
+/* Words of one ChaCha20 block: 64 bytes, 16 draws. */
+#define ENG_CHACHA_WORDS 16
+/* Blocks made at a time: computed side by side in vector lanes they run
+ * up to three times as fast as one after another, which keeps ChaCha20
+ * spawns within 2x of mulberry32's. The stream is the same either way. */
+#define ENG_CHACHA_BLOCKS 8
+
+/* A generator's whole state, held by value (copying it forks the stream). */
 typedef struct eng_rng {
-    uint32_t state;
+    uint32_t state; /* mulberry32: the state; unused by ChaCha20 */
+    eng_rng_kind kind;
+    uint32_t used;    /* ChaCha20: words of block[] already drawn */
+    uint32_t counter; /* ChaCha20: the block counter of the next refill */
+    uint32_t key[8];  /* ChaCha20: the key as little-endian words */
+    uint32_t block[ENG_CHACHA_BLOCKS * ENG_CHACHA_WORDS]; /* ChaCha20: keystream */
 } eng_rng;
 
-void eng_rng_seed(eng_rng *rng, uint32_t seed);
+/* mulberry32, exactly as PROTOCOL.md: the state starts at seed. */
+void eng_rng_seed_mulberry32(eng_rng *rng, uint32_t seed);
+/* ChaCha20 with key as the 32-byte key, a zero 12-byte nonce and the block
+ * counter from 0; the draws are the keystream's 32-bit little-endian words. */
+void eng_rng_seed_chacha20(eng_rng *rng, const uint8_t key[ENG_SEED_KEY_BYTES]);
 /* The raw 32-bit draw; the protocol's float is this divided by 2^32. */
 uint32_t eng_rng_next_u32(eng_rng *rng);
 /* The draw as a double in [0, 1), as the JavaScript reference returns it. */
 double eng_rng_next(eng_rng *rng);
+
+/* RFC 8439 section 2.3: the ChaCha20 block for key, counter and nonce, as 16
+ * words (serialise each little-endian for the 64 keystream bytes). Public for
+ * the tests' RFC vectors; games draw through eng_rng_next_u32(). */
+void eng_chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
+                        uint32_t out[ENG_CHACHA_WORDS]);
+
+/* ----------------------------------------------------------------- seed --- */
+
+/* A game's seed, as the server commits to it and `end` reveals it. */
+typedef enum eng_seed_kind {
+    ENG_SEED_CLIENT = 0, /* a uint32 a client gave to `solo`: mulberry32 */
+    ENG_SEED_SERVER,     /* 256 bits from the server: ChaCha20 */
+} eng_seed_kind;
+
+typedef struct eng_seed {
+    eng_seed_kind kind;
+    uint32_t client;                 /* ENG_SEED_CLIENT: the number */
+    uint8_t key[ENG_SEED_KEY_BYTES]; /* ENG_SEED_SERVER: the key bytes */
+} eng_seed;
+
+/* Room for the longest text form plus its NUL: 64 hex digits. */
+#define ENG_SEED_TEXT_MAX 65
+
+eng_seed eng_seed_client(uint32_t number);
+eng_seed eng_seed_server(const uint8_t key[ENG_SEED_KEY_BYTES]);
+/* True when both are the same kind and value (unused fields ignored). */
+bool eng_seed_equal(const eng_seed *a, const eng_seed *b);
+/* Seeds rng with the generator seed's kind calls for. */
+void eng_rng_init(eng_rng *rng, const eng_seed *seed);
+
+/* Writes the seed as `end` writes it and the commit hashes it: 64 lowercase
+ * hex digits for a server seed, the decimal number for a client seed; NUL
+ * terminated. Returns the length (without NUL), or 0 (out[0] = 0 if cap > 0)
+ * when cap is too small; ENG_SEED_TEXT_MAX is always enough. */
+int eng_seed_format(const eng_seed *seed, char *out, int cap);
+/* Reads that text back from len bytes (no NUL needed): exactly 64 lowercase
+ * hex digits is a server seed; 1-10 decimal digits without a leading zero
+ * (or "0") up to 4294967295 is a client seed. Anything else returns -1 with
+ * *seed untouched; 0 on success. */
+int eng_seed_parse(eng_seed *seed, const char *text, int len);
 
 /* ---------------------------------------------------------------- board --- */
 
@@ -100,9 +172,10 @@ typedef struct eng_move_result {
     eng_spawn spawn; /* value 0 when nothing spawned */
 } eng_move_result;
 
-/* Starts a game: an empty board, then two spawns from rng seeded with seed.
- * Returns 0, or -1 (g untouched) for a bad size. */
-int eng_game_new(eng_game *g, int size, uint32_t seed);
+/* Starts a game: an empty board, then two spawns from an rng seeded with
+ * seed (mulberry32 or ChaCha20 by its kind). Returns 0, or -1 (g untouched)
+ * for a bad size. */
+int eng_game_new(eng_game *g, int size, const eng_seed *seed);
 
 /* Applies a move and, if it changed the board, counts it and spawns. */
 eng_move_result eng_game_move(eng_game *g, eng_dir dir, const eng_tables *t);

@@ -264,6 +264,29 @@ proto_cmd_type proto_command_parse(const char *line, size_t len, proto_command *
     if (word_is(w, "watch"))
         return room_arg(cmd, PROTO_CMD_WATCH, args, nargs,
                         "watch takes a room code: 4 to 8 letters and digits");
+    if (word_is(w, "resume")) {
+        static const char msg[] =
+            "resume takes the 8-character code shown on your race screen";
+        if (nargs < 1) return fail(cmd, msg);
+        /* A code may be typed in two halves ("K7M2 P9XQ"). */
+        const char *from = args[0].p, *to = args[nargs - 1].p + args[nargs - 1].len;
+        if (proto_resume_code_parse(from, (size_t)(to - from), cmd->code) == 0) {
+            cmd->type = PROTO_CMD_RESUME;
+            return cmd->type;
+        }
+        /* Or the token a JSON client got in its welcome (hex). */
+        if (nargs != 1 || args[0].len < 16 || args[0].len > PROTO_TOKEN_MAX)
+            return fail(cmd, msg);
+        for (size_t i = 0; i < args[0].len; i++) {
+            char c = lower(args[0].p[i]);
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+                return fail(cmd, msg);
+            cmd->token[i] = c;
+        }
+        cmd->token[args[0].len] = '\0';
+        cmd->type = PROTO_CMD_RESUME;
+        return cmd->type;
+    }
     if (word_is(w, "color") || word_is(w, "colour")) {
         if (nargs == 1 && word_is(args[0], "on"))
             cmd->on = true;
@@ -275,20 +298,50 @@ proto_cmd_type proto_command_parse(const char *line, size_t len, proto_command *
     return unknown(cmd, w);
 }
 
+int proto_resume_code_parse(const char *typed, size_t len,
+                            char out[PROTO_RESUME_CODE_LEN + 1]) {
+    static const char alphabet[] = PROTO_RESUME_ALPHABET;
+    char code[PROTO_RESUME_CODE_LEN + 1];
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = upper(typed[i]);
+        if (c == '-' || is_space(c)) continue;
+        if (c == 'I' || c == 'L') c = '1';
+        if (c == 'O') c = '0';
+        if (c == '\0' || !strchr(alphabet, c) || n == PROTO_RESUME_CODE_LEN) return -1;
+        code[n++] = c;
+    }
+    if (n != PROTO_RESUME_CODE_LEN) return -1;
+    code[n] = '\0';
+    memcpy(out, code, sizeof code); /* out is untouched on failure */
+    return 0;
+}
+
+/* Under 50 columns a line, so that it fits a narrow terminal unwrapped. */
 const char *proto_command_help(void) {
     return "Commands (type one and press Enter):\r\n"
-           "  name NAME         set your name (1-16 letters, digits, - or _)\r\n"
-           "  solo [SIZE]       play alone on a SIZE x SIZE board (3-8, default 4)\r\n"
-           "  create [PLAYERS]  make a race room for 2-8 players (default 2)\r\n"
-           "  join CODE         join a waiting room\r\n"
-           "  quick [PLAYERS]   race the next players who ask (default 2)\r\n"
-           "  watch CODE        watch a room's race\r\n"
-           "  rooms             list the rooms to join or watch\r\n"
-           "  leave             leave your game, room or queue\r\n"
-           "  rematch           after a race: play again, same players\r\n"
-           "  color on|off      turn colours on or off\r\n"
-           "  quit              disconnect\r\n"
-           "Moves: w a s d, h j k l, up down left right, or the arrow keys;\r\n"
-           "several on one line (wasd) are played in order. On telnet, in a\r\n"
-           "game, each key plays at once; ':' opens a command line, Esc cancels.\r\n";
+           "  name NAME     your name (letters, digits, - _)\r\n"
+           "  solo [SIZE]   play alone, SIZE 3-8 (default 4)\r\n"
+           "  quick [N]     race the next who ask (N 2-8)\r\n"
+           "  create [N]    make a room for N players (2-8)\r\n"
+           "  join CODE     join a friend's room\r\n"
+           "  watch CODE    watch a room's race\r\n"
+           "  rooms         list the rooms\r\n"
+           "  leave         leave your game, room or queue\r\n"
+           "  rematch       after a race: race them again\r\n"
+           "  resume CODE   your seat back after a drop\r\n"
+           "  color on|off  colours\r\n"
+           "  quit          disconnect\r\n"
+           "Moves: w a s d, h j k l, up down left right or\r\n"
+           "the arrows; a line of them (wasd) plays in turn.\r\n"
+           "telnet, in a game: every key plays at once (h\r\n"
+           "too); type : first for a command, Esc cancels.\r\n";
+}
+
+const char *proto_command_help_in_game(bool char_mode) {
+    return char_mode
+               ? "In a game type : first, then leave, quit, color off or name NAME; "
+                 "help in the lobby lists all."
+               : "In a game: leave, quit, color on|off, name NAME; help in the "
+                 "lobby lists all.";
 }

@@ -29,17 +29,25 @@ typedef enum proto_cmd_type {
     PROTO_CMD_QUIT,    /* quit, exit */
     PROTO_CMD_COLOR,   /* color on|off (also colour): on says which */
     PROTO_CMD_REMATCH, /* rematch */
+    PROTO_CMD_RESUME,  /* resume CODE (code set) or resume TOKEN (token set) */
 } proto_cmd_type;
+
+/* A human's resume code: this many characters of PROTO_RESUME_ALPHABET. */
+#define PROTO_RESUME_CODE_LEN 8
+/* Crockford's base 32: no I, L, O or U; typed I and L read as 1, O as 0. */
+#define PROTO_RESUME_ALPHABET "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 /* One parsed line. Only the fields of its type are set. */
 typedef struct proto_command {
     proto_cmd_type type;
-    int number;                         /* solo, create, quick: the value, 0 = default */
-    bool on;                            /* color */
-    char name[PROTO_NAME_MAX + 1];      /* name: as typed (case kept) */
-    char room[PROTO_ROOM_MAX + 1];      /* join, watch: upper-cased */
-    size_t n_moves;                     /* moves: how many, 1..PROTO_CMD_MOVES_MAX */
-    uint8_t moves[PROTO_CMD_MOVES_MAX]; /* moves: eng_dir values, in order */
+    int number;                    /* solo, create, quick: the value, 0 = default */
+    bool on;                       /* color */
+    char name[PROTO_NAME_MAX + 1]; /* name: as typed (case kept) */
+    char room[PROTO_ROOM_MAX + 1]; /* join, watch: upper-cased */
+    char code[PROTO_RESUME_CODE_LEN + 1]; /* resume: the code, normalised */
+    char token[PROTO_TOKEN_MAX + 1];      /* resume: a token (hex), as typed */
+    size_t n_moves;                       /* moves: how many, 1..PROTO_CMD_MOVES_MAX */
+    uint8_t moves[PROTO_CMD_MOVES_MAX];   /* moves: eng_dir values, in order */
     char error[128]; /* error: e.g. "unknown command 'foo' - type help" */
 } proto_command;
 
@@ -54,7 +62,18 @@ typedef struct proto_command {
 proto_cmd_type proto_command_parse(const char *line, size_t len, proto_command *cmd);
 
 /* The help text: every command with a one-line explanation, lines ending in
- * "\r\n". A static string. */
+ * "\r\n", none wider than 50 columns. A static string. */
 const char *proto_command_help(void);
+
+/* The help in a game, one line (no line end): the commands that make sense
+ * there, and where the full list is. char_mode: keys play at once, so the
+ * commands are typed after ':'. A static string. */
+const char *proto_command_help_in_game(bool char_mode);
+
+/* Normalises a typed resume code: upper case, '-' and spaces dropped, I and
+ * L read as 1, O as 0. Writes PROTO_RESUME_CODE_LEN characters and a NUL to
+ * out and returns 0, or returns -1 (out untouched) if it is not a code. */
+int proto_resume_code_parse(const char *typed, size_t len,
+                            char out[PROTO_RESUME_CODE_LEN + 1]);
 
 #endif

@@ -4,22 +4,40 @@
 
 #include <stdlib.h>
 
+/* The first allocation for a partial line; it doubles from there. */
+#define FIRST_CAP 128
+
 int proto_framer_init(proto_framer *f, size_t max_line, bool text) {
     f->buf = NULL;
+    f->cap = 0;
     f->len = 0;
     f->max_line = max_line;
     f->text = text;
     f->discarding = false;
     f->last_cr = false;
     if (max_line == 0 || max_line == (size_t)-1) return -1;
-    f->buf = malloc(max_line + 1);
-    return f->buf ? 0 : -1;
+    return 0;
 }
 
 void proto_framer_free(proto_framer *f) {
     free(f->buf);
     f->buf = NULL;
+    f->cap = 0;
     f->len = 0;
+}
+
+/* Makes room for one more byte and its NUL (len < max_line). Returns -1 if
+ * memory runs out. */
+static int reserve(proto_framer *f) {
+    if (f->len + 2 <= f->cap) return 0;
+    size_t cap = f->cap ? f->cap * 2 : FIRST_CAP;
+    if (cap > f->max_line + 1) cap = f->max_line + 1;
+    if (cap < f->len + 2) cap = f->len + 2;
+    char *buf = realloc(f->buf, cap);
+    if (!buf) return -1;
+    f->buf = buf;
+    f->cap = cap;
+    return 0;
 }
 
 void proto_framer_set_text(proto_framer *f, bool text) {
@@ -29,11 +47,15 @@ void proto_framer_set_text(proto_framer *f, bool text) {
     f->text = text;
 }
 
+static size_t feed(proto_framer *f, const char *data, size_t n, proto_line_cb on_line,
+                   proto_too_long_cb on_too_long, void *ctx);
+
 /* Hands the partial line to on_line (if it is not empty) and starts a new
  * one. Returns the callback's verdict, 0 for an empty line. */
 static int deliver(proto_framer *f, proto_line_cb on_line, void *ctx) {
     size_t len = f->len;
     if (len == 0) return 0;
+    if (len + 1 > f->cap) return 0; /* cannot happen: reserve() kept room */
     /* Reset first: the callback may switch modes, and the next line starts
      * empty whatever it does. */
     f->len = 0;
@@ -49,9 +71,25 @@ static int too_long(proto_framer *f, proto_too_long_cb on_too_long, void *ctx) {
     return on_too_long ? on_too_long(ctx) : 0;
 }
 
+/* Between lines nothing is kept: an idle connection holds no buffer. */
+static size_t done(proto_framer *f, size_t used) {
+    if (f->len == 0 && f->buf) {
+        free(f->buf);
+        f->buf = NULL;
+        f->cap = 0;
+    }
+    return used;
+}
+
 size_t proto_framer_feed(proto_framer *f, const char *data, size_t n,
                          proto_line_cb on_line, proto_too_long_cb on_too_long,
                          void *ctx) {
+    size_t used = feed(f, data, n, on_line, on_too_long, ctx);
+    return done(f, used);
+}
+
+static size_t feed(proto_framer *f, const char *data, size_t n, proto_line_cb on_line,
+                   proto_too_long_cb on_too_long, void *ctx) {
     for (size_t i = 0; i < n; i++) {
         char c = data[i];
         if (f->last_cr) {
@@ -87,6 +125,10 @@ size_t proto_framer_feed(proto_framer *f, const char *data, size_t n,
             f->last_cr = true;
             if (deliver(f, on_line, ctx)) return i + 1;
         } else if (f->len < f->max_line) {
+            if (reserve(f) < 0) {
+                if (too_long(f, on_too_long, ctx)) return i + 1;
+                continue;
+            }
             f->buf[f->len++] = c;
         } else if (c == '\r') {
             /* JSON mode, buffer full: a '\r' here is fine if '\n' follows. */

@@ -6,9 +6,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The framer owns one buffer of max_line + 1 bytes, allocated once by
- * proto_framer_init(): whatever a client sends, a connection's line state
- * never takes more memory than that.
+/* The framer holds a buffer only while a line is unfinished: it is made on
+ * the first byte of a partial line, grows by doubling up to max_line + 1
+ * bytes, and is released when a feed ends between lines. Whatever a client
+ * sends, a connection's line state never takes more than max_line + 1
+ * bytes, and an idle connection's takes none.
  *
  * JSON mode: only '\n' ends a line; a '\r' just before it is dropped (also
  * when the '\r' and the '\n' arrive in different feeds). Text mode: '\n',
@@ -17,7 +19,8 @@
  * '\r' and the '\n' in separate feeds: still one line end). NUL bytes inside
  * a line are data in both modes. */
 typedef struct proto_framer {
-    char *buf;       /* one allocation of max_line + 1 bytes, made by init */
+    char *buf;       /* the partial line, NULL when there is none */
+    size_t cap;      /* bytes allocated at buf, at most max_line + 1 */
     size_t len;      /* bytes of the current partial line, never above max_line */
     size_t max_line; /* longest line accepted, not counting the terminator */
     bool text;       /* text mode: a lone '\r' and "\r\0" also end a line */
@@ -29,9 +32,9 @@ typedef struct proto_framer {
     bool last_cr;
 } proto_framer;
 
-/* Sets up f with its buffer, in JSON mode (text false) or text mode.
- * max_line must be at least 1. Returns 0, or -1 if memory runs out or
- * max_line is 0 (f is then unusable, but proto_framer_free() on it is safe). */
+/* Sets up f, in JSON mode (text false) or text mode; allocates nothing.
+ * max_line must be at least 1. Returns 0, or -1 if max_line is 0 (f is then
+ * unusable, but proto_framer_free() on it is safe). */
 int proto_framer_init(proto_framer *f, size_t max_line, bool text);
 
 /* Releases the buffer. Safe on a framer whose init failed, and twice. */
@@ -53,7 +56,8 @@ typedef int (*proto_too_long_cb)(void *ctx);
  * consumed: n, or fewer if a callback asked to stop (the bytes after the
  * stopping line's terminator, or after the byte that made a line too long,
  * are left unconsumed, so the caller can re-feed them elsewhere, e.g. after
- * switching the connection's mode). Never allocates, cannot fail. The
+ * switching the connection's mode). Allocates only to hold an unfinished
+ * line; if memory runs out, that line is treated as too long. The
  * callbacks must not free f; they may call proto_framer_set_text(). */
 size_t proto_framer_feed(proto_framer *f, const char *data, size_t n,
                          proto_line_cb on_line, proto_too_long_cb on_too_long, void *ctx);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "seed.h"
+
 /* ---------------------------------------------------------------- names --- */
 
 const char *proto_err_code(proto_err err) {
@@ -741,15 +743,15 @@ static const char *end_reason_name(proto_end_reason reason) {
 }
 
 char *proto_enc_end(const char *room, proto_end_reason reason, uint64_t winner,
-                    const proto_player *results, int n, uint32_t seed, const char *salt,
-                    size_t *len) {
+                    const proto_player *results, int n, const eng_seed *seed,
+                    const char *salt, size_t *len) {
     bool ok;
     json_t *o = typed("end", &ok);
     if (room) put(o, "room", jstr(room), &ok);
     put(o, "reason", json_string_nocheck(end_reason_name(reason)), &ok);
     put(o, "winner", winner ? jint(winner) : json_null(), &ok);
     put(o, "results", players_json(results, n), &ok);
-    put(o, "seed", jint(seed), &ok);
+    put(o, "seed", proto_seed_json(seed), &ok);
     put(o, "salt", jstr(salt), &ok);
     return finish(o, ok, len);
 }

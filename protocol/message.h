@@ -10,7 +10,7 @@
 
 #include "engine.h"
 
-#define PROTO_VERSION        1
+#define PROTO_VERSION        2
 #define PROTO_NAME_MAX       16 /* a player name is 1..16 of [A-Za-z0-9_-] */
 #define PROTO_ROOM_MIN       4  /* a room code is 4..8 of [A-Z0-9] */
 #define PROTO_ROOM_MAX       8
@@ -164,10 +164,11 @@ char *proto_enc_start(const char *room, uint64_t you, const proto_settings *sett
 /* seq: has_seq false gives "seq":null; spawn value 0 gives "spawn":null. */
 char *proto_enc_state(const proto_player *mover, bool has_seq, uint64_t seq, eng_dir dir,
                       bool moved, uint64_t gained, const eng_spawn *spawn, size_t *len);
-/* winner 0 gives "winner":null. results are already ranked, best first. */
+/* winner 0 gives "winner":null. results are already ranked, best first.
+ * seed as proto_seed_json() writes it: a string or a number by its kind. */
 char *proto_enc_end(const char *room, proto_end_reason reason, uint64_t winner,
-                    const proto_player *results, int n, uint32_t seed, const char *salt,
-                    size_t *len);
+                    const proto_player *results, int n, const eng_seed *seed,
+                    const char *salt, size_t *len);
 char *proto_enc_player(const char *room, uint64_t id, bool connected, proto_status status,
                        size_t *len);
 char *proto_enc_left(size_t *len);

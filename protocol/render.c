@@ -116,6 +116,71 @@ int proto_render_text(proto_buf *b, const char *text) {
     return b->failed ? -1 : 0;
 }
 
+/* Length of the escape sequence at p (ESC [ ... final byte), or 0. */
+static size_t csi_len(const char *p, const char *end) {
+    if (p + 1 >= end || p[0] != '\x1b' || p[1] != '[') return 0;
+    const char *q = p + 2;
+    while (q < end && !(*q >= 0x40 && *q <= 0x7e))
+        q++;
+    return q < end ? (size_t)(q + 1 - p) : (size_t)(end - p);
+}
+
+/* Writes one line [p, end) wrapped to width; returns the lines it took. */
+static int wrap_line(proto_buf *b, const char *p, const char *end, int width) {
+    int lines = 0;
+    do {
+        /* The longest piece that fits: up to the last space before the
+         * width is passed, or cut at the width if no space is in it. */
+        const char *q = p, *space = NULL, *cut = end;
+        int w = 0;
+        while (q < end) {
+            size_t esc = csi_len(q, end);
+            if (esc) {
+                q += esc;
+                continue;
+            }
+            bool lead = ((unsigned char)*q & 0xc0) != 0x80;
+            if (lead && width > 0 && w == width) {
+                cut = space && space > p ? space : q;
+                break;
+            }
+            if (*q == ' ') space = q;
+            if (lead) w++;
+            q++;
+        }
+        if (b) {
+            proto_buf_append(b, p, (size_t)(cut - p));
+            crlf(b);
+        }
+        lines++;
+        p = cut;
+        while (cut < end && p < end && *p == ' ')
+            p++; /* the spaces at a break are not carried to the next line */
+    } while (p < end);
+    return lines;
+}
+
+int proto_render_wrapped(proto_buf *b, const char *text, int width) {
+    int lines = 0;
+    const char *p = text;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        if (n > 0 && p[n - 1] == '\r') n--;
+        lines += wrap_line(b, p, p + n, width);
+        if (!nl) break;
+        p = nl + 1;
+    }
+    return b && b->failed ? -1 : lines;
+}
+
+int proto_render_count_lines(const char *data, size_t len) {
+    int lines = 0;
+    for (size_t i = 0; i + 1 < len; i++)
+        if (data[i] == '\r' && data[i + 1] == '\n') lines++;
+    return lines;
+}
+
 int proto_render_linef(proto_buf *b, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -211,8 +276,10 @@ void proto_render_tile(uint64_t value, char out[8]) {
 /* One player's board with its captions, as a column of lines. */
 typedef struct block {
     const proto_player *p;
+    const char *note; /* shown instead of the status, or NULL */
     int size;
-    int lines;                /* name, top, size rows, bottom, score, moves */
+    bool compact;             /* no borders; score and status on one line */
+    int lines;                /* full: name, top, size rows, bottom, score, moves */
     int width;                /* display columns of the widest line */
     char name[NAME_SHOW + 1]; /* printable, with " (you)" for the viewer */
     bool you;
@@ -233,12 +300,26 @@ static int board_width(int size, int cellw) {
     return size * (cellw + 1) + 3;
 }
 
-static void make_block(block *bk, const proto_player *p, bool you, int cellw) {
+/* The last caption line's text before its status: "12 moves" in the full
+ * style, "score 120" in the compact one. */
+static const char *last_caption(const block *bk) {
+    return bk->compact ? bk->score : bk->moves;
+}
+
+static int last_line_width(const block *bk) {
+    if (bk->note) return (int)strlen(bk->note);
+    return (int)(strlen(last_caption(bk)) + 2 + strlen(proto_status_name(bk->p->status)));
+}
+
+static void make_block(block *bk, const proto_player *p, const char *note, bool you,
+                       int cellw, bool compact) {
     memset(bk, 0, sizeof *bk);
     bk->p = p;
+    bk->note = note;
     bk->you = you;
+    bk->compact = compact;
     bk->size = p->board ? p->board->size : 0;
-    bk->lines = bk->size + 5;
+    bk->lines = compact ? bk->size + 2 : bk->size + 5;
     safe_name(bk->name, sizeof bk->name, p->name);
     if (you) strcat(bk->name, " (you)");
     snprintf(bk->score, sizeof bk->score, "score %llu", (unsigned long long)p->score);
@@ -246,12 +327,12 @@ static void make_block(block *bk, const proto_player *p, bool you, int cellw) {
              p->moves == 1 ? "" : "s");
     int w = board_width(bk->size, cellw);
     int name_w = (int)strlen(bk->name);
-    int score_w = (int)strlen(bk->score);
-    int moves_w = (int)(strlen(bk->moves) + 2 + strlen(proto_status_name(p->status)));
+    int score_w = compact ? 0 : (int)strlen(bk->score);
+    int last_w = last_line_width(bk);
     bk->width = w;
     if (name_w > bk->width) bk->width = name_w;
     if (score_w > bk->width) bk->width = score_w;
-    if (moves_w > bk->width) bk->width = moves_w;
+    if (last_w > bk->width) bk->width = last_w;
 }
 
 static void border(proto_buf *b, const char *left, const char *right, int inner) {
@@ -260,6 +341,9 @@ static void border(proto_buf *b, const char *left, const char *right, int inner)
         proto_buf_puts(b, "─");
     proto_buf_puts(b, right);
 }
+
+/* The SGR of a note: bold yellow, it is a warning. */
+#define NOTE_SGR "1;33"
 
 /* Writes line `line` of a block; returns its display width. */
 static int block_line(proto_buf *b, const block *bk, int line, int cellw,
@@ -270,25 +354,32 @@ static int block_line(proto_buf *b, const block *bk, int line, int cellw,
         styled(b, color, bk->you ? "1" : NULL, bk->name);
         return (int)strlen(bk->name);
     }
-    if (line == 1) {
-        border(b, "┌", "┐", inner);
-        return inner + 2;
+    if (line == bk->lines - 1) {
+        /* The last line: "12 moves  playing" (full) or "score 120  playing"
+         * (compact); a note takes its place, so that it never widens a board. */
+        if (bk->note) {
+            styled(b, color, NOTE_SGR, bk->note);
+        } else {
+            proto_buf_printf(b, "%s  ", last_caption(bk));
+            styled(b, color, status_sgr(bk->p->status), proto_status_name(bk->p->status));
+        }
+        return last_line_width(bk);
     }
-    if (line == size + 2) {
-        border(b, "└", "┘", inner);
-        return inner + 2;
+    if (!bk->compact) {
+        if (line == 1) {
+            border(b, "┌", "┐", inner);
+            return inner + 2;
+        }
+        if (line == size + 2) {
+            border(b, "└", "┘", inner);
+            return inner + 2;
+        }
+        if (line == size + 3) {
+            proto_buf_puts(b, bk->score);
+            return (int)strlen(bk->score);
+        }
     }
-    if (line == size + 3) {
-        proto_buf_puts(b, bk->score);
-        return (int)strlen(bk->score);
-    }
-    if (line == size + 4) {
-        const char *status = proto_status_name(bk->p->status);
-        proto_buf_printf(b, "%s  ", bk->moves);
-        styled(b, color, status_sgr(bk->p->status), status);
-        return (int)(strlen(bk->moves) + 2 + strlen(status));
-    }
-    int row = line - 2;
+    int row = bk->compact ? line - 1 : line - 2;
     proto_buf_puts(b, "│");
     for (int col = 0; col < size; col++) {
         uint64_t v = eng_cell_value(bk->p->board, row, col);
@@ -346,49 +437,165 @@ static void block_row(proto_buf *b, const block *blocks, int from, int to, int c
     }
 }
 
+/* The end of the row of blocks that starts at `from` (blocks side by side
+ * while they fit the width, at least one). */
+static int row_end(const block *blocks, int from, int n, int width) {
+    int to = from + 1, used = blocks[from].width;
+    while (to < n && used + GAP + blocks[to].width <= width)
+        used += GAP + blocks[to++].width;
+    return to;
+}
+
+/* Lines the first `nfull` blocks take in rows, with a blank line between
+ * rows; plus the one-line summaries of the rest, after a blank line. */
+static int boards_lines(const block *blocks, int nfull, int n, int width) {
+    int lines = 0;
+    for (int from = 0; from < nfull;) {
+        int to = row_end(blocks, from, nfull, width);
+        int tallest = 0;
+        for (int k = from; k < to; k++)
+            if (blocks[k].lines > tallest) tallest = blocks[k].lines;
+        lines += (from > 0) + tallest;
+        from = to;
+    }
+    if (nfull < n) lines += (nfull > 0) + (n - nfull);
+    return lines;
+}
+
+/* One player in one line: name, score, max tile, status (or note), cut to
+ * the width. */
+static void summary_line(proto_buf *b, const block *bk, int width, proto_color color) {
+    char tile[8], text[128];
+    proto_render_tile(bk->p->board ? eng_max_tile(bk->p->board) : 0, tile);
+    int n = snprintf(text, sizeof text, "%s  score %llu  max %s  ", bk->name,
+                     (unsigned long long)bk->p->score, tile);
+    const char *st = bk->note ? bk->note : proto_status_name(bk->p->status);
+    if (n < 0) n = 0;
+    if (n >= width) {
+        proto_buf_append(b, text, (size_t)width);
+        crlf(b);
+        return;
+    }
+    proto_buf_append(b, text, (size_t)n);
+    char shown[64];
+    snprintf(shown, sizeof shown, "%.*s", width - n, st);
+    styled(b, color, bk->note ? NOTE_SGR : status_sgr(bk->p->status), shown);
+    crlf(b);
+}
+
+/* The title line(s): "race2048  room K7Q2  target 2048  watching  commit
+ * 3f2a9c1e", its parts moved to a new line when the width is reached. */
+static int title(proto_buf *b, const proto_view *v, int width) {
+    char parts[5][48];
+    int n = 0;
+    if (v->room)
+        snprintf(parts[n++], sizeof parts[0], "room %s", v->room);
+    else
+        snprintf(parts[n++], sizeof parts[0], "solo");
+    if (v->target)
+        snprintf(parts[n++], sizeof parts[0], "target %llu",
+                 (unsigned long long)v->target);
+    if (v->you == 0 && v->room) snprintf(parts[n++], sizeof parts[0], "watching");
+    if (v->commit) snprintf(parts[n++], sizeof parts[0], "commit %.16s", v->commit);
+    int lines = 1, used = 8;
+    if (b) styled(b, v->color, "1", "race2048");
+    for (int i = 0; i < n; i++) {
+        int w = (int)strlen(parts[i]);
+        if (used + 2 + w > width) {
+            if (b) crlf(b);
+            lines++;
+            used = 0;
+        } else {
+            if (b) proto_buf_puts(b, "  ");
+            used += 2;
+        }
+        if (b) proto_buf_puts(b, parts[i]);
+        used += w;
+    }
+    if (b) crlf(b);
+    return lines;
+}
+
 int proto_render_game(proto_buf *b, const proto_view *v) {
     int width = v->width > 0 ? v->width : 80;
+    size_t start = b->len;
     proto_buf_puts(b, "\x1b[H\x1b[2J");
-
-    styled(b, v->color, "1", "race2048");
-    if (v->room)
-        proto_buf_printf(b, "  room %s", v->room);
-    else
-        proto_buf_puts(b, "  solo");
-    if (v->target) proto_buf_printf(b, "  target %llu", (unsigned long long)v->target);
-    if (v->you == 0 && v->room) proto_buf_puts(b, "  watching");
+    int head = title(b, v, width);
     crlf(b);
-    crlf(b);
+    head++;
+    int foot = 0;
+    if (v->status || v->hint) foot++;
+    if (v->status) foot += proto_render_wrapped(NULL, v->status, width);
+    if (v->hint) foot += proto_render_wrapped(NULL, v->hint, width);
 
     if (v->n > 0) {
-        block *blocks = calloc((size_t)v->n, sizeof *blocks);
-        if (!blocks) {
+        /* Both styles, in drawing order: the viewer's first, then the others
+         * in room order. */
+        block *full = calloc((size_t)v->n * 2, sizeof *full);
+        if (!full) {
             b->failed = true;
             return -1;
         }
+        block *compact = full + v->n;
         int cellw = cell_width(v);
-        /* The viewer's board first, then the others in room order. */
         int k = 0;
-        for (int i = 0; i < v->n; i++)
-            if (v->you && v->players[i].id == v->you)
-                make_block(&blocks[k++], &v->players[i], true, cellw);
-        for (int i = 0; i < v->n; i++)
-            if (!(v->you && v->players[i].id == v->you))
-                make_block(&blocks[k++], &v->players[i], false, cellw);
-        for (int from = 0; from < v->n;) {
-            int to = from + 1, used = blocks[from].width;
-            while (to < v->n && used + GAP + blocks[to].width <= width)
-                used += GAP + blocks[to++].width;
+        for (int pass = 0; pass < 2; pass++) {
+            for (int i = 0; i < v->n; i++) {
+                bool you = v->you && v->players[i].id == v->you;
+                if (you != (pass == 0)) continue;
+                const char *note = v->notes ? v->notes[i] : NULL;
+                make_block(&full[k], &v->players[i], note, you, cellw, false);
+                make_block(&compact[k], &v->players[i], note, you, cellw, true);
+                k++;
+            }
+        }
+        /* As many boards in full as the height allows, in the style that
+         * shows more of them (the full style on a tie). */
+        block *blocks = full;
+        int nfull = v->n;
+        if (v->height > 0) {
+            int avail = v->height - head - foot;
+            int fit_full = -1, fit_compact = -1;
+            for (int m = v->n; m >= 0 && fit_full < 0; m--)
+                if (boards_lines(full, m, v->n, width) <= avail) fit_full = m;
+            for (int m = v->n; m >= 0 && fit_compact < 0; m--)
+                if (boards_lines(compact, m, v->n, width) <= avail) fit_compact = m;
+            if (fit_compact > fit_full) blocks = compact;
+            nfull = fit_compact > fit_full ? fit_compact : fit_full;
+            if (nfull < 0) nfull = 0;
+        }
+        for (int from = 0; from < nfull;) {
+            int to = row_end(blocks, from, nfull, width);
             if (from > 0) crlf(b);
             block_row(b, blocks, from, to, cellw, v->color);
             from = to;
         }
-        free(blocks);
+        /* The summaries, when they fit (with no height, nfull is n). */
+        int rest = v->n - nfull;
+        if (rest > 0 && (nfull > 0) + rest <= v->height - head - foot) {
+            if (nfull > 0) crlf(b);
+            for (int i = nfull; i < v->n; i++)
+                summary_line(b, &blocks[i], width, v->color);
+        }
+        free(full);
     }
 
     if (v->status || v->hint) crlf(b);
-    if (v->status) proto_render_text(b, v->status);
-    if (v->hint) proto_render_text(b, v->hint);
+    if (v->status) proto_render_wrapped(b, v->status, width);
+    if (v->hint) proto_render_wrapped(b, v->hint, width);
+    /* A terminal too short for even the title and the hint: the lines
+     * beyond its height are left out (colour is reset at every line end). */
+    if (v->height > 0 && !b->failed) {
+        int lines = 0;
+        for (size_t i = start; i + 1 < b->len; i++) {
+            if (b->data[i] != '\r' || b->data[i + 1] != '\n') continue;
+            if (++lines == v->height) {
+                b->len = i + 2;
+                b->data[b->len] = '\0';
+                break;
+            }
+        }
+    }
     return b->failed ? -1 : 0;
 }
 
@@ -408,7 +615,18 @@ static const char *reason_text(proto_end_reason r) {
     return "";
 }
 
+/* Wraps what was gathered in tmp into b at the width, and empties tmp. */
+static void flush_wrapped(proto_buf *b, proto_buf *tmp, int width) {
+    if (tmp->failed) {
+        b->failed = true;
+    } else if (tmp->len) {
+        proto_render_wrapped(b, tmp->data, width);
+    }
+    proto_buf_free(tmp);
+}
+
 int proto_render_end(proto_buf *b, const proto_end_view *e) {
+    int width = e->width > 0 ? e->width : 80;
     const proto_player *winner = NULL;
     bool all_left = true;
     for (int i = 0; i < e->n; i++) {
@@ -416,43 +634,69 @@ int proto_render_end(proto_buf *b, const proto_end_view *e) {
         if (e->results[i].status != PROTO_LEFT) all_left = false;
     }
 
+    proto_buf t;
+    proto_buf_init(&t);
     if (e->room)
-        proto_buf_printf(b, "Race over in room %s: ", e->room);
+        proto_buf_printf(&t, "Race over in room %s: ", e->room);
     else
-        proto_buf_puts(b, "Game over: ");
+        proto_buf_puts(&t, "Game over: ");
     if (!e->room) {
-        proto_buf_puts(b, all_left && e->n > 0 ? "you left" : reason_text(e->reason));
+        proto_buf_puts(&t, all_left && e->n > 0 ? "you left" : reason_text(e->reason));
     } else if (winner) {
         char name[NAME_SHOW + 1];
         safe_name(name, sizeof name, winner->name);
-        styled(b, e->color, "1;32", name);
-        proto_buf_printf(b, " wins - %s", reason_text(e->reason));
+        styled(&t, e->color, "1;32", name);
+        proto_buf_printf(&t, " wins - %s", reason_text(e->reason));
     } else if (all_left) {
-        proto_buf_puts(b, "no winner - everyone left");
+        proto_buf_puts(&t, "no winner - everyone left");
     } else {
-        proto_buf_printf(b, "a draw - %s", reason_text(e->reason));
+        proto_buf_printf(&t, "a draw - %s", reason_text(e->reason));
     }
-    crlf(b);
+    flush_wrapped(b, &t, width);
 
+    /* The aligned table needs 78 columns; narrower, the columns close up. */
+    bool narrow = width < 78;
     for (int i = 0; i < e->n; i++) {
         const proto_player *p = &e->results[i];
         char name[NAME_SHOW + 1], tile[8];
         safe_name(name, sizeof name, p->name);
         if (e->you && p->id == e->you) strcat(name, " (you)");
         proto_render_tile(p->board ? eng_max_tile(p->board) : 0, tile);
-        proto_buf_printf(b, "%2d. ", i + 1);
-        styled(b, e->color, p == winner ? "1;32" : NULL, name);
-        spaces(b, NAME_SHOW - (int)strlen(name));
-        proto_buf_printf(b, "  score %8llu  max %5s  %5u move%s  ",
-                         (unsigned long long)p->score, tile, (unsigned)p->moves,
-                         p->moves == 1 ? " " : "s");
-        styled(b, e->color, status_sgr(p->status), proto_status_name(p->status));
-        crlf(b);
+        proto_buf_printf(&t, "%2d. ", i + 1);
+        styled(&t, e->color, p == winner ? "1;32" : NULL, name);
+        if (narrow) {
+            proto_buf_printf(&t, "  score %llu  max %s  ", (unsigned long long)p->score,
+                             tile);
+        } else {
+            spaces(&t, NAME_SHOW - (int)strlen(name));
+            proto_buf_printf(&t, "  score %8llu  max %5s  %5u move%s  ",
+                             (unsigned long long)p->score, tile, (unsigned)p->moves,
+                             p->moves == 1 ? " " : "s");
+        }
+        styled(&t, e->color, status_sgr(p->status), proto_status_name(p->status));
+        flush_wrapped(b, &t, width);
     }
 
-    if (e->salt)
-        proto_render_linef(b, "seed %u  salt %s", (unsigned)e->seed, e->salt);
-    else
-        proto_render_linef(b, "seed %u", (unsigned)e->seed);
+    char seed[ENG_SEED_TEXT_MAX];
+    eng_seed_format(&e->seed, seed, sizeof seed);
+    /* One line if it fits (a client's seed), else one each: 64 + 32 digits
+     * do not fit 80 columns, and a hex string is never cut if the width
+     * allows it. */
+    proto_buf_printf(&t, "seed %s", seed);
+    if (e->salt && (int)(strlen(seed) + strlen(e->salt) + 12) <= width &&
+        e->seed.kind != ENG_SEED_SERVER)
+        proto_buf_printf(&t, "  salt %s", e->salt);
+    else if (e->salt)
+        proto_buf_printf(&t, "\nsalt %s", e->salt);
+    flush_wrapped(b, &t, width);
+    if (e->commit) {
+        proto_buf_printf(&t, "commit %s", e->commit);
+        flush_wrapped(b, &t, width);
+        if (e->salt) {
+            proto_buf_puts(&t, "Check: printf '%s' 'SALT:SEED' | sha256sum "
+                               "must print the commit.");
+            flush_wrapped(b, &t, width);
+        }
+    }
     return b->failed ? -1 : 0;
 }

@@ -62,17 +62,30 @@ typedef struct proto_view {
     proto_color color;
     const char *status; /* a line about what just happened, or NULL */
     const char *hint;   /* what to type next, or NULL */
+    /* Lines this redraw may take (its CRLFs); 0 means no limit. A caller that
+     * writes a prompt after it passes the terminal's rows minus one. */
+    int height;
+    /* Per player (parallel to players), a note shown instead of its status,
+     * e.g. "connection lost, 23 s"; NULL, or NULL entries, for none. */
+    const char *const *notes;
+    const char *commit; /* a prefix of the game's commit for the title, or NULL */
 } proto_view;
 
 /* Appends a full redraw: cursor-home and clear-screen (ESC[H ESC[2J), the
  * title with the room code, then the boards: the viewer's first and every
  * other player's beside it while they fit in the width, on further rows
  * otherwise; under each board its player's name, score, moves and status;
- * then the status and hint lines. Tiles are right-aligned in cells as wide
- * as the largest tile (values from 2^17 up are written 128k, 1M, ...), so
- * an 8x8 board stays within 51 columns. A 2-player 4x4 race takes 49
- * columns and 14 lines. Lines end in CRLF. Returns 0, or -1 if memory ran
- * out (see proto_buf). */
+ * then the status and hint lines, word-wrapped to the width. Tiles are
+ * right-aligned in cells as wide as the largest tile (values from 2^17 up
+ * are written 128k, 1M, ...), so an 8x8 board stays within 51 columns. A
+ * 2-player 4x4 race takes 49 columns and 14 lines.
+ * With a height, the redraw never takes more lines: it shows as many boards
+ * in full as fit, in the full style or a compact one (no borders, score and
+ * status on one line), whichever shows more, and every other player as a
+ * one-line summary (name, score, max tile, status); on a terminal too short
+ * for the title and the hint, the lines beyond the height are left out.
+ * Lines end in CRLF.
+ * Returns 0, or -1 if memory ran out (see proto_buf). */
 int proto_render_game(proto_buf *b, const proto_view *v);
 
 /* What the end screen shows. */
@@ -83,21 +96,33 @@ typedef struct proto_end_view {
     uint64_t you;                /* the viewer's id, 0 for a spectator */
     const proto_player *results; /* ranked, best first */
     int n;
-    uint32_t seed;
+    eng_seed seed;    /* shown as end writes it */
     const char *salt; /* 32 hex digits, or NULL to leave it out */
     proto_color color;
+    const char *commit; /* the full commit from `start`, or NULL */
+    int width;          /* terminal columns; 0 (unknown) means 80 */
 } proto_end_view;
 
 /* Appends the end screen (no clear-screen, so it can follow the last
  * boards): who won and why, every player's rank, score, max tile, moves
- * and status, and the revealed seed and salt. Lines end in CRLF. Returns 0,
- * or -1 if memory ran out. */
+ * and status, the revealed seed and salt, and with a commit, the commit
+ * and how to check it. Lines are wrapped to the width and end in CRLF.
+ * Returns 0, or -1 if memory ran out. */
 int proto_render_end(proto_buf *b, const proto_end_view *e);
 
 /* Appends text as lines: every '\n' (with or without a '\r' before it)
  * becomes "\r\n", and a last line without one gets it. Other bytes pass
  * through unchanged. Returns 0, or -1 if memory ran out. */
 int proto_render_text(proto_buf *b, const char *text);
+
+/* Appends text as proto_render_text does, each line word-wrapped to width
+ * columns (0: no wrapping; a word longer than the width is cut). Escape
+ * sequences take no width and are never cut. Returns the number of lines
+ * written, or -1 if memory ran out. With b NULL, only counts them. */
+int proto_render_wrapped(proto_buf *b, const char *text, int width);
+
+/* Counts the CRLF-ended lines in data[0..len). Cannot fail. */
+int proto_render_count_lines(const char *data, size_t len);
 
 /* Appends one printf-formatted line and "\r\n". Returns 0, or -1 if memory
  * ran out. */

@@ -32,6 +32,10 @@ void proto_telnet_init(proto_telnet *t) {
     memset(t, 0, sizeof *t);
 }
 
+bool proto_telnet_midway(const proto_telnet *t) {
+    return t->state != S_DATA;
+}
+
 void proto_telnet_offered(proto_telnet *t) {
     if (t->us_echo == Q_NO) t->us_echo = Q_WANTYES;
     if (t->us_sga == Q_NO) t->us_sga = Q_WANTYES;

@@ -70,6 +70,10 @@ typedef struct proto_telnet {
  * Cannot fail. */
 void proto_telnet_init(proto_telnet *t);
 
+/* True while a telnet command or subnegotiation has begun and not ended
+ * (an unfinished request, for the server's request timeout). */
+bool proto_telnet_midway(const proto_telnet *t);
+
 /* Records that the server has sent PROTO_TELNET_OFFER (plain or DCS): the
  * client's DO ECHO, DO SGA and WILL NAWS are then answers, acknowledged by
  * state without a reply. Call it once when the offer is queued. */

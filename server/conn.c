@@ -1,28 +1,47 @@
-/* conn.c - one client connection: socket, mode detection, framing, bounded output. */
+/* conn.c - one client connection: socket, mode detection, fair input, one output queue.
+ */
 #include "conn.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "addr.h"
 #include "lobby.h"
 #include "room.h"
 #include "text.h"
+#include "web.h"
 
 /* How long a silent client has before the server decides it is a human. */
 #define DETECT_MS 300
+/* What one connection may have handled per loop turn before every other
+ * connection had its turn: JSON lines, or bytes of text-mode input. */
+#define TURN_LINES      16
+#define TURN_TEXT_BYTES 256
+#define TURN_WEB_BYTES  4096
+/* A loop turn longer than its poll timeout by this much was a pause. */
+#define PAUSE_MS 500
+/* How soon a timer deferred by srv_defer_until_io runs again. */
+#define DEFER_MS 5
+/* Polls after a pause before timers may expire anyone: the first accepts
+ * connections made during the pause, the next reads what they sent. */
+#define CATCH_UP_TURNS 3
 
 /* All connections read into one buffer: libuv hands it back to us before the
- * next read, and the framer copies only what a partial line needs. */
-static char read_buf[64 * 1024];
-
-typedef struct conn_write_req {
-    uv_write_t req;
-    srv_buf *buf;
-} conn_write_req;
+ * next read. Input left over when a connection's turn is up is copied aside
+ * (and reading stops until it is handled), so a connection holds at most one
+ * read's worth. */
+static char read_buf[16 * 1024];
 
 static void on_handle_closed(uv_handle_t *h);
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+static void update_reading(conn *c);
+static void want_flush(conn *c);
+static void flush(conn *c);
+static void trim(conn *c);
+static void flush_all(srv *s);
+static void on_turn_idle(uv_idle_t *h);
 
 /* ---------------------------------------------------------------- accept --- */
 
@@ -36,10 +55,14 @@ static void peer_name(conn *c) {
             const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
             uv_ip4_name(in, ip, sizeof ip);
             port = ntohs(in->sin_port);
+            memcpy(c->addr, &in->sin_addr, 4);
+            c->addr_len = 4;
         } else if (ss.ss_family == AF_INET6) {
             const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
             uv_ip6_name(in6, ip, sizeof ip);
             port = ntohs(in6->sin6_port);
+            memcpy(c->addr, &in6->sin6_addr, 16);
+            c->addr_len = 16;
         }
     }
     snprintf(c->peer, sizeof c->peer, "%s:%d", ip, port);
@@ -51,9 +74,31 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
 
 static void on_detect_timeout(uv_timer_t *t) {
     conn *c = t->data;
+    /* Bytes that arrived during a pause decide the mode, not the clock. */
+    if (srv_defer_until_io(c->srv, t, on_detect_timeout)) return;
     if (c->mode == CONN_DETECT && !c->closing) {
         c->mode = CONN_TEXT;
         text_begin(c, false);
+        /* Capitals that never became "GET /": a human's typing. */
+        if (c->detect_len && !c->closing && !c->draining)
+            text_input(c, c->detect_buf, c->detect_len);
+        c->detect_len = 0;
+    }
+}
+
+/* Why c is refused, in words for the client and the log. */
+static void refusal(const conn *c, char *out, size_t size) {
+    switch (c->refused) {
+    case CONN_REFUSE_FDS:
+        snprintf(out, size, "the server is full (no file descriptors left)");
+        break;
+    case CONN_REFUSE_PER_ADDR:
+        snprintf(out, size, "too many connections from your address (at most %u)",
+                 c->srv->cfg.max_per_ip);
+        break;
+    default:
+        snprintf(out, size, "the server is full (%u clients)", c->srv->cfg.max_clients);
+        break;
     }
 }
 
@@ -64,13 +109,17 @@ static void on_detect_timeout(uv_timer_t *t) {
 static void refuse(conn *c, bool text) {
     if (c->closing || c->draining) return;
     uv_timer_stop(&c->timer);
+    char why[96];
+    refusal(c, why, sizeof why);
     if (text) {
-        static const char line[] = "The server is full; try again later.\r\n";
-        conn_write(c, line, sizeof line - 1);
+        char line[160];
+        int n = snprintf(line, sizeof line, "Sorry: %s; try again later.\r\n", why);
+        conn_write(c, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     } else {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s; try again later", why);
         size_t len;
-        char *json = proto_enc_error(PROTO_ERR_SERVER_FULL,
-                                     "the server is full; try again later", &len);
+        char *json = proto_enc_error(PROTO_ERR_SERVER_FULL, msg, &len);
         srv_buf *b = srv_buf_take(json, len);
         if (b) {
             conn_send_buf(c, b);
@@ -86,17 +135,47 @@ static void on_refused_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *
         conn_close(c);
         return;
     }
-    if (nread > 0)
+    if (nread > 0 &&
+        proto_http_detect((const unsigned char *)buf->base, (size_t)nread) > 0) {
+        uv_timer_stop(&c->timer);
+        web_refuse(c);
+    } else if (nread > 0) {
         refuse(c, proto_detect_mode((const unsigned char *)buf->base, (size_t)nread) !=
                       PROTO_MODE_JSON);
+    }
 }
 
 static void on_refused_timeout(uv_timer_t *t) {
     refuse(t->data, false);
 }
 
-void conn_accept(srv *s) {
+/* Log lines about descriptors at most this often. */
+#define FD_LOG_MS 10000
+/* Descriptors kept for refusing connections past the capacity. */
+#define FD_REFUSE_RESERVE 16
+
+void conn_accept(srv *s, uv_stream_t *listener) {
     static uint64_t next_conn_id = 1;
+    /* Every connection takes a descriptor, a refused one too; past the
+     * capacity plus a reserve for refusals, accepting waits (the kernel
+     * keeps the rest in the listen backlog) until a connection closes. */
+    if (s->fd_capacity && s->nconns >= s->fd_capacity + FD_REFUSE_RESERVE) {
+        if (!s->npaused) {
+            uint64_t now = uv_now(s->loop);
+            if (!s->fd_log_ms || now - s->fd_log_ms >= FD_LOG_MS) {
+                s->fd_log_ms = now;
+                srv_log(SRV_LOG_WARN,
+                        "out of file descriptors (%u connections): new ones wait",
+                        s->nconns);
+            }
+        }
+        bool known = false;
+        for (int i = 0; i < s->npaused; i++)
+            known |= s->accept_paused[i] == listener;
+        if (!known && s->npaused < SRV_MAX_LISTENERS)
+            s->accept_paused[s->npaused++] = listener;
+        return;
+    }
     conn *c = calloc(1, sizeof *c);
     if (!c) {
         srv_log(SRV_LOG_ERROR, "out of memory accepting a connection");
@@ -104,10 +183,12 @@ void conn_accept(srv *s) {
     }
     c->srv = s;
     c->id = next_conn_id++;
+    srv_list_init(&c->flush_link);
+    srv_list_init(&c->input_link);
     uv_tcp_init(s->loop, &c->tcp);
     c->tcp.data = c;
     c->open_handles = 1;
-    if (uv_accept((uv_stream_t *)&s->listener, (uv_stream_t *)&c->tcp) < 0) {
+    if (uv_accept(listener, (uv_stream_t *)&c->tcp) < 0) {
         uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
         c->closing = true;
         return;
@@ -117,17 +198,37 @@ void conn_accept(srv *s) {
     c->open_handles = 2;
     srv_list_push(&s->conns, &c->link);
     s->nconns++;
+    s->metrics.connections++;
     c->last_active = uv_now(s->loop);
     peer_name(c);
+    proto_framer_init(&c->framer, s->cfg.max_line, false);
 
-    if (proto_framer_init(&c->framer, s->cfg.max_line, false) < 0) {
-        srv_log(SRV_LOG_ERROR, "out of memory for connection %s", c->peer);
-        conn_close(c);
-        return;
+    unsigned from_addr = 0;
+    if (c->addr_len) {
+        from_addr = addr_add(&s->addrs, c->addr, c->addr_len);
+        c->counted = from_addr > 0;
     }
-    if (s->stopping || s->nconns > s->cfg.max_clients) {
-        srv_log(SRV_LOG_WARN, "refusing %s: server full (%u clients)", c->peer,
-                s->cfg.max_clients);
+    if (s->stopping || s->nconns > s->cfg.max_clients || (c->addr_len && !c->counted))
+        c->refused = CONN_REFUSE_FULL;
+    else if (s->fd_capacity && s->nconns > s->fd_capacity)
+        c->refused = CONN_REFUSE_FDS;
+    else if (from_addr > s->cfg.max_per_ip)
+        c->refused = CONN_REFUSE_PER_ADDR;
+    if (c->refused) {
+        /* A flood of refusals must not flood the log: one line a second, with
+         * the count of those not shown. */
+        uint64_t now = uv_now(s->loop);
+        if (s->refuse_log_ms && now - s->refuse_log_ms < 1000) {
+            s->refusals_unlogged++;
+        } else {
+            char why[96];
+            refusal(c, why, sizeof why);
+            srv_log(SRV_LOG_WARN,
+                    "refusing %s: %s (and %llu more since the last such line)", c->peer,
+                    why, (unsigned long long)s->refusals_unlogged);
+            s->refuse_log_ms = now;
+            s->refusals_unlogged = 0;
+        }
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_refused_read);
         uv_timer_start(&c->timer, on_refused_timeout, DETECT_MS, 0);
         return;
@@ -138,16 +239,28 @@ void conn_accept(srv *s) {
     uv_tcp_keepalive(&c->tcp, 1, 60);
     srv_log(SRV_LOG_INFO, "connect %s (#%llu, %u open)", c->peer,
             (unsigned long long)c->id, s->nconns);
-    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    update_reading(c);
     uv_timer_start(&c->timer, on_detect_timeout, DETECT_MS, 0);
+}
+
+void conn_accept_resume(srv *s) {
+    /* libuv holds each paused listener's next connection until it is taken. */
+    while (s->npaused && !s->stopping && s->nconns < s->fd_capacity + FD_REFUSE_RESERVE)
+        conn_accept(s, s->accept_paused[--s->npaused]);
 }
 
 /* ----------------------------------------------------------------- input --- */
 
+void conn_request_done(conn *c) {
+    c->last_active = uv_now(c->srv->loop);
+}
+
 static int on_json_line(void *ctx, const char *line, size_t len) {
     conn *c = ctx;
+    conn_request_done(c);
     lobby_json_line(c, line, len);
-    return c->closing || c->draining;
+    if (c->budget) c->budget--;
+    return c->closing || c->draining || !c->budget || c->in_front_len;
 }
 
 static int on_json_too_long(void *ctx) {
@@ -167,8 +280,176 @@ static int on_json_too_long(void *ctx) {
     return 1;
 }
 
-static void feed_json(conn *c, const char *data, size_t n) {
-    proto_framer_feed(&c->framer, data, n, on_json_line, on_json_too_long, c);
+static bool gone(const conn *c) {
+    return c->closing || c->draining;
+}
+
+static void hand_back(conn *c, const char *data, size_t n);
+
+/* Hands bytes to the connection's mode as far as this turn's budget goes;
+ * returns the bytes used. */
+static size_t feed(conn *c, const char *data, size_t n) {
+    if (c->mode == CONN_JSON)
+        return proto_framer_feed(&c->framer, data, n, on_json_line, on_json_too_long, c);
+    size_t k = n < c->budget ? n : c->budget;
+    c->budget -= (unsigned)k;
+    if (c->mode == CONN_TEXT) {
+        text_input(c, data, k);
+    } else {
+        /* The web transport frames its own requests: any bytes are activity. */
+        conn_request_done(c);
+        web_input(c, data, k);
+    }
+    return k;
+}
+
+/* Decides the mode of an undecided connection from its first byte. */
+static void decide(conn *c, const char *data, size_t n) {
+    uv_timer_stop(&c->timer);
+    proto_mode mode = proto_detect_mode((const unsigned char *)data, n);
+    if (mode == PROTO_MODE_JSON) {
+        c->mode = CONN_JSON;
+        c->budget = TURN_LINES;
+    } else {
+        c->mode = CONN_TEXT;
+        c->budget = TURN_TEXT_BYTES;
+        text_begin(c, mode == PROTO_MODE_TELNET);
+    }
+}
+
+/* HTTP or not is known once the first bytes stop looking like the start of
+ * "METHOD /". Returns true if it took all the bytes: kept while undecided
+ * (the detection timer still runs), or handed to the web transport. Bytes
+ * kept earlier and then judged not HTTP are handled first (what this turn
+ * cannot take goes back in front of the rest). */
+static bool detect_http(conn *c, const char *data, size_t n) {
+    char probe[sizeof c->detect_buf];
+    size_t space = sizeof probe - c->detect_len;
+    size_t take = n < space ? n : space;
+    memcpy(probe, c->detect_buf, c->detect_len);
+    memcpy(probe + c->detect_len, data, take);
+    int http = proto_http_detect((const unsigned char *)probe, c->detect_len + take);
+    if (http < 0 && take == n) { /* all of it is still a maybe */
+        memcpy(c->detect_buf, probe, c->detect_len + take);
+        c->detect_len = (uint8_t)(c->detect_len + take);
+        return true;
+    }
+    size_t kept = c->detect_len;
+    c->detect_len = 0;
+    if (http > 0) {
+        uv_timer_stop(&c->timer);
+        c->mode = CONN_HTTP;
+        c->budget = TURN_WEB_BYTES;
+        if (web_begin(c) < 0) return true;
+    }
+    if (kept) {
+        char early[sizeof c->detect_buf];
+        memcpy(early, probe, kept);
+        if (c->mode == CONN_DETECT) decide(c, early, kept);
+        size_t used = gone(c) ? kept : feed(c, early, kept);
+        if (used < kept) hand_back(c, early + used, kept - used);
+    }
+    if (http > 0 && !gone(c)) hand_back(c, data, n);
+    return http > 0 || gone(c);
+}
+
+/* Handles input within the connection's budget for this turn; returns the
+ * bytes used (0 once the budget is spent, or when bytes were handed back
+ * to go first). */
+static size_t handle(conn *c, const char *data, size_t n) {
+    srv *s = c->srv;
+    if (gone(c)) return n;
+    if (c->budget_turn != s->turn) {
+        c->budget_turn = s->turn;
+        c->budget = c->mode == CONN_TEXT   ? TURN_TEXT_BYTES
+                    : c->mode == CONN_JSON ? TURN_LINES
+                                           : TURN_WEB_BYTES;
+    }
+    if (!c->budget) return 0;
+    if (c->mode == CONN_DETECT) {
+        if (detect_http(c, data, n)) return n;
+        if (c->in_front_len) return 0; /* early bytes go first */
+        if (c->mode == CONN_DETECT) decide(c, data, n);
+        if (gone(c)) return n;
+    }
+    return feed(c, data, n);
+}
+
+/* Notes when an unfinished request began (a partial line, a telnet command
+ * cut short), for --request-timeout. */
+static void note_partial(conn *c) {
+    bool partial = c->framer.len > 0 || c->framer.discarding ||
+                   (c->mode == CONN_TEXT && c->text && text_midway(c));
+    if (!partial)
+        c->partial_since = 0;
+    else if (!c->partial_since)
+        c->partial_since = uv_now(c->srv->loop);
+}
+
+/* Keeps input for a later turn: data goes after what is held, and bytes
+ * handed back by conn_feed_json before it. Returns -1 (closing the
+ * connection) if memory runs out. */
+static int keep(conn *c, const char *data, size_t n) {
+    size_t held = c->in_len - c->in_off;
+    size_t total = c->in_front_len + held + n;
+    if (total == held) return 0;
+    char *buf = malloc(total);
+    if (!buf) {
+        conn_close(c);
+        return -1;
+    }
+    if (c->in_front_len) memcpy(buf, c->in_front, c->in_front_len);
+    if (held) memcpy(buf + c->in_front_len, c->in_buf + c->in_off, held);
+    if (n) memcpy(buf + c->in_front_len + held, data, n);
+    free(c->in_front);
+    free(c->in_buf);
+    c->in_front = NULL;
+    c->in_front_len = 0;
+    c->in_buf = buf;
+    c->in_len = total;
+    c->in_off = 0;
+    if (c->input_link.next == &c->input_link) {
+        srv_list_push(&c->srv->input_list, &c->input_link);
+        uv_idle_start(&c->srv->turn_idle, on_turn_idle);
+    }
+    update_reading(c);
+    return 0;
+}
+
+static void release_input(conn *c) {
+    free(c->in_buf);
+    free(c->in_front);
+    c->in_buf = c->in_front = NULL;
+    c->in_len = c->in_off = c->in_front_len = 0;
+    srv_list_remove(&c->input_link);
+}
+
+/* Fresh bytes from the socket: handled now as far as the budget goes. */
+static void take_input(conn *c, const char *data, size_t n) {
+    while (n && !gone(c) && !c->in_front_len) {
+        size_t used = handle(c, data, n);
+        data += used;
+        n -= used;
+        if (!used) break;
+    }
+    if (!gone(c) && (n || c->in_front_len)) keep(c, data, n);
+    note_partial(c);
+}
+
+/* Held input's turn: handled as far as the budget goes. */
+static void take_held(conn *c) {
+    while (!gone(c) && (c->in_off < c->in_len || c->in_front_len)) {
+        if (c->in_front_len && keep(c, NULL, 0) < 0) return;
+        size_t used = handle(c, c->in_buf + c->in_off, c->in_len - c->in_off);
+        if (gone(c)) break;
+        c->in_off += used;
+        if (!used) break;
+    }
+    if (gone(c) || (c->in_off == c->in_len && !c->in_front_len)) {
+        release_input(c);
+        update_reading(c);
+    }
+    note_partial(c);
 }
 
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
@@ -180,24 +461,9 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
         conn_close(c);
         return;
     }
-    if (nread == 0 || c->closing || c->draining) return;
-    c->last_active = uv_now(c->srv->loop);
-    if (c->mode == CONN_DETECT) {
-        uv_timer_stop(&c->timer);
-        proto_mode mode =
-            proto_detect_mode((const unsigned char *)buf->base, (size_t)nread);
-        if (mode == PROTO_MODE_JSON) {
-            c->mode = CONN_JSON;
-        } else {
-            c->mode = CONN_TEXT;
-            text_begin(c, mode == PROTO_MODE_TELNET);
-            if (c->closing) return;
-        }
-    }
-    if (c->mode == CONN_JSON)
-        feed_json(c, buf->base, (size_t)nread);
-    else
-        text_input(c, buf->base, (size_t)nread);
+    if (nread == 0 || gone(c)) return;
+    c->srv->metrics.bytes_in += (uint64_t)nread;
+    take_input(c, buf->base, (size_t)nread);
 }
 
 void conn_become_json(conn *c, const char *line, size_t len) {
@@ -211,49 +477,194 @@ void conn_become_json(conn *c, const char *line, size_t len) {
      * end that line, so the first JSON line starts with '{' for a client that
      * skips lines that do not. */
     conn_write(c, "\r\n", 2);
+    conn_request_done(c);
     lobby_json_line(c, line, len);
 }
 
 void conn_feed_json(conn *c, const char *data, size_t n) {
-    if (c->mode == CONN_JSON && !c->closing && !c->draining) feed_json(c, data, n);
+    if (c->mode != CONN_JSON || gone(c) || !n) return;
+    hand_back(c, data, n);
+}
+
+/* Bytes to be handled before anything else the connection holds. */
+static void hand_back(conn *c, const char *data, size_t n) {
+    if (gone(c) || !n) return;
+    char *front = realloc(c->in_front, c->in_front_len + n);
+    if (!front) {
+        conn_close(c);
+        return;
+    }
+    memcpy(front + c->in_front_len, data, n);
+    c->in_front = front;
+    c->in_front_len += n;
+}
+
+/* ------------------------------------------------------------- the turn --- */
+
+static uint64_t mono_ms(void) {
+    return uv_hrtime() / 1000000;
+}
+
+/* Before poll, after timers and held input: write what they queued. */
+static void on_turn_prepare(uv_prepare_t *h) {
+    srv *s = h->loop->data;
+    flush_all(s);
+    s->poll_timeout = uv_backend_timeout(s->loop);
+    s->prepare_ms = mono_ms();
+}
+
+/* After poll: write what the input queued, then the next turn begins. A poll
+ * that took much longer than its timeout means the process was paused; until
+ * a poll has read what arrived meanwhile, timers must not expire anyone. */
+static void on_turn_check(uv_check_t *h) {
+    srv *s = h->loop->data;
+    flush_all(s);
+    uint64_t now = mono_ms();
+    bool paused = s->poll_timeout >= 0 &&
+                  now > s->prepare_ms + (uint64_t)s->poll_timeout + PAUSE_MS;
+    if (paused && !s->io_behind)
+        srv_log(SRV_LOG_INFO, "the process was paused for about %llu ms",
+                (unsigned long long)(now - s->prepare_ms));
+    if (paused)
+        s->io_behind = CATCH_UP_TURNS;
+    else if (s->io_behind)
+        s->io_behind--;
+    s->check_ms = now;
+    s->turn++;
+}
+
+/* Held input: every connection with some gets one budget per turn. */
+static void on_turn_idle(uv_idle_t *h) {
+    srv *s = h->loop->data;
+    srv_link todo;
+    srv_list_init(&todo);
+    if (!srv_list_empty(&s->input_list)) { /* move the list to todo */
+        todo.next = s->input_list.next;
+        todo.prev = s->input_list.prev;
+        todo.next->prev = todo.prev->next = &todo;
+        srv_list_init(&s->input_list);
+    }
+    while (!srv_list_empty(&todo)) {
+        conn *c = srv_container(todo.next, conn, input_link);
+        srv_list_remove(&c->input_link);
+        srv_list_push(&s->input_list, &c->input_link); /* back unless done */
+        take_held(c);
+    }
+    if (srv_list_empty(&s->input_list)) uv_idle_stop(&s->turn_idle);
+}
+
+void conn_loop_init(srv *s) {
+    srv_list_init(&s->input_list);
+    srv_list_init(&s->flush_list);
+    s->check_ms = mono_ms();
+    s->poll_timeout = -1;
+    uv_idle_init(s->loop, &s->turn_idle);
+    uv_prepare_init(s->loop, &s->turn_prepare);
+    uv_check_init(s->loop, &s->turn_check);
+    uv_prepare_start(&s->turn_prepare, on_turn_prepare);
+    uv_check_start(&s->turn_check, on_turn_check);
+    uv_unref((uv_handle_t *)&s->turn_prepare);
+    uv_unref((uv_handle_t *)&s->turn_check);
+}
+
+bool srv_defer_until_io(srv *s, uv_timer_t *t, uv_timer_cb cb) {
+    if (!s->io_behind && mono_ms() - s->check_ms > PAUSE_MS && s->check_ms)
+        s->io_behind = CATCH_UP_TURNS; /* paused since the last poll, before this timer */
+    if (!s->io_behind) return false;
+    if (t) uv_timer_start(t, cb, DEFER_MS, 0);
+    return true;
 }
 
 /* ---------------------------------------------------------------- output --- */
 
-static void on_write(uv_write_t *req, int status) {
-    conn_write_req *w = (conn_write_req *)req;
-    conn *c = req->handle->data;
-    srv_buf_unref(w->buf);
-    free(w);
-    if (status < 0 && status != UV_ECANCELED) conn_close(c);
+static void flush(conn *c);
+
+static size_t pause_threshold(const conn *c) {
+    return c->srv->cfg.max_output / 2;
 }
 
-static void queue_write(conn *c, srv_buf *b) {
-    uv_stream_t *stream = (uv_stream_t *)&c->tcp;
-    if (uv_stream_get_write_queue_size(stream) + b->len > c->srv->cfg.max_output) {
-        srv_log(SRV_LOG_WARN, "slow_consumer: closing %s, %zu bytes queued", c->peer,
-                uv_stream_get_write_queue_size(stream));
-        conn_close(c);
+/* Asks for the queue to be written at the end of this loop turn. */
+static void want_flush(conn *c) {
+    if (c->flush_link.next == &c->flush_link)
+        srv_list_push(&c->srv->flush_list, &c->flush_link);
+}
+
+static conn_out *entry(conn *c, unsigned i) {
+    return &c->out[(c->out_first + i) & (c->out_cap - 1)];
+}
+
+/* Reads while nothing holds it back: input waiting for its turn, output over
+ * half the limit, closing. */
+static void update_reading(conn *c) {
+    if (c->refused) return;
+    bool over = c->out_bytes > pause_threshold(c);
+    bool want = !c->closing && !c->draining && c->in_len == c->in_off &&
+                !c->in_front_len && !over;
+    /* Since when the output, over half the limit, has not moved. */
+    if (!over)
+        c->stalled_since = 0;
+    else if (!c->stalled_since)
+        c->stalled_since = uv_now(c->srv->loop);
+    if (want == c->reading) return;
+    c->reading = want;
+    if (want)
+        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    else
+        uv_read_stop((uv_stream_t *)&c->tcp);
+}
+
+static void slow_consumer(conn *c) {
+    c->srv->metrics.slow_consumers++;
+    srv_log(SRV_LOG_WARN, "slow_consumer: closing %s, %zu bytes queued", c->peer,
+            c->out_bytes);
+    conn_close(c);
+}
+
+/* Doubles the ring (or makes its first 4 entries). */
+static int grow(conn *c) {
+    unsigned cap = c->out_cap ? c->out_cap * 2 : 4;
+    size_t extra = (size_t)(cap - c->out_cap) * sizeof(conn_out);
+    if (c->out_bytes + extra > c->srv->cfg.max_output) return -1;
+    conn_out *ring = malloc((size_t)cap * sizeof *ring);
+    if (!ring) return -1;
+    for (unsigned i = 0; i < c->out_count; i++)
+        ring[i] = *entry(c, i);
+    free(c->out);
+    c->out = ring;
+    c->out_first = 0;
+    c->out_cap = cap;
+    c->out_bytes += extra;
+    return 0;
+}
+
+void conn_send_framed(conn *c, const void *head, size_t head_len, srv_buf *b,
+                      size_t len) {
+    if (!b || c->closing || c->draining || head_len > CONN_HEAD_MAX || len > b->len ||
+        len > UINT32_MAX)
+        return;
+    size_t cost = len + head_len;
+    if (c->out_bytes + cost > c->srv->cfg.max_output ||
+        (c->out_count == c->out_cap && grow(c) < 0) ||
+        c->out_bytes + cost > c->srv->cfg.max_output) {
+        slow_consumer(c);
         return;
     }
-    conn_write_req *w = malloc(sizeof *w);
-    if (!w) {
-        conn_close(c);
-        return;
-    }
-    w->buf = srv_buf_ref(b);
-    uv_buf_t ub = uv_buf_init(b->data, (unsigned)b->len);
-    int rc = uv_write(&w->req, stream, &ub, 1, on_write);
-    if (rc < 0) { /* the callback will not run */
-        srv_buf_unref(b);
-        free(w);
-        conn_close(c);
-    }
+    conn_out *e = entry(c, c->out_count++);
+    e->buf = srv_buf_ref(b);
+    e->len = (uint32_t)len;
+    e->head_len = (uint8_t)head_len;
+    if (head_len) memcpy(e->head, head, head_len);
+    c->out_bytes += cost;
+    want_flush(c);
+    if (c->out_bytes > pause_threshold(c)) update_reading(c);
 }
 
 void conn_send_buf(conn *c, srv_buf *b) {
-    if (!b || c->closing || c->draining) return;
-    queue_write(c, b);
+    if (!b) return;
+    if (c->mode == CONN_WS)
+        web_send_json(c, b);
+    else
+        conn_send_framed(c, NULL, 0, b, b->len);
 }
 
 void conn_write(conn *c, const char *data, size_t len) {
@@ -269,7 +680,7 @@ void conn_write(conn *c, const char *data, size_t len) {
         conn_close(c);
         return;
     }
-    queue_write(c, b);
+    conn_send_framed(c, NULL, 0, b, len);
     srv_buf_unref(b);
 }
 
@@ -281,13 +692,161 @@ void conn_deliver(conn *c, const srv_msg *m) {
         conn_send_buf(c, m->json);
 }
 
+/* Drops `n` written bytes from the front of the queue. */
+static void written(conn *c, size_t n) {
+    if (n) c->stalled_since = 0;
+    n += c->out_skip;
+    c->out_skip = 0;
+    while (c->out_count) {
+        conn_out *e = entry(c, 0);
+        size_t len = e->head_len + e->len;
+        if (n < len) {
+            c->out_skip = n;
+            return;
+        }
+        n -= len;
+        c->out_bytes -= len;
+        srv_buf_unref(e->buf);
+        c->out_first = (c->out_first + 1) & (c->out_cap - 1);
+        c->out_count--;
+        if (c->out_inflight) c->out_inflight--;
+    }
+}
+
+/* Lists the unwritten bytes of the first `count` entries as buffers (two per
+ * entry at most); returns how many. */
+/* The iovecs of the first count entries. With heads (room for CONN_HEAD_MAX
+ * bytes per entry) the inline heads are copied there: a write that waits for
+ * the socket must not point into the ring, which may grow and move before it
+ * completes. */
+static unsigned gather(conn *c, unsigned count, uv_buf_t *bufs, char *heads) {
+    unsigned nb = 0;
+    size_t skip = c->out_skip;
+    for (unsigned i = 0; i < count; i++) {
+        conn_out *e = entry(c, i);
+        size_t h = e->head_len;
+        char *head = e->head;
+        if (heads && skip < h) {
+            head = heads + (size_t)i * CONN_HEAD_MAX;
+            memcpy(head, e->head, h);
+        }
+        if (skip < h) bufs[nb++] = uv_buf_init(head + skip, (unsigned)(h - skip));
+        size_t from = skip > h ? skip - h : 0;
+        if (from < e->len)
+            bufs[nb++] = uv_buf_init(e->buf->data + from, (unsigned)(e->len - from));
+        skip = 0;
+    }
+    return nb;
+}
+
+static void maybe_shutdown(conn *c);
+
+static void on_write(uv_write_t *req, int status) {
+    conn *c = req->data;
+    free(req);
+    c->writing = false;
+    if (status < 0) {
+        c->out_inflight = 0;
+        if (status != UV_ECANCELED) conn_close(c);
+        return;
+    }
+    size_t n = 0;
+    for (unsigned i = 0; i < c->out_inflight; i++) {
+        const conn_out *e = entry(c, i);
+        n += e->head_len + e->len;
+    }
+    c->srv->metrics.bytes_out += n - c->out_skip;
+    written(c, n - c->out_skip);
+    c->out_inflight = 0;
+    if (c->closing) return;
+    if (c->draining)
+        flush(c); /* the last bytes go out now, then the shutdown */
+    else if (c->out_count)
+        want_flush(c);
+    update_reading(c);
+}
+
+/* Writes what is queued: at once as far as the kernel takes it, the rest by
+ * one uv_write. */
+static void flush(conn *c) {
+    if (c->closing || c->writing || !c->out_count) {
+        maybe_shutdown(c);
+        return;
+    }
+    uv_buf_t stack[64];
+    uv_buf_t *bufs = stack;
+    if (c->out_count * 2 > 64 && !(bufs = malloc(c->out_count * 2 * sizeof *bufs))) {
+        conn_close(c);
+        return;
+    }
+    uv_stream_t *stream = (uv_stream_t *)&c->tcp;
+    unsigned nb = gather(c, c->out_count, bufs, NULL);
+    int n = uv_try_write(stream, bufs, nb);
+    if (n == UV_EAGAIN) n = 0;
+    if (n < 0) {
+        if (bufs != stack) free(bufs);
+        conn_close(c);
+        return;
+    }
+    c->srv->metrics.bytes_out += (uint64_t)n;
+    written(c, (size_t)n);
+    if (c->out_count) {
+        /* The request carries the heads' copies (see gather); on_write frees both. */
+        uv_write_t *req = malloc(sizeof *req + (size_t)c->out_count * CONN_HEAD_MAX);
+        if (req) nb = gather(c, c->out_count, bufs, (char *)(req + 1));
+        if (!req || uv_write(req, stream, bufs, nb, on_write) < 0) {
+            free(req);
+            if (bufs != stack) free(bufs);
+            conn_close(c);
+            return;
+        }
+        req->data = c;
+        c->writing = true;
+        c->out_inflight = c->out_count;
+    }
+    if (bufs != stack) free(bufs);
+    maybe_shutdown(c);
+    update_reading(c);
+}
+
+/* Gives the ring back when the queue is empty (an idle connection holds none). */
+static void trim(conn *c) {
+    if (c->out_count || !c->out) return;
+    c->out_bytes -= (size_t)c->out_cap * sizeof(conn_out);
+    free(c->out);
+    c->out = NULL;
+    c->out_cap = c->out_first = 0;
+}
+
+void conn_flush_all(srv *s) {
+    flush_all(s);
+}
+
+static void flush_all(srv *s) {
+    while (!srv_list_empty(&s->flush_list)) {
+        srv_link *l = s->flush_list.next;
+        srv_list_remove(l);
+        flush(srv_container(l, conn, flush_link));
+    }
+}
+
 /* --------------------------------------------------------------- closing --- */
 
 static void conn_free(conn *c) {
     srv *s = c->srv;
     if (c->player) lobby_conn_gone(c);
     if (c->text) text_free(c);
+    if (c->web) web_free(c);
     proto_framer_free(&c->framer);
+    while (c->out_count) {
+        srv_buf_unref(c->out[c->out_first].buf);
+        c->out_first = (c->out_first + 1) & (c->out_cap - 1);
+        c->out_count--;
+    }
+    free(c->out);
+    release_input(c);
+    srv_list_remove(&c->flush_link);
+    if (c->counted) addr_remove(&s->addrs, c->addr, c->addr_len);
     if (c->link.next) {
         srv_list_remove(&c->link);
         s->nconns--;
@@ -295,6 +854,7 @@ static void conn_free(conn *c) {
                 (unsigned long long)c->id, s->nconns);
     }
     free(c);
+    conn_accept_resume(s);
 }
 
 static void on_handle_closed(uv_handle_t *h) {
@@ -305,6 +865,9 @@ static void on_handle_closed(uv_handle_t *h) {
 void conn_close(conn *c) {
     if (c->closing) return;
     c->closing = true;
+    /* Nothing more is handled or written: out of the turn's lists. */
+    srv_list_remove(&c->flush_link);
+    srv_list_remove(&c->input_link);
     if (!uv_is_closing((uv_handle_t *)&c->tcp))
         uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
     if (c->open_handles == 2 && !uv_is_closing((uv_handle_t *)&c->timer))
@@ -312,7 +875,27 @@ void conn_close(conn *c) {
 }
 
 static void on_shutdown(uv_shutdown_t *req, int status) {
-    conn_close(req->data);
+    conn *c = req->data;
+    free(req);
+    conn_close(c);
+}
+
+/* Draining: once every queued byte is handed to the kernel or to the running
+ * write, the shutdown (sent after that write) ends the connection. */
+static void maybe_shutdown(conn *c) {
+    if (!c->draining || c->shut || c->closing) return;
+    if (c->out_count && !(c->writing && c->out_inflight == c->out_count)) return;
+    c->shut = true;
+    uv_shutdown_t *req = malloc(sizeof *req);
+    if (!req) {
+        conn_close(c);
+        return;
+    }
+    req->data = c;
+    if (uv_shutdown(req, (uv_stream_t *)&c->tcp, on_shutdown) < 0) {
+        free(req);
+        conn_close(c);
+    }
 }
 
 /* A client that never reads would keep a flush waiting forever. */
@@ -324,20 +907,22 @@ static void on_drain_timeout(uv_timer_t *t) {
 
 void conn_close_after_flush(conn *c) {
     if (c->closing || c->draining) return;
+    if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_NORMAL); /* if none went yet */
     c->draining = true;
-    uv_read_stop((uv_stream_t *)&c->tcp);
+    if (c->reading) uv_read_stop((uv_stream_t *)&c->tcp);
+    c->reading = false;
+    srv_list_remove(&c->input_link);
     uv_timer_stop(&c->timer);
     if (c->open_handles == 2) uv_timer_start(&c->timer, on_drain_timeout, DRAIN_MS, 0);
-    c->shutdown_req.data = c;
-    if (uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->tcp, on_shutdown) < 0)
-        conn_close(c);
+    srv_list_remove(&c->flush_link);
+    flush(c);
 }
 
 void conn_say_bye(conn *c) {
     if (c->closing || c->draining) return;
     if (c->mode == CONN_TEXT && c->text) {
         text_say_bye(c);
-    } else if (c->mode == CONN_JSON) {
+    } else if (c->mode == CONN_JSON || c->mode == CONN_WS) {
         size_t len;
         char *line = proto_enc_bye("shutdown", &len);
         srv_buf *b = srv_buf_take(line, len);
@@ -345,16 +930,33 @@ void conn_say_bye(conn *c) {
             conn_send_buf(c, b);
             srv_buf_unref(b);
         }
+        if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_GOING_AWAY);
     }
     conn_close_after_flush(c);
 }
 
 void conn_sweep_idle(srv *s) {
-    if (!s->cfg.idle_ms) return;
+    /* After a pause, input that arrived meanwhile is read first. */
+    if (srv_defer_until_io(s, NULL, NULL)) return;
     uint64_t now = uv_now(s->loop);
+    uint64_t req_ms = s->cfg.request_ms;
     for (srv_link *l = s->conns.next; l != &s->conns; l = l->next) {
         conn *c = srv_container(l, conn, link);
-        if (c->closing || c->draining || now - c->last_active < s->cfg.idle_ms) continue;
+        if (c->closing || c->draining) continue;
+        if (!c->writing) trim(c);
+        if (req_ms && c->stalled_since && now - c->stalled_since >= req_ms) {
+            /* Its reading stopped for output that has not moved since. */
+            slow_consumer(c);
+            continue;
+        }
+        if (req_ms && c->partial_since && now - c->partial_since >= req_ms) {
+            srv_log(SRV_LOG_INFO, "closing %s: a request unfinished for %llu s", c->peer,
+                    (unsigned long long)((now - c->partial_since) / 1000));
+            if (c->mode == CONN_TEXT && c->text) text_say_slow(c);
+            conn_close_after_flush(c);
+            continue;
+        }
+        if (!s->cfg.idle_ms || now - c->last_active < s->cfg.idle_ms) continue;
         /* A racer thinking over a move, or someone watching a race, is not
          * idle while the race runs. */
         const srv_player *p = c->player;
@@ -363,6 +965,7 @@ void conn_sweep_idle(srv *s) {
             continue;
         srv_log(SRV_LOG_INFO, "closing idle connection %s", c->peer);
         if (c->mode == CONN_TEXT && c->text) text_say_idle(c);
+        if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_GOING_AWAY);
         conn_close_after_flush(c);
     }
 }

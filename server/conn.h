@@ -1,4 +1,5 @@
-/* conn.h - one client connection: socket, mode detection, framing, bounded output. */
+/* conn.h - one client connection: socket, mode detection, fair input, one output queue.
+ */
 #ifndef RACE2048_CONN_H
 #define RACE2048_CONN_H
 
@@ -9,34 +10,118 @@ typedef enum conn_mode {
     CONN_DETECT, /* nothing received yet */
     CONN_JSON,   /* first byte '{': JSON lines only, for the connection's life */
     CONN_TEXT,   /* a human on telnet or netcat */
+    CONN_HTTP,   /* an HTTP/1.1 request line: a browser, balancer or monitor */
+    CONN_WS,     /* upgraded from HTTP: JSON mode in WebSocket text messages */
 } conn_mode;
 
 struct text_session;
+struct web_session;
+
+typedef enum conn_refusal {
+    CONN_REFUSE_NONE,
+    CONN_REFUSE_FULL,     /* --max-clients, stopping, or no memory to count it */
+    CONN_REFUSE_FDS,      /* no file descriptors left for another client */
+    CONN_REFUSE_PER_ADDR, /* --max-per-ip */
+} conn_refusal;
+
+/* ------------------------------------------------------------- output ---
+ *
+ * Every byte a connection sends goes through one queue of references to
+ * shared srv_buf payloads: a broadcast is serialised once and queued to each
+ * connection by reference. The queue is written once per loop turn (after
+ * the turn's input and timers ran) with one vectored write of everything
+ * pending; what the kernel does not take at once stays queued in order.
+ *
+ * For transports that frame messages (WebSocket): each entry may carry up to
+ * CONN_HEAD_MAX bytes of its own written just before the shared payload, so
+ * a frame header costs no copy of the payload. A transport that needs bytes
+ * after a payload queues them as the next entry (conn_send_head with a
+ * payload of its own, e.g. a static srv_buf whose refs never reach 0).
+ *
+ * --max-output bounds everything the queue holds: payload bytes (counted in
+ * full for every connection a shared payload is queued to), heads, and the
+ * queue's own entries. Past it the connection is a slow consumer and is
+ * closed. Past half of it the connection's input is no longer read (its
+ * requests wait in the kernel) until the queue drains below the half; a
+ * connection whose queue then makes no progress for --request-timeout is a
+ * slow consumer too. */
+
+#define CONN_HEAD_MAX 10
+
+/* One queued message: the inline head, then the first len bytes of the
+ * shared payload. */
+typedef struct conn_out {
+    srv_buf *buf;
+    uint32_t len;
+    uint8_t head_len;
+    char head[CONN_HEAD_MAX];
+} conn_out;
 
 typedef struct conn {
-    srv_link link; /* in srv.conns */
+    srv_link link;       /* in srv.conns */
+    srv_link flush_link; /* in srv.flush_list while entries wait to be written */
+    srv_link input_link; /* in srv.input_list while input waits for a turn */
     srv *srv;
     uv_tcp_t tcp;
     uv_timer_t timer; /* mode detection, then text-mode redraw pacing */
-    uv_shutdown_t shutdown_req;
     int open_handles; /* freed when both handles' close callbacks ran */
     conn_mode mode;
-    bool closing;  /* uv_close called: nothing more is read or written */
-    bool draining; /* flushing a last message before closing */
+    bool closing;    /* uv_close called: nothing more is read or written */
+    bool draining;   /* flushing a last message before closing */
+    bool shut;       /* draining: the shutdown request went out */
+    bool reading;    /* uv_read_start is in effect */
+    uint8_t refused; /* a conn_refusal: why it is being refused, or 0 */
+    bool writing;    /* a uv_write of the queue's first `inflight` entries runs */
+    bool counted;    /* counted in the per-address table */
     proto_framer framer;
     srv_player *player;
-    uint64_t last_active; /* loop time of the last byte received */
-    uint64_t id;          /* for the logs */
-    char peer[64];
+    /* Output queue: a ring of `count` entries from `first`; the first
+     * `inflight` of them belong to the running uv_write, of which the first
+     * `skip` bytes went out before it (a partial uv_try_write). */
+    conn_out *out;
+    unsigned out_cap, out_first, out_count, out_inflight;
+    size_t out_skip;
+    size_t out_bytes;       /* charged against --max-output (see above) */
+    uint64_t stalled_since; /* loop time output stopped draining while over half */
+    /* Input read but not handled yet (its turn has not come): in_buf[in_off,
+     * in_len). Reading is stopped while any is held. */
+    char *in_buf;
+    size_t in_len, in_off;
+    char *in_front; /* bytes handed back (conn_feed_json) to go before in_buf */
+    size_t in_front_len;
+    unsigned budget;        /* lines (JSON) or bytes (text) left this turn */
+    uint64_t budget_turn;   /* the turn the budget belongs to */
+    uint64_t last_active;   /* loop time of the last complete request */
+    uint64_t partial_since; /* loop time an unfinished request began, 0 = none */
+    uint64_t id;            /* for the logs */
+    unsigned char addr[16]; /* the peer's address, the per-address key */
+    uint8_t addr_len;
+    char peer[48];
     struct text_session *text;
+    struct web_session *web; /* CONN_HTTP and CONN_WS */
+    /* First bytes that might still become an HTTP request line ("GET /"). */
+    char detect_buf[24];
+    uint8_t detect_len;
+    unsigned failed_resumes; /* counted by guard.c */
 } conn;
 
-/* Accepts a pending connection on the listener. */
-void conn_accept(srv *s);
+/* Accepts a pending connection on listener (one of srv.listeners). */
+void conn_accept(srv *s, uv_stream_t *listener);
+
+/* Sets up the server's per-turn machinery (input turns, output flushes,
+ * pause detection). Call once before uv_run. */
+void conn_loop_init(srv *s);
+
+/* Writes every connection's queue now (what the end of a loop turn does). */
+void conn_flush_all(srv *s);
 
 /* Queues a JSON line; a connection whose queue passes --max-output is closed
  * (slow consumer). Ignored on a closing or draining connection. */
 void conn_send_buf(conn *c, srv_buf *b);
+/* Queues hdr (0 to CONN_HEAD_MAX bytes, copied) followed by the first len
+ * bytes of the shared payload b (referenced, not copied), under the same
+ * rules. For transports that frame each message (a WebSocket header). */
+void conn_send_framed(conn *c, const void *hdr, size_t hdr_len, srv_buf *b, size_t len);
 /* Queues a copy of raw bytes (text mode), under the same output limit. */
 void conn_write(conn *c, const char *data, size_t len);
 /* Delivers a message according to the connection's mode. */
@@ -51,13 +136,25 @@ void conn_close_after_flush(conn *c);
 /* Switches an undecided or text connection to JSON mode and feeds it `line`
  * as its first JSON line (a JSON client that spoke late). */
 void conn_become_json(conn *c, const char *line, size_t len);
-/* Feeds more bytes to a connection that became JSON (the rest of a read). */
+/* Hands back bytes to a connection that became JSON (the rest of a read):
+ * they are handled, in order, before anything else it sent. */
 void conn_feed_json(conn *c, const char *data, size_t n);
+
+/* A complete request arrived (a line, or a key in a game): the connection is
+ * not idle. Text mode calls it; JSON lines are counted here. */
+void conn_request_done(conn *c);
 
 /* The server is stopping: tell the client (bye, or a line for humans) and close. */
 void conn_say_bye(conn *c);
 
-/* Closes connections idle longer than --idle-timeout (periodic sweep). */
+/* Periodic sweep: closes connections idle longer than --idle-timeout (no
+ * complete request), with a request unfinished for --request-timeout, or
+ * whose output has not moved for --request-timeout; gives back the memory
+ * of empty queues. */
 void conn_sweep_idle(srv *s);
+
+/* A connection may have closed: accept again if accepting was paused for
+ * lack of file descriptors. */
+void conn_accept_resume(srv *s);
 
 #endif

@@ -142,14 +142,25 @@ int journal_token_hash(const char *token, char out[65]) {
 /* ----------------------------------------------------------------- seeds --- */
 
 void journal_seed_text(const room *r, char *out, size_t n) {
-    snprintf(out, n, "%u", (unsigned)r->seed);
+    char text[ENG_SEED_TEXT_MAX];
+    if (eng_seed_format(&r->seed, text, sizeof text) <= 0) text[0] = '\0';
+    /* As `end` writes it: a string for a server seed, a number for a client's. */
+    snprintf(out, n, r->seed.kind == ENG_SEED_SERVER ? "\"%s\"" : "%s", text);
 }
 
 int journal_seed_parse(room *r, const json_t *v) {
-    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-        json_integer_value(v) > (json_int_t)UINT32_MAX)
+    if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+        json_integer_value(v) <= (json_int_t)UINT32_MAX) {
+        r->seed = eng_seed_client((uint32_t)json_integer_value(v));
+    } else if (json_is_string(v)) {
+        eng_seed seed;
+        if (eng_seed_parse(&seed, json_string_value(v), (int)json_string_length(v)) < 0 ||
+            seed.kind != ENG_SEED_SERVER)
+            return -1;
+        r->seed = seed;
+    } else {
         return -1;
-    r->seed = (uint32_t)json_integer_value(v);
+    }
     r->seed_fixed = true;
     return 0;
 }

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guard.h"
 #include "journal.h"
+#include "resume.h"
 #include "room.h"
 
 /* The most rows a `rooms` reply lists, so one reply stays a modest line. */
@@ -17,6 +19,12 @@ static srv_player *player_new(srv *s) {
     srv_player *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     if (srv_random_hex(p->token, 16) < 0) {
+        free(p);
+        return NULL;
+    }
+    int hash_oom = 0;
+    HASH_ADD(hh_token, s->by_token, token, strlen(p->token), p);
+    if (hash_oom) {
         free(p);
         return NULL;
     }
@@ -37,6 +45,16 @@ srv_player *lobby_player_restore(srv *s, uint64_t id, const char *name,
     snprintf(p->name, sizeof p->name, "%s", name);
     snprintf(p->token_hash, sizeof p->token_hash, "%s", token_hash);
     p->welcomed = true;
+    if (strlen(p->token_hash) != 64) {
+        free(p);
+        return NULL;
+    }
+    int hash_oom = 0;
+    HASH_ADD_KEYPTR(hh_token, s->by_token, p->token_hash, 64, p);
+    if (hash_oom) {
+        free(p);
+        return NULL;
+    }
     srv_list_init(&p->queue_link);
     srv_list_push(&s->players, &p->link);
     return p;
@@ -64,16 +82,77 @@ srv_player *lobby_player(conn *c, bool welcome) {
     return c->player;
 }
 
+/* ------------------------------------------------------------ matchmaking --- */
+
+/* What makes two `quick` requests match; no padding, so it hashes as bytes. */
+typedef struct queue_key {
+    int32_t players, size;
+    uint32_t target;
+} queue_key;
+
+/* The players waiting for one set of settings, oldest first. */
+typedef struct lobby_queue {
+    queue_key key;
+    srv_link waiting;
+    int n; /* players in waiting */
+    UT_hash_handle hh;
+} lobby_queue;
+
+static queue_key key_of(const proto_settings *settings) {
+    queue_key k;
+    memset(&k, 0, sizeof k);
+    k.players = settings->players;
+    k.size = settings->size;
+    k.target = settings->target;
+    return k;
+}
+
+/* Puts p (not queued) at the back of the queue for its queue_key. Returns 0,
+ * or -1 if memory runs out (p is then not queued). */
+static int enqueue(srv_player *p) {
+    srv *s = p->srv;
+    queue_key key = key_of(&p->queue_key);
+    lobby_queue *q = NULL;
+    HASH_FIND(hh, s->queues, &key, sizeof key, q);
+    if (!q) {
+        if (!(q = calloc(1, sizeof *q))) return -1;
+        q->key = key;
+        srv_list_init(&q->waiting);
+        int hash_oom = 0;
+        HASH_ADD(hh, s->queues, key, sizeof q->key, q);
+        if (hash_oom) {
+            free(q);
+            return -1;
+        }
+    }
+    srv_list_push(&q->waiting, &p->queue_link);
+    q->n++;
+    p->queue = q;
+    p->queued = true;
+    return 0;
+}
+
 static void unqueue(srv_player *p) {
     if (!p->queued) return;
+    lobby_queue *q = p->queue;
     srv_list_remove(&p->queue_link);
     p->queued = false;
+    p->queue = NULL;
+    if (--q->n == 0) { /* settings nobody waits for take no memory */
+        HASH_DELETE(hh, p->srv->queues, q);
+        free(q);
+    }
 }
+
+/* -------------------------------------------------------------- leaving --- */
 
 void srv_player_release(srv_player *p) {
     if (p->conn || p->room) return;
     unqueue(p);
     if (p->watching) room_unwatch(p->watching, p);
+    resume_code_forget(p);
+    if (p->token[0] || p->token_hash[0]) /* not when out of memory restoring it */
+        HASH_DELETE(hh_token, p->srv->by_token, p);
     srv_list_remove(&p->link);
     free(p);
 }
@@ -107,7 +186,7 @@ static void do_solo(srv_player *p, const proto_request *req) {
         return;
     }
     if (req->has_seed) {
-        r->seed = req->seed;
+        r->seed = eng_seed_client(req->seed);
         r->seed_fixed = true;
     }
     room_add_player(r, p, false);
@@ -145,17 +224,8 @@ static void do_join(srv_player *p, const proto_request *req) {
     room_add_player(r, p, true);
 }
 
-static bool same_queue(const proto_settings *a, const proto_settings *b) {
-    return a->players == b->players && a->size == b->size && a->target == b->target;
-}
-
 int lobby_queue_waiting(const srv_player *p) {
-    int waiting = 0;
-    for (srv_link *l = p->srv->queue.next; l != &p->srv->queue; l = l->next)
-        if (same_queue(&srv_container(l, srv_player, queue_link)->queue_key,
-                       &p->queue_key))
-            waiting++;
-    return waiting;
+    return p->queued ? p->queue->n : 0;
 }
 
 static void do_quick(srv_player *p, const proto_request *req) {
@@ -164,14 +234,16 @@ static void do_quick(srv_player *p, const proto_request *req) {
     leave_everything(p);
     p->queue_key = req->settings;
     p->queue_key.time_limit = 0;
-    p->queued = true;
-    srv_list_push(&s->queue, &p->queue_link);
+    if (enqueue(p) < 0) {
+        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory; try again");
+        return;
+    }
 
     srv_player *match[PROTO_PLAYERS_MAX];
     int waiting = 0;
-    for (srv_link *l = s->queue.next; l != &s->queue; l = l->next) {
+    srv_link *queue = &p->queue->waiting;
+    for (srv_link *l = queue->next; l != queue; l = l->next) {
         srv_player *q = srv_container(l, srv_player, queue_link);
-        if (!same_queue(&q->queue_key, &p->queue_key)) continue;
         /* Closing connections leave the queue in their close callback; do not
          * seat them in a race their opponents would have to wait out. */
         if (!q->conn || q->conn->closing || q->conn->draining) continue;
@@ -241,17 +313,22 @@ static void do_leave(srv_player *p) {
     srv_send_line(p, SRV_MSG_LEFT, line, len);
 }
 
-int lobby_rooms(srv *s, proto_room_info *rows, int max) {
-    int n = 0;
-    for (srv_link *l = s->rooms.next; l != &s->rooms && n < max; l = l->next) {
-        room *r = srv_container(l, room, link);
-        if (r->solo || r->closing || r->state == ROOM_ENDED) continue;
+/* Adds the rooms of one list to rows, up to max in all. */
+static int list_rooms(const srv_link *list, proto_room_info *rows, int n, int max) {
+    for (const srv_link *l = list->next; l != list && n < max; l = l->next) {
+        const room *r = srv_container(l, room, listed);
         rows[n++] = (proto_room_info){.room = r->code,
                                       .players = r->nseats,
                                       .settings = r->settings,
                                       .started = r->state == ROOM_RUNNING};
     }
     return n;
+}
+
+int lobby_rooms(srv *s, proto_room_info *rows, int max) {
+    /* Joinable rooms first: they are what most people ask for. */
+    int n = list_rooms(&s->waiting_rooms, rows, 0, max);
+    return list_rooms(&s->running_rooms, rows, n, max);
 }
 
 static void do_rooms(srv_player *p) {
@@ -309,24 +386,28 @@ static void do_hello(conn *c, const proto_request *req) {
 }
 
 static srv_player *find_token(srv *s, const char *token) {
-    for (srv_link *l = s->players.next; l != &s->players; l = l->next) {
-        srv_player *p = srv_container(l, srv_player, link);
-        if (p->token[0] && strcmp(p->token, token) == 0) return p;
-    }
-    /* A player restored from the journal is known by its token's hash; the
-     * first resume teaches the server the token itself. */
+    srv_player *p = NULL;
+    HASH_FIND(hh_token, s->by_token, token, strlen(token), p);
+    if (p && p->token[0]) return p;
+    /* A player restored from the journal is filed under its token's hash
+     * (64 digits; tokens have 32) until its first resume teaches the server
+     * the token itself. Sending the hash itself finds nothing (above). */
     char hash[65];
-    if (strlen(token) >= sizeof((srv_player *)0)->token ||
-        journal_token_hash(token, hash) < 0)
+    if (strlen(token) >= sizeof p->token || journal_token_hash(token, hash) < 0)
         return NULL;
-    for (srv_link *l = s->players.next; l != &s->players; l = l->next) {
-        srv_player *p = srv_container(l, srv_player, link);
-        if (p->token[0] || !p->token_hash[0] || strcmp(p->token_hash, hash) != 0)
-            continue;
-        memcpy(p->token, token, strlen(token) + 1);
-        return p;
+    p = NULL;
+    HASH_FIND(hh_token, s->by_token, hash, 64, p);
+    if (!p || p->token[0]) return NULL;
+    HASH_DELETE(hh_token, s->by_token, p);
+    memcpy(p->token, token, strlen(token) + 1);
+    int hash_oom = 0;
+    HASH_ADD(hh_token, s->by_token, token, strlen(p->token), p);
+    if (hash_oom) { /* it stays known by its hash */
+        p->token[0] = '\0';
+        HASH_ADD_KEYPTR(hh_token, s->by_token, p->token_hash, 64, p);
+        return NULL;
     }
-    return NULL;
+    return p;
 }
 
 /* Detaches c's current player as if its connection had dropped. */
@@ -340,14 +421,30 @@ static void drop_player(conn *c) {
     srv_player_release(p);
 }
 
+/* A failed resume: bad_token with why, and the connection is closed once it
+ * has used up its tries (guard.c). */
+static void resume_failed(conn *c, const char *why) {
+    bool close = guard_resume_failed(c);
+    srv_player *me = lobby_player(c, false);
+    if (!me) return;
+    char message[160];
+    snprintf(message, sizeof message, "%s%s", why,
+             close ? "; too many failed resumes on this connection: closing it" : "");
+    reply_error(me, PROTO_ERR_BAD_TOKEN, message);
+    if (close) conn_close_after_flush(c);
+}
+
 static void do_resume(conn *c, const proto_request *req) {
+    if (guard_resume_check(c) == GUARD_THROTTLED) {
+        /* Not even looked up: guessing from this address is slowed down. */
+        resume_failed(c, "too many failed resumes from your address; "
+                         "try again in a minute");
+        return;
+    }
     srv_player *p = find_token(c->srv, req->token);
     /* Only a seat in a game or room that has not ended can be taken back. */
     if (!p || !p->room || p->room->state == ROOM_ENDED) {
-        srv_player *me = lobby_player(c, false);
-        if (me)
-            reply_error(me, PROTO_ERR_BAD_TOKEN,
-                        "that token belongs to no game in progress");
+        resume_failed(c, "that token belongs to no game in progress");
         return;
     }
     if (p != c->player) {

@@ -1,18 +1,24 @@
 /* main.c - race2048d: flags and environment, the listener, signals, shutdown. */
 #include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "conn.h"
+#include "guard.h"
 #include "journal.h"
 #include "room.h"
 
 /* How long shutdown waits for clients to take their last bytes. */
-#define SHUTDOWN_MS 4000
-#define SWEEP_MS    1000
+#define SHUTDOWN_MS 1500
+/* Descriptors kept beyond the connections' (files, libuv, refusals). */
+#define FD_SPARE 32
+#define SWEEP_MS 1000
 
 /* ---------------------------------------------------------------- flags --- */
 
@@ -27,16 +33,22 @@ static const flag flags[] = {
     {"host", "RACE2048_HOST", "ADDR", "address to listen on (default 0.0.0.0)"},
     {"port", "RACE2048_PORT", "PORT", "TCP port, 0 picks a free one (default 2048)"},
     {"seed", "RACE2048_SEED", "N",
-     "make room seeds deterministic, for tests (default: OS random)"},
+     "derive server seeds from N, for tests (default: OS random)"},
     {"max-clients", "RACE2048_MAX_CLIENTS", "N", "connections at once (default 10000)"},
     {"max-line", "RACE2048_MAX_LINE", "BYTES",
      "longest line a client may send (default 4096)"},
     {"grace", "RACE2048_GRACE", "SECONDS",
      "how long a dropped racer's seat is kept (default 30)"},
+    {"move-timeout", "RACE2048_MOVE_TIMEOUT", "SECONDS",
+     "a racer with no move this long has left the race, 0 = never (default 300)"},
     {"idle-timeout", "RACE2048_IDLE_TIMEOUT", "SECONDS",
      "close connections silent this long, 0 = never (default 600)"},
     {"max-output", "RACE2048_MAX_OUTPUT", "BYTES",
      "output queued for one client before it is cut off (default 1048576)"},
+    {"request-timeout", "RACE2048_REQUEST_TIMEOUT", "SECONDS",
+     "close a client whose line stays unfinished this long, 0 = never (default 10)"},
+    {"max-per-ip", "RACE2048_MAX_PER_IP", "N",
+     "connections at once from one address (default 64)"},
     {"log-level", "RACE2048_LOG_LEVEL", "LEVEL",
      "error, warn, info or debug (default info)"},
     {"journal", "RACE2048_JOURNAL", "FILE",
@@ -48,10 +60,13 @@ static const flag flags[] = {
 };
 #define NFLAGS (sizeof flags / sizeof flags[0])
 
+/* The one line printed after a bad flag, and the first line of --help. */
+#define USAGE_LINE "usage: race2048d [--help] [--version] [--FLAG VALUE]...\n"
+
 static void usage(FILE *out) {
     fprintf(
-        out,
-        "usage: race2048d [--FLAG VALUE]...\n\n"
+        out, USAGE_LINE
+        "\n"
         "Hosts 2048 races: JSON lines for programs, telnet/netcat for people, one port.\n"
         "Each flag can also be set by its environment variable; a flag wins.\n\n");
     for (size_t i = 0; i < NFLAGS; i++) {
@@ -60,6 +75,7 @@ static void usage(FILE *out) {
         fprintf(out, "  %-26s %s [%s]\n", left, flags[i].help, flags[i].env);
     }
     fprintf(out, "  %-26s this help\n", "--help");
+    fprintf(out, "  %-26s print the version (" RACE2048_VERSION ")\n", "--version");
 }
 
 /* Parses a whole decimal number in [min, max]; returns 0 or -1. */
@@ -108,6 +124,11 @@ static int apply(srv_config *cfg, const char *name, const char *value, const cha
             want = "seconds from 0 to 86400";
         else
             cfg->grace_ms = v * 1000;
+    } else if (!strcmp(name, "move-timeout")) {
+        if (parse_uint(value, 0, 86400, &v))
+            want = "seconds from 0 to 86400";
+        else
+            cfg->move_timeout_ms = v * 1000;
     } else if (!strcmp(name, "idle-timeout")) {
         if (parse_uint(value, 0, 86400 * 7, &v))
             want = "seconds from 0 to 604800";
@@ -118,6 +139,16 @@ static int apply(srv_config *cfg, const char *name, const char *value, const cha
             want = "a byte count from 4096 to 1073741824";
         else
             cfg->max_output = (size_t)v;
+    } else if (!strcmp(name, "request-timeout")) {
+        if (parse_uint(value, 0, 86400, &v))
+            want = "seconds from 0 to 86400";
+        else
+            cfg->request_ms = v * 1000;
+    } else if (!strcmp(name, "max-per-ip")) {
+        if (parse_uint(value, 1, 1000000, &v))
+            want = "an integer from 1 to 1000000";
+        else
+            cfg->max_per_ip = (unsigned)v;
     } else if (!strcmp(name, "journal")) {
         if (strlen(value) >= sizeof cfg->journal)
             want = "a file name";
@@ -145,15 +176,21 @@ static int apply(srv_config *cfg, const char *name, const char *value, const cha
     return -1;
 }
 
-/* Returns 0 to run, 1 to exit 0 (help), -1 to exit 2 (bad flags). */
+/* Returns 0 to run, 1 to exit 0 (help, version), -1 to exit 2 (bad flags). */
 static int configure(srv_config *cfg, int argc, char **argv) {
     *cfg = (srv_config){.host = "0.0.0.0",
                         .port = 2048,
                         .max_clients = 10000,
                         .max_line = 4096,
                         .grace_ms = 30000,
+                        .move_timeout_ms = 300000,
+                        .resume_tries = GUARD_RESUME_TRIES,
+                        .resume_burst = GUARD_RESUME_BURST,
+                        .resume_per_min = GUARD_RESUME_PER_MIN,
                         .idle_ms = 600000,
                         .max_output = 1 << 20,
+                        .request_ms = 10000,
+                        .max_per_ip = 64,
                         .log_level = SRV_LOG_INFO,
                         .journal = "race2048.journal",
                         .journal_sync_ms = 100,
@@ -166,6 +203,10 @@ static int configure(srv_config *cfg, int argc, char **argv) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
+            return 1;
+        }
+        if (!strcmp(a, "--version")) {
+            printf("race2048d " RACE2048_VERSION "\n");
             return 1;
         }
         const flag *f = NULL;
@@ -182,7 +223,7 @@ static int configure(srv_config *cfg, int argc, char **argv) {
                 value = argv[++i];
         }
         if (!f) {
-            fprintf(stderr, "race2048d: unknown option '%s' (see --help)\n", a);
+            fprintf(stderr, "race2048d: unknown option '%s'\n", a);
             return -1;
         }
         if (!value) {
@@ -201,10 +242,42 @@ static int configure(srv_config *cfg, int argc, char **argv) {
 static void on_connection(uv_stream_t *listener, int status) {
     srv *s = listener->data;
     if (status < 0) {
-        srv_log(SRV_LOG_WARN, "accept failed: %s", uv_strerror(status));
+        /* libuv has already dropped the connection it could not take (its
+         * own reserve descriptor): say so, but not once per connection. */
+        static uint64_t last_log;
+        uint64_t now = uv_now(s->loop);
+        if (!last_log || now - last_log >= 10000) {
+            last_log = now;
+            srv_log(SRV_LOG_WARN, "accept failed: %s", uv_strerror(status));
+        }
         return;
     }
-    conn_accept(s);
+    conn_accept(s, listener);
+}
+
+/* Raises the descriptor limit as far as allowed, and sizes the server's
+ * capacity to it: connections past it are refused with server_full. */
+static void fit_descriptors(srv *s) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0) return;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlim_t want = rl.rlim_max;
+        rl.rlim_cur = want;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0) getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    /* The lowest free descriptor: about how many are in use already. */
+    int probe = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (probe < 0) return;
+    close(probe);
+    unsigned long long limit = rl.rlim_cur == RLIM_INFINITY ? 1ull << 30 : rl.rlim_cur;
+    unsigned long long used = (unsigned long long)probe + FD_SPARE;
+    unsigned long long fit = limit > used ? limit - used : 1;
+    s->fd_capacity = fit > 1000000 ? 1000000 : (unsigned)fit;
+    if (s->fd_capacity < s->cfg.max_clients)
+        srv_log(SRV_LOG_WARN,
+                "the descriptor limit (%llu) leaves room for %u clients, fewer than "
+                "--max-clients %u: raise it (ulimit -n) to serve that many",
+                limit, s->fd_capacity, s->cfg.max_clients);
 }
 
 static void on_sweep(uv_timer_t *t) {
@@ -221,7 +294,8 @@ static void srv_stop(srv *s) {
     if (s->stopping) return;
     s->stopping = true;
     srv_log(SRV_LOG_INFO, "stopping: %u connections to close", s->nconns);
-    uv_close((uv_handle_t *)&s->listener, NULL);
+    for (int i = 0; i < s->nlisteners; i++)
+        uv_close((uv_handle_t *)&s->listeners[i], NULL);
     room_close_all(s);
     for (srv_link *l = s->conns.next; l != &s->conns; l = l->next)
         conn_say_bye(srv_container(l, conn, link));
@@ -240,35 +314,116 @@ static void on_signal(uv_signal_t *h, int signum) {
     srv_stop(s);
 }
 
-static int listen_on(srv *s) {
-    struct sockaddr_storage addr;
-    int rc = strchr(s->cfg.host, ':')
-                 ? uv_ip6_addr(s->cfg.host, s->cfg.port, (struct sockaddr_in6 *)&addr)
-                 : uv_ip4_addr(s->cfg.host, s->cfg.port, (struct sockaddr_in *)&addr);
+/* Port of a bound IPv4 or IPv6 address. */
+static int sockaddr_port(const struct sockaddr *a) {
+    return ntohs(a->sa_family == AF_INET6 ? ((const struct sockaddr_in6 *)a)->sin6_port
+                                          : ((const struct sockaddr_in *)a)->sin_port);
+}
+
+static void sockaddr_set_port(struct sockaddr *a, int port) {
+    if (a->sa_family == AF_INET6)
+        ((struct sockaddr_in6 *)a)->sin6_port = htons((uint16_t)port);
+    else
+        ((struct sockaddr_in *)a)->sin_port = htons((uint16_t)port);
+}
+
+/* "1.2.3.4:PORT" or "[::1]:PORT", as clients write it. */
+static void format_endpoint(const struct sockaddr *a, int port, char *out, size_t len) {
+    char ip[INET6_ADDRSTRLEN] = "?";
+    if (a->sa_family == AF_INET6) {
+        uv_ip6_name((const struct sockaddr_in6 *)a, ip, sizeof ip);
+        snprintf(out, len, "[%s]:%d", ip, port);
+    } else {
+        uv_ip4_name((const struct sockaddr_in *)a, ip, sizeof ip);
+        snprintf(out, len, "%s:%d", ip, port);
+    }
+}
+
+/* True if an earlier entry of the list holds the same address (resolvers
+ * repeat an address when /etc/hosts names it twice). */
+static bool seen_before(const struct addrinfo *list, const struct addrinfo *ai) {
+    for (const struct addrinfo *p = list; p != ai; p = p->ai_next)
+        if (p->ai_family == ai->ai_family && p->ai_addrlen == ai->ai_addrlen &&
+            !memcmp(p->ai_addr, ai->ai_addr, ai->ai_addrlen))
+            return true;
+    return false;
+}
+
+/* Binds and listens on one address; returns 0 or a libuv error. */
+static int listen_one(srv *s, const struct sockaddr *addr, unsigned bind_flags) {
+    uv_tcp_t *l = &s->listeners[s->nlisteners];
+    uv_tcp_init(s->loop, l);
+    l->data = s;
+    int rc = uv_tcp_bind(l, addr, bind_flags);
+    if (rc == 0) rc = uv_listen((uv_stream_t *)l, 511, on_connection);
     if (rc < 0) {
-        fprintf(stderr, "race2048d: --host '%s' is not an IPv4 or IPv6 address\n",
+        uv_close((uv_handle_t *)l, NULL);
+        return rc;
+    }
+    s->nlisteners++;
+    return 0;
+}
+
+/* Resolves --host (an address or a name such as localhost) and listens on
+ * every address it yields that can be bound, IPv4 and IPv6, all on one port:
+ * with --port 0 the first bind picks it and the others reuse it. Prints one
+ * `race2048d listening on ADDR:PORT` line per address, all at once, so the
+ * first line is there for whoever waits on it. Returns 0 or -1. */
+static int listen_all(srv *s) {
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    uv_getaddrinfo_t req;
+    int rc = uv_getaddrinfo(s->loop, &req, NULL, s->cfg.host, NULL, &hints);
+    if (rc < 0) {
+        fprintf(stderr, "race2048d: cannot resolve --host '%s': %s\n", s->cfg.host,
+                uv_strerror(rc));
+        return -1;
+    }
+    /* An IPv6 socket also takes IPv4 unless told not to; when the name has
+     * both families, each address gets its own socket. */
+    bool has_ipv4 = false;
+    for (const struct addrinfo *ai = req.addrinfo; ai; ai = ai->ai_next)
+        has_ipv4 |= ai->ai_family == AF_INET;
+
+    int port = s->cfg.port;
+    char lines[SRV_MAX_LISTENERS * 80] = "";
+    for (struct addrinfo *ai = req.addrinfo; ai; ai = ai->ai_next) {
+        if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6) continue;
+        if (seen_before(req.addrinfo, ai)) continue;
+        char where[INET6_ADDRSTRLEN + 16];
+        if (s->nlisteners == SRV_MAX_LISTENERS) {
+            format_endpoint(ai->ai_addr, port, where, sizeof where);
+            fprintf(stderr, "race2048d: --host '%s' has too many addresses; not on %s\n",
+                    s->cfg.host, where);
+            continue;
+        }
+        struct sockaddr_storage addr;
+        memcpy(&addr, ai->ai_addr, ai->ai_addrlen);
+        sockaddr_set_port((struct sockaddr *)&addr, port);
+        format_endpoint((struct sockaddr *)&addr, port, where, sizeof where);
+        unsigned bind_flags = ai->ai_family == AF_INET6 && has_ipv4 ? UV_TCP_IPV6ONLY : 0;
+        if ((rc = listen_one(s, (struct sockaddr *)&addr, bind_flags)) < 0) {
+            fprintf(stderr, "race2048d: cannot listen on %s: %s\n", where,
+                    uv_strerror(rc));
+            continue;
+        }
+        if (port == 0) {
+            struct sockaddr_storage bound;
+            int len = sizeof bound;
+            uv_tcp_getsockname(&s->listeners[s->nlisteners - 1],
+                               (struct sockaddr *)&bound, &len);
+            port = sockaddr_port((struct sockaddr *)&bound);
+            format_endpoint((struct sockaddr *)&addr, port, where, sizeof where);
+        }
+        size_t used = strlen(lines);
+        snprintf(lines + used, sizeof lines - used, "race2048d listening on %s\n", where);
+    }
+    uv_freeaddrinfo(req.addrinfo);
+    if (s->nlisteners == 0) {
+        fprintf(stderr, "race2048d: no address of --host '%s' could be listened on\n",
                 s->cfg.host);
         return -1;
     }
-    uv_tcp_init(s->loop, &s->listener);
-    s->listener.data = s;
-    if ((rc = uv_tcp_bind(&s->listener, (const struct sockaddr *)&addr, 0)) < 0 ||
-        (rc = uv_listen((uv_stream_t *)&s->listener, 511, on_connection)) < 0) {
-        fprintf(stderr, "race2048d: cannot listen on %s:%d: %s\n", s->cfg.host,
-                s->cfg.port, uv_strerror(rc));
-        uv_close((uv_handle_t *)&s->listener, NULL);
-        return -1;
-    }
-    struct sockaddr_storage bound;
-    int len = sizeof bound;
-    uv_tcp_getsockname(&s->listener, (struct sockaddr *)&bound, &len);
-    int port =
-        ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                                          : ((struct sockaddr_in *)&bound)->sin_port);
-    if (strchr(s->cfg.host, ':'))
-        printf("race2048d listening on [%s]:%d\n", s->cfg.host, port);
-    else
-        printf("race2048d listening on %s:%d\n", s->cfg.host, port);
+    fputs(lines, stdout);
     fflush(stdout);
     return 0;
 }
@@ -280,6 +435,7 @@ static void close_any(uv_handle_t *h, void *arg) {
 int main(int argc, char **argv) {
     static srv s; /* large and single: not on the stack */
     int rc = configure(&s.cfg, argc, argv);
+    if (rc < 0) fputs(USAGE_LINE, stderr);
     if (rc) return rc > 0 ? 0 : 2;
     srv_log_set_level(s.cfg.log_level);
     signal(SIGPIPE, SIG_IGN);
@@ -292,28 +448,34 @@ int main(int argc, char **argv) {
         return 1;
     }
     eng_tables_init(s.tables);
-    eng_rng_seed(&s.seed_source, s.cfg.seed);
     s.next_id = 1;
     srv_list_init(&s.conns);
+    s.metrics.started_ns = uv_hrtime();
     srv_list_init(&s.players);
     srv_list_init(&s.rooms);
-    srv_list_init(&s.queue);
+    srv_list_init(&s.waiting_rooms);
+    srv_list_init(&s.running_rooms);
     s.loop = uv_default_loop();
     s.loop->data = &s;
+
+    /* Signals are caught before the `listening on` line is printed: whoever
+     * reads it may stop the server at once, and must get a clean exit. */
+    uv_signal_init(s.loop, &s.sigterm);
+    uv_signal_init(s.loop, &s.sigint);
+    s.sigterm.data = s.sigint.data = &s;
+    uv_signal_start(&s.sigterm, on_signal, SIGTERM);
+    uv_signal_start(&s.sigint, on_signal, SIGINT);
+    uv_unref((uv_handle_t *)&s.sigterm);
+    uv_unref((uv_handle_t *)&s.sigint);
 
     int exit_code = 0;
     if (journal_open(&s) < 0) {
         exit_code = 1;
-    } else if (listen_on(&s) < 0) {
+    } else if (listen_all(&s) < 0) {
         exit_code = 1;
     } else {
-        uv_signal_init(s.loop, &s.sigterm);
-        uv_signal_init(s.loop, &s.sigint);
-        s.sigterm.data = s.sigint.data = &s;
-        uv_signal_start(&s.sigterm, on_signal, SIGTERM);
-        uv_signal_start(&s.sigint, on_signal, SIGINT);
-        uv_unref((uv_handle_t *)&s.sigterm);
-        uv_unref((uv_handle_t *)&s.sigint);
+        fit_descriptors(&s);
+        conn_loop_init(&s);
         uv_timer_init(s.loop, &s.sweep);
         s.sweep.data = &s;
         uv_timer_start(&s.sweep, on_sweep, SWEEP_MS, SWEEP_MS);
@@ -330,6 +492,7 @@ int main(int argc, char **argv) {
         exit_code = 1;
     }
     journal_close(&s);
+    guard_free(&s);
     free(s.tables);
     if (exit_code == 0) srv_log(SRV_LOG_INFO, "stopped");
     return exit_code;

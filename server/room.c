@@ -70,12 +70,13 @@ static void send_start(room *r, srv_player *to, uint64_t you) {
     srv_send_line(to, SRV_MSG_START, line, len);
 }
 
-static void broadcast_player(room *r, const room_seat *seat) {
+/* `player` about seat to everyone but `except`. */
+static void broadcast_player(room *r, const room_seat *seat, const srv_player *except) {
     size_t len;
     char *line = proto_enc_player(r->code, seat->id, seat->connected, seat->status, &len);
     srv_msg m = {
         .type = SRV_MSG_PLAYER, .json = srv_buf_take(line, len), .subject = seat->id};
-    room_broadcast(r, &m, seat->player);
+    room_broadcast(r, &m, except);
     if (m.json) srv_buf_unref(m.json);
 }
 
@@ -105,11 +106,21 @@ room *room_new_coded(srv *s, bool solo, const proto_settings *settings,
     r->solo = solo;
     r->settings = *settings;
     if (solo) r->settings.players = 1;
-    if (!solo && code)
-        snprintf(r->code, sizeof r->code, "%s", code);
-    else if (!solo && make_code(s, r->code) < 0) {
-        free(r);
-        return NULL;
+    srv_list_init(&r->listed);
+    if (!solo) {
+        int hash_oom = 0;
+        if (code)
+            snprintf(r->code, sizeof r->code, "%s", code);
+        else if (make_code(s, r->code) < 0) {
+            free(r);
+            return NULL;
+        }
+        HASH_ADD(hh, s->by_code, code, strlen(r->code), r);
+        if (hash_oom) {
+            free(r);
+            return NULL;
+        }
+        srv_list_push(&s->waiting_rooms, &r->listed);
     }
     uv_timer_init(s->loop, &r->timer);
     r->timer.data = r;
@@ -121,11 +132,9 @@ room *room_new_coded(srv *s, bool solo, const proto_settings *settings,
 }
 
 room *room_find(srv *s, const char *code) {
-    for (srv_link *l = s->rooms.next; l != &s->rooms; l = l->next) {
-        room *r = srv_container(l, room, link);
-        if (!r->solo && !r->closing && strcmp(r->code, code) == 0) return r;
-    }
-    return NULL;
+    room *r = NULL;
+    HASH_FIND(hh, s->by_code, code, strlen(code), r);
+    return r;
 }
 
 static void on_room_closed(uv_handle_t *h) {
@@ -146,6 +155,8 @@ static void room_maybe_free(room *r) {
         r->watchers[i]->watching = NULL;
     r->nwatchers = 0;
     r->closing = true;
+    if (!r->solo) HASH_DELETE(hh, r->srv->by_code, r);
+    srv_list_remove(&r->listed);
     srv_list_remove(&r->link);
     uv_timer_stop(&r->timer);
     uv_close((uv_handle_t *)&r->timer, on_room_closed);
@@ -186,18 +197,25 @@ static void remove_seat(room *r, int i) {
 void room_start(room *r) {
     srv *s = r->srv;
     if (!r->seed_fixed) r->seed = srv_next_seed(s);
-    if (srv_random_hex(r->salt, 16) < 0 || srv_commit(r->salt, r->seed, r->commit) < 0) {
+    if (srv_random_hex(r->salt, 16) < 0 ||
+        proto_commit(r->salt, &r->seed, r->commit) < 0) {
         /* Without a commitment the game would not be verifiable; the OS random
          * source and SHA-256 do not fail in practice, so log loudly. */
         srv_log(SRV_LOG_ERROR, "room %s: cannot make the seed commitment", r->code);
     }
+    uint64_t now = uv_now(s->loop);
     for (int i = 0; i < r->nseats; i++) {
-        eng_game_new(&r->seats[i].game, r->settings.size, r->seed);
+        eng_game_new(&r->seats[i].game, r->settings.size, &r->seed);
         r->seats[i].status = PROTO_PLAYING;
+        r->seats[i].last_move = now;
     }
     r->state = ROOM_RUNNING;
-    r->ends_at =
-        r->settings.time_limit ? uv_now(s->loop) + r->settings.time_limit * 1000ull : 0;
+    s->metrics.games_started++;
+    if (!r->solo) { /* listed from now on as a race to watch */
+        srv_list_remove(&r->listed);
+        srv_list_push(&s->running_rooms, &r->listed);
+    }
+    r->ends_at = r->settings.time_limit ? now + r->settings.time_limit * 1000ull : 0;
     journal_game_start(r, journal_wall_ms());
     for (int i = 0; i < r->nseats; i++)
         if (r->seats[i].player) send_start(r, r->seats[i].player, r->seats[i].id);
@@ -255,9 +273,13 @@ void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) 
     room_seat *seat = &r->seats[p->seat];
     eng_move_result res = eng_game_move(&seat->game, dir, r->srv->tables);
     if (res.moved) {
+        r->srv->metrics.moves++;
         journal_move(r, p->seat, dir);
         update_status(r, seat);
         if (seat->status == PROTO_OVER) journal_seat(r, p->seat, "over");
+        /* The timer is not re-armed: when it fires early it finds nothing
+         * due and arms itself for the next deadline. */
+        seat->last_move = uv_now(r->srv->loop);
     }
     proto_player view;
     room_seat_view(seat, &view);
@@ -300,6 +322,8 @@ static int rank_qsort(const void *a, const void *b) {
 static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     if (r->state != ROOM_RUNNING) return;
     r->state = ROOM_ENDED;
+    if ((unsigned)reason < 4) r->srv->metrics.games_finished[reason]++;
+    srv_list_remove(&r->listed);
     uv_timer_stop(&r->timer);
 
     const room_seat *order[PROTO_PLAYERS_MAX];
@@ -325,7 +349,7 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
         room_seat_view(order[i], &views[i]);
     size_t len;
     char *line = proto_enc_end(room_code_or_null(r), reason, winner, views, r->nseats,
-                               r->seed, r->salt, &len);
+                               &r->seed, r->salt, &len);
     if (line) journal_game_end(r, line, len);
     srv_msg m = {.type = SRV_MSG_END,
                  .json = srv_buf_take(line, len),
@@ -337,6 +361,16 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
                  .salt = r->salt};
     room_broadcast(r, &m, NULL);
     if (m.json) srv_buf_unref(m.json);
+    /* The seed is a secret until this end went out; even then only at debug
+     * level, as logs are often kept and shared. */
+    char seed_text[ENG_SEED_TEXT_MAX];
+    eng_seed_format(&r->seed, seed_text, sizeof seed_text);
+    if (r->solo)
+        srv_log(SRV_LOG_DEBUG, "solo game of player %llu ended: seed %s salt %s",
+                (unsigned long long)r->seats[0].id, seed_text, r->salt);
+    else
+        srv_log(SRV_LOG_DEBUG, "room %s ended: seed %s salt %s", r->code, seed_text,
+                r->salt);
     if (!r->solo)
         srv_log(SRV_LOG_INFO, "room %s: race ended (%s), winner %llu", r->code,
                 reason == PROTO_END_TARGET     ? "target"
@@ -367,12 +401,28 @@ void room_time_up(room *r) {
     room_maybe_free(r);
 }
 
+static void walk_away(room *r, int i);
+
+/* When seat's --move-timeout runs out (0 = never): only racers still playing. */
+static uint64_t move_deadline(const room *r, const room_seat *seat) {
+    uint64_t timeout = r->srv->cfg.move_timeout_ms;
+    if (!timeout || r->solo || !seat->player || seat->status != PROTO_PLAYING) return 0;
+    return seat->last_move + timeout;
+}
+
 static void on_room_timer(uv_timer_t *t) {
     room *r = t->data;
+    /* After a pause, a resume or a move that arrived in time is read first. */
+    if (srv_defer_until_io(r->srv, t, on_room_timer)) return;
     uint64_t now = uv_now(r->srv->loop);
     if (r->state != ROOM_RUNNING) return;
     for (int i = 0; i < r->nseats && r->state == ROOM_RUNNING; i++) {
         room_seat *seat = &r->seats[i];
+        uint64_t moves_by = move_deadline(r, seat);
+        if (moves_by && moves_by <= now) {
+            walk_away(r, i);
+            if (r->state != ROOM_RUNNING) break;
+        }
         if (seat->connected || !seat->player || seat->grace_until > now) continue;
         /* The grace period is over: the seat is given up. */
         srv_player *p = seat->player;
@@ -382,7 +432,7 @@ static void on_room_timer(uv_timer_t *t) {
         journal_seat(r, i, "left");
         srv_log(SRV_LOG_INFO, "room %s: player %llu did not come back", r->code,
                 (unsigned long long)seat->id);
-        broadcast_player(r, seat);
+        broadcast_player(r, seat, seat->player);
         srv_player_release(p);
         check_end(r, NULL);
     }
@@ -394,13 +444,16 @@ static void on_room_timer(uv_timer_t *t) {
         room_maybe_free(r);
 }
 
-/* Arms the timer for the earliest of the time limit and the grace expiries. */
+/* Arms the timer for the earliest of the time limit, the grace expiries and
+ * the move timeouts. */
 static void room_rearm(room *r) {
     uint64_t next = r->ends_at;
     for (int i = 0; i < r->nseats; i++) {
         const room_seat *seat = &r->seats[i];
         if (seat->player && !seat->connected && (!next || seat->grace_until < next))
             next = seat->grace_until;
+        uint64_t moves_by = move_deadline(r, seat);
+        if (moves_by && (!next || moves_by < next)) next = moves_by;
     }
     if (!next) {
         uv_timer_stop(&r->timer);
@@ -421,6 +474,24 @@ static void unseat(room *r, int i) {
 
 static void rematch_progress(room *r);
 
+/* Seat i of a running race made no move for --move-timeout: it is treated as
+ * if its grace period had run out, so nobody holds a race by walking away. */
+static void walk_away(room *r, int i) {
+    room_seat *seat = &r->seats[i];
+    srv_log(SRV_LOG_INFO, "room %s: player %llu made no move for %llus; it has left",
+            r->code, (unsigned long long)seat->id,
+            (unsigned long long)(r->srv->cfg.move_timeout_ms / 1000));
+    if (!seat->connected) { /* the grace expiry that follows gives the seat up */
+        seat->grace_until = 0;
+        return;
+    }
+    /* Still connected: as a leave, except that the walker is told too. */
+    seat->status = PROTO_LEFT;
+    broadcast_player(r, seat, NULL);
+    check_end(r, NULL); /* the walker still gets the `end` if this ends it */
+    if (seat->player) unseat(r, i);
+}
+
 void room_leave(room *r, srv_player *p) {
     int i = p->seat;
     room_seat *seat = &r->seats[i];
@@ -436,7 +507,7 @@ void room_leave(room *r, srv_player *p) {
         if (seat->status != PROTO_OVER) seat->status = PROTO_LEFT;
         journal_seat(r, i, "left");
         seat->connected = p->conn != NULL;
-        if (!r->solo) broadcast_player(r, seat);
+        if (!r->solo) broadcast_player(r, seat, seat->player);
         check_end(r, NULL); /* the leaver still gets the `end` if this ends it */
         if (seat->player) unseat(r, i);
         if (r->state == ROOM_RUNNING) room_rearm(r);
@@ -458,7 +529,7 @@ void room_disconnect(room *r, srv_player *p) {
     seat->connected = false;
     seat->grace_until = uv_now(r->srv->loop) + r->srv->cfg.grace_ms;
     journal_seat(r, p->seat, "disconnected");
-    if (!r->solo) broadcast_player(r, seat);
+    if (!r->solo) broadcast_player(r, seat, seat->player);
     room_rearm(r);
 }
 
@@ -472,7 +543,7 @@ void room_reconnect(room *r, srv_player *p) {
     bool was_connected = seat->connected;
     seat->connected = true;
     send_start(r, p, seat->id);
-    if (!was_connected && !r->solo) broadcast_player(r, seat);
+    if (!was_connected && !r->solo) broadcast_player(r, seat, seat->player);
     room_rearm(r);
 }
 
@@ -541,11 +612,17 @@ void room_rematch(room *r, srv_player *p) {
 /* --------------------------------------------------------------- restore --- */
 
 void room_restore_begin(room *r) {
+    uint64_t now = uv_now(r->srv->loop);
     for (int i = 0; i < r->nseats; i++) {
-        eng_game_new(&r->seats[i].game, r->settings.size, r->seed);
+        eng_game_new(&r->seats[i].game, r->settings.size, &r->seed);
         r->seats[i].status = PROTO_PLAYING;
+        r->seats[i].last_move = now; /* the move timeout counts from the restart */
     }
     r->state = ROOM_RUNNING;
+    if (!r->solo) {
+        srv_list_remove(&r->listed);
+        srv_list_push(&r->srv->running_rooms, &r->listed);
+    }
 }
 
 void room_restore_finish(room *r, const bool *left, uint64_t remaining_ms) {

@@ -3,6 +3,7 @@
 #ifndef RACE2048_ROOM_H
 #define RACE2048_ROOM_H
 
+#include "seed.h"
 #include "srv.h"
 
 typedef enum room_state { ROOM_WAITING, ROOM_RUNNING, ROOM_ENDED } room_state;
@@ -15,11 +16,15 @@ typedef struct room_seat {
     proto_status status;
     bool connected;
     uint64_t grace_until; /* loop time (ms) when a disconnected seat is given up */
+    uint64_t last_move;   /* loop time (ms) of its last move that changed the board, or
+                             of the start: --move-timeout counts from it */
     bool rematch;         /* asked for a rematch after the end */
 } room_seat;
 
 typedef struct room {
-    srv_link link; /* in srv.rooms */
+    srv_link link;     /* in srv.rooms */
+    srv_link listed;   /* in srv.waiting_rooms or running_rooms while listed */
+    UT_hash_handle hh; /* in srv.by_code while it has a code and is not closing */
     srv *srv;
     char code[PROTO_ROOM_MAX + 1]; /* "" for a solo game */
     bool solo;
@@ -29,12 +34,12 @@ typedef struct room {
     int nseats;
     srv_player **watchers;
     int nwatchers, watchers_cap;
-    uint32_t seed;
+    eng_seed seed;   /* a server seed, or a solo player's client seed */
     bool seed_fixed; /* a solo game's seed chosen by the player */
     char salt[33];
     char commit[65];
     uint64_t ends_at; /* loop time (ms) of the time limit, 0 = none */
-    uv_timer_t timer; /* fires at the time limit or the earliest grace expiry */
+    uv_timer_t timer; /* fires at the time limit or the earliest grace or move expiry */
     bool closing;
     struct jrn_game *jgame; /* the journal's state of a started game, or NULL */
 } room;
@@ -54,7 +59,7 @@ room *room_new_coded(srv *s, bool solo, const proto_settings *settings, const ch
 void room_restore_begin(room *r);
 void room_restore_finish(room *r, const bool *left, uint64_t remaining_ms);
 void room_restore_abandon(room *r);
-/* Finds a room by its (upper-case) code; NULL if none. */
+/* Finds a room by its (upper-case) code, in constant time; NULL if none. */
 room *room_find(srv *s, const char *code);
 
 /* Seats p (not in any room). With announce, everyone in the waiting room gets

@@ -8,7 +8,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <inttypes.h>
+
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 
 #include "conn.h"
 
@@ -67,7 +70,12 @@ void srv_send_line(srv_player *p, srv_msg_type type, char *line, size_t len) {
     if (m.json) srv_buf_unref(m.json);
 }
 
+void srv_count_error(srv *s, proto_err code) {
+    if ((unsigned)code < SRV_METRICS_ERRORS) s->metrics.errors[code]++;
+}
+
 void srv_send_error(srv_player *p, proto_err code, const char *message) {
+    if (p->conn) srv_count_error(p->srv, code);
     size_t len;
     char *line = proto_enc_error(code, message, &len);
     srv_msg m = {.type = SRV_MSG_ERROR,
@@ -84,15 +92,36 @@ int srv_random(void *buf, size_t len) {
     return uv_random(NULL, NULL, buf, len, 0, NULL);
 }
 
-uint32_t srv_next_seed(srv *s) {
-    if (s->cfg.has_seed) return eng_rng_next_u32(&s->seed_source);
-    uint32_t seed = 0;
-    if (srv_random(&seed, sizeof seed) < 0) {
-        /* Never expected on Linux; a clock-derived seed keeps the game going. */
-        srv_log(SRV_LOG_ERROR, "the OS random source failed; seeding from the clock");
-        seed = (uint32_t)uv_hrtime();
+/* key = SHA-256 of text; returns false if libcrypto fails. */
+static bool sha256_key(const char *text, size_t len, uint8_t key[ENG_SEED_KEY_BYTES]) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    if (!EVP_Digest(text, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
+        return false;
+    memcpy(key, md, ENG_SEED_KEY_BYTES);
+    return true;
+}
+
+eng_seed srv_next_seed(srv *s) {
+    uint8_t key[ENG_SEED_KEY_BYTES];
+    uint64_t k = s->seeds_made++;
+    if (s->cfg.has_seed) {
+        char text[64];
+        int len =
+            snprintf(text, sizeof text, "race2048:%" PRIu32 ":%" PRIu64, s->cfg.seed, k);
+        if (len > 0 && (size_t)len < sizeof text && sha256_key(text, (size_t)len, key))
+            return eng_seed_server(key);
+        srv_log(SRV_LOG_ERROR, "cannot derive a seed from --seed; using the OS");
     }
-    return seed;
+    if (srv_random(key, sizeof key) == 0 || RAND_bytes(key, (int)sizeof key) == 1)
+        return eng_seed_server(key);
+    /* Never expected on Linux (two independent sources failed). The game goes
+     * on, verifiable but guessable; say so loudly. */
+    srv_log(SRV_LOG_ERROR, "no random source works; this game's seed is guessable");
+    char text[64];
+    int len = snprintf(text, sizeof text, "%" PRIu64 ":%" PRIu64, uv_hrtime(), k);
+    if (len < 0 || !sha256_key(text, (size_t)len, key)) memset(key, 0, sizeof key);
+    return eng_seed_server(key);
 }
 
 int srv_random_hex(char *out, size_t n) {
@@ -100,18 +129,5 @@ int srv_random_hex(char *out, size_t n) {
     if (n > sizeof bytes || srv_random(bytes, n) < 0) return -1;
     for (size_t i = 0; i < n; i++)
         snprintf(out + 2 * i, 3, "%02x", bytes[i]);
-    return 0;
-}
-
-int srv_commit(const char *salt, uint32_t seed, char out[65]) {
-    char text[64];
-    int len = snprintf(text, sizeof text, "%s:%u", salt, (unsigned)seed);
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    if (len < 0 || (size_t)len >= sizeof text ||
-        !EVP_Digest(text, (size_t)len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
-        return -1;
-    for (unsigned i = 0; i < 32; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
     return 0;
 }

@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "engine.h"
+#include "hash.h"
 #include "message.h"
 
 /* ---------------------------------------------------------------- lists --- */
@@ -50,17 +51,24 @@ typedef enum srv_log_level {
 typedef struct srv_config {
     char host[256];
     int port;
-    bool has_seed; /* --seed given: room seeds are deterministic */
+    bool has_seed; /* --seed given: server seeds are derived from it, for tests */
     uint32_t seed;
     unsigned max_clients;
     size_t max_line;
-    uint64_t grace_ms; /* reconnect grace */
-    uint64_t idle_ms;  /* 0 = never close idle connections */
-    size_t max_output; /* queued output per connection before it is cut off */
+    uint64_t grace_ms;   /* reconnect grace */
+    uint64_t idle_ms;    /* 0 = never close idle connections */
+    size_t max_output;   /* queued output per connection before it is cut off */
+    uint64_t request_ms; /* an unfinished request older than this closes, 0 = never */
+    unsigned max_per_ip; /* open connections from one address */
     srv_log_level log_level;
     char journal[4096];       /* the journal file; "" = none (memory only) */
     uint64_t journal_sync_ms; /* longest wait before buffered records are synced */
     uint64_t journal_max;     /* size at which the journal is compacted */
+    /* A racer still playing with no move this long has left; 0 = never. */
+    uint64_t move_timeout_ms;
+    /* Failed resumes (guard.c; 0 = no limit): per connection before it is
+     * closed, and per address at once, then per minute. */
+    unsigned resume_tries, resume_burst, resume_per_min;
 } srv_config;
 
 void srv_log(srv_log_level level, const char *fmt, ...)
@@ -120,7 +128,7 @@ typedef struct srv_msg {
     proto_end_reason reason;
     const proto_player *results; /* ranked, best first */
     int nresults;
-    uint32_t seed;
+    eng_seed seed;
     const char *salt;
 } srv_msg;
 
@@ -146,26 +154,90 @@ typedef struct srv_player {
     struct room *watching; /* the room it spectates, or NULL */
     bool queued;           /* waiting in matchmaking */
     proto_settings queue_key;
-    srv_link queue_link; /* in srv.queue while queued */
+    struct lobby_queue *queue; /* the queue for queue_key while queued */
+    srv_link queue_link;       /* in queue->waiting while queued */
+    UT_hash_handle hh_token;   /* in srv.by_token, keyed by token */
+    /* A human's resume code for its current race seat ("" for none: not
+     * in srv.by_resume), see resume.h. */
+    char resume_code[9];
+    UT_hash_handle hh_resume;
 } srv_player;
+
+struct addr_entry;
+
+/* --host may name several addresses (localhost: 127.0.0.1 and ::1). */
+#define SRV_MAX_LISTENERS 16
+
+/* Counters for /metrics (server/metrics.c writes them out). Gauges such as
+ * open connections are counted at scrape time instead. */
+#define SRV_METRICS_ERRORS 32 /* room for every proto_err */
+typedef struct srv_metrics {
+    uint64_t started_ns; /* uv_hrtime() at start, for the uptime */
+    uint64_t games_started;
+    uint64_t games_finished[4]; /* by proto_end_reason */
+    uint64_t moves;             /* moves that changed a board */
+    uint64_t errors[SRV_METRICS_ERRORS];
+    uint64_t slow_consumers;
+    uint64_t bytes_in, bytes_out;
+    uint64_t connections; /* accepted since start */
+    uint64_t http_requests;
+    uint64_t ws_upgrades;
+} srv_metrics;
 
 /* The server: one per process, reachable from every handle via loop->data. */
 typedef struct srv {
     uv_loop_t *loop;
     srv_config cfg;
-    uv_tcp_t listener;
+    uv_tcp_t listeners[SRV_MAX_LISTENERS]; /* the first nlisteners are open */
+    int nlisteners;
     uv_signal_t sigterm, sigint;
     uv_timer_t sweep; /* closes idle connections */
     srv_link conns;
     unsigned nconns;
+    /* The loop turn (conn.c): input waiting for its turn, output to flush. */
+    uv_idle_t turn_idle;       /* runs while input waits: poll must not block */
+    uv_prepare_t turn_prepare; /* before poll: flush, note the poll timeout */
+    uv_check_t turn_check;     /* after poll: flush, detect a pause, next turn */
+    srv_link input_list;
+    srv_link flush_list;
+    uint64_t turn;
+    uint64_t prepare_ms; /* monotonic ms when poll was entered */
+    int poll_timeout;    /* the timeout it was given, -1 = none */
+    uint64_t check_ms;   /* monotonic ms after the last poll */
+    unsigned io_behind;  /* turns left to read input that came during a pause */
+    /* File descriptors: connections beyond fd_capacity are refused. */
+    unsigned fd_capacity;
+    /* Listeners whose next connection waits: not even a refusal fits. */
+    uv_stream_t *accept_paused[SRV_MAX_LISTENERS];
+    int npaused;
+    uint64_t fd_log_ms;         /* rate limit for "out of descriptors" logs */
+    uint64_t refuse_log_ms;     /* and for refusals */
+    uint64_t refusals_unlogged; /* refusals since the last logged one */
+    struct addr_entry *addrs;   /* open connections per address (addr.c) */
     srv_link players;
     srv_link rooms;
-    srv_link queue; /* matchmaking, oldest first */
+    /* The rooms `rooms` lists, oldest first, so the reply costs the same
+     * however many solo games and ended races there are. */
+    srv_link waiting_rooms, running_rooms;
+    /* Matchmaking: one queue per settings (lobby.c), so that a `quick`
+     * looks only at players who want the same race. */
+    struct lobby_queue *queues;
+    srv_player *by_token;  /* every player, by resume token */
+    srv_player *by_resume; /* players with a resume code, by code (resume.c) */
+    /* The server-wide pace of resume-code attempts (resume.c). */
+    uint64_t resume_window_start;
+    int resume_window_attempts;
+    struct room *by_code; /* rooms with a code (not solo, not closing) */
     uint64_t next_id;
-    eng_rng seed_source; /* used only with --seed */
+    uint64_t seeds_made; /* server seeds so far: the --seed derivation's counter */
     eng_tables *tables;
     struct journal *journal;
     bool stopping;
+    srv_metrics metrics;
+    /* Addresses (entries of addrs) that failed resumes lately, oldest first
+     * (guard.c). */
+    struct addr_entry *guard_oldest, *guard_newest;
+    unsigned guard_active;
 } srv;
 
 /* Frees p if nothing holds it any more: no connection and no seat. Takes it
@@ -176,16 +248,25 @@ void srv_player_release(srv_player *p);
 void srv_send(srv_player *p, const srv_msg *m);
 /* Sends a one-off message built by an encoder (takes the line). */
 void srv_send_line(srv_player *p, srv_msg_type type, char *line, size_t len);
+/* Counts an error sent to a client, for /metrics. */
+void srv_count_error(srv *s, proto_err code);
 /* Sends error code with message to p. */
 void srv_send_error(srv_player *p, proto_err code, const char *message);
 
+/* True while the loop has not read input since the process was paused
+ * (SIGSTOP, a frozen VM): a timer that expires clients (idle, grace, move
+ * timeouts) must then wait. It re-arms t to run cb again shortly, and returns
+ * true; the caller returns at once. t may be NULL (a repeating timer simply
+ * skips this run). */
+bool srv_defer_until_io(srv *s, uv_timer_t *t, uv_timer_cb cb);
+
 /* Random bytes from the OS. Returns 0 or a negative libuv error. */
 int srv_random(void *buf, size_t len);
-/* A fresh room seed: from the deterministic source with --seed, else the OS. */
-uint32_t srv_next_seed(srv *s);
+/* A fresh server seed (ChaCha20, 256 bits) for a race or an unseeded solo
+ * game: 32 bytes from the OS, or with --seed N the SHA-256 of
+ * "race2048:N:K" for the K-th seed (from 0), so tests get repeatable games. */
+eng_seed srv_next_seed(srv *s);
 /* Writes 2 * n lowercase hex digits of n random bytes plus a NUL into out. */
 int srv_random_hex(char *out, size_t n);
-/* out = 64 hex digits of SHA-256("SALT:SEED") plus a NUL. Returns 0 or -1. */
-int srv_commit(const char *salt, uint32_t seed, char out[65]);
 
 #endif

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "command.h"
+#include "guard.h"
 #include "lobby.h"
 #include "render.h"
+#include "resume.h"
 #include "room.h"
 #include "telnet.h"
 
@@ -19,6 +21,9 @@
 #define REDRAW_MS 50
 /* An Esc with nothing after it this long is a lone Esc, not an arrow key. */
 #define ESC_MS 80
+/* What a terminal that reports no size (netcat) is assumed to have. */
+#define DEFAULT_COLS 80
+#define DEFAULT_ROWS 24
 
 /* A player's last end screen, kept because a solo game's room is gone by the
  * time the human looks at it. */
@@ -35,14 +40,19 @@ typedef struct text_session {
     proto_telnet tn;
     proto_keys keys;
     bool greeted;
-    bool any_command; /* a command ran: a '{' line is no longer a late JSON client */
+    bool any_command; /* a line was typed: a '{' line is no longer a late JSON client */
     proto_color color;
     bool prompt;    /* in a game, ':' opened the command line */
     char line[128]; /* the command line being typed in character mode */
     size_t line_len;
     char status[192]; /* what just happened, shown under the boards */
-    /* Deadlines in loop time (ms), 0 = none; one timer serves them all. */
-    uint64_t greet_at, draw_at, esc_at;
+    bool show_help;   /* the lobby shows the whole command list */
+    bool named;       /* the status says the new name: the lobby need not */
+    bool resuming;    /* a resume was asked: its `start` keeps the status */
+    char commit[65];  /* the running game's commit, from its `start` */
+    /* Deadlines in loop time (ms), 0 = none; one timer serves them all.
+     * tick_at: a grace countdown on screen changes its second. */
+    uint64_t greet_at, draw_at, esc_at, tick_at;
     uint64_t last_draw;
     bool dirty;
     /* The end screen. */
@@ -53,8 +63,9 @@ typedef struct text_session {
     uint64_t end_winner;
     int end_n;
     text_result end_results[PROTO_PLAYERS_MAX];
-    uint32_t end_seed;
+    eng_seed end_seed;
     char end_salt[33];
+    char end_commit[65];
 } text_session;
 
 static void text_arm(conn *c);
@@ -126,80 +137,259 @@ static room *shown_room(const srv_player *p) {
 
 static const char *title = "race2048 - race your friends at 2048";
 
-/* The lobby fits an 80x24 terminal with room for the status lines; `help`
- * has the long list. */
-static const char lobby_intro[] =
-    "\n"
-    "Slide the tiles with the arrow keys (or w a s d, h j k l): equal tiles merge\n"
-    "and score. In a race everyone gets the same tiles in the same places; the\n"
-    "first to make the target tile wins, or the best score once every board is\n"
-    "stuck or the time is up.\n"
-    "\n"
-    "  solo [SIZE]    play alone (3-8, default 4)  quick [N]   race the next who ask\n"
-    "  create [N]     make a room for N players    join CODE   join a friend's room\n"
-    "  watch CODE     watch a race                 rooms       list the rooms\n"
-    "  name NAME      choose your name             help        every command\n"
-    "  color on|off   colours                      quit        leave the server\n"
-    "\n";
+static int term_cols(const text_session *s) {
+    return s->tn.width ? s->tn.width : DEFAULT_COLS;
+}
 
-static void draw_lobby(conn *c, proto_buf *b) {
+/* Lines a screen may end with CRLF: the terminal's rows but the last, where
+ * the cursor (and the prompt) stays. */
+static int term_lines(const text_session *s) {
+    int rows = s->tn.height ? s->tn.height : DEFAULT_ROWS;
+    return rows > 2 ? rows - 1 : 1;
+}
+
+/* The lobby's commands: two columns where they fit, else one. */
+static const char *const lobby_commands[][2] = {
+    {"solo [SIZE]", "play alone (3-8, default 4)"},
+    {"quick [N]", "race the next who ask"},
+    {"create [N]", "make a room for N players"},
+    {"join CODE", "join a friend's room"},
+    {"watch CODE", "watch a race"},
+    {"rooms", "list the rooms"},
+    {"leave", "leave a room, queue or game"},
+    {"rematch", "race them again"},
+    {"name NAME", "choose your name"},
+    {"resume CODE", "seat back after a drop"},
+    {"color on|off", "colours"},
+    {"help", "every command"},
+    {"quit", "leave the server"},
+};
+#define LOBBY_COMMANDS (int)(sizeof lobby_commands / sizeof lobby_commands[0])
+
+static const char lobby_rules[] =
+    "Slide the tiles with the arrow keys (or w a s d, h j k l): equal tiles merge and "
+    "score. In a race everyone gets the same tiles in the same places; the first to "
+    "make the target tile wins, or the best score once every board is stuck or the "
+    "time is up.";
+
+static const char lobby_keys[] =
+    "On telnet, in a game, every key is a move at once (h and l too): type : first "
+    "for a command (:leave, :help).";
+
+/* Two columns need 80: 2 + 12 + 2 + 27 on the left, 2 + 11 + 1 + 22 on the
+ * right. */
+static void lobby_command_list(proto_buf *b, int cols) {
+    if (cols >= 80) {
+        for (int i = 0; i < LOBBY_COMMANDS; i += 2) {
+            if (i + 1 == LOBBY_COMMANDS) {
+                proto_render_linef(b, "  %-12s  %s", lobby_commands[i][0],
+                                   lobby_commands[i][1]);
+                break;
+            }
+            proto_render_linef(b, "  %-12s  %-27s  %-11s %s", lobby_commands[i][0],
+                               lobby_commands[i][1], lobby_commands[i + 1][0],
+                               lobby_commands[i + 1][1]);
+        }
+        return;
+    }
+    for (int i = 0; i < LOBBY_COMMANDS; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "  %-12s  %s", lobby_commands[i][0],
+                 lobby_commands[i][1]);
+        proto_render_wrapped(b, line, cols);
+    }
+}
+
+/* What the lobby says about where the player stands: name, queue, room. */
+static void lobby_situation(conn *c, proto_buf *b, int cols) {
     text_session *s = c->text;
     srv_player *p = c->player;
-    proto_buf_puts(b, "\x1b[H\x1b[2J");
-    proto_render_linef(b, "%s", title);
-    proto_render_text(b, lobby_intro);
-    if (p) proto_render_linef(b, "You are %s.", p->name);
+    if (p && !s->named) {
+        char line[64];
+        snprintf(line, sizeof line, "You are %s.", p->name);
+        proto_render_wrapped(b, line, cols);
+    }
     if (p && p->queued) {
+        char line[160];
         int waiting = lobby_queue_waiting(p);
-        proto_render_linef(b,
-                           "Looking for a %d-player race (%dx%d to %u): %d of %d here.",
-                           p->queue_key.players, p->queue_key.size, p->queue_key.size,
-                           p->queue_key.target, waiting, p->queue_key.players);
-        proto_render_linef(b, "Type leave to stop waiting.");
+        snprintf(line, sizeof line,
+                 "Looking for a %d-player race (%dx%d to %u): %d of %d here.\nType leave "
+                 "to stop waiting.",
+                 p->queue_key.players, p->queue_key.size, p->queue_key.size,
+                 p->queue_key.target, waiting, p->queue_key.players);
+        proto_render_wrapped(b, line, cols);
     }
     const room *r = p ? (p->room ? p->room : p->watching) : NULL;
     if (r && r->state == ROOM_WAITING) {
-        proto_render_linef(b,
-                           "Room %s (%dx%d to %u): %d of %d players are here:", r->code,
-                           r->settings.size, r->settings.size, r->settings.target,
-                           r->nseats, r->settings.players);
+        proto_buf t;
+        proto_buf_init(&t);
+        proto_buf_printf(&t, "Room %s (%dx%d to %u): %d of %d players are here:", r->code,
+                         r->settings.size, r->settings.size, r->settings.target,
+                         r->nseats, r->settings.players);
         for (int i = 0; i < r->nseats; i++)
-            proto_render_linef(b, "  %s", r->seats[i].name);
-        proto_render_linef(b, "Tell a friend to type:  join %s", r->code);
+            proto_buf_printf(&t, "%s %s", i ? "," : "", r->seats[i].name);
+        proto_buf_printf(&t, ".\nTell a friend to type:  join %s", r->code);
+        if (!t.failed) proto_render_wrapped(b, t.data, cols);
+        if (t.failed) b->failed = true;
+        proto_buf_free(&t);
     }
-    if (s->status[0]) proto_render_linef(b, "%s", s->status);
+    if (s->status[0]) proto_render_wrapped(b, s->status, cols);
+}
+
+/* The lobby fits the terminal: the rules, the commands and where the player
+ * stands, dropping the rules first, then the commands, when it is short. */
+static void draw_lobby(conn *c, proto_buf *b) {
+    text_session *s = c->text;
+    int cols = term_cols(s), lines = term_lines(s);
+    proto_buf situation, commands;
+    proto_buf_init(&situation);
+    proto_buf_init(&commands);
+    lobby_situation(c, &situation, cols);
+    if (s->show_help)
+        proto_render_wrapped(&commands, proto_command_help(), cols);
+    else
+        lobby_command_list(&commands, cols);
+    int n_situation = proto_render_count_lines(situation.data, situation.len);
+    int n_commands = proto_render_count_lines(commands.data, commands.len);
+    int n_rules = proto_render_wrapped(NULL, lobby_rules, cols);
+    int n_keys = proto_render_wrapped(NULL, lobby_keys, cols);
+
+    proto_buf_puts(b, "\x1b[H\x1b[2J");
+    proto_render_wrapped(b, title, cols);
+    int left = lines - proto_render_wrapped(NULL, title, cols) - n_situation;
+    if (!s->show_help && left >= 1 + n_rules + 1 + n_commands + n_keys + 1) {
+        proto_render_linef(b, "%s", "");
+        proto_render_wrapped(b, lobby_rules, cols);
+        left -= 1 + n_rules;
+    }
+    if (left >= 1 + n_commands + 1) {
+        proto_render_linef(b, "%s", "");
+        if (commands.len) proto_buf_append(b, commands.data, commands.len);
+        left -= 1 + n_commands;
+        if (!s->show_help && left >= n_keys + 1) {
+            proto_render_wrapped(b, lobby_keys, cols);
+            left -= n_keys;
+        }
+        proto_render_linef(b, "%s", "");
+    } else if (left >= 2) {
+        proto_render_wrapped(b, "Type help for the commands.", cols);
+    }
+    if (situation.len) proto_buf_append(b, situation.data, situation.len);
+    if (situation.failed || commands.failed) b->failed = true;
+    proto_buf_free(&situation);
+    proto_buf_free(&commands);
+}
+
+/* Seconds left of a seat's grace period, rounded up; sets *change_at to the
+ * loop time at which that number next changes. */
+static uint64_t grace_seconds(const room_seat *seat, uint64_t now, uint64_t *change_at) {
+    uint64_t left = seat->grace_until > now ? seat->grace_until - now : 0;
+    uint64_t secs = (left + 999) / 1000;
+    *change_at = secs ? now + left - (secs - 1) * 1000 : 0;
+    return secs;
 }
 
 static void draw_game(conn *c, proto_buf *b, room *r) {
     text_session *s = c->text;
     srv_player *p = c->player;
     proto_player views[PROTO_PLAYERS_MAX];
-    for (int i = 0; i < r->nseats; i++)
-        room_seat_view(&r->seats[i], &views[i]);
+    char note_text[PROTO_PLAYERS_MAX][48];
+    const char *notes[PROTO_PLAYERS_MAX];
+    uint64_t now = uv_now(c->srv->loop);
+    s->tick_at = 0;
+    for (int i = 0; i < r->nseats; i++) {
+        const room_seat *seat = &r->seats[i];
+        room_seat_view(seat, &views[i]);
+        notes[i] = NULL;
+        /* A dropped racer's board says so until it is back or given up. */
+        if (!seat->connected && seat->player && seat->status != PROTO_LEFT && !r->solo) {
+            uint64_t change_at;
+            uint64_t secs = grace_seconds(seat, now, &change_at);
+            snprintf(note_text[i], sizeof note_text[i], "connection lost, %llu s",
+                     (unsigned long long)secs);
+            notes[i] = note_text[i];
+            if (change_at && (!s->tick_at || change_at < s->tick_at))
+                s->tick_at = change_at;
+        }
+    }
     bool playing = in_game(p);
-    const char *hint;
-    if (!playing)
-        hint = p && p->watching
-                   ? "Watching. Type leave to stop, or another command."
-                   : "Your game is over; wait for the others, or type leave.";
+    bool seated = p && p->room == r;
+    char hint[256];
+    if (!playing && seated && !r->solo)
+        snprintf(hint, sizeof hint,
+                 "Your board is stuck; the race goes on until the others finish (or "
+                 "type leave).");
+    else if (!playing)
+        snprintf(hint, sizeof hint, "%s",
+                 p && p->watching ? "Watching. Type leave to stop, or another command."
+                                  : "Your game is over; type leave.");
     else if (char_mode(s))
-        hint = "Arrows / wasd / hjkl move.  : for a command.  Ctrl-C quits.";
+        snprintf(hint, sizeof hint,
+                 "Arrows / wasd / hjkl move at once.  : for a command (:help).  Ctrl-C "
+                 "quits.");
     else
-        hint = "Type w a s d (or h j k l) and Enter to move; several at once work too.";
+        snprintf(
+            hint, sizeof hint,
+            "Type w a s d (or h j k l) and Enter to move; several at once work too.");
+    if (seated && !r->solo && p->resume_code[0]) {
+        size_t at = strlen(hint);
+        snprintf(hint + at, sizeof hint - at,
+                 "\nDropped? Connect again within %llu s and type:  resume %s",
+                 (unsigned long long)(c->srv->cfg.grace_ms / 1000), p->resume_code);
+    }
     proto_view v = {.players = views,
                     .n = r->nseats,
-                    .you = p && p->room == r ? p->id : 0,
+                    .you = seated ? p->id : 0,
                     .room = r->solo ? NULL : r->code,
                     .target = r->settings.target,
-                    .width = s->tn.width,
+                    .width = term_cols(s),
                     .color = s->color,
                     .status = s->status[0] ? s->status : NULL,
-                    .hint = hint};
+                    .hint = hint,
+                    .height = term_lines(s),
+                    .notes = notes,
+                    .commit = r->solo ? NULL : r->commit};
     proto_render_game(b, &v);
+}
+
+/* What the end screen says to do next; for a race, who is waiting for whom
+ * to type rematch. */
+static void end_hint(conn *c, char *out, size_t cap) {
+    text_session *s = c->text;
+    srv_player *p = c->player;
+    const room *r = p ? p->room : NULL;
+    if (!s->end_room[0] || !r || r->state != ROOM_ENDED || r->solo) {
+        snprintf(out, cap, "Type solo, quick, create or help.");
+        return;
+    }
+    char asked[160] = "", waiting[160] = "";
+    int n_asked = 0, n_waiting = 0;
+    for (int i = 0; i < r->nseats; i++) {
+        const room_seat *seat = &r->seats[i];
+        if (!seat->player || seat->player == p || !seat->player->conn) continue;
+        char *list = seat->rematch ? asked : waiting;
+        int *n = seat->rematch ? &n_asked : &n_waiting;
+        size_t at = strlen(list);
+        snprintf(list + at, 160 - at, "%s%s", *n ? ", " : "", seat->name);
+        (*n)++;
+    }
+    if (r->seats[p->seat].rematch)
+        snprintf(out, cap, "Waiting for %s to type rematch (or type leave).",
+                 n_waiting ? waiting : "the others");
+    else if (n_asked)
+        snprintf(out, cap, "%s %s a rematch: type rematch (or leave).", asked,
+                 n_asked == 1 ? "wants" : "want");
+    else if (n_waiting)
+        snprintf(out, cap, "Type rematch to race the same players again, or leave.");
+    else
+        snprintf(out, cap,
+                 "Everyone else has gone. Type rematch to wait for them in a new room, "
+                 "or quick, solo or leave.");
 }
 
 static void draw_end(conn *c, proto_buf *b) {
     text_session *s = c->text;
+    int cols = term_cols(s);
     proto_player views[PROTO_PLAYERS_MAX];
     for (int i = 0; i < s->end_n; i++) {
         const text_result *t = &s->end_results[i];
@@ -210,43 +400,62 @@ static void draw_end(conn *c, proto_buf *b) {
                                   .moves = t->moves,
                                   .status = t->status};
     }
-    proto_view v = {.players = views,
-                    .n = s->end_n,
-                    .you = c->player ? c->player->id : 0,
-                    .room = s->end_room[0] ? s->end_room : NULL,
-                    .width = s->tn.width,
-                    .color = s->color,
-                    .status = s->status[0] ? s->status : NULL};
-    proto_render_game(b, &v);
-    proto_end_view e = {.room = v.room,
+    uint64_t you = c->player ? c->player->id : 0;
+    const char *code = s->end_room[0] ? s->end_room : NULL;
+    proto_end_view e = {.room = code,
                         .reason = s->end_reason,
                         .winner = s->end_winner,
-                        .you = v.you,
+                        .you = you,
                         .results = views,
                         .n = s->end_n,
+                        .salt = s->end_salt[0] ? s->end_salt : NULL,
+                        .color = s->color,
                         .seed = s->end_seed,
-                        .salt = s->end_salt,
-                        .color = s->color};
-    proto_render_end(b, &e);
-    if (s->end_room[0] && c->player && c->player->room)
-        proto_render_linef(b, "Type rematch to race the same players again, or leave.");
-    else
-        proto_render_linef(b, "Type solo, quick, create or help.");
+                        .commit = s->end_commit[0] ? s->end_commit : NULL,
+                        .width = cols};
+    char hint[256];
+    end_hint(c, hint, sizeof hint);
+    /* The verdict and what to type come first; the boards get what is left. */
+    proto_buf tail;
+    proto_buf_init(&tail);
+    proto_render_end(&tail, &e);
+    if (s->status[0]) proto_render_wrapped(&tail, s->status, cols);
+    proto_render_wrapped(&tail, hint, cols);
+    int left = term_lines(s) - proto_render_count_lines(tail.data, tail.len);
+    proto_view v = {.players = views,
+                    .n = s->end_n,
+                    .you = you,
+                    .room = code,
+                    .width = cols,
+                    .color = s->color,
+                    .height = left};
+    if (left >= 4) {
+        v.height = left - 1;
+        proto_render_game(b, &v);
+        proto_render_linef(b, "%s", ""); /* between the boards and the verdict */
+    } else {
+        proto_buf_puts(b, "\x1b[H\x1b[2J");
+    }
+    if (tail.failed) b->failed = true;
+    if (tail.len) proto_buf_append(b, tail.data, tail.len);
+    proto_buf_free(&tail);
 }
 
 /* The whole screen, written at once; then the command line being typed. */
 static void draw(conn *c) {
     text_session *s = c->text;
-    room *r = shown_room(c->player);
+    srv_player *p = c->player;
+    room *r = shown_room(p);
     proto_buf b;
     proto_buf_init(&b);
+    s->tick_at = 0;
     if (r)
         draw_game(c, &b, r);
-    else if (s->has_end)
+    else if (s->has_end && !(p && p->queued))
         draw_end(c, &b);
     else
         draw_lobby(c, &b);
-    if (!in_game(c->player) || s->prompt) {
+    if (!in_game(p) || s->prompt) {
         proto_buf_puts(&b, s->prompt ? ": " : "> ");
         proto_buf_append(&b, s->line, s->line_len);
     }
@@ -261,6 +470,7 @@ static void draw(conn *c) {
     s->dirty = false;
     s->draw_at = 0;
     s->last_draw = uv_now(c->srv->loop);
+    if (s->tick_at) text_arm(c);
 }
 
 /* ------------------------------------------------------------- commands --- */
@@ -300,7 +510,14 @@ static void play_moves(conn *c, const proto_command *cmd) {
     for (size_t i = 0; i < cmd->n_moves && !c->closing; i++) {
         if (!in_game(c->player)) {
             if (i == 0) {
-                set_status(c->text, "You are not in a game: type solo or quick to play.");
+                srv_player *p = c->player;
+                bool stuck = p && p->room && p->room->state == ROOM_RUNNING;
+                set_status(c->text,
+                           stuck ? "Your board is stuck; the race goes on until the "
+                                   "others finish (or type leave)."
+                           : c->text->has_end
+                               ? "That game is over."
+                               : "You are not in a game: type solo or quick to play.");
                 request_draw(c);
             }
             return;
@@ -310,11 +527,55 @@ static void play_moves(conn *c, const proto_command *cmd) {
     }
 }
 
+/* `resume CODE` (or a token): takes back a seat waiting out its grace
+ * period, from the lobby of this connection. Wrong codes count against the
+ * same per-connection and per-address guard as wrong tokens (guard.h), and
+ * the whole server takes only so many attempts a second (resume.h), so codes
+ * cannot be guessed. */
+static void resume(conn *c, const proto_command *cmd) {
+    text_session *s = c->text;
+    srv_player *me = c->player;
+    proto_request req = {.type = PROTO_REQ_RESUME};
+    if (me && (me->room || me->watching || me->queued)) {
+        set_status(s, "resume is for a new connection: type leave first.");
+    } else if (!resume_attempt_allowed(c->srv)) {
+        set_status(s, "Too many resume attempts on this server: try again in a moment.");
+    } else if (cmd->token[0]) {
+        /* A token goes the JSON way, guard included. */
+        snprintf(req.token, sizeof req.token, "%s", cmd->token);
+    } else if (guard_resume_check(c) == GUARD_THROTTLED) {
+        set_status(s,
+                   "Too many failed resumes from your address: try again in a minute.");
+    } else {
+        srv_player *p = resume_code_find(c->srv, cmd->code);
+        if (p) {
+            snprintf(req.token, sizeof req.token, "%s", p->token);
+        } else if (guard_resume_failed(c)) {
+            outs(c, "\r\nToo many wrong resume codes: closing.");
+            outs(c, s->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
+            conn_close_after_flush(c);
+            return;
+        } else {
+            set_status(s, "No seat is waiting for that code (a code works only until "
+                          "its grace period ends).");
+        }
+    }
+    if (!req.token[0]) {
+        request_draw(c);
+        return;
+    }
+    s->resuming = true;
+    request(c, &req);
+    s->resuming = false;
+}
+
 static void run_command(conn *c, const char *line, size_t len) {
     text_session *s = c->text;
     proto_command cmd;
     proto_request req = {0};
     s->status[0] = '\0';
+    s->named = false;
+    s->show_help = false;
     switch (proto_command_parse(line, len, &cmd)) {
     case PROTO_CMD_EMPTY:
         request_draw(c);
@@ -326,18 +587,13 @@ static void run_command(conn *c, const char *line, size_t len) {
         play_moves(c, &cmd);
         return;
     case PROTO_CMD_HELP:
-        s->has_end = false;
-        set_status(s, "Commands are listed above.");
+        /* In a game the board keeps the screen: one line says what can be
+         * typed there; elsewhere the lobby shows the whole list. */
         if (shown_room(c->player)) {
-            /* The game screen has no room for the help: show it inline. */
-            proto_buf b;
-            proto_buf_init(&b);
-            proto_render_text(&b, proto_command_help());
-            size_t n;
-            char *bytes = proto_buf_take(&b, &n);
-            if (bytes) out(c, bytes, n);
-            free(bytes);
-            return;
+            set_status(s, proto_command_help_in_game(char_mode(s)));
+        } else {
+            s->has_end = false;
+            s->show_help = true;
         }
         break;
     case PROTO_CMD_NAME:
@@ -378,6 +634,9 @@ static void run_command(conn *c, const char *line, size_t len) {
         req.type = PROTO_REQ_REMATCH;
         request(c, &req);
         return;
+    case PROTO_CMD_RESUME:
+        resume(c, &cmd);
+        return;
     case PROTO_CMD_QUIT:
         quit(c, "Goodbye!");
         return;
@@ -394,11 +653,15 @@ static void run_command(conn *c, const char *line, size_t len) {
 static int on_text_line(void *ctx, const char *line, size_t len) {
     conn *c = ctx;
     text_session *s = c->text;
+    conn_request_done(c);
     if (line[0] == '{' && !s->any_command && !s->tn.seen) {
         /* A JSON client that spoke after the detection window. */
         conn_become_json(c, line, len);
         return 1;
     }
+    /* Only a first line may switch to JSON: whoever typed anything before
+     * (help, colour, an unknown word, an empty line) is a human. */
+    s->any_command = true;
     run_command(c, line, len);
     return c->closing || c->draining;
 }
@@ -425,6 +688,8 @@ static void on_key(conn *c, const proto_key *k) {
         return;
     }
     bool typing = s->prompt || !in_game(c->player);
+    /* A key in a game, or a command line's Enter, is a complete request. */
+    if (!typing || k->type == PROTO_KEY_ENTER) conn_request_done(c);
     if (!typing) {
         if (k->type == PROTO_KEY_MOVE) {
             proto_request req = {.type = PROTO_REQ_MOVE, .dir = k->dir};
@@ -433,7 +698,12 @@ static void on_key(conn *c, const proto_key *k) {
         } else if (k->type == PROTO_KEY_COLON) {
             s->prompt = true;
             s->line_len = 0;
-            outs(c, "\r\n: ");
+            request_draw(c); /* the prompt goes on the screen's last line */
+        } else if (k->type == PROTO_KEY_CHAR && k->ch != ' ') {
+            /* A command typed without ':' (its h and l were moves). */
+            set_status(s, "In a game every key is a move; type : first for a command "
+                          "(:help).");
+            request_draw(c);
         }
         return;
     }
@@ -550,7 +820,8 @@ static void on_timer(uv_timer_t *t) {
     }
     if (!s->greeted && s->greet_at && s->greet_at <= now)
         greet(c);
-    else if (s->dirty && s->draw_at && s->draw_at <= now)
+    else if ((s->dirty && s->draw_at && s->draw_at <= now) ||
+             (s->tick_at && s->tick_at <= now))
         draw(c);
     if (c->text && !c->closing && !c->draining) text_arm(c);
 }
@@ -561,9 +832,9 @@ static void text_arm(conn *c) {
     /* A draining connection's timer is its flush deadline: leave it be. */
     if (c->closing || c->draining) return;
     uint64_t next = 0;
-    uint64_t deadlines[3] = {s->greeted ? 0 : s->greet_at, s->dirty ? s->draw_at : 0,
-                             s->esc_at};
-    for (int i = 0; i < 3; i++)
+    uint64_t deadlines[4] = {s->greeted ? 0 : s->greet_at, s->dirty ? s->draw_at : 0,
+                             s->esc_at, s->tick_at};
+    for (int i = 0; i < 4; i++)
         if (deadlines[i] && (!next || deadlines[i] < next)) next = deadlines[i];
     if (!next) {
         uv_timer_stop(&c->timer);
@@ -617,6 +888,7 @@ static void keep_end(text_session *s, const srv_msg *m, const room *r) {
     }
     s->end_seed = m->seed;
     snprintf(s->end_salt, sizeof s->end_salt, "%s", m->salt ? m->salt : "");
+    snprintf(s->end_commit, sizeof s->end_commit, "%s", r ? r->commit : "");
 }
 
 void text_deliver(conn *c, const srv_msg *m) {
@@ -624,16 +896,27 @@ void text_deliver(conn *c, const srv_msg *m) {
     srv_player *p = c->player;
     switch (m->type) {
     case SRV_MSG_WELCOME:
-        if (p) snprintf(s->status, sizeof s->status, "You are now %s.", p->name);
+        if (p)
+            snprintf(s->status, sizeof s->status,
+                     s->resuming ? "Welcome back, %s: the seat is yours again."
+                                 : "You are now %s.",
+                     p->name);
+        s->named = !s->resuming;
         break;
-    case SRV_MSG_START:
+    case SRV_MSG_START: {
         s->has_end = false;
-        s->status[0] = '\0';
+        if (!s->resuming) s->status[0] = '\0';
         s->prompt = false;
         s->line_len = 0;
+        const room *r = shown_room(p);
+        snprintf(s->commit, sizeof s->commit, "%s", r ? r->commit : "");
+        /* A racer's code for getting the seat back after a drop. */
+        if (r && p->room == r && !r->solo) resume_code_assign(p);
         break;
+    }
     case SRV_MSG_END:
         s->end_now = true;
+        s->status[0] = '\0'; /* what was said during the game is over too */
         keep_end(s, m, p ? (p->room ? p->room : p->watching) : NULL);
         break;
     case SRV_MSG_ERROR:
@@ -646,7 +929,12 @@ void text_deliver(conn *c, const srv_msg *m) {
                                  : "You left. Type solo, quick, create or help.");
         break;
     case SRV_MSG_ROOM:
-        s->has_end = false;
+        /* About the race that ended (a rematch is asked for): the end
+         * screen stays and says who is waiting. */
+        if (!(p && p->room && p->room->state == ROOM_ENDED)) s->has_end = false;
+        break;
+    case SRV_MSG_QUEUED:
+        s->has_end = false; /* `quick` from an end screen: the queue screen */
         break;
     case SRV_MSG_PLAYER: {
         const room *r = shown_room(p);
@@ -675,7 +963,6 @@ void text_deliver(conn *c, const srv_msg *m) {
         break;
     }
     case SRV_MSG_STATE:
-    case SRV_MSG_QUEUED:
     case SRV_MSG_PONG:
     case SRV_MSG_BYE:
     case SRV_MSG_HISTORY:
@@ -691,8 +978,18 @@ void text_say_bye(conn *c) {
 }
 
 void text_say_idle(conn *c) {
-    outs(c, "\r\nClosing this connection: nothing was typed for a long time.");
+    /* With netcat's suffix, 73 columns. */
+    outs(c, "\r\nClosing: nothing was typed for a long time.");
     outs(c, c->text && c->text->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
+}
+
+void text_say_slow(conn *c) {
+    outs(c, "\r\nClosing this connection: a line took too long to arrive.");
+    outs(c, c->text && c->text->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
+}
+
+bool text_midway(const conn *c) {
+    return c->text && proto_telnet_midway(&c->text->tn);
 }
 
 void text_free(conn *c) {

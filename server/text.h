@@ -16,6 +16,10 @@ void text_deliver(conn *c, const srv_msg *m);
 /* The server is stopping / the connection idled out: one line saying so. */
 void text_say_bye(conn *c);
 void text_say_idle(conn *c);
+/* ... a line took longer than --request-timeout to arrive. */
+void text_say_slow(conn *c);
+/* True while a telnet command is cut short (an unfinished request). */
+bool text_midway(const conn *c);
 /* Frees c's text session. */
 void text_free(conn *c);
 

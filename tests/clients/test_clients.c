@@ -136,6 +136,15 @@ static void test_bot_greedy_two_games(void **state) {
     char *second = strstr(out, "result=");
     assert_non_null(second);
     assert_non_null(strstr(second + 1, "result="));
+    /* Server-seeded solo games (ChaCha20): both verified, with fresh seeds. */
+    char *v1 = strstr(out, " verified=yes");
+    assert_non_null(v1);
+    assert_non_null(strstr(v1 + 1, " verified=yes"));
+    char *s1 = strstr(out, " seed="), *s2 = s1 ? strstr(s1 + 1, " seed=") : NULL;
+    assert_non_null(s2);
+    assert_int_equal(strspn(s1 + 6, "0123456789abcdef"), 64);
+    assert_int_equal(strspn(s2 + 6, "0123456789abcdef"), 64);
+    assert_memory_not_equal(s1 + 6, s2 + 6, 64);
 }
 
 static void test_bots_race_create_join(void **state) {
@@ -155,7 +164,10 @@ static void test_bots_race_create_join(void **state) {
     const char *seed_a = strstr(out_a, " seed="), *seed_b = strstr(out_b, " seed=");
     assert_non_null(seed_a);
     assert_non_null(seed_b);
-    assert_int_equal(strtoul(seed_a + 6, NULL, 10), strtoul(seed_b + 6, NULL, 10));
+    /* A race's seed is the server's: 64 hex digits (ChaCha20), not a number. */
+    assert_int_equal(strspn(seed_a + 6, "0123456789abcdef"), 64);
+    assert_int_equal(seed_a[6 + 64], ' ');
+    assert_memory_equal(seed_a, seed_b, 6 + 64 + 1);
     assert_non_null(strstr(out_a, " verified=yes"));
     assert_non_null(strstr(out_b, " verified=yes"));
     bool a_won = strstr(out_a, "result=win") != NULL, b_won = strstr(out_b, "result=win");
@@ -193,6 +205,20 @@ static void test_bench_server_race_pipelined(void **state) {
     assert_true(strtod(m + 13, NULL) > 0);
 }
 
+static void test_bench_server_race_over_websocket(void **state) {
+    char out[4096];
+    char *argv[] = {(char *)bench_bin, "server",     "--port", server_port, "--ws",
+                    "--clients",       "4",          "--mode", "race",      "--pipeline",
+                    "4",               "--seconds",  "0.5",    "--warmup",  "0",
+                    NULL};
+    assert_int_equal(run(argv, out, sizeof out), 0);
+    const char *m = strstr(out, " moves_per_s=");
+    assert_non_null(m);
+    assert_true(strtod(m + 13, NULL) > 0);
+    assert_non_null(strstr(out, " errors=0"));
+    assert_non_null(strstr(out, " transport=ws"));
+}
+
 static void test_usage_errors_exit_2(void **state) {
     char out[1024];
     char *bot[] = {(char *)bot_bin, "--size", "9", NULL};
@@ -210,6 +236,7 @@ int main(void) {
         cmocka_unit_test(test_bot_join_unknown_room_fails),
         cmocka_unit_test(test_bench_server_counts_moves),
         cmocka_unit_test(test_bench_server_race_pipelined),
+        cmocka_unit_test(test_bench_server_race_over_websocket),
         cmocka_unit_test(test_usage_errors_exit_2),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

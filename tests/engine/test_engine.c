@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "bench_engine.h"
 #include "engine.h"
 
@@ -22,6 +24,44 @@ static eng_tables *tables;
 static const eng_dir all_dirs[4] = {ENG_LEFT, ENG_RIGHT, ENG_UP, ENG_DOWN};
 
 /* ------------------------------------------------------------ helpers --- */
+
+/* A game from a client (mulberry32) seed, as most of these tests use. */
+static int game_new(eng_game *g, int size, uint32_t number) {
+    eng_seed seed = eng_seed_client(number);
+    return eng_game_new(g, size, &seed);
+}
+
+static void hex_to_bytes(const char *hex, uint8_t *out, size_t n) {
+    assert_int_equal(strlen(hex), 2 * n);
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
+        out[i] = (uint8_t)v;
+    }
+}
+
+static void key_words(const uint8_t key[32], uint32_t words[8]) {
+    for (int i = 0; i < 8; i++)
+        words[i] = (uint32_t)key[4 * i] | (uint32_t)key[4 * i + 1] << 8 |
+                   (uint32_t)key[4 * i + 2] << 16 | (uint32_t)key[4 * i + 3] << 24;
+}
+
+/* The 64 keystream bytes of a block: each word little-endian. */
+static void block_bytes(const uint32_t words[16], uint8_t out[64]) {
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 4; j++)
+            out[4 * i + j] = (uint8_t)(words[i] >> (8 * j));
+}
+
+/* SHA-256 of text as 64 lowercase hex digits, by OpenSSL. */
+static void sha256_hex(const char *text, char out[65]) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    assert_true(EVP_Digest(text, strlen(text), md, &len, EVP_sha256(), NULL));
+    assert_int_equal(len, 32);
+    for (unsigned i = 0; i < 32; i++)
+        sprintf(out + 2 * i, "%02x", md[i]);
+}
 
 /* Exponent of a face value, so test data can be written as the game shows it. */
 static uint8_t exp_of(uint64_t value) {
@@ -295,7 +335,7 @@ static void test_examples_size3(void **state) {
 /* Random boards of every size and direction against the seeds' algorithm. */
 static void test_random_lines_match_reference(void **state) {
     eng_rng rng;
-    eng_rng_seed(&rng, 7);
+    eng_rng_seed_mulberry32(&rng, 7);
     for (int round = 0; round < 2000; round++) {
         for (int n = ENG_SIZE_MIN; n <= ENG_SIZE_MAX; n++) {
             uint8_t lines[ENG_SIZE_MAX][ENG_SIZE_MAX] = {{0}};
@@ -335,7 +375,7 @@ static void test_top_exponent_does_not_merge(void **state) {
 
 static void test_mulberry32_seed1(void **state) {
     eng_rng rng;
-    eng_rng_seed(&rng, 1);
+    eng_rng_seed_mulberry32(&rng, 1);
     static const double want[3] = {0.6270739406, 0.0027357212, 0.5274470400};
     for (int i = 0; i < 3; i++) {
         double got = eng_rng_next(&rng);
@@ -343,7 +383,7 @@ static void test_mulberry32_seed1(void **state) {
             fail_msg("draw %d: got %.10f, want %.10f", i, got, want[i]);
     }
     /* The raw draws behind those, exactly. */
-    eng_rng_seed(&rng, 1);
+    eng_rng_seed_mulberry32(&rng, 1);
     assert_int_equal(eng_rng_next_u32(&rng), 2693262067u);
     assert_int_equal(eng_rng_next_u32(&rng), 11749833u);
     assert_int_equal(eng_rng_next_u32(&rng), 2265367787u);
@@ -352,8 +392,8 @@ static void test_mulberry32_seed1(void **state) {
 
 static void test_rng_double_is_u32_over_2_32(void **state) {
     eng_rng a, b;
-    eng_rng_seed(&a, 0xDEADBEEF);
-    eng_rng_seed(&b, 0xDEADBEEF);
+    eng_rng_seed_mulberry32(&a, 0xDEADBEEF);
+    eng_rng_seed_mulberry32(&b, 0xDEADBEEF);
     for (int i = 0; i < 1000; i++) {
         double d = eng_rng_next(&a);
         assert_true(d >= 0 && d < 1);
@@ -385,7 +425,8 @@ static void test_spawn_value_threshold(void **state) {
     } cases[] = {{STATE_DRAWS_BELOW, 3865470564u, 2},
                  {STATE_DRAWS_ABOVE, 3865470568u, 4}};
     for (int c = 0; c < 2; c++) {
-        eng_rng rng = {cases[c].draw_state - 2 * MULBERRY_STEP};
+        eng_rng rng;
+        eng_rng_seed_mulberry32(&rng, cases[c].draw_state - 2 * MULBERRY_STEP);
         /* The premise: r2 is this draw, on this side of 0.9 as a double. */
         eng_rng probe = rng;
         eng_rng_next_u32(&probe);
@@ -417,7 +458,8 @@ static void test_spawn_full_board_draws_nothing(void **state) {
     eng_board b;
     board_one_hole(&b, 0);
     b.cell[0] = 9;
-    eng_rng rng = {12345};
+    eng_rng rng;
+    eng_rng_seed_mulberry32(&rng, 12345);
     eng_spawn sp = {7, 7, 7};
     assert_false(eng_spawn_tile(&b, &rng, &sp));
     assert_int_equal(sp.value, 0);
@@ -433,8 +475,8 @@ static void test_spawn_full_board_draws_nothing(void **state) {
  * against both spawn paths, on random boards of every size. */
 static void test_spawn_matches_rule_in_doubles(void **state) {
     eng_rng gen, rng;
-    eng_rng_seed(&gen, 99);
-    eng_rng_seed(&rng, 2024);
+    eng_rng_seed_mulberry32(&gen, 99);
+    eng_rng_seed_mulberry32(&rng, 2024);
     for (int round = 0; round < 20000; round++) {
         int n = ENG_SIZE_MIN + round % (ENG_SIZE_MAX - ENG_SIZE_MIN + 1);
         eng_board b;
@@ -482,8 +524,8 @@ static void test_spawn_matches_rule_in_doubles(void **state) {
 static void test_bits_spawn_empty_board(void **state) {
     /* 16 empty cells: the one count that does not fit a nibble. */
     eng_rng rng, same;
-    eng_rng_seed(&rng, 1);
-    eng_rng_seed(&same, 1);
+    eng_rng_seed_mulberry32(&rng, 1);
+    eng_rng_seed_mulberry32(&same, 1);
     eng_board b;
     eng_board_init(&b, 4);
     for (int i = 0; i < 200; i++) {
@@ -497,7 +539,7 @@ static void test_bits_spawn_empty_board(void **state) {
 
 static void test_game_new_fixed_seed(void **state) {
     eng_game g;
-    assert_int_equal(eng_game_new(&g, 4, 1), 0);
+    assert_int_equal(game_new(&g, 4, 1), 0);
     /* Seed 1 draws 0.627, 0.0027, 0.527, 0.981: cell floor(0.627 * 16) = 10
      * gets a 2; then the 7th (floor(0.527 * 15)) of the 15 empty cells,
      * cell 7, gets a 4. */
@@ -543,24 +585,27 @@ static void test_game_new_fixed_seed(void **state) {
 }
 
 static void test_game_same_seed_same_game(void **state) {
-    for (int n = ENG_SIZE_MIN; n <= ENG_SIZE_MAX; n++) {
-        eng_game a, b;
-        assert_int_equal(eng_game_new(&a, n, 0xC0FFEE), 0);
-        assert_int_equal(eng_game_new(&b, n, 0xC0FFEE), 0);
-        for (int i = 0; i < 300; i++) {
-            eng_dir dir = all_dirs[(i * 7 + i / 5) % 4];
-            eng_move_result ra = eng_game_move(&a, dir, tables);
-            eng_move_result rb = eng_game_move(&b, dir, NULL);
-            assert_memory_equal(&ra, &rb, sizeof ra);
-            assert_memory_equal(&a, &b, sizeof a);
+    const uint8_t key[32] = {0xC0, 0xFF, 0xEE};
+    const eng_seed seeds[2] = {eng_seed_client(0xC0FFEE), eng_seed_server(key)};
+    for (int k = 0; k < 2; k++)
+        for (int n = ENG_SIZE_MIN; n <= ENG_SIZE_MAX; n++) {
+            eng_game a, b;
+            assert_int_equal(eng_game_new(&a, n, &seeds[k]), 0);
+            assert_int_equal(eng_game_new(&b, n, &seeds[k]), 0);
+            for (int i = 0; i < 300; i++) {
+                eng_dir dir = all_dirs[(i * 7 + i / 5) % 4];
+                eng_move_result ra = eng_game_move(&a, dir, tables);
+                eng_move_result rb = eng_game_move(&b, dir, NULL);
+                assert_memory_equal(&ra, &rb, sizeof ra);
+                assert_memory_equal(&a, &b, sizeof a);
+            }
+            assert_true(a.moves > 0);
         }
-        assert_true(a.moves > 0);
-    }
 }
 
 static void test_game_move_counts_and_scores(void **state) {
     eng_game g;
-    assert_int_equal(eng_game_new(&g, 4, 5), 0);
+    assert_int_equal(game_new(&g, 4, 5), 0);
     board_set(&g.board, 4, (const uint64_t[16]){4, 4, 2, 2});
     uint32_t rng_before = g.rng.state;
     eng_move_result res = eng_game_move(&g, ENG_LEFT, tables);
@@ -578,7 +623,7 @@ static void test_game_move_counts_and_scores(void **state) {
 
 static void test_game_noop_move_changes_nothing(void **state) {
     eng_game g;
-    assert_int_equal(eng_game_new(&g, 4, 77), 0);
+    assert_int_equal(game_new(&g, 4, 77), 0);
     board_set(&g.board, 4, (const uint64_t[16]){2, 4, 0, 0, 8, 0, 0, 0});
     g.score = 40;
     g.moves = 3;
@@ -602,14 +647,14 @@ static void test_game_new_bad_size(void **state) {
     eng_game g, untouched;
     memset(&g, 0xAB, sizeof g);
     untouched = g;
-    assert_int_equal(eng_game_new(&g, 2, 1), -1);
-    assert_int_equal(eng_game_new(&g, 9, 1), -1);
+    assert_int_equal(game_new(&g, 2, 1), -1);
+    assert_int_equal(game_new(&g, 9, 1), -1);
     assert_memory_equal(&g, &untouched, sizeof g);
     eng_board b = {.size = 4};
     assert_int_equal(eng_board_init(&b, 0), -1);
     assert_int_equal(b.size, 4);
     for (int n = ENG_SIZE_MIN; n <= ENG_SIZE_MAX; n++) {
-        assert_int_equal(eng_game_new(&g, n, 1), 0);
+        assert_int_equal(game_new(&g, n, 1), 0);
         int tiles = 0;
         for (int i = 0; i < ENG_CELLS_MAX; i++)
             tiles += g.board.cell[i] != 0;
@@ -799,7 +844,7 @@ static eng_bits random_bits(eng_rng *rng) {
  * boards in every direction. */
 static void test_table_equals_general(void **state) {
     eng_rng rng;
-    eng_rng_seed(&rng, 0x5EED);
+    eng_rng_seed_mulberry32(&rng, 0x5EED);
     long moved_count = 0;
     for (long i = 0; i < 1000000; i++) {
         eng_bits bits = random_bits(&rng);
@@ -836,6 +881,267 @@ static void test_table_equals_general(void **state) {
     assert_true(moved_count > 2000000);
 }
 
+/* ----------------------------------------------------------- ChaCha20 --- */
+
+/* RFC 8439 section 2.3.2: the block function's worked example. */
+static void test_chacha20_rfc_block(void **state) {
+    uint8_t key[32];
+    for (int i = 0; i < 32; i++)
+        key[i] = (uint8_t)i;
+    uint32_t kw[8];
+    key_words(key, kw);
+    const uint32_t nonce[3] = {0x09000000u, 0x4a000000u, 0};
+    uint32_t out[16];
+    eng_chacha20_block(kw, 1, nonce, out);
+    static const uint32_t want[16] = {
+        0xe4e7f110u, 0x15593bd1u, 0x1fdd0f50u, 0xc47120a3u, 0xc7f4d1c7u, 0x0368c033u,
+        0x9aaa2204u, 0x4e6cd4c3u, 0x466482d2u, 0x09aa9f07u, 0x05d7c214u, 0xa2028bd9u,
+        0xd19c12b5u, 0xb94e16deu, 0xe883d0cbu, 0x4e3c50a2u,
+    };
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(out[i], want[i]);
+}
+
+/* RFC 8439 appendix A.1: the five block function test vectors. */
+static void test_chacha20_rfc_appendix_a1(void **state) {
+    static const struct {
+        const char *key;
+        uint32_t counter;
+        const char *nonce;
+        const char *stream;
+    } vec[] = {
+        {"0000000000000000000000000000000000000000000000000000000000000000", 0,
+         "000000000000000000000000",
+         "76b8e0ada0f13d90405d6ae55386bd28bdd219b8a08ded1aa836efcc8b770dc7"
+         "da41597c5157488d7724e03fb8d84a376a43b8f41518a11cc387b669b2ee6586"},
+        {"0000000000000000000000000000000000000000000000000000000000000000", 1,
+         "000000000000000000000000",
+         "9f07e7be5551387a98ba977c732d080dcb0f29a048e3656912c6533e32ee7aed"
+         "29b721769ce64e43d57133b074d839d531ed1f28510afb45ace10a1f4b794d6f"},
+        {"0000000000000000000000000000000000000000000000000000000000000001", 1,
+         "000000000000000000000000",
+         "3aeb5224ecf849929b9d828db1ced4dd832025e8018b8160b82284f3c949aa5a"
+         "8eca00bbb4a73bdad192b5c42f73f2fd4e273644c8b36125a64addeb006c13a0"},
+        {"00ff000000000000000000000000000000000000000000000000000000000000", 2,
+         "000000000000000000000000",
+         "72d54dfbf12ec44b362692df94137f328fea8da73990265ec1bbbea1ae9af0ca"
+         "13b25aa26cb4a648cb9b9d1be65b2c0924a66c54d545ec1b7374f4872e99f096"},
+        {"0000000000000000000000000000000000000000000000000000000000000000", 0,
+         "000000000000000000000002",
+         "c2c64d378cd536374ae204b9ef933fcd1a8b2288b3dfa49672ab765b54ee27c7"
+         "8a970e0e955c14f3a88e741b97c286f75f8fc299e8148362fa198a39531bed6d"},
+    };
+    for (size_t v = 0; v < sizeof vec / sizeof vec[0]; v++) {
+        uint8_t key[32], nonce_bytes[12], want[64], got[64];
+        hex_to_bytes(vec[v].key, key, 32);
+        hex_to_bytes(vec[v].nonce, nonce_bytes, 12);
+        hex_to_bytes(vec[v].stream, want, 64);
+        uint32_t kw[8], nonce[3], out[16];
+        key_words(key, kw);
+        for (int i = 0; i < 3; i++)
+            nonce[i] = (uint32_t)nonce_bytes[4 * i] |
+                       (uint32_t)nonce_bytes[4 * i + 1] << 8 |
+                       (uint32_t)nonce_bytes[4 * i + 2] << 16 |
+                       (uint32_t)nonce_bytes[4 * i + 3] << 24;
+        eng_chacha20_block(kw, vec[v].counter, nonce, out);
+        block_bytes(out, got);
+        if (memcmp(got, want, 64) != 0)
+            fail_msg("appendix A.1 vector #%zu differs", v + 1);
+    }
+    /* Vectors 1 and 2 are blocks 0 and 1 of the zero key's stream: the
+     * generator's first 32 draws. */
+    uint8_t zero[32] = {0}, want[128];
+    hex_to_bytes(vec[0].stream, want, 64);
+    hex_to_bytes(vec[1].stream, want + 64, 64);
+    eng_rng rng;
+    eng_rng_seed_chacha20(&rng, zero);
+    for (int i = 0; i < 32; i++) {
+        uint32_t w = (uint32_t)want[4 * i] | (uint32_t)want[4 * i + 1] << 8 |
+                     (uint32_t)want[4 * i + 2] << 16 | (uint32_t)want[4 * i + 3] << 24;
+        assert_int_equal(eng_rng_next_u32(&rng), w);
+    }
+}
+
+/* OpenSSL's ChaCha20 on random keys: encrypting zeros gives the keystream.
+ * Its 16-byte IV is the 4-byte little-endian counter, then the 12-byte
+ * nonce, so all zeros is counter 0 and the zero nonce. */
+static void test_chacha20_matches_openssl(void **state) {
+    enum { DRAWS = 16 * 9 + 5 }; /* across several block boundaries */
+    eng_rng keygen;
+    eng_rng_seed_mulberry32(&keygen, 0xC4AC4A20u);
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    assert_non_null(ctx);
+    for (int k = 0; k < 200; k++) {
+        uint8_t key[32];
+        for (int i = 0; i < 32; i++)
+            key[i] = (uint8_t)eng_rng_next_u32(&keygen);
+        const uint8_t iv[16] = {0};
+        uint8_t zeros[4 * DRAWS] = {0}, stream[4 * DRAWS];
+        int len = 0;
+        assert_int_equal(EVP_EncryptInit_ex(ctx, EVP_chacha20(), NULL, key, iv), 1);
+        assert_int_equal(EVP_EncryptUpdate(ctx, stream, &len, zeros, sizeof zeros), 1);
+        assert_int_equal(len, (int)sizeof stream);
+        eng_rng rng;
+        eng_rng_seed_chacha20(&rng, key);
+        for (int i = 0; i < DRAWS; i++) {
+            uint32_t w = (uint32_t)stream[4 * i] | (uint32_t)stream[4 * i + 1] << 8 |
+                         (uint32_t)stream[4 * i + 2] << 16 |
+                         (uint32_t)stream[4 * i + 3] << 24;
+            uint32_t got = eng_rng_next_u32(&rng);
+            if (got != w) fail_msg("key %d draw %d: %08x, OpenSSL %08x", k, i, got, w);
+        }
+    }
+    EVP_CIPHER_CTX_free(ctx);
+}
+
+/* PROTOCOL.md's vector: seed 00 x 32 gives these draws, this 4x4 start
+ * board, and with salt 0 x 32 this commit. */
+static void test_protocol_chacha20_vector(void **state) {
+    const uint8_t zero[32] = {0};
+    eng_rng rng;
+    eng_rng_seed_chacha20(&rng, zero);
+    assert_int_equal(eng_rng_next_u32(&rng), 0xade0b876u);
+    assert_int_equal(eng_rng_next_u32(&rng), 0x903df1a0u);
+    assert_int_equal(eng_rng_next_u32(&rng), 0xe56a5d40u);
+    assert_int_equal(eng_rng_next_u32(&rng), 0x28bd8653u);
+
+    eng_seed seed = eng_seed_server(zero);
+    eng_game g;
+    assert_int_equal(eng_game_new(&g, 4, &seed), 0);
+    assert_board(&g.board, (const uint64_t[16]){
+                               0, 0, 0, 0, /* */
+                               0, 0, 0, 0, /* */
+                               0, 0, 2, 0, /* */
+                               0, 0, 2, 0, /* */
+                           });
+    /* The bitboard path spawns the same two tiles. */
+    eng_rng_init(&rng, &seed);
+    eng_bits bits = eng_bits_spawn(eng_bits_spawn(0, &rng), &rng);
+    assert_int_equal(bits, bits_of(&g.board));
+
+    char text[ENG_SEED_TEXT_MAX], commit_input[100], commit[65];
+    assert_int_equal(eng_seed_format(&seed, text, sizeof text), 64);
+    snprintf(commit_input, sizeof commit_input, "00000000000000000000000000000000:%s",
+             text);
+    sha256_hex(commit_input, commit);
+    assert_string_equal(
+        commit, "cc4b85092cccad861327a43c78c3bb2f9e4df7052cfe8ad6586c8406cc0a0a94");
+
+    /* And the client seed example: seed 42. */
+    seed = eng_seed_client(42);
+    assert_int_equal(eng_seed_format(&seed, text, sizeof text), 2);
+    snprintf(commit_input, sizeof commit_input, "00000000000000000000000000000000:%s",
+             text);
+    sha256_hex(commit_input, commit);
+    assert_string_equal(
+        commit, "65d9a4f8fe9abc50f929521ab3346fc213f21e2503507a0d77ad7e2ae195c56f");
+}
+
+/* Both spawn paths agree on ChaCha20 draws too, across block boundaries,
+ * and a copied generator replays the same stream. */
+static void test_chacha20_spawn_paths_agree(void **state) {
+    uint8_t key[32];
+    for (int i = 0; i < 32; i++)
+        key[i] = (uint8_t)(0xA5 ^ i * 37);
+    eng_rng general, table;
+    eng_rng_seed_chacha20(&general, key);
+    table = general;
+    eng_rng gen;
+    eng_rng_seed_mulberry32(&gen, 4242);
+    for (int round = 0; round < 5000; round++) {
+        eng_bits bits = random_bits(&gen) & 0x7777777777777777ull;
+        /* Empty some cells so spawns have somewhere to go. */
+        bits &= ~((eng_bits)0xF << (4 * (round % 16)));
+        eng_board b;
+        eng_bits_unpack(bits, &b);
+        eng_spawn_tile(&b, &general, NULL);
+        assert_int_equal(eng_bits_spawn(bits, &table), bits_of(&b));
+        assert_int_equal(general.used, table.used);
+        assert_int_equal(general.counter, table.counter);
+    }
+    assert_true(general.counter > 100);
+}
+
+static void test_seed_format_and_parse(void **state) {
+    char text[ENG_SEED_TEXT_MAX];
+    eng_seed s, back;
+    static const struct {
+        uint32_t number;
+        const char *text;
+    } numbers[] = {{0, "0"},
+                   {7, "7"},
+                   {42, "42"},
+                   {1062610626u, "1062610626"},
+                   {4294967295u, "4294967295"}};
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+        s = eng_seed_client(numbers[i].number);
+        int len = eng_seed_format(&s, text, sizeof text);
+        assert_int_equal(len, (int)strlen(numbers[i].text));
+        assert_string_equal(text, numbers[i].text);
+        memset(&back, 0xAB, sizeof back);
+        assert_int_equal(eng_seed_parse(&back, text, len), 0);
+        assert_int_equal(back.kind, ENG_SEED_CLIENT);
+        assert_int_equal(back.client, numbers[i].number);
+        assert_true(eng_seed_equal(&s, &back));
+    }
+    uint8_t key[32];
+    for (int i = 0; i < 32; i++)
+        key[i] = (uint8_t)(i * 8 + 0x0F);
+    s = eng_seed_server(key);
+    assert_int_equal(eng_seed_format(&s, text, sizeof text), 64);
+    assert_string_equal(
+        text, "0f171f272f373f474f575f676f777f878f979fa7afb7bfc7cfd7dfe7eff7ff07");
+    assert_int_equal(eng_seed_parse(&back, text, 64), 0);
+    assert_int_equal(back.kind, ENG_SEED_SERVER);
+    assert_memory_equal(back.key, key, 32);
+    assert_true(eng_seed_equal(&s, &back));
+    /* Kinds never compare equal, even with matching bytes. */
+    eng_seed zero_server = eng_seed_server((const uint8_t[32]){0});
+    eng_seed zero_client = eng_seed_client(0);
+    assert_false(eng_seed_equal(&zero_server, &zero_client));
+    back.key[31] ^= 1;
+    assert_false(eng_seed_equal(&s, &back));
+
+    /* Too small a buffer writes an empty string and says 0. */
+    char small[64];
+    memset(small, 'x', sizeof small);
+    assert_int_equal(eng_seed_format(&s, small, 64), 0);
+    assert_int_equal(small[0], '\0');
+    eng_seed big = eng_seed_client(4294967295u);
+    assert_int_equal(eng_seed_format(&big, small, 10), 0);
+    assert_int_equal(eng_seed_format(&big, small, 11), 10);
+    assert_int_equal(eng_seed_format(&big, NULL, 0), 0);
+
+    /* Everything else is refused and leaves the seed alone. */
+    static const char *bad[] = {
+        "",
+        "-1",
+        "+1",
+        "01",
+        "00",
+        "4294967296",
+        "99999999999",
+        "12a",
+        " 1",
+        "1 ",
+        "1.0",
+        "0F171f272f373f474f575f676f777f878f979fa7afb7bfc7cfd7dfe7eff7ff07",
+        "0f171f272f373f474f575f676f777f878f979fa7afb7bfc7cfd7dfe7eff7ff0",
+        "0f171f272f373f474f575f676f777f878f979fa7afb7bfc7cfd7dfe7eff7ff070",
+        "0g171f272f373f474f575f676f777f878f979fa7afb7bfc7cfd7dfe7eff7ff07",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        eng_seed keep = eng_seed_client(99);
+        if (eng_seed_parse(&keep, bad[i], (int)strlen(bad[i])) != -1)
+            fail_msg("accepted \"%s\"", bad[i]);
+        assert_int_equal(keep.kind, ENG_SEED_CLIENT);
+        assert_int_equal(keep.client, 99);
+    }
+    /* A length shorter than the text reads only that much. */
+    assert_int_equal(eng_seed_parse(&back, "123456", 3), 0);
+    assert_int_equal(back.client, 123);
+}
+
 /* ------------------------------------------------------------ bench sums --- */
 
 static void test_bench_checksums(void **state) {
@@ -846,9 +1152,15 @@ static void test_bench_checksums(void **state) {
     assert_int_equal(bench_verify_moves_table(bits, BENCH_BOARDS, tables),
                      BENCH_MOVE_VERIFY);
     assert_int_equal(bench_verify_moves_general(boards, BENCH_BOARDS), BENCH_MOVE_VERIFY);
-    assert_int_equal(bench_verify_spawns_table(bits, BENCH_BOARDS), BENCH_SPAWN_VERIFY);
-    assert_int_equal(bench_verify_spawns_general(boards, BENCH_BOARDS),
+    assert_int_equal(bench_verify_spawns_table(bits, BENCH_BOARDS, ENG_RNG_MULBERRY32),
                      BENCH_SPAWN_VERIFY);
+    assert_int_equal(
+        bench_verify_spawns_general(boards, BENCH_BOARDS, ENG_RNG_MULBERRY32),
+        BENCH_SPAWN_VERIFY);
+    uint32_t chacha = bench_verify_spawns_table(bits, BENCH_BOARDS, ENG_RNG_CHACHA20);
+    assert_int_equal(bench_verify_spawns_general(boards, BENCH_BOARDS, ENG_RNG_CHACHA20),
+                     chacha);
+    assert_int_equal(chacha, BENCH_SPAWN_CHACHA20_VERIFY);
     assert_int_equal(BENCH_MOVE_VERIFY, 0xfac8148du);
     assert_int_equal(BENCH_SPAWN_VERIFY, 0x149199afu);
     free(bits);
@@ -898,6 +1210,12 @@ int main(void) {
         cmocka_unit_test(test_big_tiles_fall_back),
         cmocka_unit_test(test_bits_14s_merge_to_15),
         cmocka_unit_test(test_table_equals_general),
+        cmocka_unit_test(test_chacha20_rfc_block),
+        cmocka_unit_test(test_chacha20_rfc_appendix_a1),
+        cmocka_unit_test(test_chacha20_matches_openssl),
+        cmocka_unit_test(test_protocol_chacha20_vector),
+        cmocka_unit_test(test_chacha20_spawn_paths_agree),
+        cmocka_unit_test(test_seed_format_and_parse),
         cmocka_unit_test(test_bench_checksums),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -69,7 +69,6 @@ static void init_result(result *r, size_t max_line, bool text, size_t stop_every
 static void run_framer(result *r, const uint8_t *data, size_t size, bool chunked) {
     proto_framer f;
     CHECK(proto_framer_init(&f, r->max_line, r->text) == 0);
-    char *const buf = f.buf;
     size_t pos = 0;
     while (pos < size) {
         size_t chunk = chunked ? 1 + data[pos] % 16 : size - pos;
@@ -80,8 +79,9 @@ static void run_framer(result *r, const uint8_t *data, size_t size, bool chunked
                                             chunk - done, on_line, on_too_long, r);
             CHECK(used <= chunk - done);
             CHECK(used > 0); /* a stop still consumes the stopping byte */
-            CHECK(f.buf == buf);
+            CHECK(f.cap <= f.max_line + 1);
             CHECK(f.len <= f.max_line);
+            CHECK((f.buf != NULL) == (f.len > 0)); /* a buffer only for a partial line */
             done += used;
         }
         pos += chunk;

@@ -204,6 +204,60 @@ static void test_help_text(void **state) {
     assert_int_equal(h[strlen(h) - 1], '\n');
 }
 
+static void test_help_fits_50_columns_and_lists_everything(void **state) {
+    (void)state;
+    const char *h = proto_command_help();
+    static const char *const must[] = {"leave",        "rematch",   "resume CODE",
+                                       "type : first", "quick [N]", "watch CODE",
+                                       "quit",         NULL};
+    for (const char *const *m = must; *m; m++)
+        if (!strstr(h, *m)) fail_msg("the help lacks \"%s\"", *m);
+    int lines = 0;
+    for (const char *p = h; *p;) {
+        const char *end = strstr(p, "\r\n");
+        assert_non_null(end);
+        if (end - p > 50)
+            fail_msg("a help line of %d columns: %.*s", (int)(end - p), (int)(end - p),
+                     p);
+        lines++;
+        p = end + 2;
+    }
+    /* With a title, a status and a prompt it fits 24 rows. */
+    assert_true(lines <= 20);
+    for (int mode = 0; mode < 2; mode++) {
+        const char *one = proto_command_help_in_game(mode);
+        assert_null(strchr(one, '\n'));
+        assert_non_null(strstr(one, "leave"));
+        assert_true(strlen(one) <= 2 * 80);
+    }
+    assert_non_null(strstr(proto_command_help_in_game(true), "type : first"));
+}
+
+static void test_resume(void **state) {
+    (void)state;
+    assert_int_equal(parse("resume K7M2P9XQ"), PROTO_CMD_RESUME);
+    assert_string_equal(cmd.code, "K7M2P9XQ");
+    assert_string_equal(cmd.token, "");
+    /* Lower case, a dash or a space in the middle, and the look-alikes. */
+    assert_int_equal(parse("RESUME k7m2-p9xq"), PROTO_CMD_RESUME);
+    assert_string_equal(cmd.code, "K7M2P9XQ");
+    assert_int_equal(parse("resume  oilo 2345 "), PROTO_CMD_RESUME);
+    assert_string_equal(cmd.code, "01102345");
+    /* A JSON token works too. */
+    assert_int_equal(parse("resume 0123456789ABCDEF0123456789abcdef"), PROTO_CMD_RESUME);
+    assert_string_equal(cmd.token, "0123456789abcdef0123456789abcdef");
+    assert_string_equal(cmd.code, "");
+    static const char *const bad[] = {"resume",           "resume K7M2P9X",
+                                      "resume K7M2P9XQZ", "resume K7M2P9XU",
+                                      "resume K7M2!9XQ",  "resume 0123456789abcdefg"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (parse(bad[i]) != PROTO_CMD_ERROR) fail_msg("accepted: %s", bad[i]);
+        assert_non_null(strstr(cmd.error, "resume takes"));
+    }
+    char out[PROTO_RESUME_CODE_LEN + 1];
+    assert_int_equal(proto_resume_code_parse("abcd\0efg", 8, out), -1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bare_commands),
@@ -220,6 +274,8 @@ int main(void) {
         cmocka_unit_test(test_arrows_in_line),
         cmocka_unit_test(test_move_line_bounded),
         cmocka_unit_test(test_help_text),
+        cmocka_unit_test(test_help_fits_50_columns_and_lists_everything),
+        cmocka_unit_test(test_resume),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

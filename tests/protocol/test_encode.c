@@ -38,9 +38,10 @@ static eng_board board_of(int size, const uint64_t *values) {
 static const uint64_t board3[] = {2, 0, 0, 0, 4, 0, 0, 0, 2};
 static const uint64_t board4[] = {0, 2, 0, 0, 4, 8, 0, 0, 2048, 16, 2, 0, 0, 0, 0, 4};
 static const uint64_t empty4[16] = {0};
-#define BOARD3 "[[2,0,0],[0,4,0],[0,0,2]]"
-#define BOARD4 "[[0,2,0,0],[4,8,0,0],[2048,16,2,0],[0,0,0,4]]"
-#define COMMIT "65d9a4f8fe9abc50f929521ab3346fc213f21e2503507a0d77ad7e2ae195c56f"
+#define BOARD3         "[[2,0,0],[0,4,0],[0,0,2]]"
+#define BOARD4         "[[0,2,0,0],[4,8,0,0],[2048,16,2,0],[0,0,0,4]]"
+#define CLIENT_SEED(n) (&(eng_seed){ENG_SEED_CLIENT, (n), {0}})
+#define COMMIT         "65d9a4f8fe9abc50f929521ab3346fc213f21e2503507a0d77ad7e2ae195c56f"
 
 /* ------------------------------------------------------- one per type --- */
 
@@ -49,7 +50,7 @@ static void test_welcome(void **state) {
     char *s = proto_enc_welcome(7, "ann", "tok3n", &len);
     expect_line(s, len,
                 "{\"type\":\"welcome\",\"id\":7,\"name\":\"ann\",\"token\":\"tok3n\","
-                "\"proto\":1}\n");
+                "\"proto\":2}\n");
 }
 
 static void test_queued(void **state) {
@@ -202,7 +203,7 @@ static void test_end_race(void **state) {
          .status = PROTO_LEFT},
     };
     size_t len;
-    char *s = proto_enc_end("AB12", PROTO_END_TARGET, 2, r, 2, 4294967295u,
+    char *s = proto_enc_end("AB12", PROTO_END_TARGET, 2, r, 2, CLIENT_SEED(4294967295u),
                             "00000000000000000000000000000000", &len);
     expect_line(
         s, len,
@@ -220,24 +221,38 @@ static void test_end_draw_and_solo(void **state) {
     proto_player r = {
         .id = 9, .name = "s", .board = &b, .score = 4, .moves = 2, .status = PROTO_OVER};
     size_t len;
-    char *s = proto_enc_end("AB12", PROTO_END_TIME, 0, &r, 1, 42,
+    char *s = proto_enc_end("AB12", PROTO_END_TIME, 0, &r, 1, CLIENT_SEED(42),
                             "0123456789abcdef0123456789abcdef", &len);
     expect_line(s, len,
                 "{\"type\":\"end\",\"room\":\"AB12\",\"reason\":\"time\",\"winner\":null,"
                 "\"results\":[{\"id\":9,\"name\":\"s\",\"board\":" BOARD3 ",\"score\":4,"
                 "\"moves\":2,\"max_tile\":4,\"status\":\"over\"}],"
                 "\"seed\":42,\"salt\":\"0123456789abcdef0123456789abcdef\"}\n");
-    s = proto_enc_end(NULL, PROTO_END_ALL_OVER, 9, &r, 1, 0,
+    s = proto_enc_end(NULL, PROTO_END_ALL_OVER, 9, &r, 1, CLIENT_SEED(0),
                       "0123456789abcdef0123456789abcdef", &len);
     expect_line(s, len,
                 "{\"type\":\"end\",\"reason\":\"all_over\",\"winner\":9,"
                 "\"results\":[{\"id\":9,\"name\":\"s\",\"board\":" BOARD3 ",\"score\":4,"
                 "\"moves\":2,\"max_tile\":4,\"status\":\"over\"}],"
                 "\"seed\":0,\"salt\":\"0123456789abcdef0123456789abcdef\"}\n");
-    s = proto_enc_end("AB12", PROTO_END_FORFEIT, 9, NULL, 0, 1, "00", &len);
+    s = proto_enc_end("AB12", PROTO_END_FORFEIT, 9, NULL, 0, CLIENT_SEED(1), "00", &len);
     expect_line(s, len,
                 "{\"type\":\"end\",\"room\":\"AB12\",\"reason\":\"forfeit\",\"winner\":9,"
                 "\"results\":[],\"seed\":1,\"salt\":\"00\"}\n");
+}
+
+/* A server seed goes out as a string of 64 hex digits. */
+static void test_end_server_seed(void **state) {
+    uint8_t key[ENG_SEED_KEY_BYTES] = {0};
+    key[0] = 0xAB, key[31] = 0x01;
+    eng_seed seed = eng_seed_server(key);
+    size_t len;
+    char *s = proto_enc_end(NULL, PROTO_END_ALL_OVER, 0, NULL, 0, &seed, "00", &len);
+    expect_line(
+        s, len,
+        "{\"type\":\"end\",\"reason\":\"all_over\",\"winner\":null,\"results\":[],"
+        "\"seed\":\"ab000000000000000000000000000000000000000000000000000000000000"
+        "01\",\"salt\":\"00\"}\n");
 }
 
 static void test_player(void **state) {
@@ -362,12 +377,12 @@ static void test_clamp(void **state) {
     expect_line(
         s, len,
         "{\"type\":\"welcome\",\"id\":9223372036854775807,\"name\":\"a\",\"token\":\"t\","
-        "\"proto\":1}\n");
+        "\"proto\":2}\n");
     s = proto_enc_welcome((uint64_t)INT64_MAX, "a", "t", &len);
     expect_line(
         s, len,
         "{\"type\":\"welcome\",\"id\":9223372036854775807,\"name\":\"a\",\"token\":\"t\","
-        "\"proto\":1}\n");
+        "\"proto\":2}\n");
 }
 
 /* The biggest message: 8 players on 8x8 boards, byte-for-byte the same twice. */
@@ -385,8 +400,10 @@ static void test_stable_and_large(void **state) {
                               .moves = 4000000,
                               .status = PROTO_OVER};
     size_t l1, l2;
-    char *a = proto_enc_end("ABCDEFGH", PROTO_END_ALL_OVER, 1, p, 8, 7, "00", &l1);
-    char *c = proto_enc_end("ABCDEFGH", PROTO_END_ALL_OVER, 1, p, 8, 7, "00", &l2);
+    char *a =
+        proto_enc_end("ABCDEFGH", PROTO_END_ALL_OVER, 1, p, 8, CLIENT_SEED(7), "00", &l1);
+    char *c =
+        proto_enc_end("ABCDEFGH", PROTO_END_ALL_OVER, 1, p, 8, CLIENT_SEED(7), "00", &l2);
     assert_non_null(a);
     assert_non_null(c);
     assert_int_equal(l1, l2);
@@ -489,7 +506,7 @@ static void test_out_of_memory(void **state) {
 
     OOM_CHECK(
         proto_enc_welcome(1, "a", "t", &len_),
-        "{\"type\":\"welcome\",\"id\":1,\"name\":\"a\",\"token\":\"t\",\"proto\":1}\n");
+        "{\"type\":\"welcome\",\"id\":1,\"name\":\"a\",\"token\":\"t\",\"proto\":2}\n");
     OOM_CHECK(
         proto_enc_room("AB12", &p, 1, &st, &len_),
         "{\"type\":\"room\",\"room\":\"AB12\",\"players\":[{\"id\":1,\"name\":\"a\"}],"
@@ -507,11 +524,12 @@ static void test_out_of_memory(void **state) {
               ",\"score\":0,\"moves\":0,\"max_tile\":4,\"status\":\"playing\",\"seq\":1,"
               "\"dir\":\"down\",\"moved\":true,\"gained\":0,"
               "\"spawn\":{\"row\":0,\"col\":1,\"value\":2}}\n");
-    OOM_CHECK(proto_enc_end("AB12", PROTO_END_TARGET, 1, &p, 1, 3, "s", &len_),
-              "{\"type\":\"end\",\"room\":\"AB12\",\"reason\":\"target\",\"winner\":1,"
-              "\"results\":[{\"id\":1,\"name\":\"a\",\"board\":" BOARD3
-              ",\"score\":0,\"moves\":0,\"max_tile\":4,\"status\":\"playing\"}],"
-              "\"seed\":3,\"salt\":\"s\"}\n");
+    OOM_CHECK(
+        proto_enc_end("AB12", PROTO_END_TARGET, 1, &p, 1, CLIENT_SEED(3), "s", &len_),
+        "{\"type\":\"end\",\"room\":\"AB12\",\"reason\":\"target\",\"winner\":1,"
+        "\"results\":[{\"id\":1,\"name\":\"a\",\"board\":" BOARD3
+        ",\"score\":0,\"moves\":0,\"max_tile\":4,\"status\":\"playing\"}],"
+        "\"seed\":3,\"salt\":\"s\"}\n");
     OOM_CHECK(
         proto_enc_rooms(&ri, 1, &len_),
         "{\"type\":\"rooms\",\"rooms\":[{\"room\":\"AB12\",\"players\":1,\"need\":2,"
@@ -544,6 +562,7 @@ int main(void) {
         cmocka_unit_test(test_state_dirs),
         cmocka_unit_test(test_end_race),
         cmocka_unit_test(test_end_draw_and_solo),
+        cmocka_unit_test(test_end_server_seed),
         cmocka_unit_test(test_player),
         cmocka_unit_test(test_left),
         cmocka_unit_test(test_rooms),

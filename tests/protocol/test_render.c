@@ -34,6 +34,36 @@ static int setup_race(void **state) {
     return 0;
 }
 
+/* The views the tests draw, with the fields that are not given left out. */
+static proto_view view(const proto_player *players, int n, uint64_t you, const char *room,
+                       uint64_t target, int width, proto_color color, const char *status,
+                       const char *hint) {
+    return (proto_view){.players = players,
+                        .n = n,
+                        .you = you,
+                        .room = room,
+                        .target = target,
+                        .width = width,
+                        .color = color,
+                        .status = status,
+                        .hint = hint};
+}
+
+static proto_end_view end_view(const char *room, proto_end_reason reason, uint64_t winner,
+                               uint64_t you, const proto_player *results, int n,
+                               uint32_t seed, const char *salt, proto_color color) {
+    /* A client's seed (a number); tests of server seeds set .seed after. */
+    return (proto_end_view){.room = room,
+                            .reason = reason,
+                            .winner = winner,
+                            .you = you,
+                            .results = results,
+                            .n = n,
+                            .seed = {.kind = ENG_SEED_CLIENT, .client = seed},
+                            .salt = salt,
+                            .color = color};
+}
+
 /* Renders into a fresh buffer; the caller frees the result. */
 static char *render(const proto_view *v) {
     proto_buf b;
@@ -75,15 +105,8 @@ static void measure(const char *s, int *lines, int *widest) {
 }
 
 static void test_golden_race_side_by_side(void **state) {
-    proto_view v = {race,
-                    2,
-                    2,
-                    "K7Q2",
-                    2048,
-                    80,
-                    PROTO_COLOR_OFF,
-                    "bob moved left",
-                    "keys: wasd, hjkl or arrows - : for a command"};
+    proto_view v = view(race, 2, 2, "K7Q2", 2048, 80, PROTO_COLOR_OFF, "bob moved left",
+                        "keys: wasd, hjkl or arrows - : for a command");
     char *s = render(&v);
     const char *want = "\x1b[H\x1b[2J"
                        "race2048  room K7Q2  target 2048\r\n"
@@ -113,7 +136,7 @@ static void test_golden_solo(void **state) {
     static const uint64_t cells[9] = {0, 2, 0, 0, 0, 0, 4, 0, 0};
     set_board(&b, 3, cells);
     proto_player p = {7, "zed", &b, 0, 0, PROTO_PLAYING};
-    proto_view v = {&p, 1, 7, NULL, 0, 0, PROTO_COLOR_OFF, NULL, NULL};
+    proto_view v = view(&p, 1, 7, NULL, 0, 0, PROTO_COLOR_OFF, NULL, NULL);
     char *s = render(&v);
     const char *want = "\x1b[H\x1b[2J"
                        "race2048  solo\r\n"
@@ -131,7 +154,7 @@ static void test_golden_solo(void **state) {
 }
 
 static void test_narrow_terminal_stacks(void **state) {
-    proto_view v = {race, 2, 1, "K7Q2", 2048, 40, PROTO_COLOR_OFF, NULL, NULL};
+    proto_view v = view(race, 2, 1, "K7Q2", 2048, 40, PROTO_COLOR_OFF, NULL, NULL);
     char *s = render(&v);
     const char *want = "\x1b[H\x1b[2J"
                        "race2048  room K7Q2  target 2048\r\n"
@@ -160,7 +183,7 @@ static void test_narrow_terminal_stacks(void **state) {
 }
 
 static void test_unknown_width_is_80(void **state) {
-    proto_view v = {race, 3, 1, "K7Q2", 2048, 0, PROTO_COLOR_OFF, NULL, NULL};
+    proto_view v = view(race, 3, 1, "K7Q2", 2048, 0, PROTO_COLOR_OFF, NULL, NULL);
     char *s = render(&v);
     /* Three 23-column boards and two gaps make 75 columns: one row. */
     assert_non_null(
@@ -178,7 +201,7 @@ static void test_unknown_width_is_80(void **state) {
 }
 
 static void test_spectator(void **state) {
-    proto_view v = {race, 3, 0, "K7Q2", 2048, 200, PROTO_COLOR_OFF, NULL, NULL};
+    proto_view v = view(race, 3, 0, "K7Q2", 2048, 200, PROTO_COLOR_OFF, NULL, NULL);
     char *s = render(&v);
     assert_non_null(strstr(s, "race2048  room K7Q2  target 2048  watching\r\n"));
     assert_null(strstr(s, "(you)"));
@@ -201,7 +224,7 @@ static void test_big_boards_fit_stacked(void **state) {
     set_board(&b2, 8, cells);
     proto_player p[2] = {{1, "abcdefghijklmnop", &b1, 99999999, 123456, PROTO_WON},
                          {2, "q", &b2, 5, 5, PROTO_PLAYING}};
-    proto_view v = {p, 2, 1, "ABCDEFGH", 1u << 20, 80, PROTO_COLOR_256, NULL, NULL};
+    proto_view v = view(p, 2, 1, "ABCDEFGH", 1u << 20, 80, PROTO_COLOR_256, NULL, NULL);
     char *s = render(&v);
     int lines, widest;
     measure(s, &lines, &widest);
@@ -215,8 +238,8 @@ static void test_big_boards_fit_stacked(void **state) {
 }
 
 static void test_colour_on(void **state) {
-    proto_view v = {race,  2, 2, "K7Q2", 2048, 80, PROTO_COLOR_256, "status\nline two",
-                    "hint"};
+    proto_view v =
+        view(race, 2, 2, "K7Q2", 2048, 80, PROTO_COLOR_256, "status\nline two", "hint");
     char *s = render(&v);
     assert_non_null(strstr(s, "\x1b[38;5;")); /* 256-colour tiles */
     assert_non_null(strstr(s, "\x1b[1;38;5;214m2048\x1b[0m"));
@@ -238,7 +261,7 @@ static void test_colour_on(void **state) {
 }
 
 static void test_colour_off_is_plain(void **state) {
-    proto_view v = {race, 3, 2, "K7Q2", 2048, 80, PROTO_COLOR_OFF, "s", "h"};
+    proto_view v = view(race, 3, 2, "K7Q2", 2048, 80, PROTO_COLOR_OFF, "s", "h");
     char *s = render(&v);
     /* The clear-screen is the only escape sequence. */
     assert_memory_equal(s, "\x1b[H\x1b[2J", 7);
@@ -250,7 +273,7 @@ static void test_name_sanitised(void **state) {
     eng_board b;
     assert_int_equal(eng_board_init(&b, 4), 0);
     proto_player p = {1, "ev\x1b[2Jil", &b, 0, 0, PROTO_PLAYING};
-    proto_view v = {&p, 1, 0, NULL, 0, 80, PROTO_COLOR_OFF, NULL, NULL};
+    proto_view v = view(&p, 1, 0, NULL, 0, 80, PROTO_COLOR_OFF, NULL, NULL);
     char *s = render(&v);
     assert_non_null(strstr(s, "ev?[2Jil\r\n"));
     free(s);
@@ -270,15 +293,8 @@ static char *render_end(const proto_end_view *e) {
 }
 
 static void test_golden_end_winner(void **state) {
-    proto_end_view e = {"K7Q2",
-                        PROTO_END_TARGET,
-                        1,
-                        2,
-                        race,
-                        3,
-                        12345,
-                        "00000000000000000000000000000000",
-                        PROTO_COLOR_OFF};
+    proto_end_view e = end_view("K7Q2", PROTO_END_TARGET, 1, 2, race, 3, 12345,
+                                "00000000000000000000000000000000", PROTO_COLOR_OFF);
     char *s = render_end(&e);
     const char *want =
         "Race over in room K7Q2: alice wins - reached the target\r\n"
@@ -290,9 +306,31 @@ static void test_golden_end_winner(void **state) {
     free(s);
 }
 
+/* A server seed is 64 hex digits: seed and salt each get a line, so the
+ * screen stays within 80 columns (render_end checks the width). */
+static void test_end_server_seed(void **state) {
+    uint8_t key[ENG_SEED_KEY_BYTES];
+    for (int i = 0; i < ENG_SEED_KEY_BYTES; i++)
+        key[i] = (uint8_t)(0xF0 + i % 16);
+    proto_end_view e = end_view("K7Q2", PROTO_END_TARGET, 1, 2, race, 3, 0,
+                                "0123456789abcdef0123456789abcdef", PROTO_COLOR_OFF);
+    e.seed = eng_seed_server(key);
+    char *s = render_end(&e);
+    assert_non_null(
+        strstr(s, "\r\nseed "
+                  "f0f1f2f3f4f5f6f7f8f9fafbfcfdfefff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"
+                  "\r\nsalt 0123456789abcdef0123456789abcdef\r\n"));
+    free(s);
+    e.salt = NULL;
+    s = render_end(&e);
+    assert_non_null(strstr(s, "\r\nseed f0f1f2f3"));
+    assert_null(strstr(s, "salt"));
+    free(s);
+}
+
 static void test_end_draw_and_no_winner(void **state) {
-    proto_end_view e = {"K7Q2", PROTO_END_ALL_OVER, 0, 0, race, 2, 7,
-                        NULL,   PROTO_COLOR_OFF};
+    proto_end_view e =
+        end_view("K7Q2", PROTO_END_ALL_OVER, 0, 0, race, 2, 7, NULL, PROTO_COLOR_OFF);
     char *s = render_end(&e);
     assert_memory_equal(s, "Race over in room K7Q2: a draw - no moves left\r\n", 48);
     assert_non_null(strstr(s, "\r\nseed 7\r\n"));
@@ -300,27 +338,28 @@ static void test_end_draw_and_no_winner(void **state) {
 
     proto_player gone[2] = {race[2], race[2]};
     gone[1].id = 4;
-    e = (proto_end_view){"K7Q2", PROTO_END_FORFEIT, 0, 3, gone, 2, 7,
-                         NULL,   PROTO_COLOR_OFF};
+    e = (proto_end_view)end_view("K7Q2", PROTO_END_FORFEIT, 0, 3, gone, 2, 7, NULL,
+                                 PROTO_COLOR_OFF);
     s = render_end(&e);
     assert_memory_equal(s, "Race over in room K7Q2: no winner - everyone left\r\n", 51);
     free(s);
 
-    e = (proto_end_view){"K7Q2", PROTO_END_TIME, 2, 2, race, 2, 7, NULL, PROTO_COLOR_256};
+    e = (proto_end_view)end_view("K7Q2", PROTO_END_TIME, 2, 2, race, 2, 7, NULL,
+                                 PROTO_COLOR_256);
     s = render_end(&e);
     assert_non_null(strstr(s, "\x1b[1;32mbob\x1b[0m wins - time is up\r\n"));
     free(s);
 }
 
 static void test_end_solo(void **state) {
-    proto_end_view e = {NULL, PROTO_END_ALL_OVER, 1, 1, race, 1, 99,
-                        NULL, PROTO_COLOR_OFF};
+    proto_end_view e =
+        end_view(NULL, PROTO_END_ALL_OVER, 1, 1, race, 1, 99, NULL, PROTO_COLOR_OFF);
     char *s = render_end(&e);
     assert_memory_equal(s, "Game over: no moves left\r\n", 26);
     free(s);
     proto_player left = race[2];
-    e = (proto_end_view){NULL, PROTO_END_ALL_OVER, 3, 3, &left, 1, 99,
-                         NULL, PROTO_COLOR_OFF};
+    e = (proto_end_view)end_view(NULL, PROTO_END_ALL_OVER, 3, 3, &left, 1, 99, NULL,
+                                 PROTO_COLOR_OFF);
     s = render_end(&e);
     assert_memory_equal(s, "Game over: you left\r\n", 21);
     free(s);
@@ -384,6 +423,261 @@ static void test_tile_text(void **state) {
     }
 }
 
+/* ------------------------------------------------------ fitting a height --- */
+
+/* Eight 4x4 players, with a note on the fourth (room order). */
+static eng_board eight_boards[8];
+static proto_player eight[8];
+static const char *eight_notes[8] = {NULL, NULL, NULL, "connection lost, 23 s"};
+static const char *const eight_names[8] = {"ann", "bob", "cy",  "dee",
+                                           "eve", "fay", "gus", "hal"};
+
+static int setup_eight(void **state) {
+    for (int i = 0; i < 8; i++) {
+        uint64_t cells[16] = {0};
+        cells[i] = 2;
+        cells[15 - i] = (uint64_t)4 << i;
+        set_board(&eight_boards[i], 4, cells);
+        eight[i] = (proto_player){(uint64_t)i + 1,   eight_names[i], &eight_boards[i],
+                                  (uint64_t)100 * i, (uint32_t)i,    PROTO_PLAYING};
+    }
+    return 0;
+}
+
+/* How many boards of `size` rows a screen draws in full: every board row
+ * has two "│", one at each side. */
+static int boards_shown(const char *s, int size) {
+    int bars = 0;
+    for (const char *p = strstr(s, "│"); p; p = strstr(p + 1, "│"))
+        bars++;
+    return bars / 2 / size;
+}
+
+static void test_eight_players_fit_80x24(void **state) {
+    (void)state;
+    proto_view v = view(eight, 8, 1, "K7Q2", 2048, 80, PROTO_COLOR_256, "hal moved",
+                        "Arrows / wasd / hjkl move.  : for a command.  Ctrl-C quits.");
+    v.notes = eight_notes;
+    v.height = 23; /* 24 rows, one kept for the cursor */
+    char *s = render(&v);
+    int lines, widest;
+    measure(s, &lines, &widest);
+    assert_true(lines <= 23);
+    assert_true(widest <= 80);
+    /* Compact boards, three side by side in two rows (the full style would
+     * show three), and the other two as one-line summaries. */
+    assert_int_equal(boards_shown(s, 4), 6);
+    assert_null(strstr(s, "┌"));
+    assert_non_null(strstr(s, "ann (you)"));
+    assert_non_null(strstr(s, "hal  score 700  max 512  "));
+    assert_non_null(strstr(s, "connection lost, 23 s"));
+    assert_non_null(strstr(s, "hal moved\r\n"));
+    free(s);
+
+    /* Without a height, every board is drawn: more than 24 lines. */
+    v.height = 0;
+    s = render(&v);
+    measure(s, &lines, &widest);
+    assert_true(lines > 24);
+    free(s);
+}
+
+static void test_eight_players_fit_50x24_and_small_heights(void **state) {
+    (void)state;
+    for (int height = 23; height >= 6; height--) {
+        proto_view v =
+            view(eight, 8, 1, "K7Q2", 2048, 50, PROTO_COLOR_OFF, "a status",
+                 "Arrows / wasd / hjkl move.  : for a command.  Ctrl-C quits.");
+        v.height = height;
+        v.notes = eight_notes;
+        char *s = render(&v);
+        int lines, widest;
+        measure(s, &lines, &widest);
+        if (lines > height) fail_msg("height %d: %d lines:\n%s", height, lines, s);
+        if (widest > 50) fail_msg("height %d: %d columns:\n%s", height, widest, s);
+        /* Nobody is dropped while the height has room for them all. */
+        if (height >= 23) {
+            for (int i = 0; i < 8; i++)
+                assert_non_null(strstr(s, eight_names[i]));
+        }
+        free(s);
+    }
+}
+
+/* Every size of terminal, down to 1x1: no crash, nothing wider than the
+ * width where the width allows a board, never more lines than the height. */
+static void test_every_terminal_size(void **state) {
+    (void)state;
+    for (int width = 1; width <= 100; width++) {
+        for (int height = 1; height <= 30; height++) {
+            proto_view v = view(eight, 8, 1, "K7Q2", 2048, width, PROTO_COLOR_256,
+                                "status", "a hint that is long enough to wrap somewhere");
+            v.height = height;
+            v.notes = eight_notes;
+            v.commit = "0123456789abcdef0123456789abcdef";
+            char *s = render(&v);
+            int lines, widest;
+            measure(s, &lines, &widest);
+            if (width >= 23 && widest > width)
+                fail_msg("%dx%d: %d columns", width, height, widest);
+            if (lines > height) fail_msg("%dx%d: %d lines:\n%s", width, height, lines, s);
+            free(s);
+        }
+    }
+}
+
+static void test_compact_style_when_full_does_not_fit(void **state) {
+    (void)state;
+    /* Height 12: title 2, footer 2, 8 lines left: a full 4x4 board needs 9,
+     * the compact one 6. */
+    proto_view v = view(race, 2, 2, "K7Q2", 2048, 80, PROTO_COLOR_OFF, NULL, "hint");
+    v.height = 12;
+    char *s = render(&v);
+    const char *want = "\x1b[H\x1b[2J"
+                       "race2048  room K7Q2  target 2048\r\n"
+                       "\r\n"
+                       "bob (you)                 alice\r\n"
+                       "│    .    .    2    . │   │    2    .    .    4 │\r\n"
+                       "│    4    4    .    . │   │    .   16    8    . │\r\n"
+                       "│    .   32   64    . │   │  128 2048    2    . │\r\n"
+                       "│  256    .    . 1024 │   │    .    .    .    2 │\r\n"
+                       "score 1424  over          score 2560  playing\r\n"
+                       "\r\n"
+                       "hint\r\n";
+    assert_string_equal(s, want);
+    free(s);
+}
+
+static void test_note_replaces_status(void **state) {
+    (void)state;
+    const char *notes[2] = {NULL, "connection lost, 7 s"};
+    proto_view v = view(race, 2, 1, "K7Q2", 2048, 80, PROTO_COLOR_256, NULL, NULL);
+    v.notes = notes;
+    char *s = render(&v);
+    assert_non_null(strstr(s, "\x1b[1;33mconnection lost, 7 s\x1b[0m\r\n"));
+    assert_non_null(strstr(s, "120 moves  playing "));
+    free(s);
+}
+
+static void test_commit_prefix_in_title(void **state) {
+    (void)state;
+    proto_view v = view(race, 2, 1, "K7Q2", 2048, 80, PROTO_COLOR_OFF, NULL, NULL);
+    v.commit = "3f2a9c1e00112233445566778899aabbccddeeff00112233445566778899aabb";
+    char *s = render(&v);
+    assert_non_null(
+        strstr(s, "race2048  room K7Q2  target 2048  commit 3f2a9c1e00112233\r\n"));
+    free(s);
+    /* At 40 columns the commit goes to a line of its own. */
+    v.width = 40;
+    s = render(&v);
+    assert_non_null(strstr(s, "race2048  room K7Q2  target 2048\r\ncommit 3f2a"));
+    free(s);
+}
+
+static void test_hint_wrapped_at_words(void **state) {
+    (void)state;
+    proto_buf b;
+    proto_buf_init(&b);
+    const char *hint = "Type w a s d (or h j k l) and Enter to move; several at once "
+                       "work too. Ctrl-C quits.";
+    assert_int_equal(proto_render_wrapped(NULL, hint, 50), 2);
+    assert_int_equal(proto_render_wrapped(&b, hint, 50), 2);
+    assert_string_equal(b.data, "Type w a s d (or h j k l) and Enter to move;\r\n"
+                                "several at once work too. Ctrl-C quits.\r\n");
+    proto_buf_free(&b);
+    /* A word longer than the width is cut; colour takes no width. */
+    assert_int_equal(proto_render_wrapped(&b, "0123456789abcdef", 6), 3);
+    assert_string_equal(b.data, "012345\r\n6789ab\r\ncdef\r\n");
+    proto_buf_free(&b);
+    assert_int_equal(proto_render_wrapped(&b, "\x1b[1mabc\x1b[0m de", 6), 1);
+    proto_buf_free(&b);
+    assert_int_equal(proto_render_wrapped(&b, "one\ntwo", 0), 2);
+    assert_int_equal(proto_render_count_lines(b.data, b.len), 2);
+    proto_buf_free(&b);
+}
+
+/* Every line ends with the colours reset: no SGR is open at a CRLF, and no
+ * line starts with a reset left over from the line before. */
+static void assert_colour_closed_per_line(const char *s) {
+    bool open = false;
+    for (const char *p = s; *p; p++) {
+        if (p[0] == '\x1b' && p[1] == '[') {
+            const char *q = p + 2;
+            while (*q && !(*q >= 0x40 && *q <= 0x7e))
+                q++;
+            if (*q == 'm') {
+                size_t n = (size_t)(q - (p + 2));
+                open = !(n == 0 || (n == 1 && p[2] == '0') ||
+                         (n == 2 && p[2] == '3' && p[3] == '9'));
+            }
+            p = q;
+            continue;
+        }
+        if (p[0] == '\r' && p[1] == '\n') {
+            if (open) fail_msg("an SGR is still open at a line end in:\n%s", s);
+            if (strncmp(p + 2, "\x1b[0m", 4) == 0 || strncmp(p + 2, "\x1b[39m", 5) == 0)
+                fail_msg("a colour reset after a line end in:\n%s", s);
+        }
+    }
+}
+
+static void test_colour_reset_before_every_crlf(void **state) {
+    (void)state;
+    proto_view v = view(race, 3, 2, "K7Q2", 2048, 80, PROTO_COLOR_256, "s", "h");
+    char *s = render(&v);
+    assert_colour_closed_per_line(s);
+    free(s);
+    v.color = PROTO_COLOR_16;
+    v.height = 12;
+    s = render(&v);
+    assert_colour_closed_per_line(s);
+    free(s);
+    for (int width = 80; width >= 40; width -= 40) {
+        proto_end_view e =
+            end_view("K7Q2", PROTO_END_TARGET, 1, 2, race, 3, 5, "ab", PROTO_COLOR_256);
+        e.width = width;
+        s = render_end(&e);
+        assert_colour_closed_per_line(s);
+        free(s);
+    }
+}
+
+static void test_end_shows_commit_and_how_to_check(void **state) {
+    (void)state;
+    const char *seed = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+    const char *salt = "0123456789abcdef0123456789abcdef";
+    const char *commit =
+        "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
+    proto_end_view e =
+        end_view("K7Q2", PROTO_END_TARGET, 1, 2, race, 3, 0, salt, PROTO_COLOR_OFF);
+    uint8_t key[ENG_SEED_KEY_BYTES];
+    for (int i = 0; i < ENG_SEED_KEY_BYTES; i++)
+        key[i] = (uint8_t)i;
+    e.seed = eng_seed_server(key);
+    e.commit = commit;
+    char *s = render_end(&e);
+    char want[512];
+    snprintf(want, sizeof want,
+             "seed %s\r\nsalt %s\r\ncommit %s\r\n"
+             "Check: printf '%%s' 'SALT:SEED' | sha256sum must print the commit.\r\n",
+             seed, salt, commit);
+    assert_non_null(strstr(s, want));
+    free(s);
+
+    /* At 50 columns: nothing wider, every player still listed. */
+    e.width = 50;
+    proto_buf b;
+    proto_buf_init(&b);
+    assert_int_equal(proto_render_end(&b, &e), 0);
+    int lines, widest;
+    measure(b.data, &lines, &widest);
+    assert_true(widest <= 50);
+    assert_non_null(strstr(b.data, " 1. alice  score 2560  max 2048  playing\r\n"));
+    assert_non_null(strstr(b.data, " 2. bob (you)  score 1424  max 1024  over\r\n"));
+    assert_non_null(strstr(b.data, "sha256sum"));
+    proto_buf_free(&b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_golden_race_side_by_side, setup_race),
@@ -396,11 +690,22 @@ int main(void) {
         cmocka_unit_test_setup(test_colour_off_is_plain, setup_race),
         cmocka_unit_test(test_name_sanitised),
         cmocka_unit_test_setup(test_golden_end_winner, setup_race),
+        cmocka_unit_test_setup(test_end_server_seed, setup_race),
         cmocka_unit_test_setup(test_end_draw_and_no_winner, setup_race),
         cmocka_unit_test_setup(test_end_solo, setup_race),
         cmocka_unit_test(test_text_helpers),
         cmocka_unit_test(test_buf_grows_and_takes),
         cmocka_unit_test(test_tile_text),
+        cmocka_unit_test_setup(test_eight_players_fit_80x24, setup_eight),
+        cmocka_unit_test_setup(test_eight_players_fit_50x24_and_small_heights,
+                               setup_eight),
+        cmocka_unit_test_setup(test_compact_style_when_full_does_not_fit, setup_race),
+        cmocka_unit_test_setup(test_every_terminal_size, setup_eight),
+        cmocka_unit_test_setup(test_note_replaces_status, setup_race),
+        cmocka_unit_test_setup(test_commit_prefix_in_title, setup_race),
+        cmocka_unit_test(test_hint_wrapped_at_words),
+        cmocka_unit_test_setup(test_colour_reset_before_every_crlf, setup_race),
+        cmocka_unit_test_setup(test_end_shows_commit_and_how_to_check, setup_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

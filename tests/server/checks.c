@@ -60,14 +60,41 @@ void check_players(const json_t *list, int size) {
     }
 }
 
+eng_seed check_end_seed(const json_t *end) {
+    json_t *v = json_object_get(end, "seed");
+    eng_seed seed;
+    if (json_is_string(v)) {
+        const char *hex = json_string_value(v);
+        if (!lower_hex(hex, 64)) fail_msg("end.seed \"%s\" is not 64 lowercase hex", hex);
+        uint8_t key[ENG_SEED_KEY_BYTES];
+        for (int i = 0; i < ENG_SEED_KEY_BYTES; i++) {
+            unsigned byte;
+            assert_int_equal(sscanf(hex + 2 * i, "%2x", &byte), 1);
+            key[i] = (uint8_t)byte;
+        }
+        seed = eng_seed_server(key);
+    } else {
+        if (!json_is_integer(v)) fail_msg("end.seed is neither a string nor an integer");
+        json_int_t n = json_integer_value(v);
+        assert_true(n >= 0 && n <= 0xFFFFFFFFll);
+        seed = eng_seed_client((uint32_t)n);
+    }
+    return seed;
+}
+
 void check_commit(const char *commit, const json_t *end) {
     assert_true(lower_hex(commit, 64));
     const char *salt = jstr(end, "salt");
     assert_true(lower_hex(salt, 32));
-    json_int_t seed = jint(end, "seed");
-    assert_true(seed >= 0 && seed <= 0xFFFFFFFFll);
-    char text[64];
-    int n = snprintf(text, sizeof text, "%s:%lld", salt, (long long)seed);
+    eng_seed seed = check_end_seed(end);
+    /* SEED as end wrote it: the string itself, or the number in decimal. */
+    char text[128];
+    json_t *v = json_object_get(end, "seed");
+    int n = seed.kind == ENG_SEED_SERVER
+                ? snprintf(text, sizeof text, "%s:%s", salt, json_string_value(v))
+                : snprintf(text, sizeof text, "%s:%lld", salt,
+                           (long long)json_integer_value(v));
+    assert_true(n > 0 && (size_t)n < sizeof text);
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
     assert_true(EVP_Digest(text, (size_t)n, md, &mdlen, EVP_sha256(), NULL));
@@ -141,6 +168,36 @@ void check_board(const json_t *board, const eng_board *b) {
                 fail_msg("board differs at row %d col %d: server %lld, engine %llu", r, c,
                          (long long)v, (unsigned long long)eng_cell_value(b, r, c));
         }
+}
+
+void check_replay(const json_t *end, json_int_t id, const json_t *states, int size) {
+    eng_game g;
+    eng_seed seed = check_end_seed(end);
+    assert_int_equal(eng_game_new(&g, size, &seed), 0);
+    size_t i;
+    json_t *st;
+    json_array_foreach(states, i, st) {
+        if (strcmp(jstr(st, "type"), "state") != 0 || jint(st, "id") != id ||
+            !jbool(st, "moved"))
+            continue;
+        eng_move_result res = eng_game_move(&g, dir_of(jstr(st, "dir")), NULL);
+        assert_true(res.moved);
+        check_board(jarr(st, "board"), &g.board);
+        json_t *spawn = json_object_get(st, "spawn");
+        if (res.spawn.value) {
+            assert_int_equal(jint(spawn, "row"), res.spawn.row);
+            assert_int_equal(jint(spawn, "col"), res.spawn.col);
+            assert_int_equal(jint(spawn, "value"), (json_int_t)res.spawn.value);
+        } else {
+            assert_true(json_is_null(spawn));
+        }
+        assert_int_equal(jint(st, "score"), (json_int_t)g.score);
+        assert_int_equal(jint(st, "moves"), (json_int_t)g.moves);
+    }
+    json_t *mine = jplayer(jarr(end, "results"), id);
+    check_board(jarr(mine, "board"), &g.board);
+    assert_int_equal(jint(mine, "score"), (json_int_t)g.score);
+    assert_int_equal(jint(mine, "moves"), (json_int_t)g.moves);
 }
 
 eng_dir dir_of(const char *name) {

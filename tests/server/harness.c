@@ -114,6 +114,40 @@ static bool wait_exit(pid_t pid, int64_t deadline, int *status) {
     return true;
 }
 
+static void close_out(th_server *s) {
+    if (s->out_fd >= 0) close(s->out_fd);
+    s->out_fd = -1;
+}
+
+/* Moves the next stdout line of s into s->line, waiting up to ms; returns
+ * NULL if none comes in time (or stdout closes first). */
+static const char *read_out_line(th_server *s, int ms) {
+    int64_t deadline = now_ms() + ms;
+    char *nl;
+    while (!(nl = memchr(s->out, '\n', s->outlen))) {
+        if (s->out_fd < 0 || s->outlen == sizeof s->out) return NULL;
+        struct pollfd p = {.fd = s->out_fd, .events = POLLIN};
+        if (poll(&p, 1, remaining(deadline)) <= 0) return NULL;
+        ssize_t r = read(s->out_fd, s->out + s->outlen, sizeof s->out - s->outlen);
+        if (r <= 0) {
+            close_out(s);
+            continue;
+        }
+        s->outlen += (size_t)r;
+    }
+    size_t n = (size_t)(nl - s->out);
+    snprintf(s->line, sizeof s->line, "%.*s", (int)n, s->out);
+    memmove(s->out, nl + 1, s->outlen - n - 1);
+    s->outlen -= n + 1;
+    return s->line;
+}
+
+const char *server_stdout_line(th_server *s, int ms) {
+    const char *line = read_out_line(s, harness_ms(ms));
+    if (!line) fail_msg("no line from the server's stdout within %d ms", harness_ms(ms));
+    return line;
+}
+
 th_server *server_start(const char *const *extra) {
     static bool atexit_done;
     if (!atexit_done) {
@@ -166,29 +200,22 @@ th_server *server_start(const char *const *extra) {
         fail_msg("cannot start %s: %s", argv[0], strerror(spawn_errno));
     }
     th_server *s = &servers[nservers++];
-    *s = (th_server){.pid = pid};
+    *s = (th_server){.pid = pid, .out_fd = out[0]};
 
-    /* The first stdout line says where it listens. */
-    char line[256];
-    size_t n = 0;
-    int64_t deadline = now_ms() + harness_ms(20000);
-    while (n < sizeof line - 1 && !memchr(line, '\n', n)) {
-        struct pollfd p = {.fd = out[0], .events = POLLIN};
-        if (poll(&p, 1, remaining(deadline)) <= 0) break;
-        ssize_t r = read(out[0], line + n, sizeof line - 1 - n);
-        if (r <= 0) break;
-        n += (size_t)r;
-    }
-    line[n] = '\0';
-    close(out[0]);
-    const char *colon = strrchr(line, ':');
-    if (!strstr(line, "race2048d listening on ") || !colon || atoi(colon + 1) <= 0) {
+    /* The first stdout line says where it listens (more lines may follow:
+     * one per address when --host names several). */
+    const char *line = read_out_line(s, harness_ms(20000));
+    const char *colon = line ? strrchr(line, ':') : NULL;
+    if (!line || strncmp(line, "race2048d listening on ", 23) || !colon ||
+        atoi(colon + 1) <= 0) {
         kill(pid, SIGKILL);
         int status;
         wait_exit(pid, now_ms() + harness_ms(5000), &status);
         s->stopped = true;
+        close_out(s);
         free(words);
-        fail_msg("%s did not say where it listens; stdout was \"%s\"", bin, line);
+        fail_msg("%s did not say where it listens; stdout was \"%.*s\"", bin,
+                 (int)s->outlen, s->out);
     }
     s->port = atoi(colon + 1);
     free(words);
@@ -199,6 +226,7 @@ th_server *server_start(const char *const *extra) {
 static int stop_quiet(th_server *s, int sig, char *err, size_t errlen) {
     if (s->stopped) return 0;
     s->stopped = true;
+    close_out(s);
     kill(s->pid, sig);
     int status = 0;
     if (!wait_exit(s->pid, now_ms() + harness_ms(15000), &status)) {

@@ -44,16 +44,19 @@ static int setup(void **state) {
                          .grace_ms = 30000,
                          .max_output = 1 << 20,
                          .has_seed = true,
+                         .seed = 42,
                          .log_level = SRV_LOG_WARN};
     srv_log_set_level(SRV_LOG_WARN);
     S.tables = malloc(sizeof *S.tables);
     eng_tables_init(S.tables);
-    eng_rng_seed(&S.seed_source, 42);
     S.next_id = 1;
     srv_list_init(&S.conns);
     srv_list_init(&S.players);
     srv_list_init(&S.rooms);
-    srv_list_init(&S.queue);
+    srv_list_init(&S.waiting_rooms);
+    srv_list_init(&S.running_rooms);
+    srv_list_init(&S.flush_list);
+    srv_list_init(&S.input_list);
     nfakes = 0;
     return 0;
 }
@@ -83,6 +86,8 @@ static fake *fake_new(const char *name) {
     conn *c = calloc(1, sizeof *c);
     c->srv = &S;
     c->mode = CONN_JSON;
+    srv_list_init(&c->flush_link);
+    srv_list_init(&c->input_link);
     assert_int_equal(uv_tcp_init(&loop, &c->tcp), 0);
     c->tcp.data = c;
     assert_int_equal(uv_tcp_open(&c->tcp, sv[0]), 0);
@@ -103,9 +108,11 @@ static void say(fake *f, const char *line) {
     lobby_json_line(f->c, line, strlen(line));
 }
 
-/* The next message the server wrote to f, or NULL if none is there. Writes
- * to a socketpair complete at once, so no loop run is needed to see them. */
+/* The next message the server wrote to f, or NULL if none is there. Output
+ * queued is written at the end of a loop turn: the test ends the turn, and
+ * writes to a socketpair complete at once. */
 static json_t *next(fake *f) {
+    conn_flush_all(&S);
     for (;;) {
         char *nl = memchr(f->buf, '\n', f->len);
         if (nl) {

@@ -20,7 +20,7 @@ static void test_hello_welcome_and_rename(void **state) {
     client *c = client_connect(s);
     json_t *w1 = client_hello(c, "ann");
     assert_true(jint(w1, "id") > 0);
-    assert_int_equal(jint(w1, "proto"), 1);
+    assert_int_equal(jint(w1, "proto"), 2);
     assert_true(strlen(jstr(w1, "token")) >= 16);
 
     json_t *w2 = client_hello(c, "Bob_2-x");
@@ -292,14 +292,16 @@ static void test_solo_seed_reproducible(void **state) {
     assert_string_not_equal(jstr(sa, "commit"), jstr(sb, "commit"));
 
     eng_game g;
-    assert_int_equal(eng_game_new(&g, 5, 123), 0);
+    assert_int_equal(
+        eng_game_new(&g, 5, &(eng_seed){.kind = ENG_SEED_CLIENT, .client = 123}), 0);
     check_board(jarr(pa, "board"), &g.board);
 
     /* Another seed, another board (for this pair of seeds). */
     client_send(b, "{\"type\":\"solo\",\"size\":5,\"seed\":124}");
     client_expect(b, "end", WAIT); /* the implicit leave ended the first game */
     json_t *sc = client_expect(b, "start", WAIT);
-    assert_int_equal(eng_game_new(&g, 5, 124), 0);
+    assert_int_equal(
+        eng_game_new(&g, 5, &(eng_seed){.kind = ENG_SEED_CLIENT, .client = 124}), 0);
     check_board(jarr(json_array_get(jarr(sc, "players"), 0), "board"), &g.board);
 }
 
@@ -311,7 +313,9 @@ static void test_solo_replay_matches_engine(void **state) {
     client_send(c, "{\"type\":\"solo\",\"seed\":4000000000}");
     json_t *start = client_expect(c, "start", WAIT);
     eng_game g;
-    assert_int_equal(eng_game_new(&g, 4, 4000000000u), 0);
+    assert_int_equal(
+        eng_game_new(&g, 4, &(eng_seed){.kind = ENG_SEED_CLIENT, .client = 4000000000u}),
+        0);
     check_board(jarr(json_array_get(jarr(start, "players"), 0), "board"), &g.board);
 
     static const char *const script[] = {"left", "left", "up", "right", "down", "down"};

@@ -164,6 +164,80 @@ static void test_resume_after_the_end(void **state) {
     client_sync(c);
 }
 
+/* --------------------------------------------------------- token guessing --- */
+
+/* Defaults of server/guard.h: failed resumes per connection, then the
+ * address's burst and its refill per minute. */
+#define TRIES   5
+#define BURST   20
+#define PER_MIN 60
+
+/* Reads c's answers to its resumes up to EOF: every one must be bad_token;
+ * returns how many were looked up (not refused for the address). */
+static int guesses_answered(client *c, int *refused) {
+    int looked = 0, n = 0;
+    for (json_t *o; (o = client_next(c, WAIT));) {
+        if (!strcmp(jstr(o, "type"), "welcome")) continue; /* none expected, harmless */
+        assert_string_equal(jstr(o, "type"), "error");
+        assert_string_equal(jstr(o, "code"), "bad_token");
+        n++;
+        if (strstr(jstr(o, "message"), "your address"))
+            (*refused)++;
+        else
+            looked++;
+    }
+    assert_int_equal(n, TRIES); /* then the connection was closed */
+    return looked;
+}
+
+/* A guesser sends a hundred thousand resumes: each connection is closed after
+ * TRIES failures, and the address gets BURST real look-ups, then about one a
+ * second; meanwhile an honest race plays on. */
+static void test_resume_guessing_is_throttled(void **state) {
+    th_server *s = SERVER(NULL);
+    client *c[2];
+    race_start(s, 2, "\"size\":5", c, NULL);
+    int64_t started = harness_now_ms();
+
+    enum { LINE = 61, FLOOD = 100000 };
+    char *flood = malloc((size_t)FLOOD * LINE + 1);
+    assert_non_null(flood);
+    for (int i = 0; i < FLOOD; i++)
+        snprintf(flood + (size_t)i * LINE, LINE + 1,
+                 "{\"type\":\"resume\",\"token\":\"%032x\"}\n", (unsigned)i);
+    client *g = client_connect(s);
+    /* The server closes the connection after TRIES answers: most of this
+     * cannot be sent, which is the point. */
+    for (size_t off = 0; off < (size_t)FLOOD * LINE; off += 65536) {
+        size_t n =
+            (size_t)FLOOD * LINE - off < 65536 ? (size_t)FLOOD * LINE - off : 65536;
+        if (!client_send_raw(g, flood + off, n, true)) break;
+    }
+    free(flood);
+    int refused = 0;
+    int looked = guesses_answered(g, &refused);
+    assert_int_equal(looked, TRIES);
+
+    /* More connections from the same address, each guessing until closed. */
+    for (int k = 0; k < 20; k++) {
+        client *more = client_connect(s);
+        static const char guess[] = "{\"type\":\"resume\",\"token\":\"00\"}\n";
+        for (int i = 0; i < 2 * TRIES; i++)
+            if (!client_send_raw(more, guess, sizeof guess - 1, true)) break;
+        looked += guesses_answered(more, &refused);
+        /* The honest racers are answered in between. */
+        client_move_any(c[k % 2]);
+        client_expect_skip(c[(k + 1) % 2], "state", "", WAIT);
+        client_sync(c[0]);
+    }
+    int64_t seconds = (harness_now_ms() - started) / 1000 + 1;
+    print_message("%d resumes looked up, %d refused for the address, in %lld s\n", looked,
+                  refused, (long long)seconds);
+    assert_true(looked >= BURST);
+    assert_true(looked <= BURST + 1 + seconds * PER_MIN / 60);
+    assert_true(refused >= 21 * TRIES - looked);
+}
+
 /* ----------------------------------------------------------------- grace --- */
 
 static void test_grace_expiry_forfeit(void **state) {
@@ -205,6 +279,64 @@ static void test_grace_expiry_forfeit(void **state) {
     client *again = client_connect(s);
     client_send(again, "{\"type\":\"resume\",\"token\":\"%s\"}", client_token(b));
     client_expect_error(again, "bad_token", WAIT);
+}
+
+/* ---------------------------------------------------------- move timeout --- */
+
+/* A connected racer who stops moving is `left` after --move-timeout and the
+ * other wins by forfeit; a solo game, started earlier, is exempt. */
+static void test_move_timeout_forfeits_the_walker(void **state) {
+    th_server *s = SERVER("--move-timeout", "1");
+    client *solo = client_named(s, "solo");
+    client_send(solo, "{\"type\":\"solo\",\"size\":5}");
+    client_expect(solo, "start", WAIT);
+    client *c[2];
+    int64_t started = harness_now_ms();
+    race_start(s, 2, "\"size\":5", c, NULL);
+    json_int_t walker = jint(client_hello(c[0], "walker"), "id");
+    json_int_t mover = jint(client_hello(c[1], "mover"), "id");
+    client_move_any(c[1]);
+
+    /* Both hear it: the walker too, although it is still connected. */
+    for (int i = 0; i < 2; i++) {
+        expect_player(c[i], walker, true, "left");
+        json_t *end = client_expect_skip(c[i], "end", "state player", WAIT + 2000);
+        assert_string_equal(jstr(end, "reason"), "forfeit");
+        assert_int_equal(jint(end, "winner"), mover);
+        assert_string_equal(jstr(jplayer(jarr(end, "results"), walker), "status"),
+                            "left");
+        check_ranking(end);
+    }
+    assert_true(harness_now_ms() - started >= 900); /* not before the timeout */
+    /* The walker is back in the lobby; the solo player, as idle as the
+     * walker, still plays. */
+    client_send(c[0], "{\"type\":\"move\",\"dir\":\"left\"}");
+    client_expect_error(c[0], "not_playing", WAIT);
+    client_sync(c[0]);
+    client_move_any(solo);
+}
+
+/* A racer who lost its connection is given up after --move-timeout even
+ * while its (longer) grace period runs. */
+static void test_move_timeout_before_grace(void **state) {
+    th_server *s = SERVER("--move-timeout", "1", "--grace", "600");
+    client *c[2];
+    race_start(s, 2, "\"size\":5", c, NULL);
+    json_int_t walker = jint(client_hello(c[0], "walker"), "id");
+    json_int_t mover = jint(client_hello(c[1], "mover"), "id");
+    char token[80];
+    snprintf(token, sizeof token, "%s", client_token(c[0]));
+    client_move_any(c[1]);
+    client_close(c[0]);
+    expect_player(c[1], walker, false, "playing");
+    expect_player(c[1], walker, false, "left");
+    json_t *end = client_expect_skip(c[1], "end", "state", WAIT + 2000);
+    assert_string_equal(jstr(end, "reason"), "forfeit");
+    assert_int_equal(jint(end, "winner"), mover);
+    /* Its seat is gone: the token resumes nothing. */
+    client *late = client_connect(s);
+    client_send(late, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
+    client_expect_error(late, "bad_token", WAIT);
 }
 
 static void test_grace_expiry_three_players(void **state) {
@@ -490,8 +622,12 @@ int main(void) {
         cmocka_unit_test_teardown(test_resume_while_connected, harness_teardown),
         cmocka_unit_test_teardown(test_resume_solo, harness_teardown),
         cmocka_unit_test_teardown(test_resume_after_the_end, harness_teardown),
+        cmocka_unit_test_teardown(test_resume_guessing_is_throttled, harness_teardown),
         cmocka_unit_test_teardown(test_grace_expiry_forfeit, harness_teardown),
         cmocka_unit_test_teardown(test_grace_expiry_three_players, harness_teardown),
+        cmocka_unit_test_teardown(test_move_timeout_forfeits_the_walker,
+                                  harness_teardown),
+        cmocka_unit_test_teardown(test_move_timeout_before_grace, harness_teardown),
         cmocka_unit_test_teardown(test_grace_expiry_keeps_over, harness_teardown),
         cmocka_unit_test_teardown(test_time_end_while_away, harness_teardown),
         cmocka_unit_test_teardown(test_forfeit_to_absent_player, harness_teardown),

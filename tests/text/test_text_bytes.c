@@ -406,6 +406,41 @@ static void test_late_json_client_switches_to_json(void **state) {
     assert_int_equal(tt_find(c->buf, c->len, (size_t)at, "\r", 1), -1);
 }
 
+/* A human who typed anything first (help, an unknown word, colour off) and
+ * then a line starting with '{' is still a human: text answers, never JSON. */
+static void test_typed_then_brace_line_stays_text(void **state) {
+    fixture *f = *state;
+    static const char *const firsts[] = {"help\r\n", "frobnicate\r\n", "color off\r\n",
+                                         "\r\n"};
+    for (int i = 0; i < 3; i++) {
+        tt_client *c = &f->c[i];
+        tt_connect(c, f->srv->port);
+        if (i == 0) {
+            tt_sends(c, firsts[0]); /* typed at once: text mode from the first byte */
+        } else {
+            wait_prompt(c, 0); /* silent first: greeted after the probe */
+            tt_sends(c, firsts[i]);
+            if (i == 2) tt_sends(c, firsts[3]); /* and an empty line */
+        }
+        size_t mark = c->len;
+        tt_sends(c, "{\"type\":\"hello\",\"name\":\"bot\"}\r\n");
+        if (tt_wait_str(c, mark, "unknown command", harness_ms(TT_WAIT)) < 0)
+            fail_msg("client %d: the '{' line was not answered as a text command", i);
+        /* A ping proves the line after it is read as text too. */
+        tt_sends(c, "{\"type\":\"ping\",\"t\":1}\n");
+        tt_sends(c, "rooms\r\n");
+        if (tt_wait_str(c, mark, "No rooms right now", harness_ms(TT_WAIT)) < 0)
+            fail_msg("client %d: no text answer to rooms", i);
+        /* The unknown-command note quotes the line, so look for JSON lines:
+         * none starts with '{', and no welcome's token was shown. */
+        assert_true(c->len > 0 && c->buf[0] != '{');
+        assert_int_equal(tt_find(c->buf, c->len, 0, "\n{", 2), -1);
+        assert_int_equal(tt_find(c->buf, c->len, 0, "\"token\"", 7), -1);
+        assert_int_equal(tt_find(c->buf, c->len, 0, "\"pong\"", 6), -1);
+        tt_assert_crlf_only(c->buf, c->len);
+    }
+}
+
 /* -------------------------------------------------------------- limits --- */
 
 static void test_too_long_line_is_refused_then_closed(void **state) {
@@ -476,6 +511,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_line_ends_crlf_cr_and_split, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_late_json_client_switches_to_json, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_typed_then_brace_line_stays_text, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_too_long_line_is_refused_then_closed,
                                         setup_short_lines, teardown),

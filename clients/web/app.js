@@ -1,0 +1,760 @@
+// app.js - the race2048 web client: JSON mode over a WebSocket, boards with animations,
+// reconnection with the resume token, and verification of every game through the
+// project's own engine compiled to WebAssembly (the rules are not written here).
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const DIRS = { ArrowLeft: 'left', ArrowRight: 'right', ArrowUp: 'up', ArrowDown: 'down',
+               a: 'left', d: 'right', w: 'up', s: 'down' };
+const WASM_DIR = { left: 0, right: 1, up: 2, down: 3 };
+
+// ------------------------------------------------------------------ state ---
+
+const app = {
+  ws: null,
+  name: localStorage.getItem('race2048.name') || '',
+  me: 0,          // our player id
+  token: '',      // resume secret, from welcome
+  view: 'name',
+  game: null,     // the game on screen: see startGame()
+  wantResume: false,
+  retries: 0,
+  retryTimer: 0,
+  lostAt: 0,
+  lastSolo: { size: 4 },
+  engine: null,   // the wasm exports, or null if unavailable
+  engineNote: 'loading the verifier…',
+  replay: null,
+};
+const GRACE_MS = 30000; // the server's default grace period
+
+function show(view) {
+  app.view = view;
+  for (const v of ['name', 'lobby', 'wait', 'game', 'end', 'replay'])
+    $('v-' + v).hidden = v !== view;
+}
+
+function setConn(text, bad) {
+  $('conn').textContent = text;
+  $('conn').classList.toggle('bad', !!bad);
+}
+
+// -------------------------------------------------------------- the engine ---
+
+async function loadEngine() {
+  try {
+    const res = await fetch('/static/engine.wasm');
+    if (!res.ok) throw new Error('not built into this server');
+    const { instance } = await WebAssembly.instantiate(await res.arrayBuffer(), {});
+    app.engine = instance.exports;
+    app.engineNote = '';
+  } catch (e) {
+    app.engine = null;
+    app.engineNote = 'verification unavailable: the WebAssembly engine is ' +
+      (e && e.message === 'not built into this server' ? 'not built into this server'
+                                                        : 'not loadable here');
+  }
+}
+
+// Starts the engine on the seed text as `end` reveals it; false if it refuses.
+function engineNew(size, seed) {
+  const e = app.engine;
+  const text = new TextEncoder().encode(String(seed));
+  if (text.length > e.w_seed_cap()) return false;
+  new Uint8Array(e.memory.buffer, e.w_seed_buf(), text.length).set(text);
+  return e.w_new(size, text.length) === 0;
+}
+
+function engineBoard(size) {
+  const rows = [];
+  for (let r = 0; r < size; r++) {
+    const row = [];
+    for (let c = 0; c < size; c++) {
+      const x = app.engine.w_cell(r * size + c);
+      row.push(x ? 2 ** x : 0);
+    }
+    rows.push(row);
+  }
+  return rows;
+}
+
+const sameBoard = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+// SHA-256 hex of a string: crypto.subtle where the browser offers it (https
+// or localhost), else a small implementation of FIPS 180-4 (plain http on a LAN).
+async function sha256hex(text) {
+  const bytes = new TextEncoder().encode(text);
+  if (window.crypto && crypto.subtle) {
+    const d = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+    return Array.from(d, (b) => b.toString(16).padStart(2, '0')).join('');
+  }
+  return sha256fallback(bytes);
+}
+
+function sha256fallback(msg) {
+  const K = [];
+  const H = [];
+  const frac = (x) => ((x - Math.floor(x)) * 2 ** 32) >>> 0;
+  for (let n = 2, found = 0; found < 64; n++) {
+    let prime = true;
+    for (let d = 2; d * d <= n; d++) if (n % d === 0) { prime = false; break; }
+    if (!prime) continue;
+    if (found < 8) H.push(frac(Math.sqrt(n)));
+    K.push(frac(Math.cbrt(n)));
+    found++;
+  }
+  const len = msg.length;
+  const total = ((len + 9 + 63) >> 6) << 6;
+  const m = new Uint8Array(total);
+  m.set(msg);
+  m[len] = 0x80;
+  const view = new DataView(m.buffer);
+  view.setUint32(total - 4, (len * 8) >>> 0);
+  view.setUint32(total - 8, Math.floor(len / 2 ** 29));
+  const w = new Uint32Array(64);
+  const rotr = (x, n) => (x >>> n) | (x << (32 - n));
+  for (let off = 0; off < total; off += 64) {
+    for (let i = 0; i < 16; i++) w[i] = view.getUint32(off + i * 4);
+    for (let i = 16; i < 64; i++) {
+      const s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >>> 3);
+      const s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >>> 10);
+      w[i] = (w[i - 16] + s0 + w[i - 7] + s1) >>> 0;
+    }
+    let [a, b, c, d, e, f, g, h] = H;
+    for (let i = 0; i < 64; i++) {
+      const t1 = (h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i]) >>> 0;
+      const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) >>> 0;
+      h = g; g = f; f = e; e = (d + t1) >>> 0; d = c; c = b; b = a; a = (t1 + t2) >>> 0;
+    }
+    [a, b, c, d, e, f, g, h].forEach((x, i) => { H[i] = (H[i] + x) >>> 0; });
+  }
+  return H.map((x) => x.toString(16).padStart(8, '0')).join('');
+}
+
+// ----------------------------------------------------------------- boards ---
+
+// A board on screen. Tiles are elements that move, so a slide animates; what
+// moved where is read off the before and after boards the server sent (one
+// old tile, or two equal ones merged, per new tile along the line), which
+// needs no knowledge of the rules beyond that a move compacts each line.
+class Board {
+  constructor(parent, size) {
+    this.size = size;
+    this.el = document.createElement('div');
+    this.el.className = 'board';
+    this.el.style.setProperty('--n', size);
+    for (let r = 0; r < size; r++)
+      for (let c = 0; c < size; c++) {
+        const cell = document.createElement('div');
+        cell.className = 'cell';
+        cell.style.setProperty('--r', r);
+        cell.style.setProperty('--c', c);
+        this.el.appendChild(cell);
+      }
+    this.tiles = []; // [r][c] -> element
+    for (let r = 0; r < size; r++) this.tiles.push(new Array(size).fill(null));
+    this.values = null;
+    parent.appendChild(this.el);
+  }
+
+  tile(v, r, c, cls) {
+    const t = document.createElement('div');
+    t.className = 'tile' + (cls ? ' ' + cls : '');
+    const digits = String(v).length;
+    if (digits >= 3) t.classList.add('d' + Math.min(digits, 5));
+    if (v > 2048) t.classList.add('big');
+    t.dataset.v = v;
+    t.textContent = v;
+    this.place(t, r, c);
+    this.el.appendChild(t);
+    return t;
+  }
+
+  place(t, r, c) {
+    t.style.setProperty('--r', r);
+    t.style.setProperty('--c', c);
+  }
+
+  // Draws board (rows of values) at once, without animation.
+  set(board) {
+    for (const row of this.tiles) for (const t of row) if (t) t.remove();
+    this.el.querySelectorAll('.tile').forEach((t) => t.remove());
+    for (let r = 0; r < this.size; r++)
+      for (let c = 0; c < this.size; c++) {
+        const v = board[r][c];
+        this.tiles[r][c] = v ? this.tile(v, r, c) : null;
+      }
+    this.values = board.map((row) => row.slice());
+    this.el.setAttribute('aria-label', 'board: ' + board.map((row) => row.map((v) => v || '·').join(' ')).join(', '));
+  }
+
+  // Animates the move dir from the current board to board, spawn placed last.
+  update(board, dir, spawn) {
+    if (!this.values || !dir || !this.animate(board, dir, spawn)) this.set(board);
+    this.values = board.map((row) => row.slice());
+    this.el.setAttribute('aria-label', 'board: ' + board.map((row) => row.map((v) => v || '·').join(' ')).join(', '));
+  }
+
+  animate(board, dir, spawn) {
+    const n = this.size;
+    // Line i, position k from the edge the tiles move towards -> [r, c].
+    const at = (i, k) => dir === 'left' ? [i, k] : dir === 'right' ? [i, n - 1 - k]
+                        : dir === 'up' ? [k, i] : [n - 1 - k, i];
+    const after = board.map((row) => row.slice());
+    if (spawn && spawn.value) after[spawn.row][spawn.col] = 0;
+    const plan = []; // [tile element, r, c, dies]
+    const made = []; // [value, r, c] for merged tiles
+    for (let i = 0; i < n; i++) {
+      const old = [];
+      for (let k = 0; k < n; k++) {
+        const [r, c] = at(i, k);
+        if (this.values[r][c]) old.push([this.values[r][c], this.tiles[r][c]]);
+      }
+      let j = 0;
+      for (let k = 0; k < n; k++) {
+        const [r, c] = at(i, k);
+        const v = after[r][c];
+        if (!v) continue;
+        if (j < old.length && old[j][0] === v) {
+          plan.push([old[j][1], r, c, false]);
+          j += 1;
+        } else if (j + 1 < old.length && old[j][0] * 2 === v && old[j + 1][0] * 2 === v) {
+          plan.push([old[j][1], r, c, true], [old[j + 1][1], r, c, true]);
+          made.push([v, r, c]);
+          j += 2;
+        } else {
+          return false; // not a move of this board (e.g. a missed message)
+        }
+      }
+      if (j !== old.length) return false;
+    }
+    const tiles = [];
+    for (let r = 0; r < n; r++) tiles.push(new Array(n).fill(null));
+    for (const [t, r, c, dies] of plan) {
+      t.classList.remove('new', 'merged');
+      this.place(t, r, c);
+      if (dies) {
+        t.classList.add('dying');
+        setTimeout(() => t.remove(), 110);
+      } else {
+        tiles[r][c] = t;
+      }
+    }
+    for (const [v, r, c] of made) tiles[r][c] = this.tile(v, r, c, 'merged');
+    if (spawn && spawn.value) tiles[spawn.row][spawn.col] = this.tile(spawn.value, spawn.row, spawn.col, 'new');
+    this.tiles = tiles;
+    return true;
+  }
+}
+
+// A player's panel: name, score, moves, status, and a board.
+class PlayerView {
+  constructor(parent, p, size, isMe) {
+    this.el = document.createElement('div');
+    this.el.className = 'player' + (isMe ? ' me-board' : '');
+    this.label = document.createElement('div');
+    this.label.className = 'label';
+    this.el.appendChild(this.label);
+    parent.appendChild(this.el);
+    this.board = new Board(this.el, size);
+    this.p = p;
+    this.connected = true;
+    this.isMe = isMe;
+    this.board.set(p.board);
+    this.draw();
+  }
+
+  draw() {
+    const p = this.p;
+    const who = this.isMe ? 'You' : p.name;
+    const status = p.status === 'playing' ? '' : ' · ' + p.status;
+    const away = this.connected ? '' : ' · reconnecting';
+    this.label.innerHTML = '';
+    const name = document.createElement('span');
+    name.textContent = who + status + away;
+    const nums = document.createElement('b');
+    nums.textContent = p.score + ' pts · ' + p.moves + ' moves';
+    this.label.append(name, nums);
+    this.el.classList.toggle('gone', p.status === 'left' || !this.connected);
+  }
+
+  state(p, dir, spawn, moved) {
+    this.p = p;
+    if (moved) this.board.update(p.board, dir, spawn);
+    this.draw();
+  }
+}
+
+// ------------------------------------------------------------- connection ---
+
+function send(obj) {
+  if (app.ws && app.ws.readyState === WebSocket.OPEN) app.ws.send(JSON.stringify(obj));
+}
+
+function connect() {
+  clearTimeout(app.retryTimer);
+  const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const ws = new WebSocket(proto + '//' + location.host + '/ws');
+  app.ws = ws;
+  ws.onopen = () => {
+    if (app.wantResume && app.token) {
+      setConn('Reconnected; resuming your game…');
+      send({ type: 'resume', token: app.token });
+    } else {
+      setConn('Connected');
+      if (app.name) send({ type: 'hello', name: app.name });
+      else show('name');
+    }
+  };
+  ws.onmessage = (ev) => {
+    let m;
+    try { m = JSON.parse(ev.data); } catch (e) { return; }
+    handle(m);
+  };
+  ws.onclose = () => {
+    if (app.ws !== ws) return;
+    app.ws = null;
+    const inGame = app.game && !app.game.ended && app.game.you;
+    if (inGame && !app.wantResume) {
+      app.wantResume = true;
+      app.lostAt = Date.now();
+      app.retries = 0;
+    }
+    if (app.wantResume && Date.now() - app.lostAt > GRACE_MS) {
+      app.wantResume = false;
+      app.game = null;
+      setConn('Connection lost for too long; your seat is gone. Reconnecting to the lobby…', true);
+    }
+    const delay = Math.min(8000, 250 * 2 ** app.retries);
+    app.retries += 1;
+    setConn((app.wantResume ? 'Connection lost; resuming your game in ' : 'Disconnected; retrying in ') +
+            Math.ceil(delay / 1000) + ' s (attempt ' + app.retries + ')…', true);
+    app.retryTimer = setTimeout(connect, delay);
+  };
+}
+
+// --------------------------------------------------------------- messages ---
+
+function handle(m) {
+  switch (m.type) {
+  case 'welcome':
+    app.me = m.id;
+    app.token = m.token;
+    app.name = m.name;
+    app.retries = 0;
+    $('who').textContent = '(' + m.name + ')';
+    if (app.wantResume) {
+      setConn('Reconnected: your game goes on');
+      app.wantResume = false;
+    } else if (app.view === 'name' || app.view === 'wait' || !app.game || app.game.ended) {
+      if (app.view !== 'end' && app.view !== 'replay') enterLobby();
+    }
+    break;
+  case 'queued':
+    showWait('Looking for ' + (m.players - 1) + ' opponent' + (m.players > 2 ? 's' : '') +
+             ' (' + m.waiting + ' of ' + m.players + ' here)…', []);
+    break;
+  case 'room':
+    showWait('Room ' + m.room + ': ' + m.players.length + ' of ' + m.need +
+             ' players. Give the code to your friends.', m.players);
+    break;
+  case 'start': startGame(m); break;
+  case 'state': onState(m); break;
+  case 'player': onPlayer(m); break;
+  case 'end': onEnd(m); break;
+  case 'left':
+    if (app.view === 'game' || app.view === 'wait') enterLobby();
+    break;
+  case 'rooms': drawRooms(m.rooms); break;
+  case 'history': drawHistory(m.games); break;
+  case 'replay': startReplay(m); break;
+  case 'bye': setConn('The server is stopping.', true); break;
+  case 'error': onError(m); break;
+  default: break;
+  }
+}
+
+function onError(m) {
+  if (m.code === 'bad_token') {
+    app.wantResume = false;
+    app.game = null;
+    setConn('Your game ended while you were away.', true);
+    if (app.name) send({ type: 'hello', name: app.name });
+    return;
+  }
+  if (m.code === 'not_playing' && app.game) return; // a key after the end
+  if (m.code === 'unknown_type') { // an older server without history or replay
+    $('history').textContent = 'Recent games are not available on this server.';
+    return;
+  }
+  setConn(m.message || m.code, true);
+}
+
+// ------------------------------------------------------------------ lobby ---
+
+function enterLobby() {
+  app.game = null;
+  show('lobby');
+  send({ type: 'rooms' });
+  send({ type: 'history', limit: 10 });
+}
+
+function showWait(text, players) {
+  show('wait');
+  $('wait-text').textContent = text;
+  const ul = $('wait-players');
+  ul.innerHTML = '';
+  for (const p of players) {
+    const li = document.createElement('li');
+    li.textContent = p.name + (p.id === app.me ? ' (you)' : '');
+    ul.appendChild(li);
+  }
+}
+
+function item(text, buttons) {
+  const li = document.createElement('li');
+  const span = document.createElement('span');
+  span.textContent = text;
+  li.appendChild(span);
+  for (const [label, fn] of buttons) {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'secondary small';
+    b.textContent = label;
+    b.onclick = fn;
+    li.appendChild(b);
+  }
+  return li;
+}
+
+function drawRooms(rooms) {
+  const ul = $('rooms');
+  ul.innerHTML = '';
+  if (!rooms.length) {
+    const li = item('No open rooms right now.', []);
+    li.className = 'empty';
+    ul.appendChild(li);
+  }
+  for (const r of rooms) {
+    const buttons = [['Watch', () => send({ type: 'watch', room: r.room })]];
+    if (!r.started) buttons.unshift(['Join', () => send({ type: 'join', room: r.room })]);
+    ul.appendChild(item(r.room + ' · ' + r.players + '/' + r.need + ' · ' + r.size + '×' + r.size +
+                        ' to ' + r.target + (r.started ? ' · racing' : ''), buttons));
+  }
+}
+
+function drawHistory(games) {
+  const ul = $('history');
+  ul.innerHTML = '';
+  if (!games || !games.length) {
+    const li = item('No finished games yet.', []);
+    li.className = 'empty';
+    ul.appendChild(li);
+    return;
+  }
+  for (const g of games) {
+    const names = (g.results || []).map((p) => p.name + ' ' + p.score).join(', ');
+    const when = g.ended ? new Date(g.ended).toLocaleTimeString() : '';
+    ul.appendChild(item((g.room ? 'Race ' + g.room : 'Solo') + ' · ' + names + ' · ' + when,
+                        [['Replay', () => send({ type: 'replay', game: g.game })]]));
+  }
+}
+
+// ------------------------------------------------------------------- game ---
+
+function startGame(m) {
+  const g = app.game;
+  // A snapshot after resume (or rematch-less restart) of the same game keeps
+  // what was recorded for verification.
+  const same = g && !g.ended && g.commit === m.commit;
+  app.game = {
+    room: m.room || null, you: m.you || 0, size: m.size, target: m.target,
+    timeLimit: m.time_limit, commit: m.commit, ended: false,
+    startedAt: same ? g.startedAt : Date.now(),
+    startBoard: same ? g.startBoard : null,
+    moves: same ? g.moves : [], // our moves that changed the board: {dir, board, score}
+    views: new Map(),
+  };
+  const game = app.game;
+  const meBox = $('me');
+  const others = $('others');
+  meBox.innerHTML = '';
+  others.innerHTML = '';
+  for (const p of m.players) {
+    const isMe = p.id === game.you;
+    const view = new PlayerView(isMe ? meBox : others, p, m.size, isMe);
+    game.views.set(p.id, view);
+    if (isMe && !game.startBoard) game.startBoard = p.board;
+  }
+  meBox.hidden = !game.you;
+  const what = game.room ? 'Race ' + game.room : 'Solo game';
+  $('h-game').textContent = game.you ? what : 'Watching ' + what;
+  $('game-info').textContent = m.size + '×' + m.size + ', first to ' + m.target +
+    (m.players.length > 1 ? ' · ' + m.players.length + ' players' : '');
+  if (!game.you) { // spectators see every board at a good size
+    others.classList.add('wide');
+  } else {
+    others.classList.remove('wide');
+  }
+  show('game');
+  tickClock();
+  if (game.you) attachSwipe(game.views.get(game.you).board.el);
+  status();
+}
+
+function tickClock() {
+  const g = app.game;
+  const el = $('clock');
+  if (!g || !g.timeLimit || g.ended) { el.hidden = true; return; }
+  const left = Math.max(0, g.timeLimit * 1000 - (Date.now() - g.startedAt));
+  el.hidden = false;
+  el.textContent = Math.floor(left / 60000) + ':' + String(Math.floor(left / 1000) % 60).padStart(2, '0') + ' left';
+  setTimeout(tickClock, 500);
+}
+
+function status() {
+  const g = app.game;
+  if (!g || !g.you) return;
+  const p = g.views.get(g.you).p;
+  $('game-status').textContent = 'Score ' + p.score + ', ' + p.moves + ' moves, ' + p.status;
+}
+
+function onState(m) {
+  const g = app.game;
+  if (!g) return;
+  const view = g.views.get(m.id);
+  if (!view) return;
+  const p = { id: m.id, name: m.name, board: m.board, score: m.score, moves: m.moves,
+              max_tile: m.max_tile, status: m.status };
+  view.state(p, m.dir, m.spawn, m.moved);
+  if (m.id === g.you && m.moved) g.moves.push({ dir: m.dir, board: m.board, score: m.score });
+  if (m.id === g.you) status();
+}
+
+function onPlayer(m) {
+  const g = app.game;
+  if (!g) return;
+  const view = g.views.get(m.id);
+  if (!view) return;
+  view.connected = m.connected;
+  view.p.status = m.status || view.p.status;
+  view.draw();
+}
+
+function move(dir) {
+  const g = app.game;
+  if (!g || g.ended || !g.you || app.view !== 'game') return;
+  send({ type: 'move', dir });
+}
+
+document.addEventListener('keydown', (ev) => {
+  if (ev.target && /^(INPUT|SELECT|TEXTAREA)$/.test(ev.target.tagName)) return;
+  if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const dir = DIRS[ev.key] || DIRS[ev.key.toLowerCase()];
+  if (!dir || app.view !== 'game' || !app.game || !app.game.you) return;
+  ev.preventDefault();
+  move(dir);
+});
+
+function attachSwipe(el) {
+  let x0 = 0;
+  let y0 = 0;
+  el.addEventListener('touchstart', (e) => {
+    x0 = e.touches[0].clientX;
+    y0 = e.touches[0].clientY;
+  }, { passive: true });
+  el.addEventListener('touchend', (e) => {
+    const dx = e.changedTouches[0].clientX - x0;
+    const dy = e.changedTouches[0].clientY - y0;
+    if (Math.max(Math.abs(dx), Math.abs(dy)) < 24) return;
+    move(Math.abs(dx) > Math.abs(dy) ? (dx > 0 ? 'right' : 'left') : (dy > 0 ? 'down' : 'up'));
+  });
+}
+
+// -------------------------------------------------------------------- end ---
+
+function onEnd(m) {
+  const g = app.game;
+  if (g) g.ended = true;
+  app.lastEnd = m;
+  show('end');
+  const reasons = { target: 'reached the target', all_over: 'no moves left',
+                    time: 'the time ran out', forfeit: 'everyone else left' };
+  const winner = (m.results || []).find((p) => p.id === m.winner);
+  let text;
+  if (!m.room) text = 'Game over: ' + (reasons[m.reason] || m.reason) + '.';
+  else if (!winner) text = 'A draw: ' + (reasons[m.reason] || m.reason) + '.';
+  else text = (winner.id === app.me ? 'You won' : winner.name + ' won') + ': ' + (reasons[m.reason] || m.reason) + '.';
+  $('end-reason').textContent = text;
+  const tb = $('ranking');
+  tb.innerHTML = '';
+  (m.results || []).forEach((p, i) => {
+    const tr = document.createElement('tr');
+    if (p.id === app.me) tr.className = 'you';
+    for (const v of [i + 1, p.name + (p.id === app.me ? ' (you)' : ''), p.score, p.max_tile, p.moves, p.status]) {
+      const td = document.createElement('td');
+      td.textContent = v;
+      tr.appendChild(td);
+    }
+    tb.appendChild(tr);
+  });
+  const boards = $('end-boards');
+  boards.innerHTML = '';
+  for (const p of m.results || []) new PlayerView(boards, p, p.board.length, false);
+  $('b-rematch').hidden = !m.room || !(g && g.you);
+  $('b-again').hidden = !!m.room;
+  $('h-end').focus();
+  verify(g, m).then((res) => {
+    $('verify').textContent = res.text;
+    $('verify').className = 'verify ' + res.cls;
+  });
+}
+
+// Checks the commitment, then replays our own moves through the engine and
+// compares every board the server sent with the engine's.
+async function verify(g, end) {
+  if (!g || !g.commit) return { text: 'Nothing to verify.', cls: '' };
+  const seedText = String(end.seed);
+  const digest = await sha256hex(end.salt + ':' + seedText);
+  if (digest !== g.commit)
+    return { text: 'NOT fair: the revealed seed does not match the commitment (' + digest.slice(0, 12) + '… ≠ ' + g.commit.slice(0, 12) + '…).', cls: 'bad' };
+  if (!g.you) return { text: 'The seed matches the commitment (spectators verify the seed only).', cls: 'ok' };
+  if (!app.engine) return { text: 'The seed matches the commitment; ' + app.engineNote + '.', cls: '' };
+  if (!engineNew(g.size, seedText)) return { text: 'NOT verified: the engine refused the seed ' + seedText + '.', cls: 'bad' };
+  if (!sameBoard(engineBoard(g.size), g.startBoard))
+    return { text: 'NOT fair: the start board differs from the one the seed gives.', cls: 'bad' };
+  for (let i = 0; i < g.moves.length; i++) {
+    const mv = g.moves[i];
+    if (app.engine.w_move(WASM_DIR[mv.dir]) !== 1)
+      return { text: 'NOT verified: move ' + (i + 1) + ' (' + mv.dir + ') changes nothing in the engine.', cls: 'bad' };
+    if (!sameBoard(engineBoard(g.size), mv.board))
+      return { text: 'NOT fair: after move ' + (i + 1) + ' (' + mv.dir + ') the server\'s board differs from the engine\'s.', cls: 'bad' };
+    if (app.engine.w_score() !== mv.score)
+      return { text: 'NOT fair: the score after move ' + (i + 1) + ' differs.', cls: 'bad' };
+  }
+  const mine = (end.results || []).find((p) => p.id === g.you);
+  if (mine && (mine.moves !== g.moves.length || mine.score !== app.engine.w_score()))
+    return { text: 'Not verified: ' + (mine.moves - g.moves.length) + ' of your moves never reached this page (a dropped connection).', cls: 'bad' };
+  return { text: 'verified: this game was fair (seed matches the commitment; ' + g.moves.length + ' moves replayed by the engine).', cls: 'ok' };
+}
+
+// ----------------------------------------------------------------- replay ---
+
+function startReplay(rec) {
+  show('replay');
+  const box = $('replay-boards');
+  box.innerHTML = '';
+  const results = rec.results || [];
+  $('replay-info').textContent = (rec.room ? 'Race ' + rec.room : 'Solo game') + ', ' + rec.size + '×' + rec.size +
+    ', ' + results.map((p) => p.name + ' ' + p.score).join(' vs ');
+  if (!app.engine) {
+    $('replay-info').textContent += ' — replays need the engine; ' + app.engineNote + '.';
+    app.replay = null;
+    return;
+  }
+  // Every player's boards, move by move, from the seed through the engine.
+  const tracks = [];
+  let longest = 0;
+  for (const p of results) {
+    const dirs = (rec.moves && rec.moves[String(p.id)]) || '';
+    if (!engineNew(rec.size, rec.seed)) break;
+    const boards = [engineBoard(rec.size)];
+    const used = [null];
+    for (const ch of dirs) {
+      const dir = { u: 'up', d: 'down', l: 'left', r: 'right' }[ch];
+      app.engine.w_move(WASM_DIR[dir]);
+      boards.push(engineBoard(rec.size));
+      used.push(dir);
+    }
+    longest = Math.max(longest, dirs.length);
+    const view = new PlayerView(box, { ...p, board: boards[0], score: 0, moves: 0, status: 'playing' }, rec.size, false);
+    tracks.push({ p, boards, used, view, scores: null });
+  }
+  app.replay = { tracks, step: 0, longest, timer: 0 };
+  $('r-step').max = longest;
+  replayTo(0);
+}
+
+function replayTo(step) {
+  const rp = app.replay;
+  if (!rp) return;
+  step = Math.max(0, Math.min(rp.longest, step));
+  const forward = step === rp.step + 1;
+  rp.step = step;
+  for (const t of rp.tracks) {
+    const k = Math.min(step, t.boards.length - 1);
+    if (forward && k === step) t.view.board.update(t.boards[k], t.used[k], null);
+    else t.view.board.set(t.boards[k]);
+    t.view.p = { ...t.p, board: t.boards[k], moves: k, score: k === t.boards.length - 1 ? t.p.score : '…',
+                 status: k === t.boards.length - 1 ? t.p.status : 'playing' };
+    t.view.draw();
+  }
+  $('r-step').value = step;
+  $('r-pos').textContent = 'move ' + step + ' of ' + rp.longest;
+}
+
+function replayPlay() {
+  const rp = app.replay;
+  if (!rp) return;
+  if (rp.timer) {
+    clearInterval(rp.timer);
+    rp.timer = 0;
+    $('r-play').textContent = 'Play';
+    return;
+  }
+  if (rp.step >= rp.longest) replayTo(0);
+  $('r-play').textContent = 'Pause';
+  rp.timer = setInterval(() => {
+    if (rp.step >= rp.longest) { replayPlay(); return; }
+    replayTo(rp.step + 1);
+  }, 1000 / Number($('r-speed').value));
+}
+
+// ------------------------------------------------------------------ wiring ---
+
+function formObj(form, keys) {
+  const o = {};
+  for (const k of keys) o[k] = Number(form.elements[k].value);
+  return o;
+}
+
+function wire() {
+  $('name').value = app.name;
+  $('f-name').onsubmit = (e) => {
+    e.preventDefault();
+    app.name = $('name').value.trim();
+    localStorage.setItem('race2048.name', app.name);
+    send({ type: 'hello', name: app.name });
+  };
+  $('b-rename').onclick = () => { show('name'); $('name').focus(); };
+  $('f-quick').onsubmit = (e) => { e.preventDefault(); send({ type: 'quick', ...formObj(e.target, ['players', 'size']) }); };
+  $('f-create').onsubmit = (e) => {
+    e.preventDefault();
+    send({ type: 'create', ...formObj(e.target, ['players', 'size', 'target', 'time_limit']) });
+  };
+  $('f-join').onsubmit = (e) => { e.preventDefault(); send({ type: 'join', room: $('code').value.trim().toUpperCase() }); };
+  $('b-watch-code').onclick = () => send({ type: 'watch', room: $('code').value.trim().toUpperCase() });
+  $('f-solo').onsubmit = (e) => {
+    e.preventDefault();
+    app.lastSolo = formObj(e.target, ['size']);
+    send({ type: 'solo', ...app.lastSolo });
+  };
+  $('b-rooms').onclick = () => send({ type: 'rooms' });
+  $('b-history').onclick = () => send({ type: 'history', limit: 10 });
+  $('b-wait-leave').onclick = () => send({ type: 'leave' });
+  $('b-leave').onclick = () => send({ type: 'leave' });
+  $('b-rematch').onclick = () => send({ type: 'rematch' });
+  $('b-again').onclick = () => send({ type: 'solo', ...app.lastSolo });
+  $('b-lobby').onclick = () => { send({ type: 'leave' }); enterLobby(); };
+  $('b-replay-back').onclick = () => { if (app.replay && app.replay.timer) replayPlay(); enterLobby(); };
+  $('r-first').onclick = () => replayTo(0);
+  $('r-prev').onclick = () => replayTo(app.replay ? app.replay.step - 1 : 0);
+  $('r-next').onclick = () => replayTo(app.replay ? app.replay.step + 1 : 0);
+  $('r-last').onclick = () => replayTo(app.replay ? app.replay.longest : 0);
+  $('r-play').onclick = replayPlay;
+  $('r-step').oninput = (e) => replayTo(Number(e.target.value));
+}
+
+wire();
+if (!app.name) show('name');
+loadEngine().finally(connect);

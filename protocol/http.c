@@ -1,0 +1,249 @@
+/* http.c - HTTP/1.1 requests from bytes (with Debian's http_parser) and responses to
+ * bytes; no sockets. */
+#include "http.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+
+/* ----------------------------------------------------------- detection --- */
+
+int proto_http_detect(const unsigned char *data, size_t n) {
+    size_t i = 0;
+    while (i < n && i < 16 && data[i] >= 'A' && data[i] <= 'Z')
+        i++;
+    if (i == n) return -1; /* capitals so far (or nothing) */
+    if (i == 0 || i == 16 || data[i] != ' ') return 0;
+    if (++i == n) return -1;
+    return data[i] == '/' ? 1 : 0;
+}
+
+/* ------------------------------------------------------------- parsing --- */
+
+static proto_http *state_of(http_parser *p) {
+    return p->data;
+}
+
+/* Appends what fits of a piece (http_parser may cut a token anywhere), so the
+ * kept prefix is the same however the bytes arrived; flags the rest. */
+static void append(char *buf, size_t cap, size_t *len, bool *overflow, const char *at,
+                   size_t n) {
+    size_t room = cap - 1 - *len;
+    if (n > room) {
+        *overflow = true;
+        n = room;
+    }
+    memcpy(buf + *len, at, n);
+    *len += n;
+    buf[*len] = '\0';
+}
+
+/* Does a comma-separated header value hold token (case-insensitive)? */
+static bool has_token(const char *value, const char *token) {
+    size_t tlen = strlen(token);
+    const char *p = value;
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        const char *start = p;
+        while (*p && *p != ',')
+            p++;
+        const char *end = p;
+        while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
+            end--;
+        if ((size_t)(end - start) == tlen && strncasecmp(start, token, tlen) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* One header name and value are complete: keep those the server answers on. */
+static void header_done(proto_http *h) {
+    proto_http_request *r = &h->req;
+    if (!h->field_long && !h->value_long) {
+        const char *f = h->field, *v = h->value;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        if (strcasecmp(f, "Upgrade") == 0 && has_token(v, "websocket"))
+            h->saw_upgrade_ws = true;
+        else if (strcasecmp(f, "Connection") == 0 && has_token(v, "upgrade"))
+            h->saw_conn_upgrade = true;
+        else if (strcasecmp(f, "Sec-WebSocket-Key") == 0 && strlen(v) < sizeof r->ws_key)
+            snprintf(r->ws_key, sizeof r->ws_key, "%s", v);
+        else if (strcasecmp(f, "Sec-WebSocket-Version") == 0) {
+            int version = 0;
+            for (; *v >= '0' && *v <= '9' && version < 1000; v++)
+                version = version * 10 + (*v - '0');
+            r->ws_version = *v == '\0' || *v == ' ' ? version : 0;
+        } else if (strcasecmp(f, "If-None-Match") == 0 &&
+                   strlen(v) < sizeof r->if_none_match)
+            snprintf(r->if_none_match, sizeof r->if_none_match, "%s", v);
+    }
+    h->field_len = h->value_len = 0;
+    h->field[0] = h->value[0] = '\0';
+    h->field_long = h->value_long = h->in_value = false;
+}
+
+static int on_message_begin(http_parser *p) {
+    proto_http *h = state_of(p);
+    memset(&h->req, 0, sizeof h->req);
+    h->field_len = h->value_len = 0;
+    h->field_long = h->value_long = h->in_value = false;
+    h->saw_upgrade_ws = h->saw_conn_upgrade = false;
+    h->in_head = true;
+    return 0;
+}
+
+static int on_url(http_parser *p, const char *at, size_t n) {
+    proto_http *h = state_of(p);
+    size_t len = strlen(h->req.target);
+    append(h->req.target, sizeof h->req.target, &len, &h->req.target_truncated, at, n);
+    return 0;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t n) {
+    proto_http *h = state_of(p);
+    if (h->in_value) header_done(h);
+    append(h->field, sizeof h->field, &h->field_len, &h->field_long, at, n);
+    return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t n) {
+    proto_http *h = state_of(p);
+    h->in_value = true;
+    append(h->value, sizeof h->value, &h->value_len, &h->value_long, at, n);
+    return 0;
+}
+
+static int on_headers_complete(http_parser *p) {
+    proto_http *h = state_of(p);
+    if (h->in_value) header_done(h);
+    h->in_head = false;
+    proto_http_request *r = &h->req;
+    if (p->http_major != 1) return -1; /* only HTTP/1.x: 400 */
+    r->major = p->http_major;
+    r->minor = p->http_minor;
+    r->method = p->method == HTTP_GET    ? PROTO_HTTP_GET
+                : p->method == HTTP_HEAD ? PROTO_HTTP_HEAD
+                                         : PROTO_HTTP_OTHER;
+    r->keep_alive = http_should_keep_alive(p) != 0;
+    r->upgrade_websocket = h->saw_upgrade_ws && h->saw_conn_upgrade;
+    return 0;
+}
+
+static int on_message_complete(http_parser *p) {
+    proto_http *h = state_of(p);
+    h->complete = true;
+    /* One request at a time: pipelined ones wait until this one is answered. */
+    http_parser_pause(p, 1);
+    return 0;
+}
+
+static const http_parser_settings settings = {
+    .on_message_begin = on_message_begin,
+    .on_url = on_url,
+    .on_header_field = on_header_field,
+    .on_header_value = on_header_value,
+    .on_headers_complete = on_headers_complete,
+    .on_message_complete = on_message_complete,
+};
+
+void proto_http_init(proto_http *h) {
+    /* Process-wide in http_parser; the same value for every connection. */
+    http_parser_set_max_header_size(PROTO_HTTP_HEAD_MAX);
+    memset(h, 0, sizeof *h);
+    http_parser_init(&h->parser, HTTP_REQUEST);
+    h->parser.data = h;
+}
+
+void proto_http_next(proto_http *h) {
+    h->complete = false;
+    http_parser_pause(&h->parser, 0);
+}
+
+proto_http_result proto_http_feed(proto_http *h, const char *data, size_t n,
+                                  size_t *consumed) {
+    *consumed = 0;
+    if (h->complete) return h->parser.upgrade ? PROTO_HTTP_UPGRADE : PROTO_HTTP_REQUEST;
+    size_t used = http_parser_execute(&h->parser, &settings, data, n);
+    enum http_errno err = HTTP_PARSER_ERRNO(&h->parser);
+    *consumed = used;
+    if (err == HPE_HEADER_OVERFLOW) return PROTO_HTTP_TOO_LARGE;
+    if (err != HPE_OK && err != HPE_PAUSED) return PROTO_HTTP_BAD;
+    if (h->complete) return h->parser.upgrade ? PROTO_HTTP_UPGRADE : PROTO_HTTP_REQUEST;
+    /* An upgrade request with a body ends its head without completing. */
+    if (h->parser.upgrade) return PROTO_HTTP_BAD;
+    return PROTO_HTTP_MORE;
+}
+
+/* ----------------------------------------------------------- responses --- */
+
+static const char *reason(int status) {
+    switch (status) {
+    case 101:
+        return "Switching Protocols";
+    case 200:
+        return "OK";
+    case 304:
+        return "Not Modified";
+    case 400:
+        return "Bad Request";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 426:
+        return "Upgrade Required";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return http_status_str((enum http_status)status);
+    }
+}
+
+size_t proto_http_head(char *out, size_t cap, int status, const char *content_type,
+                       size_t content_length, const char *etag, const char *cache_control,
+                       bool keep_alive) {
+    char type[128] = "", tag[128] = "", cache[128] = "", allow[32] = "";
+    if (content_type) snprintf(type, sizeof type, "Content-Type: %s\r\n", content_type);
+    if (etag) snprintf(tag, sizeof tag, "ETag: %s\r\n", etag);
+    if (cache_control)
+        snprintf(cache, sizeof cache, "Cache-Control: %s\r\n", cache_control);
+    if (status == 405) snprintf(allow, sizeof allow, "Allow: GET, HEAD\r\n");
+    int len = snprintf(out, cap,
+                       "HTTP/1.1 %d %s\r\nServer: race2048d\r\n%s%s%s%s"
+                       "Content-Length: %zu\r\nConnection: %s\r\n\r\n",
+                       status, reason(status), type, tag, cache, allow, content_length,
+                       keep_alive ? "keep-alive" : "close");
+    return len < 0 || (size_t)len >= cap ? 0 : (size_t)len;
+}
+
+int proto_ws_accept_key(const char *key, char out[29]) {
+    static const char guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+    char text[128];
+    int len = snprintf(text, sizeof text, "%s%s", key, guid);
+    unsigned char md[SHA_DIGEST_LENGTH];
+    unsigned int mdlen = 0;
+    if (len < 0 || (size_t)len >= sizeof text ||
+        !EVP_Digest(text, (size_t)len, md, &mdlen, EVP_sha1(), NULL) ||
+        mdlen != SHA_DIGEST_LENGTH)
+        return -1;
+    /* 20 bytes are 28 base64 characters; EVP_EncodeBlock adds the NUL. */
+    return EVP_EncodeBlock((unsigned char *)out, md, SHA_DIGEST_LENGTH) == 28 ? 0 : -1;
+}
+
+size_t proto_http_ws_accept_head(char *out, size_t cap, const char *key) {
+    char accept[29];
+    if (proto_ws_accept_key(key, accept) < 0) return 0;
+    int len = snprintf(out, cap,
+                       "HTTP/1.1 101 Switching Protocols\r\nServer: race2048d\r\n"
+                       "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                       "Sec-WebSocket-Accept: %s\r\n\r\n",
+                       accept);
+    return len < 0 || (size_t)len >= cap ? 0 : (size_t)len;
+}

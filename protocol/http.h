@@ -1,0 +1,100 @@
+/* http.h - HTTP/1.1 requests from bytes (with Debian's http_parser) and responses to
+ * bytes; no sockets. */
+#ifndef RACE2048_HTTP_H
+#define RACE2048_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <http_parser.h>
+
+/* Request line plus headers may take at most this many bytes; beyond it the
+ * request is answered 431 and the connection closed. */
+#define PROTO_HTTP_HEAD_MAX 8192
+/* Targets longer than this are kept truncated and flagged (they 404). */
+#define PROTO_HTTP_TARGET_MAX 256
+
+typedef enum proto_http_method {
+    PROTO_HTTP_GET,
+    PROTO_HTTP_HEAD,
+    PROTO_HTTP_OTHER, /* any other method: 405 */
+} proto_http_method;
+
+/* One parsed request: only what the server answers on. */
+typedef struct proto_http_request {
+    proto_http_method method;
+    char target[PROTO_HTTP_TARGET_MAX + 1]; /* path and query, NUL-terminated */
+    bool target_truncated;
+    int major, minor; /* HTTP version */
+    bool keep_alive;  /* the client wants the connection kept after this one */
+    /* WebSocket opening handshake (RFC 6455 4.2.1): Upgrade: websocket and
+     * Connection: upgrade were both present. */
+    bool upgrade_websocket;
+    char ws_key[64];        /* Sec-WebSocket-Key, trimmed; empty if absent or too long */
+    int ws_version;         /* Sec-WebSocket-Version, 0 if absent or not a number */
+    char if_none_match[80]; /* for ETag revalidation; empty if absent */
+} proto_http_request;
+
+/* The parser state of one connection; no allocation, fixed size. */
+typedef struct proto_http {
+    http_parser parser;
+    proto_http_request req; /* being filled; complete when feed says so */
+    size_t head_bytes;      /* bytes of this request's head consumed so far */
+    bool in_head;           /* inside request line or headers */
+    bool complete;          /* on_message_complete ran for req */
+    /* The header being read; http_parser may hand name and value in pieces. */
+    char field[32];
+    size_t field_len;
+    bool field_long; /* name longer than field: not one we look at */
+    char value[96];
+    size_t value_len;
+    bool value_long;
+    bool in_value;
+    bool saw_upgrade_ws;   /* Upgrade: websocket */
+    bool saw_conn_upgrade; /* Connection: ... upgrade ... */
+} proto_http;
+
+typedef enum proto_http_result {
+    PROTO_HTTP_MORE,      /* everything consumed; the request is not complete */
+    PROTO_HTTP_REQUEST,   /* a whole request (body skipped) is in h->req */
+    PROTO_HTTP_UPGRADE,   /* a request with Upgrade ended its head: in h->req;
+                             the bytes after it belong to the new protocol */
+    PROTO_HTTP_BAD,       /* not HTTP/1.x, or malformed: answer 400 and close */
+    PROTO_HTTP_TOO_LARGE, /* head over PROTO_HTTP_HEAD_MAX: answer 431 and close */
+} proto_http_result;
+
+/* Starts (or restarts, after a request) a connection's parser. Cannot fail. */
+void proto_http_init(proto_http *h);
+
+/* Feeds n bytes. *consumed says how many were used: on REQUEST and UPGRADE
+ * the bytes after the request are not consumed (pipelined requests or
+ * WebSocket frames: feed them again after proto_http_next() or the switch);
+ * on MORE all of them. After BAD or TOO_LARGE the parser is dead. */
+proto_http_result proto_http_feed(proto_http *h, const char *data, size_t n,
+                                  size_t *consumed);
+
+/* Gets ready for the next request on a kept-alive connection. */
+void proto_http_next(proto_http *h);
+
+/* Is this the start of an HTTP request line? Looks at the first bytes a
+ * client sent: 1 yes (capital letters, a space, '/'), 0 no, -1 cannot tell
+ * yet (a prefix of such a line). Cannot fail. */
+int proto_http_detect(const unsigned char *data, size_t n);
+
+/* Writes a response head into out (cap bytes): status line with the
+ * standard reason phrase, Content-Type (if not NULL), Content-Length, ETag
+ * (if not NULL), Cache-Control (if not NULL), Connection: keep-alive or
+ * close, then the blank line. Returns its length, or 0 if it does not fit. */
+size_t proto_http_head(char *out, size_t cap, int status, const char *content_type,
+                       size_t content_length, const char *etag, const char *cache_control,
+                       bool keep_alive);
+
+/* Writes the 101 Switching Protocols answer for a WebSocket key into out.
+ * Returns its length, or 0 if it does not fit or hashing fails. */
+size_t proto_http_ws_accept_head(char *out, size_t cap, const char *key);
+
+/* Sec-WebSocket-Accept for a key: base64(SHA-1(key + GUID)), 28 characters
+ * and a NUL. Returns 0, or -1 if OpenSSL fails. */
+int proto_ws_accept_key(const char *key, char out[29]);
+
+#endif

@@ -1,0 +1,81 @@
+/* resume.c - resume codes for humans: derived per seat, indexed, looked up, rate-limited.
+ */
+#include "resume.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "command.h"
+#include "hash.h"
+#include "room.h"
+
+void resume_code_forget(srv_player *p) {
+    if (!p->resume_code[0]) return;
+    HASH_DELETE(hh_resume, p->srv->by_resume, p);
+    p->resume_code[0] = '\0';
+}
+
+static srv_player *lookup(srv *s, const char *code) {
+    srv_player *p = NULL;
+    HASH_FIND(hh_resume, s->by_resume, code, strlen(code), p);
+    return p;
+}
+
+/* code = 8 characters of base 32 from SHA-256("resume:TOKEN:ROOM:SEAT"). */
+static int derive(const srv_player *p, char code[PROTO_RESUME_CODE_LEN + 1]) {
+    static const char alphabet[] = PROTO_RESUME_ALPHABET;
+    char text[160];
+    int len =
+        snprintf(text, sizeof text, "resume:%s:%s:%d", p->token, p->room->code, p->seat);
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    if (len < 0 || (size_t)len >= sizeof text ||
+        !EVP_Digest(text, (size_t)len, md, &mdlen, EVP_sha256(), NULL) || mdlen < 5)
+        return -1;
+    uint64_t bits = 0;
+    for (int i = 0; i < 5; i++)
+        bits = bits << 8 | md[i];
+    for (int i = PROTO_RESUME_CODE_LEN - 1; i >= 0; i--, bits >>= 5)
+        code[i] = alphabet[bits & 31];
+    code[PROTO_RESUME_CODE_LEN] = '\0';
+    return 0;
+}
+
+void resume_code_assign(srv_player *p) {
+    char code[PROTO_RESUME_CODE_LEN + 1];
+    if (!p->room || p->room->solo || derive(p, code) < 0) {
+        resume_code_forget(p);
+        return;
+    }
+    if (strcmp(code, p->resume_code) == 0) return; /* already indexed */
+    resume_code_forget(p);
+    if (lookup(p->srv, code)) return; /* someone else's: none rather than a shared one */
+    memcpy(p->resume_code, code, sizeof code);
+    int hash_oom = 0;
+    HASH_ADD(hh_resume, p->srv->by_resume, resume_code, strlen(p->resume_code), p);
+    if (hash_oom) p->resume_code[0] = '\0'; /* no code: the seat waits out its grace */
+}
+
+srv_player *resume_code_find(srv *s, const char *code) {
+    srv_player *p = lookup(s, code);
+    if (!p || !p->room) return NULL;
+    const room *r = p->room;
+    const room_seat *seat = &r->seats[p->seat];
+    if (r->state != ROOM_RUNNING || r->solo || seat->player != p || seat->connected ||
+        seat->grace_until <= uv_now(s->loop))
+        return NULL;
+    return p;
+}
+
+bool resume_attempt_allowed(srv *s) {
+    uint64_t now = uv_now(s->loop);
+    if (now >= s->resume_window_start + 1000) {
+        s->resume_window_start = now;
+        s->resume_window_attempts = 0;
+    }
+    if (s->resume_window_attempts >= RESUME_ATTEMPTS_PER_S) return false;
+    s->resume_window_attempts++;
+    return true;
+}

@@ -1,0 +1,34 @@
+/* resume.h - resume codes for humans: derived per seat, indexed, looked up, rate-limited.
+ */
+#ifndef RACE2048_RESUME_H
+#define RACE2048_RESUME_H
+
+#include "srv.h"
+
+/* Failed-or-not attempts the whole server accepts per second, so that nobody
+ * can try many of the 2^40 codes while a seat waits out its grace period. */
+#define RESUME_ATTEMPTS_PER_S 10
+
+/* Gives p, seated in a running race, the code of that seat (a digest of its
+ * token, the room and the seat, so nobody can work it out from what is
+ * shown to others), writes it to p->resume_code and indexes it in
+ * srv.by_resume in place of p's previous code. Leaves p without a code on
+ * the 2^-40 chance that another player holds the same one, or if the digest
+ * or the index runs out of memory. */
+void resume_code_assign(srv_player *p);
+
+/* Takes p's code out of the index; p->resume_code becomes "". Safe for a
+ * player without a code. */
+void resume_code_forget(srv_player *p);
+
+/* The player whose seat has this code (normalised, see
+ * proto_resume_code_parse) if that seat is in a running race and within its
+ * grace period (disconnected); else NULL. O(1). */
+srv_player *resume_code_find(srv *s, const char *code);
+
+/* Takes one attempt from the server-wide allowance: returns true if the
+ * attempt may go ahead, false if RESUME_ATTEMPTS_PER_S were already made in
+ * the last second. */
+bool resume_attempt_allowed(srv *s);
+
+#endif

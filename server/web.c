@@ -1,0 +1,259 @@
+/* web.c - browsers on the game port: HTTP requests (the built-in web client, /healthz,
+ * /metrics) and WebSocket connections that speak JSON mode. */
+#include "web.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lobby.h"
+#include "metrics.h"
+#include "web_assets.h"
+
+struct web_session {
+    proto_http http;
+    proto_ws *ws; /* after the upgrade */
+};
+
+/* ---------------------------------------------------------------- output --- */
+
+/* Sends a response head (copied) and a body (shared, not copied; NULL for
+ * none), then closes after the flush unless keep_alive. */
+static void respond(conn *c, int status, const char *type, srv_buf *body, size_t body_len,
+                    const char *etag, const char *cache, bool head_only,
+                    bool keep_alive) {
+    char head[512];
+    size_t n = proto_http_head(head, sizeof head, status, type, body_len, etag, cache,
+                               keep_alive);
+    c->srv->metrics.http_requests++;
+    if (n == 0) { /* cannot happen with our own short headers */
+        conn_close(c);
+        return;
+    }
+    conn_write(c, head, n);
+    if (body && !head_only && body_len) conn_send_buf(c, body);
+    if (!keep_alive) conn_close_after_flush(c);
+}
+
+/* A short text body (copied: these are small and rare). */
+static void respond_text(conn *c, int status, const char *text, bool head_only,
+                         bool keep_alive) {
+    size_t len = strlen(text);
+    char *copy = malloc(len + 1);
+    if (copy) memcpy(copy, text, len + 1);
+    srv_buf *b = srv_buf_take(copy, len);
+    if (!b) {
+        conn_close(c);
+        return;
+    }
+    respond(c, status, "text/plain; charset=utf-8", b, len, NULL, "no-store", head_only,
+            keep_alive);
+    srv_buf_unref(b);
+}
+
+void web_refuse(conn *c) {
+    if (c->closing || c->draining) return;
+    respond_text(c, 503, "The server is full; try again later.\n", false, false);
+}
+
+/* The asset's shared buffer: made once, then held for the process's life. */
+static srv_buf *asset_buf(size_t i) {
+    static srv_buf *bufs[64];
+    if (i >= sizeof bufs / sizeof *bufs) return NULL;
+    if (!bufs[i]) {
+        char *copy = malloc(web_assets[i].len ? web_assets[i].len : 1);
+        if (!copy) return NULL;
+        memcpy(copy, web_assets[i].data, web_assets[i].len);
+        bufs[i] = srv_buf_take(copy, web_assets[i].len);
+    }
+    return bufs[i];
+}
+
+static const web_asset *find_asset(const char *path, size_t *index) {
+    for (size_t i = 0; i < web_nassets; i++)
+        if (strcmp(web_assets[i].path, path) == 0) {
+            *index = i;
+            return &web_assets[i];
+        }
+    return NULL;
+}
+
+/* ------------------------------------------------------------- requests --- */
+
+static bool ws_handshake_ok(const proto_http_request *r) {
+    return r->method == PROTO_HTTP_GET && r->upgrade_websocket && r->ws_version == 13 &&
+           strlen(r->ws_key) == 24;
+}
+
+static void on_ws_text(void *ctx, const char *msg, size_t len) {
+    conn *c = ctx;
+    if (c->closing || c->draining) return;
+    lobby_json_line(c, msg, len);
+}
+
+static void on_ws_too_long(void *ctx) {
+    conn *c = ctx;
+    char msg[96];
+    snprintf(msg, sizeof msg,
+             "a message may be at most %zu bytes; closing the connection",
+             c->srv->cfg.max_line);
+    size_t len = 0;
+    char *line = proto_enc_error(PROTO_ERR_LINE_TOO_LONG, msg, &len);
+    srv_buf *b = srv_buf_take(line, len);
+    if (b) {
+        srv_count_error(c->srv, PROTO_ERR_LINE_TOO_LONG);
+        web_send_json(c, b);
+        srv_buf_unref(b);
+    }
+    srv_log(SRV_LOG_INFO, "line_too_long from %s (WebSocket)", c->peer);
+}
+
+static void on_ws_output(void *ctx, const char *data, size_t len) {
+    conn_write(ctx, data, len);
+}
+
+static const proto_ws_handlers ws_handlers = {on_ws_text, on_ws_too_long, on_ws_output};
+
+/* Answers a GET /ws with a valid handshake: 101, then JSON mode over frames. */
+static void upgrade(conn *c, const proto_http_request *r) {
+    char head[256];
+    size_t n = proto_http_ws_accept_head(head, sizeof head, r->ws_key);
+    c->web->ws = n ? proto_ws_new(c->srv->cfg.max_line, &ws_handlers, c) : NULL;
+    if (!c->web->ws) {
+        srv_log(SRV_LOG_ERROR, "cannot open a WebSocket for %s", c->peer);
+        conn_close(c);
+        return;
+    }
+    c->srv->metrics.http_requests++;
+    c->srv->metrics.ws_upgrades++;
+    conn_write(c, head, n);
+    c->mode = CONN_WS;
+    srv_log(SRV_LOG_INFO, "WebSocket open from %s (#%llu)", c->peer,
+            (unsigned long long)c->id);
+}
+
+static void answer(conn *c, const proto_http_request *r) {
+    char path[PROTO_HTTP_TARGET_MAX + 1];
+    snprintf(path, sizeof path, "%s", r->target);
+    path[strcspn(path, "?#")] = '\0';
+    bool head_only = r->method == PROTO_HTTP_HEAD;
+    bool alive = r->keep_alive && !c->srv->stopping;
+    if (r->method == PROTO_HTTP_OTHER) {
+        respond_text(c, 405, "Only GET and HEAD are served here.\n", false, alive);
+        return;
+    }
+    if (strcmp(path, "/healthz") == 0) {
+        respond_text(c, 200, "ok", head_only, alive);
+        return;
+    }
+    if (strcmp(path, "/metrics") == 0) {
+        srv_buf *b = metrics_render(c->srv);
+        if (!b) {
+            conn_close(c);
+            return;
+        }
+        respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", b, b->len, NULL,
+                "no-store", head_only, alive);
+        srv_buf_unref(b);
+        return;
+    }
+    if (strcmp(path, "/ws") == 0) {
+        respond_text(c, 400, "Open /ws as a WebSocket (RFC 6455, version 13).\n",
+                     head_only, false);
+        return;
+    }
+    size_t index;
+    const web_asset *a = r->target_truncated ? NULL : find_asset(path, &index);
+    if (!a) {
+        respond_text(c, 404, "Not found.\n", head_only, alive);
+        return;
+    }
+    /* Revalidation is cheap and the assets change only with the binary. */
+    if (r->if_none_match[0] && strstr(r->if_none_match, a->etag)) {
+        respond(c, 304, NULL, NULL, 0, a->etag, "no-cache", true, alive);
+        return;
+    }
+    srv_buf *b = asset_buf(index);
+    if (!b) {
+        conn_close(c);
+        return;
+    }
+    respond(c, 200, a->content_type, b, b->len, a->etag, "no-cache", head_only, alive);
+}
+
+static void http_input(conn *c, const char *data, size_t n) {
+    while (!c->closing && !c->draining) {
+        size_t used;
+        proto_http_result res = proto_http_feed(&c->web->http, data, n, &used);
+        data += used;
+        n -= used;
+        switch (res) {
+        case PROTO_HTTP_MORE:
+            return;
+        case PROTO_HTTP_BAD:
+            respond_text(c, 400, "Bad request.\n", false, false);
+            return;
+        case PROTO_HTTP_TOO_LARGE:
+            srv_log(SRV_LOG_INFO, "431 for %s: request head over %d bytes", c->peer,
+                    PROTO_HTTP_HEAD_MAX);
+            respond_text(c, 431, "Request head too large.\n", false, false);
+            return;
+        case PROTO_HTTP_UPGRADE:
+            if (ws_handshake_ok(&c->web->http.req) &&
+                strcmp(c->web->http.req.target, "/ws") == 0) {
+                upgrade(c, &c->web->http.req);
+                if (c->mode == CONN_WS && n && !c->closing)
+                    if (!proto_ws_feed(c->web->ws, data, n)) conn_close_after_flush(c);
+            } else {
+                respond_text(c, 400, "Bad WebSocket handshake.\n", false, false);
+            }
+            return;
+        case PROTO_HTTP_REQUEST:
+            answer(c, &c->web->http.req);
+            proto_http_next(&c->web->http);
+            break;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ api --- */
+
+int web_begin(conn *c) {
+    c->web = calloc(1, sizeof *c->web);
+    if (!c->web) {
+        srv_log(SRV_LOG_ERROR, "out of memory for an HTTP session of %s", c->peer);
+        conn_close(c);
+        return -1;
+    }
+    proto_http_init(&c->web->http);
+    return 0;
+}
+
+void web_input(conn *c, const char *data, size_t n) {
+    if (!c->web || c->closing || c->draining) return;
+    if (c->mode == CONN_HTTP) {
+        http_input(c, data, n);
+    } else if (c->web->ws && !proto_ws_feed(c->web->ws, data, n)) {
+        conn_close_after_flush(c);
+    }
+}
+
+void web_send_json(conn *c, srv_buf *b) {
+    if (!c->web || !c->web->ws || !proto_ws_open(c->web->ws)) return;
+    size_t len = b->len && b->data[b->len - 1] == '\n' ? b->len - 1 : b->len;
+    uint8_t hdr[PROTO_WS_HEADER_MAX];
+    size_t hdr_len = proto_ws_text_header(hdr, len);
+    conn_send_framed(c, hdr, hdr_len, b, len);
+}
+
+void web_ws_close(conn *c, uint16_t code) {
+    if (c->web && c->web->ws && !c->closing && !c->draining)
+        proto_ws_close(c->web->ws, code);
+}
+
+void web_free(conn *c) {
+    if (!c->web) return;
+    proto_ws_free(c->web->ws);
+    free(c->web);
+    c->web = NULL;
+}

@@ -1,0 +1,183 @@
+/* test_http.c - HTTP requests parse the same however the bytes are split; limits hold. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "http.h"
+
+/* Feeds s one byte at a time (the worst split) until a result other than MORE. */
+static proto_http_result feed_bytewise(proto_http *h, const char *s, size_t n,
+                                       size_t *used) {
+    *used = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t c;
+        proto_http_result r = proto_http_feed(h, s + i, 1, &c);
+        *used += c;
+        if (r != PROTO_HTTP_MORE) return r;
+        assert_int_equal(c, 1);
+    }
+    return PROTO_HTTP_MORE;
+}
+
+static void test_get_whole_and_split(void **state) {
+    const char req[] = "GET /static/app.js?v=1 HTTP/1.1\r\nHost: x\r\n"
+                       "If-None-Match: \"abc\"\r\n\r\n";
+    for (int split = 0; split < 2; split++) {
+        proto_http h;
+        proto_http_init(&h);
+        size_t used;
+        proto_http_result r = split ? feed_bytewise(&h, req, sizeof req - 1, &used)
+                                    : proto_http_feed(&h, req, sizeof req - 1, &used);
+        assert_int_equal(r, PROTO_HTTP_REQUEST);
+        assert_int_equal(used, sizeof req - 1);
+        assert_int_equal(h.req.method, PROTO_HTTP_GET);
+        assert_string_equal(h.req.target, "/static/app.js?v=1");
+        assert_int_equal(h.req.major, 1);
+        assert_int_equal(h.req.minor, 1);
+        assert_true(h.req.keep_alive);
+        assert_false(h.req.upgrade_websocket);
+        assert_string_equal(h.req.if_none_match, "\"abc\"");
+    }
+}
+
+static void test_pipelined_requests_one_at_a_time(void **state) {
+    const char reqs[] = "GET /a HTTP/1.1\r\n\r\nHEAD /b HTTP/1.1\r\n\r\n"
+                        "POST /c HTTP/1.1\r\nContent-Length: 3\r\n\r\nxyz"
+                        "GET /d HTTP/1.0\r\n\r\n";
+    const char *targets[] = {"/a", "/b", "/c", "/d"};
+    proto_http_method methods[] = {PROTO_HTTP_GET, PROTO_HTTP_HEAD, PROTO_HTTP_OTHER,
+                                   PROTO_HTTP_GET};
+    bool alive[] = {true, true, true, false};
+    proto_http h;
+    proto_http_init(&h);
+    size_t off = 0;
+    for (int i = 0; i < 4; i++) {
+        size_t used;
+        assert_int_equal(proto_http_feed(&h, reqs + off, sizeof reqs - 1 - off, &used),
+                         PROTO_HTTP_REQUEST);
+        off += used;
+        assert_string_equal(h.req.target, targets[i]);
+        assert_int_equal(h.req.method, methods[i]);
+        assert_int_equal(h.req.keep_alive, alive[i]);
+        /* Fed again before next(): still the same request, nothing consumed. */
+        assert_int_equal(proto_http_feed(&h, reqs + off, sizeof reqs - 1 - off, &used),
+                         PROTO_HTTP_REQUEST);
+        assert_int_equal(used, 0);
+        proto_http_next(&h);
+    }
+    assert_int_equal(off, sizeof reqs - 1);
+}
+
+static void test_websocket_upgrade_leaves_frames(void **state) {
+    const char req[] = "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: WebSocket\r\n"
+                       "Connection: keep-alive, Upgrade\r\n"
+                       "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                       "Sec-WebSocket-Version: 13\r\n\r\n\x81\x85";
+    proto_http h;
+    proto_http_init(&h);
+    size_t used;
+    assert_int_equal(proto_http_feed(&h, req, sizeof req - 1, &used), PROTO_HTTP_UPGRADE);
+    assert_int_equal(used, sizeof req - 3); /* the two frame bytes are left */
+    assert_true(h.req.upgrade_websocket);
+    assert_string_equal(h.req.ws_key, "dGhlIHNhbXBsZSBub25jZQ==");
+    assert_int_equal(h.req.ws_version, 13);
+}
+
+static void test_accept_key_rfc_example(void **state) {
+    char out[29];
+    assert_int_equal(proto_ws_accept_key("dGhlIHNhbXBsZSBub25jZQ==", out), 0);
+    assert_string_equal(out, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="); /* RFC 6455 1.3 */
+    char head[256];
+    size_t n = proto_http_ws_accept_head(head, sizeof head, "dGhlIHNhbXBsZSBub25jZQ==");
+    assert_true(n > 0);
+    assert_non_null(strstr(head, "HTTP/1.1 101 Switching Protocols\r\n"));
+    assert_non_null(
+        strstr(head, "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"));
+}
+
+static void test_head_over_8k_is_too_large(void **state) {
+    static char req[PROTO_HTTP_HEAD_MAX + 200];
+    int n = snprintf(req, sizeof req, "GET / HTTP/1.1\r\nX-Big: ");
+    memset(req + n, 'a', sizeof req - (size_t)n);
+    proto_http h;
+    proto_http_init(&h);
+    size_t used;
+    assert_int_equal(proto_http_feed(&h, req, sizeof req, &used), PROTO_HTTP_TOO_LARGE);
+
+    /* Just under the limit is fine. */
+    n = snprintf(req, sizeof req, "GET / HTTP/1.1\r\nX-Big: ");
+    size_t fill = PROTO_HTTP_HEAD_MAX - 200 - (size_t)n;
+    memset(req + n, 'a', fill);
+    memcpy(req + n + fill, "\r\n\r\n", 4);
+    proto_http_init(&h);
+    assert_int_equal(proto_http_feed(&h, req, (size_t)n + fill + 4, &used),
+                     PROTO_HTTP_REQUEST);
+}
+
+static void test_bad_requests(void **state) {
+    const char *bad[] = {
+        "GET / HTTP/2.0\r\n\r\n",
+        "GET / HTTP/0.9\r\n\r\n",
+        "GET /\x01 HTTP/1.1\r\n\r\n",
+        "GET / HTTP/1.1\r\nBad Header\r\n\r\n",
+        "GET / HTTP/1.1\r\nContent-Length: x\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        proto_http h;
+        proto_http_init(&h);
+        size_t used;
+        assert_int_equal(proto_http_feed(&h, bad[i], strlen(bad[i]), &used),
+                         PROTO_HTTP_BAD);
+    }
+}
+
+static void test_detect(void **state) {
+    assert_int_equal(proto_http_detect((const unsigned char *)"GET / HTTP/1.1", 14), 1);
+    assert_int_equal(proto_http_detect((const unsigned char *)"HEAD /x", 7), 1);
+    assert_int_equal(proto_http_detect((const unsigned char *)"GE", 2), -1);
+    assert_int_equal(proto_http_detect((const unsigned char *)"GET ", 4), -1);
+    assert_int_equal(proto_http_detect((const unsigned char *)"", 0), -1);
+    assert_int_equal(proto_http_detect((const unsigned char *)"GET x", 5), 0);
+    assert_int_equal(proto_http_detect((const unsigned char *)"get /", 5), 0);
+    assert_int_equal(proto_http_detect((const unsigned char *)"QUICK\r\n", 7), 0);
+    assert_int_equal(proto_http_detect((const unsigned char *)"{\"type\"", 7), 0);
+    assert_int_equal(proto_http_detect((const unsigned char *)"ABCDEFGHIJKLMNOPQ /", 19),
+                     0);
+}
+
+static void test_response_head(void **state) {
+    char out[512];
+    size_t n = proto_http_head(out, sizeof out, 200, "text/plain; charset=utf-8", 2,
+                               "\"e1\"", "no-cache", true);
+    assert_int_equal(n, strlen(out));
+    assert_non_null(strstr(out, "HTTP/1.1 200 OK\r\n"));
+    assert_non_null(strstr(out, "Content-Type: text/plain; charset=utf-8\r\n"));
+    assert_non_null(strstr(out, "Content-Length: 2\r\n"));
+    assert_non_null(strstr(out, "ETag: \"e1\"\r\n"));
+    assert_non_null(strstr(out, "Connection: keep-alive\r\n"));
+    assert_int_equal(memcmp(out + n - 4, "\r\n\r\n", 4), 0);
+    n = proto_http_head(out, sizeof out, 405, NULL, 0, NULL, NULL, false);
+    assert_non_null(strstr(out, "HTTP/1.1 405 Method Not Allowed\r\n"));
+    assert_non_null(strstr(out, "Allow: GET, HEAD\r\n"));
+    assert_non_null(strstr(out, "Connection: close\r\n"));
+    assert_int_equal(proto_http_head(out, 20, 200, NULL, 0, NULL, NULL, true), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_get_whole_and_split),
+        cmocka_unit_test(test_pipelined_requests_one_at_a_time),
+        cmocka_unit_test(test_websocket_upgrade_leaves_frames),
+        cmocka_unit_test(test_accept_key_rfc_example),
+        cmocka_unit_test(test_head_over_8k_is_too_large),
+        cmocka_unit_test(test_bad_requests),
+        cmocka_unit_test(test_detect),
+        cmocka_unit_test(test_response_head),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,197 @@
+/* test_ws.c - the WebSocket endpoint: messages, fragments, control frames, limits,
+ * closes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "ws.h"
+
+/* What the handlers saw: messages as "[text]", too-long reports as "!". */
+typedef struct record {
+    char seen[8192];
+    size_t seen_len;
+    unsigned char out[8192]; /* bytes the endpoint sent */
+    size_t out_len;
+} record;
+
+static void on_text(void *ctx, const char *msg, size_t len) {
+    record *r = ctx;
+    assert_true(r->seen_len + len + 2 <= sizeof r->seen);
+    r->seen[r->seen_len++] = '[';
+    memcpy(r->seen + r->seen_len, msg, len);
+    r->seen_len += len;
+    r->seen[r->seen_len++] = ']';
+    r->seen[r->seen_len] = '\0';
+}
+
+static void on_too_long(void *ctx) {
+    record *r = ctx;
+    r->seen[r->seen_len++] = '!';
+    r->seen[r->seen_len] = '\0';
+}
+
+static void on_output(void *ctx, const char *data, size_t len) {
+    record *r = ctx;
+    assert_true(r->out_len + len <= sizeof r->out);
+    memcpy(r->out + r->out_len, data, len);
+    r->out_len += len;
+}
+
+static const proto_ws_handlers handlers = {on_text, on_too_long, on_output};
+
+/* A client frame: masked with a fixed key unless unmasked is set. */
+static size_t frame(unsigned char *out, bool fin, int opcode, const char *payload,
+                    size_t len, bool unmasked) {
+    static const unsigned char key[4] = {0x37, 0xfa, 0x21, 0x3d};
+    size_t n = 0;
+    out[n++] = (unsigned char)((fin ? 0x80 : 0) | opcode);
+    unsigned char mask = unmasked ? 0 : 0x80;
+    if (len < 126) {
+        out[n++] = (unsigned char)(mask | len);
+    } else {
+        out[n++] = mask | 126;
+        out[n++] = (unsigned char)(len >> 8);
+        out[n++] = (unsigned char)len;
+    }
+    if (!unmasked) {
+        memcpy(out + n, key, 4);
+        n += 4;
+    }
+    for (size_t i = 0; i < len; i++)
+        out[n + i] = (unsigned char)(payload[i] ^ (unmasked ? 0 : key[i % 4]));
+    return n + len;
+}
+
+/* The first server frame in r->out: its opcode, and for a close its code. */
+static int first_frame(const record *r, size_t at, int *code, size_t *next) {
+    assert_true(r->out_len >= at + 2);
+    int opcode = r->out[at] & 0x0f;
+    size_t len = r->out[at + 1] & 0x7f;
+    assert_true(len < 126);
+    assert_int_equal(r->out[at + 1] & 0x80, 0); /* servers never mask */
+    if (code) *code = len >= 2 ? r->out[at + 2] << 8 | r->out[at + 3] : 0;
+    if (next) *next = at + 2 + len;
+    return opcode;
+}
+
+static void test_text_message_any_split(void **state) {
+    unsigned char buf[64];
+    size_t n = frame(buf, true, 1, "{\"type\":\"ping\"}", 15, false);
+    for (size_t step = 1; step <= n; step++) {
+        record r = {0};
+        proto_ws *ws = proto_ws_new(4096, &handlers, &r);
+        assert_non_null(ws);
+        for (size_t i = 0; i < n; i += step)
+            assert_true(
+                proto_ws_feed(ws, (const char *)buf + i, i + step > n ? n - i : step));
+        assert_string_equal(r.seen, "[{\"type\":\"ping\"}]");
+        assert_int_equal(r.out_len, 0);
+        assert_true(proto_ws_open(ws));
+        proto_ws_free(ws);
+    }
+}
+
+static void test_fragments_with_ping_between(void **state) {
+    unsigned char buf[128];
+    size_t n = frame(buf, false, 1, "ab", 2, false);
+    n += frame(buf + n, true, 9, "hi", 2, false);  /* ping mid-message */
+    n += frame(buf + n, false, 0, "cd", 2, false); /* continuation */
+    n += frame(buf + n, true, 0, "ef", 2, false);  /* last */
+    record r = {0};
+    proto_ws *ws = proto_ws_new(6, &handlers, &r); /* exactly the limit */
+    assert_true(proto_ws_feed(ws, (const char *)buf, n));
+    assert_string_equal(r.seen, "[abcdef]");
+    int code;
+    size_t next;
+    assert_int_equal(first_frame(&r, 0, &code, &next), 0xA); /* pong */
+    assert_int_equal(next, 4);
+    assert_memory_equal(r.out + 2, "hi", 2);
+    proto_ws_free(ws);
+}
+
+static void check_closed_with(const char *what, const unsigned char *buf, size_t n,
+                              size_t max, int want_code, const char *want_seen) {
+    record r = {0};
+    proto_ws *ws = proto_ws_new(max, &handlers, &r);
+    assert_false(proto_ws_feed(ws, (const char *)buf, n));
+    assert_false(proto_ws_open(ws));
+    int code;
+    size_t next;
+    assert_int_equal(first_frame(&r, 0, &code, &next), 8);
+    if (code != want_code) fail_msg("%s: close code %d, want %d", what, code, want_code);
+    assert_int_equal(proto_ws_close_code(ws), want_code);
+    assert_int_equal(next, r.out_len); /* nothing after the close */
+    assert_string_equal(r.seen, want_seen);
+    /* Nothing more is read, nothing more sent. */
+    assert_false(proto_ws_feed(ws, (const char *)buf, n));
+    assert_int_equal(next, r.out_len);
+    proto_ws_free(ws);
+}
+
+static void test_limits_and_violations(void **state) {
+    unsigned char buf[512];
+    char big[300];
+    memset(big, 'x', sizeof big);
+    size_t n = frame(buf, true, 1, big, 9, false);
+    check_closed_with("oversized", buf, n, 8, PROTO_WS_TOO_BIG, "!");
+    n = frame(buf, true, 1, big, 300, false);
+    check_closed_with("oversized 16-bit length", buf, 10, 8, PROTO_WS_TOO_BIG, "!");
+    n = frame(buf, false, 1, big, 5, false);
+    n += frame(buf + n, true, 0, big, 5, false);
+    check_closed_with("oversized in fragments", buf, n, 8, PROTO_WS_TOO_BIG, "!");
+    n = frame(buf, true, 2, "ab", 2, false);
+    check_closed_with("binary", buf, n, 8, PROTO_WS_UNSUPPORTED, "");
+    n = frame(buf, true, 1, "ab", 2, true);
+    check_closed_with("unmasked", buf, n, 8, PROTO_WS_PROTOCOL, "");
+    n = frame(buf, true, 0, "ab", 2, false);
+    check_closed_with("continuation without start", buf, n, 8, PROTO_WS_PROTOCOL, "");
+    n = frame(buf, true, 1, "ok", 2, false);
+    n += frame(buf + n, true, 8, "\x03\xe8", 2, false);
+    check_closed_with("client close", buf, n, 8, PROTO_WS_NORMAL, "[ok]");
+}
+
+static void test_server_close(void **state) {
+    record r = {0};
+    proto_ws *ws = proto_ws_new(8, &handlers, &r);
+    assert_true(proto_ws_open(ws));
+    proto_ws_close(ws, PROTO_WS_GOING_AWAY);
+    assert_false(proto_ws_open(ws));
+    int code;
+    assert_int_equal(first_frame(&r, 0, &code, NULL), 8);
+    assert_int_equal(code, PROTO_WS_GOING_AWAY);
+    size_t len = r.out_len;
+    proto_ws_close(ws, PROTO_WS_GOING_AWAY); /* once only */
+    assert_int_equal(r.out_len, len);
+    proto_ws_free(ws);
+}
+
+static void test_text_header(void **state) {
+    uint8_t h[PROTO_WS_HEADER_MAX];
+    assert_int_equal(proto_ws_text_header(h, 0), 2);
+    assert_int_equal(h[0], 0x81);
+    assert_int_equal(proto_ws_text_header(h, 125), 2);
+    assert_int_equal(h[1], 125);
+    assert_int_equal(proto_ws_text_header(h, 126), 4);
+    assert_int_equal(h[1], 126);
+    assert_int_equal(h[2] << 8 | h[3], 126);
+    assert_int_equal(proto_ws_text_header(h, 65535), 4);
+    assert_int_equal(proto_ws_text_header(h, 65536), 10);
+    assert_int_equal(h[1], 127);
+    assert_int_equal(h[7], 1);
+    assert_int_equal(h[8], 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_text_message_any_split),
+        cmocka_unit_test(test_fragments_with_ping_between),
+        cmocka_unit_test(test_limits_and_violations),
+        cmocka_unit_test(test_server_close),
+        cmocka_unit_test(test_text_header),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

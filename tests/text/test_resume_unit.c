@@ -1,0 +1,158 @@
+/* test_resume_unit.c - resume codes in-process: derivation, the index, validity and the
+ * server-wide pace. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "command.h"
+#include "resume.h"
+#include "room.h"
+
+#define PLAYERS 1000
+
+static srv S;
+static uv_loop_t loop;
+static room rooms[2];
+static srv_player players[PLAYERS];
+
+/* Player i sits in seat i % 8 of room i % 2, disconnected, within its grace. */
+static int setup(void **state) {
+    (void)state;
+    memset(&S, 0, sizeof S);
+    assert_int_equal(uv_loop_init(&loop), 0);
+    S.loop = &loop;
+    memset(rooms, 0, sizeof rooms);
+    memset(players, 0, sizeof players);
+    for (int k = 0; k < 2; k++) {
+        snprintf(rooms[k].code, sizeof rooms[k].code, "ROOM%d", k);
+        rooms[k].state = ROOM_RUNNING;
+        rooms[k].nseats = 8;
+    }
+    for (int i = 0; i < PLAYERS; i++) {
+        srv_player *p = &players[i];
+        p->srv = &S;
+        p->id = (uint64_t)i + 1;
+        snprintf(p->token, sizeof p->token, "%032x", i * 2654435761u);
+        p->room = &rooms[i % 2];
+        p->seat = i % 8;
+    }
+    return 0;
+}
+
+static void seat_waiting(srv_player *p) {
+    room_seat *seat = &p->room->seats[p->seat];
+    seat->player = p;
+    seat->connected = false;
+    seat->grace_until = uv_now(&loop) + 1000;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    for (int i = 0; i < PLAYERS; i++)
+        resume_code_forget(&players[i]);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    return 0;
+}
+
+static void test_code_is_8_unambiguous_characters(void **state) {
+    (void)state;
+    srv_player *p = &players[0];
+    resume_code_assign(p);
+    assert_int_equal(strlen(p->resume_code), PROTO_RESUME_CODE_LEN);
+    for (int i = 0; i < PROTO_RESUME_CODE_LEN; i++) {
+        assert_non_null(strchr(PROTO_RESUME_ALPHABET, p->resume_code[i]));
+        assert_null(strchr("ILOU", p->resume_code[i]));
+    }
+    /* The same seat gives the same code; another seat or room another. */
+    char first[9];
+    memcpy(first, p->resume_code, sizeof first);
+    resume_code_assign(p);
+    assert_string_equal(p->resume_code, first);
+    p->seat = 1;
+    resume_code_assign(p);
+    assert_string_not_equal(p->resume_code, first);
+    p->seat = 0;
+    p->room = &rooms[1];
+    resume_code_assign(p);
+    assert_string_not_equal(p->resume_code, first);
+    /* The old code no longer finds anyone. */
+    seat_waiting(p);
+    assert_null(resume_code_find(&S, first));
+    assert_ptr_equal(resume_code_find(&S, p->resume_code), p);
+}
+
+static void test_found_only_while_waiting_out_the_grace(void **state) {
+    (void)state;
+    srv_player *p = &players[2];
+    resume_code_assign(p);
+    char code[9];
+    memcpy(code, p->resume_code, sizeof code);
+    seat_waiting(p);
+    assert_ptr_equal(resume_code_find(&S, code), p);
+    room_seat *seat = &p->room->seats[p->seat];
+    seat->connected = true; /* back on its own */
+    assert_null(resume_code_find(&S, code));
+    seat->connected = false;
+    seat->grace_until = uv_now(&loop); /* the grace period is over */
+    assert_null(resume_code_find(&S, code));
+    seat->grace_until = uv_now(&loop) + 1000;
+    p->room->state = ROOM_ENDED;
+    assert_null(resume_code_find(&S, code));
+    p->room->state = ROOM_RUNNING;
+    seat->player = &players[3]; /* the seat is someone else's */
+    assert_null(resume_code_find(&S, code));
+    seat_waiting(p);
+    resume_code_forget(p);
+    assert_string_equal(p->resume_code, "");
+    assert_null(resume_code_find(&S, code));
+    resume_code_forget(p); /* twice is harmless */
+}
+
+static void test_many_players_each_found(void **state) {
+    (void)state;
+    for (int i = 0; i < PLAYERS; i++)
+        resume_code_assign(&players[i]);
+    int found = 0;
+    for (int i = 0; i < PLAYERS; i++) {
+        seat_waiting(&players[i]);
+        if (resume_code_find(&S, players[i].resume_code) == &players[i]) found++;
+    }
+    /* Each is found while it holds its seat (test players share seats). */
+    assert_int_equal(found, PLAYERS);
+    for (int i = 0; i < PLAYERS; i++)
+        assert_int_equal(strlen(players[i].resume_code), PROTO_RESUME_CODE_LEN);
+    /* Forgetting every other one leaves the rest indexed. */
+    for (int i = 0; i < PLAYERS; i += 2)
+        resume_code_forget(&players[i]);
+    for (int i = 1; i < PLAYERS; i += 2) {
+        seat_waiting(&players[i]);
+        assert_ptr_equal(resume_code_find(&S, players[i].resume_code), &players[i]);
+    }
+}
+
+static void test_attempts_paced_server_wide(void **state) {
+    (void)state;
+    /* The loop's clock stands still here: one window. */
+    uv_update_time(&loop);
+    int allowed = 0;
+    for (int i = 0; i < 3 * RESUME_ATTEMPTS_PER_S; i++)
+        allowed += resume_attempt_allowed(&S);
+    assert_int_equal(allowed, RESUME_ATTEMPTS_PER_S);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_code_is_8_unambiguous_characters, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_found_only_while_waiting_out_the_grace,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_players_each_found, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attempts_paced_server_wide, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
