@@ -1,4 +1,5 @@
-/* addr.c - open connections per client address, for --max-per-ip. */
+/* addr.c - per client address: open connections (--max-per-ip) and failed resumes
+ * (guard.c). */
 #include "addr.h"
 
 #include <stdlib.h>
@@ -12,6 +13,7 @@ struct addr_entry {
     unsigned char key[16]; /* the address, zero-padded: an IPv4 key is 4 bytes */
     unsigned char len;
     unsigned count;
+    addr_guard guard;
     UT_hash_handle hh;
 };
 
@@ -32,30 +34,44 @@ static addr_entry *find(addr_entry *table, const void *addr, size_t len) {
     return e;
 }
 
-unsigned addr_add(addr_entry **table, const void *addr, size_t len) {
+addr_entry *addr_get(addr_entry **table, const void *addr, size_t len, bool make) {
     addr_entry *e = find(*table, addr, len);
-    if (!e) {
-        e = calloc(1, sizeof *e);
-        if (!e) return 0;
-        make_key(e, addr, len);
-        /* uthash reports running out of memory through this hook. */
+    if (e || !make) return e;
+    e = calloc(1, sizeof *e);
+    if (!e) return NULL;
+    make_key(e, addr, len);
+    /* uthash reports running out of memory through this hook. */
 #undef uthash_nonfatal_oom
 #define uthash_nonfatal_oom(obj)                                                         \
     do {                                                                                 \
         free(e);                                                                         \
-        return 0;                                                                        \
+        return NULL;                                                                     \
     } while (0)
-        HASH_ADD(hh, *table, key, KEY_LEN, e);
+    HASH_ADD(hh, *table, key, KEY_LEN, e);
 #undef uthash_nonfatal_oom
-    }
-    return ++e->count;
+    return e;
+}
+
+unsigned addr_add(addr_entry **table, const void *addr, size_t len) {
+    addr_entry *e = addr_get(table, addr, len, true);
+    return e ? ++e->count : 0;
+}
+
+addr_guard *addr_guard_of(addr_entry *e) {
+    return &e->guard;
+}
+
+void addr_drop_if_unused(addr_entry **table, addr_entry *e) {
+    if (e->count || e->guard.active) return;
+    HASH_DEL(*table, e);
+    free(e);
 }
 
 void addr_remove(addr_entry **table, const void *addr, size_t len) {
     addr_entry *e = find(*table, addr, len);
-    if (!e || --e->count) return;
-    HASH_DEL(*table, e);
-    free(e);
+    if (!e || !e->count) return;
+    e->count--;
+    addr_drop_if_unused(table, e);
 }
 
 unsigned addr_count(addr_entry *const *table, const void *addr, size_t len) {

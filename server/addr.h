@@ -1,22 +1,44 @@
-/* addr.h - open connections per client address, for --max-per-ip. */
+/* addr.h - per client address: open connections (--max-per-ip) and failed resumes
+ * (guard.c). */
 #ifndef RACE2048_ADDR_H
 #define RACE2048_ADDR_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* One address with open connections; the table is a uthash hash of these. */
 typedef struct addr_entry addr_entry;
+
+/* Failed resumes from one address, kept by guard.c: a token bucket, and the
+ * entry's place in guard.c's list of addresses that failed lately. */
+typedef struct addr_guard {
+    double tokens;             /* failures it may still make now */
+    uint64_t updated;          /* loop time (ms) tokens were brought up to date */
+    bool active;               /* failed lately: kept even without connections */
+    bool warned;               /* its throttling has been logged */
+    addr_entry *older, *newer; /* guard.c's list of active entries */
+} addr_guard;
 
 /* Counts one more connection from addr (len bytes: 4 for IPv4, 16 for IPv6).
  * Returns the connections now counted for it, or 0 if memory ran out (then
  * nothing was counted). *table starts NULL. */
 unsigned addr_add(addr_entry **table, const void *addr, size_t len);
 
-/* Counts one connection less; the entry goes when none are left. */
+/* Counts one connection less; the entry goes when none are left and its
+ * guard is not active. */
 void addr_remove(addr_entry **table, const void *addr, size_t len);
 
 /* Connections counted for addr (0 if none). */
 unsigned addr_count(addr_entry *const *table, const void *addr, size_t len);
+
+/* The entry for addr; with make, one with no connections is made if there is
+ * none. NULL if there is none, or memory ran out. */
+addr_entry *addr_get(addr_entry **table, const void *addr, size_t len, bool make);
+/* e's failed-resume record (zeroed when the entry is made). */
+addr_guard *addr_guard_of(addr_entry *e);
+/* Frees e if it has no connections and its guard is not active. */
+void addr_drop_if_unused(addr_entry **table, addr_entry *e);
 
 /* Addresses in the table. */
 unsigned addr_size(addr_entry *const *table);

@@ -3,29 +3,15 @@
 #include "guard.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* At most this many addresses are remembered; past it the one that failed
- * longest ago is forgotten first. */
+#include "addr.h"
+
+/* At most this many addresses are remembered as having failed; past it the
+ * one that failed longest ago is forgotten first. */
 #define GUARD_MAX_ADDRS 65536
 /* Warnings about failed resumes: at most this many lines per second. */
 #define GUARD_LOG_PER_S 5
-
-/* An address's key: IPv4 whole, IPv6 by its /64 (one host's usual share). */
-typedef struct guard_key {
-    uint8_t family;
-    uint8_t bytes[16];
-} guard_key;
-
-/* One address that failed recently: a token bucket of failures it may make. */
-struct guard_addr {
-    guard_key key;
-    double tokens;     /* failures it may still make now */
-    uint64_t updated;  /* loop time (ms) tokens were last brought up to date */
-    bool warned;       /* its throttling has been logged */
-    UT_hash_handle hh; /* in srv.guard_addrs, least recently failed first */
-};
 
 /* --------------------------------------------------------------- logging --- */
 
@@ -57,110 +43,125 @@ static void guard_log(srv *s, const char *what, const char *peer) {
 
 /* ------------------------------------------------------------- addresses --- */
 
-/* c's address key; false if the peer's address cannot be had. */
-static bool peer_key(conn *c, guard_key *key) {
-    struct sockaddr_storage ss;
-    int len = sizeof ss;
-    memset(key, 0, sizeof *key);
-    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) < 0) return false;
-    if (ss.ss_family == AF_INET) {
-        key->family = 4;
-        memcpy(key->bytes, &((struct sockaddr_in *)&ss)->sin_addr, 4);
-        return true;
+/* c's key in the address table: an IPv4 address whole (also when it comes
+ * mapped into IPv6), an IPv6 address by its /64, one host's usual share.
+ * Returns the key's length, 0 if c has no address. */
+static size_t guard_key(const conn *c, unsigned char key[16]) {
+    static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (c->addr_len == 4) {
+        memcpy(key, c->addr, 4);
+        return 4;
     }
-    if (ss.ss_family == AF_INET6) {
-        const uint8_t *a = ((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr;
-        static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-        if (!memcmp(a, v4mapped, sizeof v4mapped)) { /* an IPv4 client on a v6 socket */
-            key->family = 4;
-            memcpy(key->bytes, a + 12, 4);
-        } else {
-            key->family = 6;
-            memcpy(key->bytes, a, 8);
-        }
-        return true;
+    if (c->addr_len != 16) return 0;
+    if (!memcmp(c->addr, v4mapped, sizeof v4mapped)) {
+        memcpy(key, c->addr + 12, 4);
+        return 4;
     }
-    return false;
+    /* 8 bytes: never equal to a whole address's key (addr.c keys by length too). */
+    memcpy(key, c->addr, 8);
+    return 8;
 }
 
-/* Brings a's bucket up to now. */
-static void refill(const srv *s, struct guard_addr *a, uint64_t now) {
-    double per_ms = s->cfg.resume_per_min / 60000.0;
-    a->tokens += (double)(now - a->updated) * per_ms;
-    if (a->tokens >= s->cfg.resume_burst) {
-        a->tokens = s->cfg.resume_burst;
-        a->warned = false;
+/* Brings e's bucket up to now; a full bucket is no longer active. */
+static void refill(const srv *s, addr_guard *g, uint64_t now) {
+    g->tokens += (double)(now - g->updated) * s->cfg.resume_per_min / 60000.0;
+    if (g->tokens >= s->cfg.resume_burst) {
+        g->tokens = s->cfg.resume_burst;
+        g->warned = false;
     }
-    a->updated = now;
+    g->updated = now;
 }
 
-static void forget(srv *s, struct guard_addr *a) {
-    HASH_DELETE(hh, s->guard_addrs, a);
-    free(a);
+/* Takes e out of the list of active entries. */
+static void unlink_entry(srv *s, addr_entry *e) {
+    addr_guard *g = addr_guard_of(e);
+    if (g->older)
+        addr_guard_of(g->older)->newer = g->newer;
+    else
+        s->guard_oldest = g->newer;
+    if (g->newer)
+        addr_guard_of(g->newer)->older = g->older;
+    else
+        s->guard_newest = g->older;
+    g->older = g->newer = NULL;
+    g->active = false;
+    s->guard_active--;
+}
+
+/* e's bucket is full again: out of the list, and out of the table if no
+ * connection needs it. */
+static void deactivate(srv *s, addr_entry *e) {
+    unlink_entry(s, e);
+    addr_drop_if_unused(&s->addrs, e);
+}
+
+/* Makes e the most recently failed active entry. */
+static void touch(srv *s, addr_entry *e) {
+    addr_guard *g = addr_guard_of(e);
+    if (g->active) {
+        if (!g->newer) return; /* already the newest */
+        unlink_entry(s, e);
+    }
+    g->active = true;
+    s->guard_active++;
+    g->older = s->guard_newest;
+    g->newer = NULL;
+    if (s->guard_newest)
+        addr_guard_of(s->guard_newest)->newer = e;
+    else
+        s->guard_oldest = e;
+    s->guard_newest = e;
 }
 
 /* Forgets addresses whose bucket is full again (they are no different from
- * addresses never seen), oldest first, and the oldest one while there are
- * too many. A few per call: the cost stays constant. */
-static void prune(srv *s, uint64_t now) {
-    for (int i = 0; i < 4 && s->guard_addrs; i++) {
-        struct guard_addr *oldest = s->guard_addrs;
-        refill(s, oldest, now);
-        if (oldest->tokens < s->cfg.resume_burst &&
-            HASH_COUNT(s->guard_addrs) < GUARD_MAX_ADDRS)
-            break;
-        forget(s, oldest);
+ * addresses never seen), oldest first, and the oldest while there are too
+ * many. A few per call, so the cost stays constant. `keep` is not freed. */
+static void prune(srv *s, uint64_t now, const addr_entry *keep) {
+    for (int i = 0; i < 4 && s->guard_oldest && s->guard_oldest != keep; i++) {
+        addr_entry *oldest = s->guard_oldest;
+        addr_guard *g = addr_guard_of(oldest);
+        refill(s, g, now);
+        if (g->tokens < s->cfg.resume_burst && s->guard_active <= GUARD_MAX_ADDRS) break;
+        deactivate(s, oldest);
     }
-}
-
-static struct guard_addr *find(srv *s, const guard_key *key) {
-    struct guard_addr *a = NULL;
-    HASH_FIND(hh, s->guard_addrs, key, sizeof *key, a);
-    return a;
 }
 
 /* ------------------------------------------------------------------- API --- */
 
 guard_verdict guard_resume_check(conn *c) {
     srv *s = c->srv;
-    guard_key key;
-    if (!s->cfg.resume_burst || !peer_key(c, &key)) return GUARD_OK;
-    struct guard_addr *a = find(s, &key);
-    if (!a) return GUARD_OK;
-    refill(s, a, uv_now(s->loop));
-    return a->tokens >= 1 ? GUARD_OK : GUARD_THROTTLED;
+    unsigned char key[16];
+    size_t len = guard_key(c, key);
+    if (!s->cfg.resume_burst || !len) return GUARD_OK;
+    addr_entry *e = addr_get(&s->addrs, key, len, false);
+    if (!e || !addr_guard_of(e)->active) return GUARD_OK;
+    refill(s, addr_guard_of(e), uv_now(s->loop));
+    return addr_guard_of(e)->tokens >= 1 ? GUARD_OK : GUARD_THROTTLED;
 }
 
 bool guard_resume_failed(conn *c) {
     srv *s = c->srv;
     c->failed_resumes++;
-    guard_key key;
-    if (s->cfg.resume_burst && peer_key(c, &key)) {
+    unsigned char key[16];
+    size_t len = guard_key(c, key);
+    addr_entry *e = NULL;
+    if (s->cfg.resume_burst && len) e = addr_get(&s->addrs, key, len, true);
+    if (e) { /* else memory ran out: only the per-connection limit holds */
         uint64_t now = uv_now(s->loop);
-        prune(s, now);
-        struct guard_addr *a = find(s, &key);
-        if (a) {
-            refill(s, a, now);
-            /* Least recently failed first: move it to the end. */
-            HASH_DELETE(hh, s->guard_addrs, a);
-        } else if ((a = calloc(1, sizeof *a))) {
-            a->key = key;
-            a->tokens = s->cfg.resume_burst;
-            a->updated = now;
+        addr_guard *g = addr_guard_of(e);
+        if (g->active) {
+            refill(s, g, now);
+        } else {
+            g->tokens = s->cfg.resume_burst;
+            g->updated = now;
         }
-        if (a) {
-            int hash_oom = 0;
-            HASH_ADD(hh, s->guard_addrs, key, sizeof a->key, a);
-            if (hash_oom) {
-                free(a);
-                a = NULL;
-            }
-        }
-        if (a && a->tokens >= 1) a->tokens -= 1;
-        if (a && a->tokens < 1 && !a->warned) {
-            a->warned = true;
+        touch(s, e);
+        if (g->tokens >= 1) g->tokens -= 1;
+        if (g->tokens < 1 && !g->warned) {
+            g->warned = true;
             guard_log(s, "too many failed resumes: throttling the address", c->peer);
         }
+        prune(s, now, e);
     }
     bool used_up = s->cfg.resume_tries && c->failed_resumes >= s->cfg.resume_tries;
     if (used_up) guard_log(s, "too many failed resumes: closing the connection", c->peer);
@@ -168,8 +169,6 @@ bool guard_resume_failed(conn *c) {
 }
 
 void guard_free(srv *s) {
-    struct guard_addr *a, *next;
-    HASH_ITER(hh, s->guard_addrs, a, next) {
-        forget(s, a);
-    }
+    while (s->guard_oldest)
+        deactivate(s, s->guard_oldest);
 }

@@ -6,8 +6,9 @@
 #include "conn.h"
 
 /* Defaults for srv_config (main.c); a zero there turns that limit off. */
-#define GUARD_RESUME_TRIES 5 /* failed resumes a connection may make, then it is closed  \
-                              */
+#define GUARD_RESUME_TRIES                                                               \
+    5 /* failed resumes a connection may make, then it is closed                         \
+       */
 #define GUARD_RESUME_BURST   20 /* failed resumes an address may make at once... */
 #define GUARD_RESUME_PER_MIN 60 /* ...and then this many a minute */
 
@@ -23,7 +24,8 @@ guard_verdict guard_resume_check(conn *c);
  * runs out the address is not tracked (the per-connection limit still holds). */
 bool guard_resume_failed(conn *c);
 
-/* Frees every address record (server shutdown). */
+/* Forgets every failed resume (server shutdown): the address table keeps
+ * only entries of open connections. */
 void guard_free(srv *s);
 
 #endif

@@ -57,11 +57,69 @@ srv_player *lobby_player(conn *c, bool welcome) {
     return c->player;
 }
 
+/* ------------------------------------------------------------ matchmaking --- */
+
+/* What makes two `quick` requests match; no padding, so it hashes as bytes. */
+typedef struct queue_key {
+    int32_t players, size;
+    uint32_t target;
+} queue_key;
+
+/* The players waiting for one set of settings, oldest first. */
+typedef struct lobby_queue {
+    queue_key key;
+    srv_link waiting;
+    int n; /* players in waiting */
+    UT_hash_handle hh;
+} lobby_queue;
+
+static queue_key key_of(const proto_settings *settings) {
+    queue_key k;
+    memset(&k, 0, sizeof k);
+    k.players = settings->players;
+    k.size = settings->size;
+    k.target = settings->target;
+    return k;
+}
+
+/* Puts p (not queued) at the back of the queue for its queue_key. Returns 0,
+ * or -1 if memory runs out (p is then not queued). */
+static int enqueue(srv_player *p) {
+    srv *s = p->srv;
+    queue_key key = key_of(&p->queue_key);
+    lobby_queue *q = NULL;
+    HASH_FIND(hh, s->queues, &key, sizeof key, q);
+    if (!q) {
+        if (!(q = calloc(1, sizeof *q))) return -1;
+        q->key = key;
+        srv_list_init(&q->waiting);
+        int hash_oom = 0;
+        HASH_ADD(hh, s->queues, key, sizeof q->key, q);
+        if (hash_oom) {
+            free(q);
+            return -1;
+        }
+    }
+    srv_list_push(&q->waiting, &p->queue_link);
+    q->n++;
+    p->queue = q;
+    p->queued = true;
+    return 0;
+}
+
 static void unqueue(srv_player *p) {
     if (!p->queued) return;
+    lobby_queue *q = p->queue;
     srv_list_remove(&p->queue_link);
     p->queued = false;
+    p->queue = NULL;
+    if (--q->n == 0) { /* settings nobody waits for take no memory */
+        HASH_DELETE(hh, p->srv->queues, q);
+        free(q);
+    }
 }
+
+/* -------------------------------------------------------------- leaving --- */
 
 void srv_player_release(srv_player *p) {
     if (p->conn || p->room) return;
@@ -140,17 +198,8 @@ static void do_join(srv_player *p, const proto_request *req) {
     room_add_player(r, p, true);
 }
 
-static bool same_queue(const proto_settings *a, const proto_settings *b) {
-    return a->players == b->players && a->size == b->size && a->target == b->target;
-}
-
 int lobby_queue_waiting(const srv_player *p) {
-    int waiting = 0;
-    for (srv_link *l = p->srv->queue.next; l != &p->srv->queue; l = l->next)
-        if (same_queue(&srv_container(l, srv_player, queue_link)->queue_key,
-                       &p->queue_key))
-            waiting++;
-    return waiting;
+    return p->queued ? p->queue->n : 0;
 }
 
 static void do_quick(srv_player *p, const proto_request *req) {
@@ -159,14 +208,16 @@ static void do_quick(srv_player *p, const proto_request *req) {
     leave_everything(p);
     p->queue_key = req->settings;
     p->queue_key.time_limit = 0;
-    p->queued = true;
-    srv_list_push(&s->queue, &p->queue_link);
+    if (enqueue(p) < 0) {
+        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory; try again");
+        return;
+    }
 
     srv_player *match[PROTO_PLAYERS_MAX];
     int waiting = 0;
-    for (srv_link *l = s->queue.next; l != &s->queue; l = l->next) {
+    srv_link *queue = &p->queue->waiting;
+    for (srv_link *l = queue->next; l != queue; l = l->next) {
         srv_player *q = srv_container(l, srv_player, queue_link);
-        if (!same_queue(&q->queue_key, &p->queue_key)) continue;
         /* Closing connections leave the queue in their close callback; do not
          * seat them in a race their opponents would have to wait out. */
         if (!q->conn || q->conn->closing || q->conn->draining) continue;

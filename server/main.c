@@ -427,7 +427,6 @@ int main(int argc, char **argv) {
     srv_list_init(&s.rooms);
     srv_list_init(&s.waiting_rooms);
     srv_list_init(&s.running_rooms);
-    srv_list_init(&s.queue);
     s.loop = uv_default_loop();
     s.loop->data = &s;
 

@@ -147,8 +147,9 @@ typedef struct srv_player {
     struct room *watching; /* the room it spectates, or NULL */
     bool queued;           /* waiting in matchmaking */
     proto_settings queue_key;
-    srv_link queue_link;     /* in srv.queue while queued */
-    UT_hash_handle hh_token; /* in srv.by_token, keyed by token */
+    struct lobby_queue *queue; /* the queue for queue_key while queued */
+    srv_link queue_link;       /* in queue->waiting while queued */
+    UT_hash_handle hh_token;   /* in srv.by_token, keyed by token */
     /* A human's resume code for its current race seat ("" for none: not
      * in srv.by_resume), see resume.h. */
     char resume_code[9];
@@ -196,20 +197,24 @@ typedef struct srv {
     uint64_t prepare_ms; /* monotonic ms when poll was entered */
     int poll_timeout;    /* the timeout it was given, -1 = none */
     uint64_t check_ms;   /* monotonic ms after the last poll */
-    bool io_behind;      /* a pause was seen and no poll has read input since */
+    unsigned io_behind;  /* turns left to read input that came during a pause */
     /* File descriptors: connections beyond fd_capacity are refused. */
     unsigned fd_capacity;
     /* Listeners whose next connection waits: not even a refusal fits. */
     uv_stream_t *accept_paused[SRV_MAX_LISTENERS];
     int npaused;
-    uint64_t fd_log_ms;       /* rate limit for "out of descriptors" logs */
-    struct addr_entry *addrs; /* open connections per address (addr.c) */
+    uint64_t fd_log_ms;         /* rate limit for "out of descriptors" logs */
+    uint64_t refuse_log_ms;     /* and for refusals */
+    uint64_t refusals_unlogged; /* refusals since the last logged one */
+    struct addr_entry *addrs;   /* open connections per address (addr.c) */
     srv_link players;
     srv_link rooms;
     /* The rooms `rooms` lists, oldest first, so the reply costs the same
      * however many solo games and ended races there are. */
     srv_link waiting_rooms, running_rooms;
-    srv_link queue;        /* matchmaking, oldest first */
+    /* Matchmaking: one queue per settings (lobby.c), so that a `quick`
+     * looks only at players who want the same race. */
+    struct lobby_queue *queues;
     srv_player *by_token;  /* every player, by resume token */
     srv_player *by_resume; /* players with a resume code, by code (resume.c) */
     /* The server-wide pace of resume-code attempts (resume.c). */
@@ -221,7 +226,10 @@ typedef struct srv {
     eng_tables *tables;
     bool stopping;
     srv_metrics metrics;
-    struct guard_addr *guard_addrs; /* addresses that failed resumes (guard.c) */
+    /* Addresses (entries of addrs) that failed resumes lately, oldest first
+     * (guard.c). */
+    struct addr_entry *guard_oldest, *guard_newest;
+    unsigned guard_active;
 } srv;
 
 /* Frees p if nothing holds it any more: no connection and no seat. Takes it

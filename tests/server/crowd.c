@@ -97,7 +97,6 @@ int crowd_build(unsigned players, unsigned racers) {
     srv_list_init(&S.rooms);
     srv_list_init(&S.waiting_rooms);
     srv_list_init(&S.running_rooms);
-    srv_list_init(&S.queue);
     conn_loop_init(&S);
 
     struct sockaddr_in addr;

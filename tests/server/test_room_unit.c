@@ -55,7 +55,6 @@ static int setup(void **state) {
     srv_list_init(&S.rooms);
     srv_list_init(&S.waiting_rooms);
     srv_list_init(&S.running_rooms);
-    srv_list_init(&S.queue);
     srv_list_init(&S.flush_list);
     srv_list_init(&S.input_list);
     nfakes = 0;

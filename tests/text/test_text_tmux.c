@@ -415,6 +415,113 @@ static void test_json_client_beside_humans_gets_json_only(void **state) {
     tt_assert_clean_pane(f->other, "nc");
 }
 
+/* ---------------------------------------------------- fitting the screen --- */
+
+/* A room for `players` made by a JSON client jo, with JSON players j1, j2,
+ * ... seated in all but `humans` seats (js[0] is jo); returns its code. */
+static const char *json_room(fixture *f, int players, int humans, client **js) {
+    client *jo = client_named(f->srv, "jo");
+    client_send(jo, "{\"type\":\"create\",\"players\":%d}", players);
+    const char *code = jstr(client_expect(jo, "room", harness_ms(TT_WAIT)), "room");
+    js[0] = jo;
+    for (int i = 1; i < players - humans; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "j%d", i);
+        js[i] = client_named(f->srv, name);
+        client_send(js[i], "{\"type\":\"join\",\"room\":\"%s\"}", code);
+        client_expect(js[i], "room", harness_ms(TT_WAIT));
+    }
+    return code;
+}
+
+/* Predicate: the pane starts with the race title (nothing scrolled off the
+ * top) and shows the viewer's board. */
+static bool race_on_top(const char *pane, void *arg) {
+    (void)arg;
+    eng_board b;
+    return strncmp(pane, "race2048  room ", 15) == 0 && strstr(pane, "(you)") &&
+           tt_screen_board(pane, 0, &b);
+}
+
+static void expect_race_on_top(fixture *f, const char *pane) {
+    if (!tt_tmux_wait(&f->tmux, pane, race_on_top, NULL, harness_ms(TT_WAIT), f->pane,
+                      PANE))
+        fail_msg("pane %s does not show the race from its top line:\n%s", pane, f->pane);
+}
+
+/* Eight racers: telnet at 80x24 and at 50x24 keep the title and their own
+ * board on screen, everyone named (boards or one-line summaries). */
+static void test_eight_players_fit_80x24_and_50_columns(void **state) {
+    fixture *f = *state;
+    client *js[8];
+    const char *code = json_room(f, 8, 2, js);
+    open_client(f, "wide", "telnet", 80, 24);
+    open_client(f, "narrow", "telnet", 50, 24);
+    char line[32];
+    snprintf(line, sizeof line, "join %s", code);
+    say(f, "wide", line);
+    expect(f, "wide", "Tell a friend");
+    say(f, "narrow", line);
+    const char *panes[2] = {"wide", "narrow"};
+    for (int i = 0; i < 2; i++) {
+        expect_race_on_top(f, panes[i]);
+        expect(f, panes[i], "Ctrl-C quits");
+        static const char *const names[] = {"jo", "j1", "j2", "j3", "j4", "j5", NULL};
+        expect_all(f->pane, names, panes[i]);
+        tt_assert_clean_pane(f->pane, panes[i]);
+    }
+    /* A key plays, and the redraw still starts at the top. */
+    eng_board b = board_of(f->pane, 0);
+    tt_tmux_key(&f->tmux, "narrow", arrow_key(tt_movable_dir(&b)));
+    expect_race_on_top(f, "narrow");
+}
+
+/* help in a game (netcat 80x24, telnet 50x24) keeps the board on screen. */
+static void test_help_in_a_game_fits_80x24_and_50_columns(void **state) {
+    fixture *f = *state;
+    client *js[3];
+    const char *code = json_room(f, 3, 2, js);
+    open_client(f, "nc", "nc", 80, 24);
+    open_client(f, "tn", "telnet", 50, 24);
+    char line[32];
+    snprintf(line, sizeof line, "join %s", code);
+    say(f, "nc", line);
+    expect(f, "nc", "Tell a friend");
+    say(f, "tn", line);
+    expect_race_on_top(f, "nc");
+    expect_race_on_top(f, "tn");
+
+    say(f, "nc", "help");
+    expect(f, "nc", "In a game: leave, quit");
+    expect_race_on_top(f, "nc");
+    assert_null(strstr(f->pane, "Commands are listed above"));
+
+    tt_tmux_type(&f->tmux, "tn", ":help");
+    tt_tmux_key(&f->tmux, "tn", "Enter");
+    expect(f, "tn", "In a game type : first");
+    expect_race_on_top(f, "tn");
+    tt_assert_clean_pane(f->pane, "tn");
+    /* Nothing wider than the pane was cut by the terminal: the hint's words
+     * are whole. */
+    assert_non_null(strstr(f->pane, "Ctrl-C quits."));
+}
+
+/* A dropped opponent's board says so, with its countdown, at 80x24. */
+static void test_dropped_opponent_marker_on_telnet(void **state) {
+    fixture *f = *state;
+    client *js[2];
+    const char *code = json_room(f, 2, 1, js);
+    open_client(f, "tn", "telnet", 80, 24);
+    char line[32];
+    snprintf(line, sizeof line, "join %s", code);
+    say(f, "tn", line);
+    expect_race_on_top(f, "tn");
+    client_abort(js[0]);
+    expect(f, "tn", "connection lost, ");
+    expect_race_on_top(f, "tn");
+    tt_assert_clean_pane(f->pane, "tn");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_welcome_on_telnet, setup, teardown),
@@ -430,6 +537,12 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(test_json_client_beside_humans_gets_json_only,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_eight_players_fit_80x24_and_50_columns,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_help_in_a_game_fits_80x24_and_50_columns,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dropped_opponent_marker_on_telnet, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
