@@ -28,6 +28,7 @@ typedef struct lg_opts {
     double warmup;  /* moves before the window, not measured */
     bool race;      /* pairs of clients in `quick` races instead of solo games */
     long pipeline;  /* moves in flight per client */
+    bool ws;        /* over WebSocket (GET /ws) instead of JSON lines on TCP */
 } lg_opts;
 
 /* After a bad option, this one line; --help prints it with the rest. */
@@ -39,11 +40,12 @@ static void usage(FILE *out) {
     fprintf(out, LG_USAGE_LINE
             "       race2048-bench server [--host H] [--port P] [--clients N]\n"
             "                             [--seconds S] [--warmup S] [--mode solo|race]\n"
-            "                             [--pipeline K]\n"
+            "                             [--pipeline K] [--ws]\n"
             "  server   N JSON clients (default 100) on 127.0.0.1:2048 play solo games\n"
             "           (race: quick races of 2, N even) with up to K moves in flight\n"
             "           each (default 1), for S seconds (default 5) after a warm-up\n"
-            "           (default 1); prints moves/s, MB/s received and move latency\n");
+            "           (default 1); prints moves/s, MB/s received and move latency\n"
+            "  --ws     the same over WebSocket, as browsers speak it (GET /ws)\n");
 }
 
 static bool parse_secs(const char *text, double lo, double *out) {
@@ -67,6 +69,11 @@ static int parse_args(int argc, char **argv, lg_opts *o) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long n;
         bool ok = v != NULL;
+        if (!strcmp(a, "--ws")) { /* the only flag without a value */
+            o->ws = true;
+            i--;
+            continue;
+        }
         if (!strcmp(a, "--host")) {
             o->host = v;
         } else if (!strcmp(a, "--port")) {
@@ -118,6 +125,10 @@ typedef struct lg_client {
     uint64_t *sent_ns; /* send time of move seq at [seq % pipeline] */
     bool started;      /* has had a first start (the run waits for all) */
     bool leaving;      /* race: sent leave after going over, waits for left */
+    /* --ws: the last ws_raw bytes of conn.in are frames not yet turned into
+     * lines; before the 101 head ends they are all raw. */
+    bool ws_open;
+    size_t ws_raw;
 } lg_client;
 
 /* Latencies of the window, in microseconds, sorted at the end. */
@@ -163,9 +174,82 @@ static void fail(lg_run *r, size_t k, const char *why) {
     r->fatal = r->fatal_buf;
 }
 
+/* Queues one line; with --ws as a masked text frame of the line without its
+ * '\n'. The mask key is zero (payload unchanged): the server cannot tell,
+ * and the client's CPU is left to the server being measured. */
 static void queue(lg_run *r, size_t k, const char *line) {
-    if (net_queue(&r->c[k].conn, line, strlen(line)) != NET_OK)
-        fail(r, k, "out of memory");
+    size_t len = strlen(line);
+    int rc;
+    if (r->o.ws) {
+        char frame[256];
+        if (len < 2 || len - 1 >= 126) {
+            fail(r, k, "a request too long for the load generator's frames");
+            return;
+        }
+        frame[0] = (char)0x81;
+        frame[1] = (char)(0x80 | (len - 1));
+        memset(frame + 2, 0, 4);
+        memcpy(frame + 6, line, len - 1);
+        rc = net_queue(&r->c[k].conn, frame, 6 + len - 1);
+    } else {
+        rc = net_queue(&r->c[k].conn, line, len);
+    }
+    if (rc != NET_OK) fail(r, k, "out of memory");
+}
+
+/* --ws: turns the frames at the tail of the input buffer into lines in place
+ * (a payload plus '\n' is never longer than its frame), so the line reader
+ * sees what a TCP client would. Drops the 101 head first. */
+static void ws_unwrap(lg_run *r, size_t k) {
+    lg_client *c = &r->c[k];
+    net_conn *nc = &c->conn;
+    size_t w = nc->in_len - c->ws_raw, rd = w;
+    if (!c->ws_open) {
+        const char *end = NULL;
+        for (size_t i = rd; i + 4 <= nc->in_len && !end; i++)
+            if (!memcmp(nc->in + i, "\r\n\r\n", 4)) end = nc->in + i + 4;
+        if (!end) return;
+        if (strncmp(nc->in + rd, "HTTP/1.1 101 ", 13) != 0) {
+            fail(r, k, "no 101 Switching Protocols for GET /ws");
+            return;
+        }
+        c->ws_open = true;
+        rd = (size_t)(end - nc->in);
+    }
+    while (nc->in_len - rd >= 2) {
+        const unsigned char *h = (const unsigned char *)nc->in + rd;
+        size_t avail = nc->in_len - rd, hlen = 2;
+        uint64_t len = h[1] & 0x7f;
+        if (len == 126) {
+            if (avail < 4) break;
+            len = (uint64_t)h[2] << 8 | h[3];
+            hlen = 4;
+        } else if (len == 127) {
+            if (avail < 10) break;
+            len = 0;
+            for (int i = 0; i < 8; i++)
+                len = len << 8 | h[2 + i];
+            hlen = 10;
+        }
+        if (len > NET_LINE_MAX) {
+            fail(r, k, "a WebSocket message over the line limit");
+            return;
+        }
+        if (avail < hlen + len) break;
+        if ((h[0] & 0x0f) == 8) {
+            fail(r, k, "the server closed the WebSocket");
+            return;
+        }
+        if ((h[0] & 0x0f) == 1) {
+            memmove(nc->in + w, nc->in + rd + hlen, (size_t)len);
+            w += (size_t)len;
+            nc->in[w++] = '\n';
+        }
+        rd += hlen + (size_t)len;
+    }
+    memmove(nc->in + w, nc->in + rd, nc->in_len - rd);
+    c->ws_raw = nc->in_len - rd;
+    nc->in_len = w + c->ws_raw;
 }
 
 static void ask_for_game(lg_run *r, size_t k) {
@@ -290,10 +374,15 @@ static void service(lg_run *r, size_t k, short revents) {
     lg_client *c = &r->c[k];
     uint64_t now = now_ns();
     if (revents & (POLLIN | POLLERR | POLLHUP)) {
+        size_t rx = c->conn.rx_bytes;
         int rc = net_read(&c->conn);
         if (rc < 0 && rc != NET_ERR_CLOSED) {
             fail(r, k, net_strerror(rc));
             return;
+        }
+        if (r->o.ws) {
+            c->ws_raw += c->conn.rx_bytes - rx; /* appended at the tail */
+            ws_unwrap(r, k);
         }
         char *line;
         size_t len;
@@ -388,6 +477,15 @@ static int run(lg_run *r) {
         c->sent_ns = times + k * (size_t)r->o.pipeline;
         c->next_seq = c->head_seq = 1;
         r->pfd[k] = (struct pollfd){.fd = c->conn.fd, .events = POLLIN};
+        if (r->o.ws) {
+            static const char upgrade[] =
+                "GET /ws HTTP/1.1\r\nHost: bench\r\n"
+                "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: cmFjZTIwNDhiZW5jaCEhIQ==\r\n"
+                "Sec-WebSocket-Version: 13\r\n\r\n";
+            if (net_queue(&c->conn, upgrade, sizeof upgrade - 1) != NET_OK)
+                fail(r, k, "out of memory");
+        }
         queue(r, k, "{\"type\":\"hello\",\"name\":\"load\"}\n");
         ask_for_game(r, k);
         if (net_flush(&c->conn) == NET_ERR_IO) fail(r, k, net_strerror(NET_ERR_IO));
@@ -435,11 +533,11 @@ static int run(lg_run *r) {
     printf("server clients=%ld mode=%s pipeline=%ld seconds=%.1f moves_per_s=%.0f "
            "rx_mb_per_s=%.2f lat_p50_us=%" PRIu32 " lat_p90_us=%" PRIu32
            " lat_p99_us=%" PRIu32 " lat_max_us=%" PRIu32 " games=%" PRIu64
-           " stale=%" PRIu64 " errors=%" PRIu64 "\n",
+           " stale=%" PRIu64 " errors=%" PRIu64 " transport=%s\n",
            r->o.clients, r->o.race ? "race" : "solo", r->o.pipeline, secs,
            (double)r->moves / secs, (double)(rx1 - rx0) / secs / 1e6, pct(&r->lat, 50),
            pct(&r->lat, 90), pct(&r->lat, 99), r->lat.n ? r->lat.v[r->lat.n - 1] : 0,
-           r->games, r->stale, r->errors);
+           r->games, r->stale, r->errors, r->o.ws ? "ws" : "tcp");
     fflush(stdout);
     return r->errors ? 1 : 0;
 }

@@ -518,6 +518,7 @@ static int title(proto_buf *b, const proto_view *v, int width) {
 
 int proto_render_game(proto_buf *b, const proto_view *v) {
     int width = v->width > 0 ? v->width : 80;
+    size_t start = b->len;
     proto_buf_puts(b, "\x1b[H\x1b[2J");
     int head = title(b, v, width);
     crlf(b);
@@ -582,6 +583,19 @@ int proto_render_game(proto_buf *b, const proto_view *v) {
     if (v->status || v->hint) crlf(b);
     if (v->status) proto_render_wrapped(b, v->status, width);
     if (v->hint) proto_render_wrapped(b, v->hint, width);
+    /* A terminal too short for even the title and the hint: the lines
+     * beyond its height are left out (colour is reset at every line end). */
+    if (v->height > 0 && !b->failed) {
+        int lines = 0;
+        for (size_t i = start; i + 1 < b->len; i++) {
+            if (b->data[i] != '\r' || b->data[i + 1] != '\n') continue;
+            if (++lines == v->height) {
+                b->len = i + 2;
+                b->data[b->len] = '\0';
+                break;
+            }
+        }
+    }
     return b->failed ? -1 : 0;
 }
 

@@ -82,7 +82,9 @@ typedef struct proto_view {
  * With a height, the redraw never takes more lines: it shows as many boards
  * in full as fit, in the full style or a compact one (no borders, score and
  * status on one line), whichever shows more, and every other player as a
- * one-line summary (name, score, max tile, status). Lines end in CRLF.
+ * one-line summary (name, score, max tile, status); on a terminal too short
+ * for the title and the hint, the lines beyond the height are left out.
+ * Lines end in CRLF.
  * Returns 0, or -1 if memory ran out (see proto_buf). */
 int proto_render_game(proto_buf *b, const proto_view *v);
 

@@ -23,6 +23,9 @@
 #define PAUSE_MS 500
 /* How soon a timer deferred by srv_defer_until_io runs again. */
 #define DEFER_MS 5
+/* Polls after a pause before timers may expire anyone: the first accepts
+ * connections made during the pause, the next reads what they sent. */
+#define CATCH_UP_TURNS 3
 
 /* All connections read into one buffer: libuv hands it back to us before the
  * next read. Input left over when a connection's turn is up is copied aside
@@ -212,13 +215,19 @@ void conn_accept(srv *s, uv_stream_t *listener) {
     else if (from_addr > s->cfg.max_per_ip)
         c->refused = CONN_REFUSE_PER_ADDR;
     if (c->refused) {
+        /* A flood of refusals must not flood the log: one line a second, with
+         * the count of those not shown. */
         uint64_t now = uv_now(s->loop);
-        if (c->refused != CONN_REFUSE_FDS || !s->fd_log_ms ||
-            now - s->fd_log_ms >= FD_LOG_MS) {
-            if (c->refused == CONN_REFUSE_FDS) s->fd_log_ms = now;
+        if (s->refuse_log_ms && now - s->refuse_log_ms < 1000) {
+            s->refusals_unlogged++;
+        } else {
             char why[96];
             refusal(c, why, sizeof why);
-            srv_log(SRV_LOG_WARN, "refusing %s: %s", c->peer, why);
+            srv_log(SRV_LOG_WARN,
+                    "refusing %s: %s (and %llu more since the last such line)", c->peer,
+                    why, (unsigned long long)s->refusals_unlogged);
+            s->refuse_log_ms = now;
+            s->refusals_unlogged = 0;
         }
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_refused_read);
         uv_timer_start(&c->timer, on_refused_timeout, DETECT_MS, 0);
@@ -516,7 +525,10 @@ static void on_turn_check(uv_check_t *h) {
     if (paused && !s->io_behind)
         srv_log(SRV_LOG_INFO, "the process was paused for about %llu ms",
                 (unsigned long long)(now - s->prepare_ms));
-    s->io_behind = paused;
+    if (paused)
+        s->io_behind = CATCH_UP_TURNS;
+    else if (s->io_behind)
+        s->io_behind--;
     s->check_ms = now;
     s->turn++;
 }
@@ -557,7 +569,7 @@ void conn_loop_init(srv *s) {
 
 bool srv_defer_until_io(srv *s, uv_timer_t *t, uv_timer_cb cb) {
     if (!s->io_behind && mono_ms() - s->check_ms > PAUSE_MS && s->check_ms)
-        s->io_behind = true; /* paused since the last poll, before this timer */
+        s->io_behind = CATCH_UP_TURNS; /* paused since the last poll, before this timer */
     if (!s->io_behind) return false;
     if (t) uv_timer_start(t, cb, DEFER_MS, 0);
     return true;
@@ -703,13 +715,22 @@ static void written(conn *c, size_t n) {
 
 /* Lists the unwritten bytes of the first `count` entries as buffers (two per
  * entry at most); returns how many. */
-static unsigned gather(conn *c, unsigned count, uv_buf_t *bufs) {
+/* The iovecs of the first count entries. With heads (room for CONN_HEAD_MAX
+ * bytes per entry) the inline heads are copied there: a write that waits for
+ * the socket must not point into the ring, which may grow and move before it
+ * completes. */
+static unsigned gather(conn *c, unsigned count, uv_buf_t *bufs, char *heads) {
     unsigned nb = 0;
     size_t skip = c->out_skip;
     for (unsigned i = 0; i < count; i++) {
         conn_out *e = entry(c, i);
         size_t h = e->head_len;
-        if (skip < h) bufs[nb++] = uv_buf_init(e->head + skip, (unsigned)(h - skip));
+        char *head = e->head;
+        if (heads && skip < h) {
+            head = heads + (size_t)i * CONN_HEAD_MAX;
+            memcpy(head, e->head, h);
+        }
+        if (skip < h) bufs[nb++] = uv_buf_init(head + skip, (unsigned)(h - skip));
         size_t from = skip > h ? skip - h : 0;
         if (from < e->len)
             bufs[nb++] = uv_buf_init(e->buf->data + from, (unsigned)(e->len - from));
@@ -759,7 +780,7 @@ static void flush(conn *c) {
         return;
     }
     uv_stream_t *stream = (uv_stream_t *)&c->tcp;
-    unsigned nb = gather(c, c->out_count, bufs);
+    unsigned nb = gather(c, c->out_count, bufs, NULL);
     int n = uv_try_write(stream, bufs, nb);
     if (n == UV_EAGAIN) n = 0;
     if (n < 0) {
@@ -770,8 +791,9 @@ static void flush(conn *c) {
     c->srv->metrics.bytes_out += (uint64_t)n;
     written(c, (size_t)n);
     if (c->out_count) {
-        uv_write_t *req = malloc(sizeof *req);
-        nb = gather(c, c->out_count, bufs);
+        /* The request carries the heads' copies (see gather); on_write frees both. */
+        uv_write_t *req = malloc(sizeof *req + (size_t)c->out_count * CONN_HEAD_MAX);
+        if (req) nb = gather(c, c->out_count, bufs, (char *)(req + 1));
         if (!req || uv_write(req, stream, bufs, nb, on_write) < 0) {
             free(req);
             if (bufs != stack) free(bufs);

@@ -197,14 +197,16 @@ typedef struct srv {
     uint64_t prepare_ms; /* monotonic ms when poll was entered */
     int poll_timeout;    /* the timeout it was given, -1 = none */
     uint64_t check_ms;   /* monotonic ms after the last poll */
-    bool io_behind;      /* a pause was seen and no poll has read input since */
+    unsigned io_behind;  /* turns left to read input that came during a pause */
     /* File descriptors: connections beyond fd_capacity are refused. */
     unsigned fd_capacity;
     /* Listeners whose next connection waits: not even a refusal fits. */
     uv_stream_t *accept_paused[SRV_MAX_LISTENERS];
     int npaused;
-    uint64_t fd_log_ms;       /* rate limit for "out of descriptors" logs */
-    struct addr_entry *addrs; /* open connections per address (addr.c) */
+    uint64_t fd_log_ms;         /* rate limit for "out of descriptors" logs */
+    uint64_t refuse_log_ms;     /* and for refusals */
+    uint64_t refusals_unlogged; /* refusals since the last logged one */
+    struct addr_entry *addrs;   /* open connections per address (addr.c) */
     srv_link players;
     srv_link rooms;
     /* The rooms `rooms` lists, oldest first, so the reply costs the same

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "command.h"
+#include "guard.h"
 #include "lobby.h"
 #include "render.h"
 #include "resume.h"
@@ -23,9 +24,6 @@
 /* What a terminal that reports no size (netcat) is assumed to have. */
 #define DEFAULT_COLS 80
 #define DEFAULT_ROWS 24
-/* A connection may try a resume code this often (the server-wide allowance
- * in resume.h bounds everyone together). */
-#define RESUME_RETRY_MS 1000
 
 /* A player's last end screen, kept because a solo game's room is gone by the
  * time the human looks at it. */
@@ -47,12 +45,11 @@ typedef struct text_session {
     bool prompt;    /* in a game, ':' opened the command line */
     char line[128]; /* the command line being typed in character mode */
     size_t line_len;
-    char status[192];   /* what just happened, shown under the boards */
-    bool show_help;     /* the lobby shows the whole command list */
-    bool named;         /* the status says the new name: the lobby need not */
-    bool resuming;      /* a resume was asked: its `start` keeps the status */
-    uint64_t resume_at; /* loop time before which no other resume is tried */
-    char commit[65];    /* the running game's commit, from its `start` */
+    char status[192]; /* what just happened, shown under the boards */
+    bool show_help;   /* the lobby shows the whole command list */
+    bool named;       /* the status says the new name: the lobby need not */
+    bool resuming;    /* a resume was asked: its `start` keeps the status */
+    char commit[65];  /* the running game's commit, from its `start` */
     /* Deadlines in loop time (ms), 0 = none; one timer serves them all.
      * tick_at: a grace countdown on screen changes its second. */
     uint64_t greet_at, draw_at, esc_at, tick_at;
@@ -518,7 +515,9 @@ static void play_moves(conn *c, const proto_command *cmd) {
                 set_status(c->text,
                            stuck ? "Your board is stuck; the race goes on until the "
                                    "others finish (or type leave)."
-                                 : "You are not in a game: type solo or quick to play.");
+                           : c->text->has_end
+                               ? "That game is over."
+                               : "You are not in a game: type solo or quick to play.");
                 request_draw(c);
             }
             return;
@@ -529,40 +528,45 @@ static void play_moves(conn *c, const proto_command *cmd) {
 }
 
 /* `resume CODE` (or a token): takes back a seat waiting out its grace
- * period, from the lobby of this connection. Attempts are paced per
- * connection and for the whole server, so codes cannot be guessed. */
+ * period, from the lobby of this connection. Wrong codes count against the
+ * same per-connection and per-address guard as wrong tokens (guard.h), and
+ * the whole server takes only so many attempts a second (resume.h), so codes
+ * cannot be guessed. */
 static void resume(conn *c, const proto_command *cmd) {
     text_session *s = c->text;
     srv_player *me = c->player;
-    uint64_t now = uv_now(c->srv->loop);
+    proto_request req = {.type = PROTO_REQ_RESUME};
     if (me && (me->room || me->watching || me->queued)) {
         set_status(s, "resume is for a new connection: type leave first.");
-    } else if (now < s->resume_at) {
-        set_status(s, "Wait a second between resume attempts.");
     } else if (!resume_attempt_allowed(c->srv)) {
-        s->resume_at = now + RESUME_RETRY_MS;
         set_status(s, "Too many resume attempts on this server: try again in a moment.");
+    } else if (cmd->token[0]) {
+        /* A token goes the JSON way, guard included. */
+        snprintf(req.token, sizeof req.token, "%s", cmd->token);
+    } else if (guard_resume_check(c) == GUARD_THROTTLED) {
+        set_status(s,
+                   "Too many failed resumes from your address: try again in a minute.");
     } else {
-        s->resume_at = now + RESUME_RETRY_MS;
-        proto_request req = {.type = PROTO_REQ_RESUME};
-        if (cmd->token[0]) {
-            snprintf(req.token, sizeof req.token, "%s", cmd->token);
-        } else {
-            srv_player *p = resume_code_find(c->srv, cmd->code);
-            if (!p) {
-                set_status(s, "No seat is waiting for that code (a code works only "
-                              "until its grace period ends).");
-                request_draw(c);
-                return;
-            }
+        srv_player *p = resume_code_find(c->srv, cmd->code);
+        if (p) {
             snprintf(req.token, sizeof req.token, "%s", p->token);
+        } else if (guard_resume_failed(c)) {
+            outs(c, "\r\nToo many wrong resume codes: closing.");
+            outs(c, s->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
+            conn_close_after_flush(c);
+            return;
+        } else {
+            set_status(s, "No seat is waiting for that code (a code works only until "
+                          "its grace period ends).");
         }
-        s->resuming = true;
-        request(c, &req);
-        s->resuming = false;
+    }
+    if (!req.token[0]) {
+        request_draw(c);
         return;
     }
-    request_draw(c);
+    s->resuming = true;
+    request(c, &req);
+    s->resuming = false;
 }
 
 static void run_command(conn *c, const char *line, size_t len) {

@@ -576,6 +576,7 @@ function attachSwipe(el) {
 function onEnd(m) {
   const g = app.game;
   if (g) g.ended = true;
+  app.lastEnd = m;
   show('end');
   const reasons = { target: 'reached the target', all_over: 'no moves left',
                     time: 'the time ran out', forfeit: 'everyone else left' };

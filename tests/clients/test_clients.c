@@ -205,6 +205,20 @@ static void test_bench_server_race_pipelined(void **state) {
     assert_true(strtod(m + 13, NULL) > 0);
 }
 
+static void test_bench_server_race_over_websocket(void **state) {
+    char out[4096];
+    char *argv[] = {(char *)bench_bin, "server",     "--port", server_port, "--ws",
+                    "--clients",       "4",          "--mode", "race",      "--pipeline",
+                    "4",               "--seconds",  "0.5",    "--warmup",  "0",
+                    NULL};
+    assert_int_equal(run(argv, out, sizeof out), 0);
+    const char *m = strstr(out, " moves_per_s=");
+    assert_non_null(m);
+    assert_true(strtod(m + 13, NULL) > 0);
+    assert_non_null(strstr(out, " errors=0"));
+    assert_non_null(strstr(out, " transport=ws"));
+}
+
 static void test_usage_errors_exit_2(void **state) {
     char out[1024];
     char *bot[] = {(char *)bot_bin, "--size", "9", NULL};
@@ -222,6 +236,7 @@ int main(void) {
         cmocka_unit_test(test_bot_join_unknown_room_fails),
         cmocka_unit_test(test_bench_server_counts_moves),
         cmocka_unit_test(test_bench_server_race_pipelined),
+        cmocka_unit_test(test_bench_server_race_over_websocket),
         cmocka_unit_test(test_usage_errors_exit_2),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -504,6 +504,28 @@ static void test_eight_players_fit_50x24_and_small_heights(void **state) {
     }
 }
 
+/* Every size of terminal, down to 1x1: no crash, nothing wider than the
+ * width where the width allows a board, never more lines than the height. */
+static void test_every_terminal_size(void **state) {
+    (void)state;
+    for (int width = 1; width <= 100; width++) {
+        for (int height = 1; height <= 30; height++) {
+            proto_view v = view(eight, 8, 1, "K7Q2", 2048, width, PROTO_COLOR_256,
+                                "status", "a hint that is long enough to wrap somewhere");
+            v.height = height;
+            v.notes = eight_notes;
+            v.commit = "0123456789abcdef0123456789abcdef";
+            char *s = render(&v);
+            int lines, widest;
+            measure(s, &lines, &widest);
+            if (width >= 23 && widest > width)
+                fail_msg("%dx%d: %d columns", width, height, widest);
+            if (lines > height) fail_msg("%dx%d: %d lines:\n%s", width, height, lines, s);
+            free(s);
+        }
+    }
+}
+
 static void test_compact_style_when_full_does_not_fit(void **state) {
     (void)state;
     /* Height 12: title 2, footer 2, 8 lines left: a full 4x4 board needs 9,
@@ -678,6 +700,7 @@ int main(void) {
         cmocka_unit_test_setup(test_eight_players_fit_50x24_and_small_heights,
                                setup_eight),
         cmocka_unit_test_setup(test_compact_style_when_full_does_not_fit, setup_race),
+        cmocka_unit_test_setup(test_every_terminal_size, setup_eight),
         cmocka_unit_test_setup(test_note_replaces_status, setup_race),
         cmocka_unit_test_setup(test_commit_prefix_in_title, setup_race),
         cmocka_unit_test(test_hint_wrapped_at_words),

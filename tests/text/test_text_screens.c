@@ -414,6 +414,12 @@ static void test_eight_players_fit_80x24_and_50x24(void **state) {
     size_t nmark = nc->len, tmark = tn->len;
     human_join(nc, code);
     wait_str(nc, nmark, "Tell a friend");
+    wait_str(nc, nmark, "\r\n> ");
+    /* The waiting room's screen names all seven and fits too. */
+    tt_screen_text(nc->buf, nc->len, nmark, f->screen, SCREEN);
+    assert_non_null(strstr(f->screen, "7 of 8 players are here"));
+    assert_non_null(strstr(f->screen, "j5"));
+    assert_fits(nc, 80, 24);
     tt_sends(tn, "join ");
     tt_sends(tn, code);
     tt_send(tn, "\r\0", 2);
@@ -474,6 +480,12 @@ static void test_stuck_board_says_the_race_goes_on(void **state) {
     assert_non_null(strstr(f->screen, "Race over"));
     assert_null(strstr(f->screen, "stuck"));
     assert_null(strstr(f->screen, "You are not in a game"));
+    /* A move on the end screen is told the game is over. */
+    mark = nina->len;
+    tt_sends(nina, "w\n");
+    wait_screen(f, nina, mark, "That game is over.");
+    assert_non_null(strstr(f->screen, "Race over"));
+    assert_fits(nina, 80, 24);
 }
 
 /* --------------------------------------------------- 7: lines and words --- */
@@ -557,10 +569,18 @@ static void test_resume_code_takes_the_seat_back(void **state) {
     json_t *p = client_expect_skip(jo, "player", "room start state", harness_ms(TT_WAIT));
     assert_false(jbool(p, "connected"));
 
-    /* Right after a failure, a second try from the same connection is paced. */
+    /* Wrong codes count against the resume guard: the fifth (the first was
+     * the one above) closes the connection (GUARD_RESUME_TRIES), saying why. */
+    for (int i = 2; i < 5; i++) {
+        mark = back->len;
+        tt_sends(back, "resume 2345-6789\n");
+        wait_screen(f, back, mark, "No seat is waiting for that code");
+    }
     mark = back->len;
     tt_sends(back, "resume 2345-6789\n");
-    wait_screen(f, back, mark, "Wait a second between resume attempts.");
+    assert_true(tt_wait_eof(back, harness_ms(TT_WAIT)));
+    if (tt_find(back->buf, back->len, mark, "Too many wrong resume codes", 27) < 0)
+        fail_msg("closed without saying why");
 
     /* From a new connection, typed in lower case with a dash: tom's seat,
      * his board, and jo is told. */

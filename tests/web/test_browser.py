@@ -2,7 +2,8 @@
 """test_browser.py - a real browser (Debian's headless Chromium through chromedriver and
 python3-selenium) plays the web client against the real race2048d: a solo game to its
 end with the keyboard, then a race against race2048-bot, checking that the page shows the
-opponent's board changing and says the game verified. Screenshots (1280x800 and 390x844)
+opponent's board changing, resumes by itself when its socket drops, and says the game
+verified. Screenshots (1280x800 and 390x844)
 are kept in the build directory. Any console error fails the test.
 
 usage: test_browser.py RACE2048D RACE2048_BOT OUTDIR
@@ -75,7 +76,12 @@ def check_console(driver):
 
 
 def tiles(driver, css):
-    return [t.text for t in driver.find_elements(By.CSS_SELECTOR, css + ' .tile:not(.dying)')]
+    """The tiles under css as sorted [row, col, value] lists, read in one go (tiles
+    come and go while a board animates)."""
+    return driver.execute_script("""
+        return Array.from(document.querySelectorAll(arguments[0] + ' .tile:not(.dying)'),
+            (t) => [t.style.getPropertyValue('--r'), t.style.getPropertyValue('--c'),
+                    t.textContent]).sort();""", css)
 
 
 def settled(driver):
@@ -109,6 +115,7 @@ def main():
         d.find_element(By.ID, 'name').send_keys('browser')
         d.find_element(By.CSS_SELECTOR, '#f-name button').click()
         wait(d, 'the lobby', shown('lobby'))
+        d.save_screenshot(os.path.join(OUT, 'lobby-desktop.png'))
 
         # A solo game on a 3x3 board, played to its end with the keyboard.
         d.find_element(By.CSS_SELECTOR, '#f-solo select[name=size]').send_keys('3')
@@ -121,10 +128,37 @@ def main():
         if 'verified: this game was fair' not in verdict:
             raise SystemExit('solo game not verified: ' + verdict)
         check_console(d)
+        solo_end = tiles(d, '#end-boards')
+        # The record the protocol's `replay` describes, made from what the page saw.
+        d.execute_script("""
+            const g = app.game, e = app.lastEnd;
+            window.ownRecord = {type: 'replay', game: 1, size: g.size, target: g.target,
+                seed: e.seed, salt: e.salt, commit: g.commit, reason: e.reason,
+                winner: e.winner, results: e.results,
+                moves: {[g.you]: g.moves.map((m) => m.dir[0]).join('')}};""")
 
-        # A race against race2048-bot in a room the browser creates.
+        # The game is in the recent games; its replay, stepped to the last
+        # move, ends on the board the game ended on.
         d.find_element(By.ID, 'b-lobby').click()
         wait(d, 'the lobby again', shown('lobby'))
+        wait(d, 'the recent games', lambda d: d.find_elements(By.CSS_SELECTOR, '#history button')
+             or 'not available' in d.find_element(By.ID, 'history').text)
+        replays = d.find_elements(By.CSS_SELECTOR, '#history button')
+        if replays:
+            replays[0].click()
+        else:
+            # A server without a journal: the viewer gets the page's own record.
+            print('replay: this server keeps no history; replaying the page\'s own record')
+            d.execute_script('handle(window.ownRecord)')
+        wait(d, 'the replay', shown('replay'))
+        d.find_element(By.ID, 'r-last').click()
+        print('replay:', d.find_element(By.ID, 'r-pos').text)
+        wait(d, 'the replayed board', lambda d: tiles(d, '#replay-boards') == solo_end)
+        d.find_element(By.ID, 'r-first').click()
+        d.find_element(By.ID, 'r-play').click()
+        wait(d, 'the replay to play to its end', lambda d: tiles(d, '#replay-boards') == solo_end)
+        d.find_element(By.ID, 'b-replay-back').click()
+        wait(d, 'the lobby after the replay', shown('lobby'))
         form = '#f-create '
         d.find_element(By.CSS_SELECTOR, form + 'select[name=target]').send_keys('256')
         d.find_element(By.CSS_SELECTOR, form + 'button').click()
@@ -137,6 +171,13 @@ def main():
         wait(d, 'the race', shown('game'))
         before = tiles(d, '#others')
         wait(d, "the bot's board to change", lambda d: tiles(d, '#others') != before)
+        # The socket drops: the page resumes with its token by itself and says so.
+        d.execute_script('app.ws.close()')
+        wait(d, 'the page to resume',
+             lambda d: 'Reconnected: your game goes on' in d.find_element(By.ID, 'conn').text)
+        before = tiles(d, '#others')
+        wait(d, "the bot's board to change after the resume",
+             lambda d: tiles(d, '#others') != before)
         body = d.find_element(By.TAG_NAME, 'body')
         for k in [Keys.ARROW_LEFT, Keys.ARROW_DOWN, Keys.ARROW_RIGHT, Keys.ARROW_DOWN] * 3:
             body.send_keys(k)
