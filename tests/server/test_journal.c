@@ -454,6 +454,55 @@ static void test_kill9_burst(void **state) {
     free(out);
 }
 
+/* With a small --journal-max the journal is compacted again and again while
+ * games finish and a race runs; kill -9 lands in or between compactions.
+ * After the restart the race is back, and journal and archive check out. */
+static void test_kill9_compaction(void **state) {
+    const char *journal = path_in("j");
+    const char *const flags[] = {"--journal",
+                                 journal,
+                                 "--journal-max",
+                                 "65536",
+                                 "--journal-sync-ms",
+                                 "5",
+                                 "--grace",
+                                 "30",
+                                 NULL};
+    th_server *s = server_start(flags);
+    client *c[2];
+    race_start(s, 2, "\"size\":4", c, NULL);
+    json_t *last = NULL;
+    for (int k = 0; k < 8; k++)
+        last = client_move_any(c[0]);
+    json_t *board = jarr(last, "board");
+    json_int_t moves = jint(last, "moves");
+    wait_records(journal, "{\"j\":\"moves\"", 1, 5000);
+    client *a = client_named(s, "burst");
+    for (int g = 0; g < BURST; g++)
+        client_send(a, "{\"type\":\"solo\",\"size\":3}\n{\"type\":\"leave\"}");
+    for (int g = 0; g < BURST / 2; g++) {
+        client_expect(a, "start", WAIT);
+        client_expect(a, "end", WAIT);
+        client_expect(a, "left", WAIT);
+    }
+    server_kill(s);
+    s = server_start(flags);
+    client *r;
+    json_t *st = resume(s, &r, client_token(c[0]));
+    json_t *me = jplayer(jarr(st, "players"), 1);
+    assert_int_equal(jint(me, "moves"), moves); /* synced long before the kill */
+    assert_true(jequal(jarr(me, "board"), board));
+    server_stop(s);
+    char *out;
+    assert_int_equal(run_replay(&out, journal, NULL, NULL), 0);
+    assert_null(strstr(out, "not records"));
+    free(out);
+    struct stat sb;
+    assert_int_equal(stat(path_in("j.results"), &sb), 0); /* it was compacted */
+    assert_int_equal(run_replay(&out, path_in("j.results"), NULL, NULL), 0);
+    free(out);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
@@ -464,6 +513,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_tampering, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_write_failure, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_kill9_burst, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_kill9_compaction, setup_dir, teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
