@@ -27,11 +27,15 @@ from selenium.webdriver.support.ui import WebDriverWait
 SERVER, BOT, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
 os.makedirs(OUT, exist_ok=True)
 procs = []
+temp_dirs = []
 
 
 def start_server():
-    p = subprocess.Popen([SERVER, '--host', '127.0.0.1', '--port', '0', '--log-level', 'warn'],
-                         stdout=subprocess.PIPE, text=True)
+    # A fresh journal each run, so the recent games are this run's.
+    temp_dirs.append(tempfile.mkdtemp(prefix='race2048-web-'))
+    journal = os.path.join(temp_dirs[-1], 'race2048.journal')
+    p = subprocess.Popen([SERVER, '--host', '127.0.0.1', '--port', '0', '--log-level', 'warn',
+                          '--journal', journal], stdout=subprocess.PIPE, text=True)
     procs.append(p)
     line = p.stdout.readline()
     m = re.search(r':(\d+)$', line.strip())
@@ -47,7 +51,8 @@ def browser():
                  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
                  '--window-size=1280,800'):
         opts.add_argument(flag)
-    opts.add_argument('--user-data-dir=' + tempfile.mkdtemp(prefix='race2048-chromium-'))
+    temp_dirs.append(tempfile.mkdtemp(prefix='race2048-chromium-'))
+    opts.add_argument('--user-data-dir=' + temp_dirs[-1])
     opts.binary_location = shutil.which('chromium') or '/usr/bin/chromium'
     opts.set_capability('goog:loggingPrefs', {'browser': 'ALL'})
     driver_path = shutil.which('chromedriver') or '/usr/bin/chromedriver'
@@ -232,6 +237,8 @@ def main():
             if p.poll() is None:
                 p.terminate()
                 p.wait(timeout=10)
+        for t in temp_dirs:
+            shutil.rmtree(t, ignore_errors=True)
 
 
 if __name__ == '__main__':
