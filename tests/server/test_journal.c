@@ -402,6 +402,22 @@ static void test_write_failure(void **state) {
         client_expect(a, "left", WAIT);
     }
     client_sync(a); /* the server still answers */
+    /* And counts the failures on /metrics. */
+    client *http = client_connect(s);
+    static const char get[] = "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n";
+    client_send_raw(http, get, sizeof get - 1, false);
+    char page[65536];
+    size_t n = 0;
+    const char *at = NULL;
+    while (n < sizeof page - 1 && !(at && strchr(at, '\n'))) {
+        size_t got = client_read_raw(http, page + n, sizeof page - 1 - n, WAIT);
+        if (!got) break;
+        n += got;
+        page[n] = '\0';
+        at = strstr(page, "\nrace2048_journal_errors_total ");
+    }
+    if (!at) fail_msg("no race2048_journal_errors_total in /metrics");
+    assert_true(atoll(at + strlen("\nrace2048_journal_errors_total ")) > 0);
     client_send(a, "{\"type\":\"history\",\"limit\":100}");
     assert_int_equal(json_array_size(jarr(client_expect(a, "history", WAIT), "games")),
                      12);
