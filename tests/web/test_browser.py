@@ -91,6 +91,21 @@ def tiles(driver, css):
                     t.textContent]).sort();""", css)
 
 
+def my_moves(driver):
+    """The move count on our own board's label."""
+    text = driver.find_element(By.CSS_SELECTOR, '#me .label b').text
+    return int(re.search(r'(\d+) moves', text).group(1))
+
+
+def swipe(driver, x, y, dx, dy):
+    """A one-finger swipe by (dx, dy) from (x, y), as a phone sends it."""
+    for kind, px, py in (('touchStart', x, y), ('touchMove', x + dx / 2, y + dy / 2),
+                         ('touchMove', x + dx, y + dy)):
+        driver.execute_cdp_cmd('Input.dispatchTouchEvent',
+                               {'type': kind, 'touchPoints': [{'x': px, 'y': py}]})
+    driver.execute_cdp_cmd('Input.dispatchTouchEvent', {'type': 'touchEnd', 'touchPoints': []})
+
+
 def drop_all(sock):
     """Reads and drops everything until the socket closes."""
     try:
@@ -218,6 +233,23 @@ def main():
                           {'width': 390, 'height': 844, 'deviceScaleFactor': 1, 'mobile': True})
         wait(d, 'a still board', settled)
         d.save_screenshot(os.path.join(OUT, 'race-phone.png'))
+        # On the phone, swipes move: some direction changes the board.
+        d.execute_cdp_cmd('Emulation.setTouchEmulationEnabled', {'enabled': True})
+        moves_before = my_moves(d)
+        box = d.execute_script(
+            "const r = document.querySelector('#me .board').getBoundingClientRect();"
+            "return [r.x + r.width / 2, r.y + r.height / 2];")
+        for dx, dy in ((-120, 0), (0, 120), (120, 0), (0, -120)):
+            swipe(d, box[0], box[1], dx, dy)
+            try:
+                WebDriverWait(d, 2, poll_frequency=0.05).until(
+                    lambda d: my_moves(d) > moves_before)
+                break
+            except Exception:
+                continue  # that direction changed nothing: try the next
+        if my_moves(d) <= moves_before:
+            raise SystemExit('no swipe moved the board')
+        d.execute_cdp_cmd('Emulation.setTouchEmulationEnabled', {'enabled': False})
         d.execute_cdp_cmd('Emulation.clearDeviceMetricsOverride', {})
         if not press_until_end(d, 60):
             raise SystemExit('the race did not end')
