@@ -27,11 +27,14 @@ static proto_http *state_of(http_parser *p) {
     return p->data;
 }
 
+/* Appends what fits of a piece (http_parser may cut a token anywhere), so the
+ * kept prefix is the same however the bytes arrived; flags the rest. */
 static void append(char *buf, size_t cap, size_t *len, bool *overflow, const char *at,
                    size_t n) {
-    if (*overflow || n > cap - 1 - *len) {
+    size_t room = cap - 1 - *len;
+    if (n > room) {
         *overflow = true;
-        return;
+        n = room;
     }
     memcpy(buf + *len, at, n);
     *len += n;

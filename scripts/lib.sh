@@ -3,7 +3,7 @@
 set -Eeuo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-JOBS=$(nproc 2>/dev/null || echo 2)
+JOBS=${RACE2048_JOBS:-$(nproc 2>/dev/null || echo 2)} # parallel build jobs
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 # shellcheck disable=SC2154  # rc is assigned inside the trap string

@@ -306,11 +306,16 @@ int lobby_rooms(srv *s, proto_room_info *rows, int max) {
 }
 
 static void do_rooms(srv_player *p) {
-    proto_room_info rows[ROOMS_LIST_MAX];
-    int n = lobby_rooms(p->srv, rows, ROOMS_LIST_MAX);
-    size_t len;
-    char *line = proto_enc_rooms(rows, n, &len);
-    srv_send_line(p, SRV_MSG_ROOMS, line, len);
+    srv *s = p->srv;
+    if (!s->rooms_reply) { /* the same reply for everyone until a room changes */
+        proto_room_info rows[ROOMS_LIST_MAX];
+        int n = lobby_rooms(s, rows, ROOMS_LIST_MAX);
+        size_t len;
+        char *line = proto_enc_rooms(rows, n, &len);
+        s->rooms_reply = srv_buf_take(line, len); /* NULL if memory ran out */
+    }
+    srv_msg m = {.type = SRV_MSG_ROOMS, .json = s->rooms_reply};
+    srv_send(p, &m);
 }
 
 static void do_ping(srv_player *p, const proto_request *req) {

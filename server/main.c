@@ -462,6 +462,7 @@ int main(int argc, char **argv) {
         exit_code = 1;
     }
     guard_free(&s);
+    srv_rooms_changed(&s); /* frees the cached `rooms` reply */
     free(s.tables);
     if (exit_code == 0) srv_log(SRV_LOG_INFO, "stopped");
     return exit_code;

@@ -111,6 +111,7 @@ room *room_new(srv *s, bool solo, const proto_settings *settings) {
             return NULL;
         }
         srv_list_push(&s->waiting_rooms, &r->listed);
+        srv_rooms_changed(s);
     }
     uv_timer_init(s->loop, &r->timer);
     r->timer.data = r;
@@ -146,6 +147,7 @@ static void room_maybe_free(room *r) {
     r->closing = true;
     if (!r->solo) HASH_DELETE(hh, r->srv->by_code, r);
     srv_list_remove(&r->listed);
+    if (!r->solo) srv_rooms_changed(r->srv);
     srv_list_remove(&r->link);
     uv_timer_stop(&r->timer);
     uv_close((uv_handle_t *)&r->timer, on_room_closed);
@@ -168,6 +170,7 @@ int room_add_player(room *r, srv_player *p, bool announce) {
     seat_init(seat, p);
     p->room = r;
     p->seat = r->nseats++;
+    if (!r->solo) srv_rooms_changed(r->srv);
     if (r->solo || !announce) return 0;
     broadcast_room(r);
     if (r->nseats >= r->settings.players) room_start(r);
@@ -179,6 +182,7 @@ static void remove_seat(room *r, int i) {
     memmove(&r->seats[i], &r->seats[i + 1],
             (size_t)(r->nseats - i - 1) * sizeof r->seats[0]);
     r->nseats--;
+    srv_rooms_changed(r->srv);
     for (int k = i; k < r->nseats; k++)
         if (r->seats[k].player) r->seats[k].player->seat = k;
 }
@@ -203,6 +207,7 @@ void room_start(room *r) {
     if (!r->solo) { /* listed from now on as a race to watch */
         srv_list_remove(&r->listed);
         srv_list_push(&s->running_rooms, &r->listed);
+        srv_rooms_changed(s);
     }
     r->ends_at = r->settings.time_limit ? now + r->settings.time_limit * 1000ull : 0;
     for (int i = 0; i < r->nseats; i++)
@@ -310,6 +315,7 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     r->state = ROOM_ENDED;
     if ((unsigned)reason < 4) r->srv->metrics.games_finished[reason]++;
     srv_list_remove(&r->listed);
+    if (!r->solo) srv_rooms_changed(r->srv);
     uv_timer_stop(&r->timer);
 
     const room_seat *order[PROTO_PLAYERS_MAX];
@@ -635,4 +641,5 @@ void room_close_all(srv *s) {
         r->state = ROOM_ENDED;
         room_maybe_free(r);
     }
+    srv_rooms_changed(s);
 }

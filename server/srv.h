@@ -212,6 +212,8 @@ typedef struct srv {
     /* The rooms `rooms` lists, oldest first, so the reply costs the same
      * however many solo games and ended races there are. */
     srv_link waiting_rooms, running_rooms;
+    /* The `rooms` reply, made once and sent until a listed room changes. */
+    struct srv_buf *rooms_reply;
     /* Matchmaking: one queue per settings (lobby.c), so that a `quick`
      * looks only at players who want the same race. */
     struct lobby_queue *queues;
@@ -231,6 +233,13 @@ typedef struct srv {
     struct addr_entry *guard_oldest, *guard_newest;
     unsigned guard_active;
 } srv;
+
+/* A listed room came, went, started or changed its player count: the
+ * `rooms` reply must be made again. */
+static inline void srv_rooms_changed(srv *s) {
+    if (s->rooms_reply) srv_buf_unref(s->rooms_reply);
+    s->rooms_reply = NULL;
+}
 
 /* Frees p if nothing holds it any more: no connection and no seat. Takes it
  * out of the queue and any room it watches first. */

@@ -13,9 +13,10 @@ fail() {
     exit 1
 }
 
-# scripts/run execs the server, so $pid is race2048d once built. The pipe
+# scripts/run execs the server, so $pid is race2048d once built. One build job:
+# ctest runs other tests beside this one. The pipe
 # stays open here until this script ends, whenever the server exits.
-exec {out}< <(RACE2048_BUILD_DIR=$BUILD exec "$ROOT/scripts/run" --host 127.0.0.1 --port 0 \
+exec {out}< <(RACE2048_BUILD_DIR=$BUILD RACE2048_JOBS=1 exec "$ROOT/scripts/run" --host 127.0.0.1 --port 0 \
     --log-level warn 2>"$ERR")
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true' EXIT

@@ -1,10 +1,7 @@
 /* bench_lookups.c - server CPU per request (resume, join, watch, rooms, ping) with a
- * crowd of N players in process; prints one row per N. Not a test: a measurement.
- *
- *     cmake --build build --target bench_lookups && build/tests/server/bench_lookups 4000
- * 100000
- *
- * The 100 last players race in 50 running (listed) races; the rest play solo. */
+ * crowd of N players in process; one key=value line per N. A measurement, not a
+ * test: see BENCHMARKS.md. The last 100 players race in 50 running (listed)
+ * races; the others play solo. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -28,14 +25,15 @@ int main(int argc, char **argv) {
                 "usage: bench_lookups N [N...] (players; prints us per request)\n");
         return 2;
     }
-    printf("%9s %7s", "players", "rooms");
-    for (size_t k = 0; k < NOPS; k++)
-        printf(" %8s", ops[k].name);
-    printf("   (us of server CPU per request, best of 5)\n");
     for (int a = 1; a < argc; a++) {
-        unsigned n = (unsigned)strtoul(argv[a], NULL, 10);
-        if (crowd_build(n, 100) < 0) return 1;
-        printf("%9u %7u", crowd_players(), crowd_rooms());
+        char *end;
+        unsigned long n = strtoul(argv[a], &end, 10);
+        if (*end || n < 1 || n > 10000000) {
+            fprintf(stderr, "bench_lookups: '%s' is not a player count\n", argv[a]);
+            return 2;
+        }
+        if (crowd_build((unsigned)n, 100) < 0) return 1;
+        printf("lookups players=%u rooms=%u", crowd_players(), crowd_rooms());
         for (size_t k = 0; k < NOPS; k++) {
             double best = -1;
             for (int rep = 0; rep < 5; rep++) {
@@ -47,11 +45,14 @@ int main(int argc, char **argv) {
                 }
                 if (best < 0 || us < best) best = us;
             }
-            printf(" %8.2f", best);
+            printf(" %s_us=%.2f", ops[k].name, best);
         }
         printf("\n");
         fflush(stdout);
-        if (crowd_free() != 0) fprintf(stderr, "the loop did not close cleanly\n");
+        if (crowd_free() != 0) {
+            fprintf(stderr, "bench_lookups: the loop did not close cleanly\n");
+            return 1;
+        }
     }
     return 0;
 }

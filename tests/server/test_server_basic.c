@@ -457,6 +457,24 @@ static void test_rooms_listing(void **state) {
     client_send(solo, "{\"type\":\"rooms\"}");
     row = json_array_get(jarr(client_expect(solo, "rooms", WAIT), "rooms"), 0);
     assert_int_equal(jint(row, "players"), 2);
+
+    /* The reply is made once and kept: it must follow every change. */
+    client *c = client_named(s, "c");
+    client_send(c, "{\"type\":\"join\",\"room\":\"%s\"}", code);
+    client_expect_skip(c, "start", "room", WAIT);
+    client_send(solo, "{\"type\":\"rooms\"}");
+    list = jarr(client_expect(solo, "rooms", WAIT), "rooms");
+    assert_int_equal(json_array_size(list), 1);
+    assert_int_equal(jint(json_array_get(list, 0), "players"), 3);
+    assert_true(jbool(json_array_get(list, 0), "started"));
+    client_send(a, "{\"type\":\"leave\"}");
+    client_expect_skip(a, "left", "start room player", WAIT);
+    client_send(b, "{\"type\":\"leave\"}");
+    client_expect_skip(b, "left", "start room player end", WAIT);
+    client_expect_skip(c, "end", "start room player", WAIT);
+    client_send(solo, "{\"type\":\"rooms\"}");
+    assert_int_equal(json_array_size(jarr(client_expect(solo, "rooms", WAIT), "rooms")),
+                     0);
 }
 
 /* ------------------------------------------------------- limits, shutdown --- */
