@@ -94,6 +94,7 @@ static int on_message_begin(http_parser *p) {
     h->field_long = h->value_long = h->in_value = false;
     h->saw_upgrade_ws = h->saw_conn_upgrade = false;
     h->in_head = true;
+    h->in_message = true;
     return 0;
 }
 
@@ -137,6 +138,7 @@ static int on_headers_complete(http_parser *p) {
 static int on_message_complete(http_parser *p) {
     proto_http *h = state_of(p);
     h->complete = true;
+    h->in_message = false;
     /* One request at a time: pipelined ones wait until this one is answered. */
     http_parser_pause(p, 1);
     return 0;
@@ -157,6 +159,10 @@ void proto_http_init(proto_http *h) {
     memset(h, 0, sizeof *h);
     http_parser_init(&h->parser, HTTP_REQUEST);
     h->parser.data = h;
+}
+
+bool proto_http_midway(const proto_http *h) {
+    return h->in_message;
 }
 
 void proto_http_next(proto_http *h) {

@@ -41,6 +41,7 @@ typedef struct proto_http {
     proto_http_request req; /* being filled; complete when feed says so */
     size_t head_bytes;      /* bytes of this request's head consumed so far */
     bool in_head;           /* inside request line or headers */
+    bool in_message;        /* a request has begun and not completed */
     bool complete;          /* on_message_complete ran for req */
     /* The header being read; http_parser may hand name and value in pieces. */
     char field[32];
@@ -72,6 +73,10 @@ void proto_http_init(proto_http *h);
  * on MORE all of them. After BAD or TOO_LARGE the parser is dead. */
 proto_http_result proto_http_feed(proto_http *h, const char *data, size_t n,
                                   size_t *consumed);
+
+/* Is a request half received (begun, not complete)? For the server's
+ * request timeout. Cannot fail. */
+bool proto_http_midway(const proto_http *h);
 
 /* Gets ready for the next request on a kept-alive connection. */
 void proto_http_next(proto_http *h);

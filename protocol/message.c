@@ -39,6 +39,8 @@ const char *proto_err_code(proto_err err) {
         return "server_full";
     case PROTO_ERR_SLOW_CONSUMER:
         return "slow_consumer";
+    case PROTO_ERR_GAME_NOT_FOUND:
+        return "game_not_found";
     }
     return "unknown";
 }
@@ -71,14 +73,15 @@ const char *proto_dir_name(eng_dir dir) {
     return "unknown";
 }
 
-/* The twelve client types, indexed by proto_req_type. */
+/* The client types, indexed by proto_req_type. */
 static const char *const req_names[] = {
-    [PROTO_REQ_HELLO] = "hello",   [PROTO_REQ_SOLO] = "solo",
-    [PROTO_REQ_CREATE] = "create", [PROTO_REQ_JOIN] = "join",
-    [PROTO_REQ_QUICK] = "quick",   [PROTO_REQ_WATCH] = "watch",
-    [PROTO_REQ_MOVE] = "move",     [PROTO_REQ_LEAVE] = "leave",
-    [PROTO_REQ_RESUME] = "resume", [PROTO_REQ_ROOMS] = "rooms",
-    [PROTO_REQ_PING] = "ping",     [PROTO_REQ_REMATCH] = "rematch",
+    [PROTO_REQ_HELLO] = "hello",     [PROTO_REQ_SOLO] = "solo",
+    [PROTO_REQ_CREATE] = "create",   [PROTO_REQ_JOIN] = "join",
+    [PROTO_REQ_QUICK] = "quick",     [PROTO_REQ_WATCH] = "watch",
+    [PROTO_REQ_MOVE] = "move",       [PROTO_REQ_LEAVE] = "leave",
+    [PROTO_REQ_RESUME] = "resume",   [PROTO_REQ_ROOMS] = "rooms",
+    [PROTO_REQ_PING] = "ping",       [PROTO_REQ_REMATCH] = "rematch",
+    [PROTO_REQ_HISTORY] = "history", [PROTO_REQ_REPLAY] = "replay",
 };
 #define REQ_COUNT ((int)(sizeof req_names / sizeof req_names[0]))
 
@@ -359,6 +362,22 @@ static int decode_fields(const json_t *root, proto_request *req, proto_error *er
     case PROTO_REQ_ROOMS:
     case PROTO_REQ_REMATCH:
         return 0;
+    case PROTO_REQ_HISTORY:
+        req->limit = 20;
+        if (opt_int(root, "limit", 1, 100, &x, NULL, err)) return -1;
+        req->limit = (int)x ? (int)x : req->limit;
+        return 0;
+    case PROTO_REQ_REPLAY: {
+        /* A game id as the journal gave it: this server's are integers, so a
+         * string (or a negative number) names no game it has. */
+        const json_t *g = json_object_get(root, "game");
+        if (!json_is_integer(g) && !json_is_string(g))
+            return fail(err, PROTO_ERR_BAD_MESSAGE,
+                        "game must be a game id (an integer or a string from history)");
+        req->has_game = json_is_integer(g) && json_integer_value(g) >= 0;
+        if (req->has_game) req->game = (uint64_t)json_integer_value(g);
+        return 0;
+    }
     case PROTO_REQ_NONE:
         break;
     }

@@ -36,6 +36,7 @@ typedef enum proto_err {
     PROTO_ERR_BAD_TOKEN,
     PROTO_ERR_SERVER_FULL,
     PROTO_ERR_SLOW_CONSUMER,
+    PROTO_ERR_GAME_NOT_FOUND,
 } proto_err;
 
 /* The wire name of an error code ("bad_json", ...). */
@@ -63,6 +64,8 @@ typedef enum proto_req_type {
     PROTO_REQ_ROOMS,
     PROTO_REQ_PING,
     PROTO_REQ_REMATCH,
+    PROTO_REQ_HISTORY,
+    PROTO_REQ_REPLAY,
     PROTO_REQ_NONE, /* only after a failed decode: the line named no valid type */
 } proto_req_type;
 
@@ -88,6 +91,9 @@ typedef struct proto_request {
     uint64_t seq;
     char token[PROTO_TOKEN_MAX + 1]; /* resume */
     json_t *ping_t;                  /* ping: the value to echo (owned), or NULL */
+    int limit;                       /* history: 1..100, default 20 */
+    bool has_game;                   /* replay: the id is one this server could have */
+    uint64_t game;
 } proto_request;
 
 /* Decodes one line (without its newline; NUL bytes in it are an error) into

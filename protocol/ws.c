@@ -17,6 +17,9 @@ struct proto_ws {
     const char *in;   /* the bytes being fed, for the recv callback */
     size_t in_len;
     bool stopped;  /* reads nothing more: a close went out */
+    bool in_frame; /* a frame's header came, its end has not */
+    bool msg_open; /* a fragmented message has begun, its last frame not ended */
+    bool dirty;    /* bytes came since the last frame ended */
     uint16_t code; /* the close code we sent */
 };
 
@@ -55,6 +58,8 @@ static void on_frame_start(wslay_event_context_ptr ctx,
                            const struct wslay_event_on_frame_recv_start_arg *arg,
                            void *user) {
     proto_ws *ws = user;
+    ws->in_frame = true;
+    if (arg->opcode < WSLAY_CONNECTION_CLOSE) ws->msg_open = !arg->fin;
     if (ws->stopped || arg->opcode >= WSLAY_CONNECTION_CLOSE) return; /* control */
     if (arg->opcode == WSLAY_BINARY_FRAME) {
         stop(ws, PROTO_WS_UNSUPPORTED);
@@ -66,6 +71,12 @@ static void on_frame_start(wslay_event_context_ptr ctx,
         ws->handlers.on_too_long(ws->owner);
         stop(ws, PROTO_WS_TOO_BIG);
     }
+}
+
+static void on_frame_end(wslay_event_context_ptr ctx, void *user) {
+    proto_ws *ws = user;
+    ws->in_frame = false;
+    ws->dirty = false;
 }
 
 static void on_msg(wslay_event_context_ptr ctx,
@@ -87,6 +98,7 @@ proto_ws *proto_ws_new(size_t max_msg, const proto_ws_handlers *handlers, void *
         .recv_callback = on_recv,
         .send_callback = on_send,
         .on_frame_recv_start_callback = on_frame_start,
+        .on_frame_recv_end_callback = on_frame_end,
         .on_msg_recv_callback = on_msg,
     };
     if (wslay_event_context_server_init(&ws->ctx, &callbacks, ws) != 0) {
@@ -120,6 +132,7 @@ bool proto_ws_feed(proto_ws *ws, const char *data, size_t n) {
     if (ws->stopped) return false;
     ws->in = data;
     ws->in_len = n;
+    if (n) ws->dirty = true;
     int rc = wslay_event_recv(ws->ctx);
     ws->in = NULL;
     ws->in_len = 0;
@@ -136,6 +149,10 @@ void proto_ws_close(proto_ws *ws, uint16_t code) {
 
 bool proto_ws_open(const proto_ws *ws) {
     return !ws->stopped && !wslay_event_get_close_sent(ws->ctx);
+}
+
+bool proto_ws_midway(const proto_ws *ws) {
+    return ws->in_frame || ws->msg_open || ws->dirty;
 }
 
 uint16_t proto_ws_close_code(const proto_ws *ws) {

@@ -48,6 +48,10 @@ void proto_ws_close(proto_ws *ws, uint16_t code);
 /* May data frames still be sent (no close frame sent yet)? */
 bool proto_ws_open(const proto_ws *ws);
 
+/* Is a frame or a fragmented message half received? For the server's
+ * request timeout: bytes that never make a whole message. Cannot fail. */
+bool proto_ws_midway(const proto_ws *ws);
+
 /* The close code the endpoint sent, 0 if none. */
 uint16_t proto_ws_close_code(const proto_ws *ws);
 

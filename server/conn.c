@@ -296,8 +296,7 @@ static size_t feed(conn *c, const char *data, size_t n) {
     if (c->mode == CONN_TEXT) {
         text_input(c, data, k);
     } else {
-        /* The web transport frames its own requests: any bytes are activity. */
-        conn_request_done(c);
+        /* The web transport says when a request or message is complete. */
         web_input(c, data, k);
     }
     return k;
@@ -379,7 +378,8 @@ static size_t handle(conn *c, const char *data, size_t n) {
  * cut short), for --request-timeout. */
 static void note_partial(conn *c) {
     bool partial = c->framer.len > 0 || c->framer.discarding ||
-                   (c->mode == CONN_TEXT && c->text && text_midway(c));
+                   (c->mode == CONN_TEXT && c->text && text_midway(c)) ||
+                   ((c->mode == CONN_HTTP || c->mode == CONN_WS) && web_midway(c));
     if (!partial)
         c->partial_since = 0;
     else if (!c->partial_since)

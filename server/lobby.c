@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "guard.h"
+#include "journal.h"
 #include "resume.h"
 #include "room.h"
 
@@ -30,6 +31,30 @@ static srv_player *player_new(srv *s) {
     p->srv = s;
     p->id = s->next_id++;
     snprintf(p->name, sizeof p->name, "player-%llu", (unsigned long long)p->id);
+    srv_list_init(&p->queue_link);
+    srv_list_push(&s->players, &p->link);
+    return p;
+}
+
+srv_player *lobby_player_restore(srv *s, uint64_t id, const char *name,
+                                 const char *token_hash) {
+    srv_player *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->srv = s;
+    p->id = id;
+    snprintf(p->name, sizeof p->name, "%s", name);
+    snprintf(p->token_hash, sizeof p->token_hash, "%s", token_hash);
+    p->welcomed = true;
+    if (strlen(p->token_hash) != 64) {
+        free(p);
+        return NULL;
+    }
+    int hash_oom = 0;
+    HASH_ADD_KEYPTR(hh_token, s->by_token, p->token_hash, 64, p);
+    if (hash_oom) {
+        free(p);
+        return NULL;
+    }
     srv_list_init(&p->queue_link);
     srv_list_push(&s->players, &p->link);
     return p;
@@ -126,7 +151,8 @@ void srv_player_release(srv_player *p) {
     unqueue(p);
     if (p->watching) room_unwatch(p->watching, p);
     resume_code_forget(p);
-    HASH_DELETE(hh_token, p->srv->by_token, p);
+    if (p->token[0] || p->token_hash[0]) /* not when out of memory restoring it */
+        HASH_DELETE(hh_token, p->srv->by_token, p);
     srv_list_remove(&p->link);
     free(p);
 }
@@ -334,6 +360,28 @@ static void do_rematch(srv_player *p) {
     room_rematch(r, p);
 }
 
+static void do_history(srv_player *p, const proto_request *req) {
+    size_t len;
+    char *line = journal_history(p->srv, req->limit, &len);
+    if (!line) {
+        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+        return;
+    }
+    srv_send_line(p, SRV_MSG_HISTORY, line, len);
+}
+
+static void do_replay(srv_player *p, const proto_request *req) {
+    size_t len;
+    char *line = req->has_game ? journal_replay(p->srv, req->game, &len) : NULL;
+    if (line)
+        srv_send_line(p, SRV_MSG_REPLAY, line, len);
+    else if (req->has_game && len)
+        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+    else
+        reply_error(p, PROTO_ERR_GAME_NOT_FOUND,
+                    "no finished game with that id is kept (see history)");
+}
+
 static void do_hello(conn *c, const proto_request *req) {
     srv_player *p = lobby_player(c, false);
     if (!p) return;
@@ -345,6 +393,25 @@ static void do_hello(conn *c, const proto_request *req) {
 static srv_player *find_token(srv *s, const char *token) {
     srv_player *p = NULL;
     HASH_FIND(hh_token, s->by_token, token, strlen(token), p);
+    if (p && p->token[0]) return p;
+    /* A player restored from the journal is filed under its token's hash
+     * (64 digits; tokens have 32) until its first resume teaches the server
+     * the token itself. Sending the hash itself finds nothing (above). */
+    char hash[65];
+    if (strlen(token) >= sizeof p->token || journal_token_hash(token, hash) < 0)
+        return NULL;
+    p = NULL;
+    HASH_FIND(hh_token, s->by_token, hash, 64, p);
+    if (!p || p->token[0]) return NULL;
+    HASH_DELETE(hh_token, s->by_token, p);
+    memcpy(p->token, token, strlen(token) + 1);
+    int hash_oom = 0;
+    HASH_ADD(hh_token, s->by_token, token, strlen(p->token), p);
+    if (hash_oom) { /* it stays known by its hash */
+        p->token[0] = '\0';
+        HASH_ADD_KEYPTR(hh_token, s->by_token, p->token_hash, 64, p);
+        return NULL;
+    }
     return p;
 }
 
@@ -440,6 +507,12 @@ void lobby_request(conn *c, proto_request *req) {
                 break;
             case PROTO_REQ_REMATCH:
                 do_rematch(p);
+                break;
+            case PROTO_REQ_HISTORY:
+                do_history(p, req);
+                break;
+            case PROTO_REQ_REPLAY:
+                do_replay(p, req);
                 break;
             case PROTO_REQ_HELLO:
             case PROTO_REQ_RESUME:

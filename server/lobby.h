@@ -15,6 +15,11 @@ void lobby_request(conn *c, proto_request *req);
  * runs out. welcome: send its welcome if it has not had one. */
 srv_player *lobby_player(conn *c, bool welcome);
 
+/* A player restored from the journal: no connection, known by its token's
+ * hash. NULL if memory runs out. */
+srv_player *lobby_player_restore(srv *s, uint64_t id, const char *name,
+                                 const char *token_hash);
+
 /* c is closing: its player is disconnected (a running game keeps the seat). */
 void lobby_conn_gone(conn *c);
 

@@ -11,6 +11,7 @@
 
 #include "conn.h"
 #include "guard.h"
+#include "journal.h"
 #include "room.h"
 
 /* How long shutdown waits for clients to take their last bytes. */
@@ -50,6 +51,12 @@ static const flag flags[] = {
      "connections at once from one address (default 64)"},
     {"log-level", "RACE2048_LOG_LEVEL", "LEVEL",
      "error, warn, info or debug (default info)"},
+    {"journal", "RACE2048_JOURNAL", "FILE",
+     "durable record of games, none = off (default race2048.journal)"},
+    {"journal-sync-ms", "RACE2048_JOURNAL_SYNC_MS", "MS",
+     "longest wait before records are synced to disk (default 100)"},
+    {"journal-max", "RACE2048_JOURNAL_MAX", "BYTES",
+     "journal size that triggers a compaction (default 67108864)"},
 };
 #define NFLAGS (sizeof flags / sizeof flags[0])
 
@@ -142,6 +149,22 @@ static int apply(srv_config *cfg, const char *name, const char *value, const cha
             want = "an integer from 1 to 1000000";
         else
             cfg->max_per_ip = (unsigned)v;
+    } else if (!strcmp(name, "journal")) {
+        if (strlen(value) >= sizeof cfg->journal)
+            want = "a file name";
+        else
+            snprintf(cfg->journal, sizeof cfg->journal, "%s",
+                     !strcmp(value, "none") ? "" : value);
+    } else if (!strcmp(name, "journal-sync-ms")) {
+        if (parse_uint(value, 1, 10000, &v))
+            want = "milliseconds from 1 to 10000";
+        else
+            cfg->journal_sync_ms = v;
+    } else if (!strcmp(name, "journal-max")) {
+        if (parse_uint(value, 65536, 1ull << 40, &v))
+            want = "a byte count from 65536 to 1099511627776";
+        else
+            cfg->journal_max = v;
     } else if (!strcmp(name, "log-level")) {
         static const char *levels[] = {"error", "warn", "info", "debug"};
         want = "error, warn, info or debug";
@@ -168,7 +191,10 @@ static int configure(srv_config *cfg, int argc, char **argv) {
                         .max_output = 1 << 20,
                         .request_ms = 10000,
                         .max_per_ip = 64,
-                        .log_level = SRV_LOG_INFO};
+                        .log_level = SRV_LOG_INFO,
+                        .journal = "race2048.journal",
+                        .journal_sync_ms = 100,
+                        .journal_max = 64ull << 20};
     for (size_t i = 0; i < NFLAGS; i++) {
         const char *v = getenv(flags[i].env);
         if (v && *v && apply(cfg, flags[i].name, v, flags[i].env) < 0) return -1;
@@ -413,6 +439,8 @@ int main(int argc, char **argv) {
     if (rc) return rc > 0 ? 0 : 2;
     srv_log_set_level(s.cfg.log_level);
     signal(SIGPIPE, SIG_IGN);
+    /* A file size limit makes a journal write fail (EFBIG), not the server die. */
+    signal(SIGXFSZ, SIG_IGN);
 
     s.tables = malloc(sizeof *s.tables);
     if (!s.tables) {
@@ -441,7 +469,9 @@ int main(int argc, char **argv) {
     uv_unref((uv_handle_t *)&s.sigint);
 
     int exit_code = 0;
-    if (listen_all(&s) < 0) {
+    if (journal_open(&s) < 0) {
+        exit_code = 1;
+    } else if (listen_all(&s) < 0) {
         exit_code = 1;
     } else {
         fit_descriptors(&s);
@@ -461,6 +491,7 @@ int main(int argc, char **argv) {
         srv_log(SRV_LOG_ERROR, "loop did not close cleanly: %s", uv_strerror(rc));
         exit_code = 1;
     }
+    journal_close(&s);
     guard_free(&s);
     srv_rooms_changed(&s); /* frees the cached `rooms` reply */
     free(s.tables);

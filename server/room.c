@@ -2,8 +2,11 @@
  */
 #include "room.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "journal.h"
 
 /* Room codes avoid look-alike characters (0/O, 1/I) so people can read them out. */
 static const char code_alphabet[] = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
@@ -92,6 +95,11 @@ static int make_code(srv *s, char *out) {
 }
 
 room *room_new(srv *s, bool solo, const proto_settings *settings) {
+    return room_new_coded(s, solo, settings, NULL);
+}
+
+room *room_new_coded(srv *s, bool solo, const proto_settings *settings,
+                     const char *code) {
     room *r = calloc(1, sizeof *r);
     if (!r) return NULL;
     r->srv = s;
@@ -101,7 +109,9 @@ room *room_new(srv *s, bool solo, const proto_settings *settings) {
     srv_list_init(&r->listed);
     if (!solo) {
         int hash_oom = 0;
-        if (make_code(s, r->code) < 0) {
+        if (code)
+            snprintf(r->code, sizeof r->code, "%s", code);
+        else if (make_code(s, r->code) < 0) {
             free(r);
             return NULL;
         }
@@ -130,6 +140,7 @@ room *room_find(srv *s, const char *code) {
 
 static void on_room_closed(uv_handle_t *h) {
     room *r = h->data;
+    journal_game_free(r);
     free(r->watchers);
     free(r);
 }
@@ -210,6 +221,7 @@ void room_start(room *r) {
         srv_rooms_changed(s);
     }
     r->ends_at = r->settings.time_limit ? now + r->settings.time_limit * 1000ull : 0;
+    journal_game_start(r, journal_wall_ms());
     for (int i = 0; i < r->nseats; i++)
         if (r->seats[i].player) send_start(r, r->seats[i].player, r->seats[i].id);
     for (int i = 0; i < r->nwatchers; i++)
@@ -267,7 +279,9 @@ void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) 
     eng_move_result res = eng_game_move(&seat->game, dir, r->srv->tables);
     if (res.moved) {
         r->srv->metrics.moves++;
+        journal_move(r, p->seat, dir);
         update_status(r, seat);
+        if (seat->status == PROTO_OVER) journal_seat(r, p->seat, "over");
         /* The timer is not re-armed: when it fires early it finds nothing
          * due and arms itself for the next deadline. */
         seat->last_move = uv_now(r->srv->loop);
@@ -342,6 +356,7 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     size_t len;
     char *line = proto_enc_end(room_code_or_null(r), reason, winner, views, r->nseats,
                                &r->seed, r->salt, &len);
+    if (line) journal_game_end(r, line, len);
     srv_msg m = {.type = SRV_MSG_END,
                  .json = srv_buf_take(line, len),
                  .subject = winner,
@@ -420,6 +435,7 @@ static void on_room_timer(uv_timer_t *t) {
         seat->player = NULL;
         p->room = NULL;
         if (seat->status != PROTO_OVER) seat->status = PROTO_LEFT;
+        journal_seat(r, i, "left");
         srv_log(SRV_LOG_INFO, "room %s: player %llu did not come back", r->code,
                 (unsigned long long)seat->id);
         broadcast_player(r, seat, seat->player);
@@ -495,6 +511,7 @@ void room_leave(room *r, srv_player *p) {
         break;
     case ROOM_RUNNING:
         if (seat->status != PROTO_OVER) seat->status = PROTO_LEFT;
+        journal_seat(r, i, "left");
         seat->connected = p->conn != NULL;
         if (!r->solo) broadcast_player(r, seat, seat->player);
         check_end(r, NULL); /* the leaver still gets the `end` if this ends it */
@@ -517,6 +534,7 @@ void room_disconnect(room *r, srv_player *p) {
     }
     seat->connected = false;
     seat->grace_until = uv_now(r->srv->loop) + r->srv->cfg.grace_ms;
+    journal_seat(r, p->seat, "disconnected");
     if (!r->solo) broadcast_player(r, seat, seat->player);
     room_rearm(r);
 }
@@ -578,6 +596,7 @@ static void rematch_progress(room *r) {
                            "the server could not make the rematch room");
         return;
     }
+    journal_rematch(r, next);
     for (int i = 0; i < asked; i++) {
         unseat(r, ready[i]->seat);
         room_add_player(next, ready[i], asked < PROTO_PLAYERS_MIN);
@@ -594,6 +613,64 @@ static void rematch_progress(room *r) {
 void room_rematch(room *r, srv_player *p) {
     r->seats[p->seat].rematch = true;
     rematch_progress(r);
+}
+
+/* --------------------------------------------------------------- restore --- */
+
+void room_restore_begin(room *r) {
+    uint64_t now = uv_now(r->srv->loop);
+    for (int i = 0; i < r->nseats; i++) {
+        eng_game_new(&r->seats[i].game, r->settings.size, &r->seed);
+        r->seats[i].status = PROTO_PLAYING;
+        r->seats[i].last_move = now; /* the move timeout counts from the restart */
+    }
+    r->state = ROOM_RUNNING;
+    if (!r->solo) {
+        srv_list_remove(&r->listed);
+        srv_list_push(&r->srv->running_rooms, &r->listed);
+    }
+}
+
+void room_restore_finish(room *r, const bool *left, uint64_t remaining_ms) {
+    uint64_t now = uv_now(r->srv->loop);
+    const room_seat *winner = NULL;
+    for (int i = 0; i < r->nseats; i++) {
+        room_seat *seat = &r->seats[i];
+        update_status(r, seat);
+        seat->connected = false;
+        seat->grace_until = now + r->srv->cfg.grace_ms;
+        if (left[i]) {
+            if (seat->status != PROTO_OVER) seat->status = PROTO_LEFT;
+            srv_player *p = seat->player;
+            seat->player = NULL;
+            p->room = NULL;
+            srv_player_release(p);
+        } else if (!r->solo && !winner &&
+                   eng_has_won(&seat->game.board, r->settings.target)) {
+            winner = seat; /* its end record was lost in the crash */
+        }
+    }
+    r->ends_at = r->settings.time_limit ? now + remaining_ms : 0;
+    srv_log(SRV_LOG_INFO, "%s%s restored from the journal",
+            r->solo ? "a solo game" : "room ", r->code);
+    if (winner)
+        check_end(r, winner);
+    else
+        check_end(r, NULL);
+    if (r->state == ROOM_RUNNING)
+        room_rearm(r);
+    else
+        room_maybe_free(r);
+}
+
+void room_restore_abandon(room *r) {
+    for (int i = 0; i < r->nseats; i++) {
+        srv_player *p = r->seats[i].player;
+        unseat(r, i);
+        if (p) srv_player_release(p);
+    }
+    r->state = ROOM_ENDED;
+    room_maybe_free(r);
 }
 
 /* ------------------------------------------------------------ spectators --- */

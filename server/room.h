@@ -41,11 +41,24 @@ typedef struct room {
     uint64_t ends_at; /* loop time (ms) of the time limit, 0 = none */
     uv_timer_t timer; /* fires at the time limit or the earliest grace or move expiry */
     bool closing;
+    struct jrn_game *jgame; /* the journal's state of a started game, or NULL */
 } room;
 
 /* Makes a waiting room (or, solo, a game about to start) with a fresh code.
  * Returns NULL if memory runs out. */
 room *room_new(srv *s, bool solo, const proto_settings *settings);
+/* The same with a given code (a game restored from the journal); code NULL
+ * makes a fresh one. */
+room *room_new_coded(srv *s, bool solo, const proto_settings *settings, const char *code);
+/* Restoring a running game from the journal (recover.c): after the seats are
+ * added and r->seed set, _begin deals the boards; the moves are replayed
+ * into the seats' games; _finish sets the statuses (left[i]: the seat's
+ * player had left), starts the grace period of every seat from now, the
+ * time limit (remaining_ms, 0 = none) and ends a game that is already over.
+ * _abandon frees a room whose restore failed. */
+void room_restore_begin(room *r);
+void room_restore_finish(room *r, const bool *left, uint64_t remaining_ms);
+void room_restore_abandon(room *r);
 /* Finds a room by its (upper-case) code, in constant time; NULL if none. */
 room *room_find(srv *s, const char *code);
 

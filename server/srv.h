@@ -61,6 +61,9 @@ typedef struct srv_config {
     uint64_t request_ms; /* an unfinished request older than this closes, 0 = never */
     unsigned max_per_ip; /* open connections from one address */
     srv_log_level log_level;
+    char journal[4096];       /* the journal file; "" = none (memory only) */
+    uint64_t journal_sync_ms; /* longest wait before buffered records are synced */
+    uint64_t journal_max;     /* size at which the journal is compacted */
     /* A racer still playing with no move this long has left; 0 = never. */
     uint64_t move_timeout_ms;
     /* Failed resumes (guard.c; 0 = no limit): per connection before it is
@@ -108,6 +111,8 @@ typedef enum srv_msg_type {
     SRV_MSG_PONG,
     SRV_MSG_BYE,
     SRV_MSG_ERROR,
+    SRV_MSG_HISTORY,
+    SRV_MSG_REPLAY,
 } srv_msg_type;
 
 /* What a player is told: the JSON line for JSON connections, and what a text
@@ -139,7 +144,9 @@ typedef struct srv_player {
     struct srv *srv;
     uint64_t id;
     char name[PROTO_NAME_MAX + 1];
-    char token[33];        /* 128 random bits as hex: the resume secret */
+    char token[33];        /* 128 random bits as hex: the resume secret; "" if only
+                              its hash is known (restored from the journal) */
+    char token_hash[65];   /* restored players: SHA-256 of the token, hex */
     bool welcomed;         /* has been sent its welcome */
     struct conn *conn;     /* NULL while disconnected */
     struct room *room;     /* the room or game it has a seat in, or NULL */
@@ -226,6 +233,7 @@ typedef struct srv {
     uint64_t next_id;
     uint64_t seeds_made; /* server seeds so far: the --seed derivation's counter */
     eng_tables *tables;
+    struct journal *journal;
     bool stopping;
     srv_metrics metrics;
     /* Addresses (entries of addrs) that failed resumes lately, oldest first

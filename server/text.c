@@ -965,6 +965,8 @@ void text_deliver(conn *c, const srv_msg *m) {
     case SRV_MSG_STATE:
     case SRV_MSG_PONG:
     case SRV_MSG_BYE:
+    case SRV_MSG_HISTORY:
+    case SRV_MSG_REPLAY:
         break;
     }
     request_draw(c);

@@ -88,6 +88,7 @@ static bool ws_handshake_ok(const proto_http_request *r) {
 static void on_ws_text(void *ctx, const char *msg, size_t len) {
     conn *c = ctx;
     if (c->closing || c->draining) return;
+    conn_request_done(c);
     lobby_json_line(c, msg, len);
 }
 
@@ -201,6 +202,7 @@ static void http_input(conn *c, const char *data, size_t n) {
         case PROTO_HTTP_UPGRADE:
             if (ws_handshake_ok(&c->web->http.req) &&
                 strcmp(c->web->http.req.target, "/ws") == 0) {
+                conn_request_done(c);
                 upgrade(c, &c->web->http.req);
                 if (c->mode == CONN_WS && n && !c->closing)
                     if (!proto_ws_feed(c->web->ws, data, n)) conn_close_after_flush(c);
@@ -209,6 +211,7 @@ static void http_input(conn *c, const char *data, size_t n) {
             }
             return;
         case PROTO_HTTP_REQUEST:
+            conn_request_done(c);
             answer(c, &c->web->http.req);
             proto_http_next(&c->web->http);
             break;
@@ -236,6 +239,11 @@ void web_input(conn *c, const char *data, size_t n) {
     } else if (c->web->ws && !proto_ws_feed(c->web->ws, data, n)) {
         conn_close_after_flush(c);
     }
+}
+
+bool web_midway(const conn *c) {
+    if (!c->web) return false;
+    return c->web->ws ? proto_ws_midway(c->web->ws) : proto_http_midway(&c->web->http);
 }
 
 void web_send_json(conn *c, srv_buf *b) {

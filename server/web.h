@@ -12,6 +12,8 @@
 int web_begin(conn *c);
 /* Bytes from an HTTP or WebSocket connection. */
 void web_input(conn *c, const char *data, size_t n);
+/* Is a request or message half received (for --request-timeout)? */
+bool web_midway(const conn *c);
 /* Sends one JSON line (b, ending in '\n') as one WebSocket text message:
  * the frame header and the shared line go out as two buffers of one write. */
 void web_send_json(conn *c, srv_buf *b);

@@ -95,7 +95,7 @@ static int setup(void **state) {
         return -1;
     }
     char *argv[] = {(char *)server_bin, "--host", "127.0.0.1", "--port", "0",
-                    "--log-level",      "warn",   NULL};
+                    "--log-level",      "warn",   "--journal", "none", NULL};
     child c = spawn(argv);
     server_pid = c.pid;
     char line[128];

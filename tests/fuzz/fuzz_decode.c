@@ -1,10 +1,11 @@
-/* fuzz_decode.c - libFuzzer target: any bytes as one line into proto_decode, checking its
- * invariants. */
+/* fuzz_decode.c - libFuzzer target: any bytes as one line into proto_decode, and as an
+ * end whose seed a client reads, checking their invariants. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "message.h"
+#include "seed.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -121,6 +122,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         json_decref(o);
         check_line(out, len, "error");
     }
+    /* A client reads end.seed from whatever a server sends: the same bytes
+     * as an end's seed must parse only to a seed that writes back the same. */
+    json_t *any = json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
+    json_t *v = json_is_object(any) ? json_object_get(any, "seed") : any;
+    eng_seed seed;
+    if (v && proto_seed_from_json(v, &seed) == 0) {
+        json_t *back = proto_seed_json(&seed);
+        CHECK(back != NULL && json_equal(back, v));
+        json_decref(back);
+    }
+    json_decref(any);
     free(line);
     return 0;
 }

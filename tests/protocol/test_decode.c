@@ -589,9 +589,36 @@ static void test_err_code_names(void **state) {
         "bad_token",
         "server_full",
         "slow_consumer",
+        "game_not_found",
     };
-    for (int i = 0; i <= PROTO_ERR_SLOW_CONSUMER; i++)
+    for (int i = 0; i <= PROTO_ERR_GAME_NOT_FOUND; i++)
         assert_string_equal(proto_err_code((proto_err)i), names[i]);
+}
+
+static void test_history_replay(void **state) {
+    proto_request req;
+    decode_ok("{\"type\":\"history\"}", &req);
+    assert_int_equal(req.type, PROTO_REQ_HISTORY);
+    assert_int_equal(req.limit, 20);
+    decode_ok("{\"type\":\"history\",\"limit\":100}", &req);
+    assert_int_equal(req.limit, 100);
+    decode_ok("{\"type\":\"history\",\"limit\":1}", &req);
+    assert_int_equal(req.limit, 1);
+    decode_err("{\"type\":\"history\",\"limit\":0}", PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"history\",\"limit\":101}", PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"history\",\"limit\":\"5\"}", PROTO_ERR_BAD_MESSAGE);
+    decode_ok("{\"type\":\"replay\",\"game\":7}", &req);
+    assert_int_equal(req.type, PROTO_REQ_REPLAY);
+    assert_true(req.has_game);
+    assert_int_equal(req.game, 7);
+    /* Ids this server never gives: valid requests, answered game_not_found. */
+    decode_ok("{\"type\":\"replay\",\"game\":\"7\"}", &req);
+    assert_false(req.has_game);
+    decode_ok("{\"type\":\"replay\",\"game\":-1}", &req);
+    assert_false(req.has_game);
+    decode_err("{\"type\":\"replay\"}", PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"replay\",\"game\":1.5}", PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"replay\",\"game\":null}", PROTO_ERR_BAD_MESSAGE);
 }
 
 int main(void) {
@@ -629,6 +656,7 @@ int main(void) {
         cmocka_unit_test(test_json_error_message_fits),
         cmocka_unit_test(test_valid_name),
         cmocka_unit_test(test_err_code_names),
+        cmocka_unit_test(test_history_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

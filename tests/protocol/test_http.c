@@ -136,6 +136,21 @@ static void test_bad_requests(void **state) {
     }
 }
 
+static void test_midway(void **state) {
+    proto_http h;
+    proto_http_init(&h);
+    assert_false(proto_http_midway(&h));
+    size_t used;
+    assert_int_equal(proto_http_feed(&h, "G", 1, &used), PROTO_HTTP_MORE);
+    assert_true(proto_http_midway(&h));
+    const char rest[] = "ET / HTTP/1.1\r\n\r\n";
+    assert_int_equal(proto_http_feed(&h, rest, sizeof rest - 1, &used),
+                     PROTO_HTTP_REQUEST);
+    assert_false(proto_http_midway(&h));
+    proto_http_next(&h);
+    assert_false(proto_http_midway(&h)); /* between requests: idle, not midway */
+}
+
 static void test_detect(void **state) {
     assert_int_equal(proto_http_detect((const unsigned char *)"GET / HTTP/1.1", 14), 1);
     assert_int_equal(proto_http_detect((const unsigned char *)"HEAD /x", 7), 1);
@@ -176,6 +191,7 @@ int main(void) {
         cmocka_unit_test(test_accept_key_rfc_example),
         cmocka_unit_test(test_head_over_8k_is_too_large),
         cmocka_unit_test(test_bad_requests),
+        cmocka_unit_test(test_midway),
         cmocka_unit_test(test_detect),
         cmocka_unit_test(test_response_head),
     };

@@ -169,6 +169,26 @@ static void test_server_close(void **state) {
     proto_ws_free(ws);
 }
 
+static void test_midway(void **state) {
+    unsigned char buf[128];
+    size_t n = frame(buf, false, 1, "ab", 2, false);
+    n += frame(buf + n, true, 0, "cd", 2, false);
+    record r = {0};
+    proto_ws *ws = proto_ws_new(64, &handlers, &r);
+    assert_false(proto_ws_midway(ws));
+    assert_true(proto_ws_feed(ws, (const char *)buf, 1)); /* half a header */
+    assert_true(proto_ws_midway(ws));
+    size_t first = 8; /* the first fragment: 2 + 4 + 2 bytes */
+    assert_true(proto_ws_feed(ws, (const char *)buf + 1, first - 1));
+    assert_true(proto_ws_midway(ws)); /* a message still open */
+    assert_true(proto_ws_feed(ws, (const char *)buf + first, n - first - 1));
+    assert_true(proto_ws_midway(ws)); /* its last frame not whole */
+    assert_true(proto_ws_feed(ws, (const char *)buf + n - 1, 1));
+    assert_false(proto_ws_midway(ws));
+    assert_string_equal(r.seen, "[abcd]");
+    proto_ws_free(ws);
+}
+
 static void test_text_header(void **state) {
     uint8_t h[PROTO_WS_HEADER_MAX];
     assert_int_equal(proto_ws_text_header(h, 0), 2);
@@ -191,6 +211,7 @@ int main(void) {
         cmocka_unit_test(test_fragments_with_ping_between),
         cmocka_unit_test(test_limits_and_violations),
         cmocka_unit_test(test_server_close),
+        cmocka_unit_test(test_midway),
         cmocka_unit_test(test_text_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

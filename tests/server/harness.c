@@ -166,8 +166,11 @@ th_server *server_start(const char *const *extra) {
          w = strtok_r(NULL, " ", &save))
         argv[argc++] = w;
     argv[argc++] = bin;
-    static const char *const standard[] = {"--host", "127.0.0.1", "--port",      "0",
-                                           "--seed", "42",        "--log-level", "warn"};
+    /* No journal unless a test asks for one (in a directory of its own): tests
+     * must not litter the directory they run in. */
+    static const char *const standard[] = {
+        "--host", "127.0.0.1",   "--port", "0",         "--seed",
+        "42",     "--log-level", "warn",   "--journal", "none"};
     for (size_t i = 0; i < sizeof standard / sizeof standard[0]; i++)
         argv[argc++] = standard[i];
     for (int i = 0; extra && extra[i] && argc < 63; i++)
@@ -249,6 +252,15 @@ int server_signal_stop(th_server *s, int sig) {
 
 int server_stop(th_server *s) {
     return server_signal_stop(s, SIGTERM);
+}
+
+void server_kill(th_server *s) {
+    if (s->stopped) return;
+    s->stopped = true;
+    kill(s->pid, SIGKILL);
+    int status = 0;
+    if (!wait_exit(s->pid, now_ms() + harness_ms(5000), &status))
+        fail_msg("the server (pid %d) did not die of SIGKILL", (int)s->pid);
 }
 
 int harness_teardown(void **state) {

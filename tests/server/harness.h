@@ -62,6 +62,8 @@ const char *server_stdout_line(th_server *s, int ms);
 int server_stop(th_server *s);
 /* The same with another signal (SIGINT). */
 int server_signal_stop(th_server *s, int sig);
+/* kill -9, and reaps it: a crash as far as the server can tell. */
+void server_kill(th_server *s);
 
 /* cmocka teardown: closes every client, stops every server, fails if one
  * exited non-zero, and frees the JSON objects handed out. */

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,39 @@ static void test_http_slow_headers_idle(void **state) {
     c = client_connect(s);
     send_str(c, "GET /a-request-line-that-never-ends"); /* slowloris */
     client_drain_to_eof(c, WAIT + 3000);
+}
+
+/* Dribblers: an HTTP request head and a WebSocket message that each get a
+ * byte every 300 ms and are never finished are closed by --request-timeout,
+ * while an honest client stays. */
+static void test_web_slowloris(void **state) {
+    th_server *s = SERVER("--request-timeout", "2", "--idle-timeout", "60");
+    client *honest = client_named(s, "honest");
+    client *http = client_connect(s);
+    client *ws = ws_connect(s);
+    static const char head[] =
+        "GET / HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    /* A text frame announcing 100 bytes, masked, then its payload a byte at a time. */
+    static const unsigned char frame[6] = {0x81, 0x80 | 100, 0, 0, 0, 0};
+    client_send_raw(ws, frame, sizeof frame, false);
+    bool http_open = true, ws_open = true;
+    int64_t start = harness_now_ms(), deadline = start + harness_ms(10000);
+    for (size_t i = 0; (http_open || ws_open) && harness_now_ms() < deadline; i++) {
+        /* Once the server has closed a socket, a send to it fails. */
+        if (http_open && !client_send_raw(http, head + i % (sizeof head - 1), 1, true))
+            http_open = false;
+        if (ws_open && !client_send_raw(ws, "x", 1, true)) ws_open = false;
+        client_sync(honest);
+        struct pollfd none;
+        poll(&none, 0, 300); /* the pace is the attack */
+    }
+    int64_t took = harness_now_ms() - start;
+    print_message("web slowloris closed after %lld ms\n", (long long)took);
+    assert_false(http_open);
+    assert_false(ws_open);
+    assert_true(took >= 2000);
+    client_sync(honest);
 }
 
 static void test_http_full_server(void **state) {
@@ -582,6 +616,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_http_pipelined_burst, harness_teardown),
         cmocka_unit_test_teardown(test_http_bad_requests, harness_teardown),
         cmocka_unit_test_teardown(test_http_slow_headers_idle, harness_teardown),
+        cmocka_unit_test_teardown(test_web_slowloris, harness_teardown),
         cmocka_unit_test_teardown(test_http_full_server, harness_teardown),
         cmocka_unit_test_teardown(test_ws_solo_game, harness_teardown),
         cmocka_unit_test_teardown(test_ws_violations, harness_teardown),

@@ -11,9 +11,11 @@ usage: test_browser.py RACE2048D RACE2048_BOT OUTDIR
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from selenium import webdriver
@@ -82,6 +84,15 @@ def tiles(driver, css):
         return Array.from(document.querySelectorAll(arguments[0] + ' .tile:not(.dying)'),
             (t) => [t.style.getPropertyValue('--r'), t.style.getPropertyValue('--c'),
                     t.textContent]).sort();""", css)
+
+
+def drop_all(sock):
+    """Reads and drops everything until the socket closes."""
+    try:
+        while sock.recv(65536):
+            pass
+    except OSError:
+        pass
 
 
 def settled(driver):
@@ -159,16 +170,30 @@ def main():
         wait(d, 'the replay to play to its end', lambda d: tiles(d, '#replay-boards') == solo_end)
         d.find_element(By.ID, 'b-replay-back').click()
         wait(d, 'the lobby after the replay', shown('lobby'))
+        # A race of three: the browser, race2048-bot over JSON, and a person on
+        # netcat (text mode) in the same room.
         form = '#f-create '
+        d.find_element(By.CSS_SELECTOR, form + 'select[name=players]').send_keys('3')
         d.find_element(By.CSS_SELECTOR, form + 'select[name=target]').send_keys('256')
         d.find_element(By.CSS_SELECTOR, form + 'button').click()
         wait(d, 'the room', shown('wait'))
         code = re.search(r'Room ([A-Z0-9]+)', d.find_element(By.ID, 'wait-text').text).group(1)
+        nc = socket.create_connection(('127.0.0.1', port))
+        nc.sendall(('name netcat\r\njoin %s\r\n' % code).encode())
+        # netcat shows what it gets; here it is read and dropped.
+        threading.Thread(target=drop_all, args=(nc,), daemon=True).start()
+        wait(d, 'netcat in the room', lambda d: 'netcat' in d.find_element(By.ID, 'v-wait').text)
         bot = subprocess.Popen([BOT, '--port', str(port), '--name', 'tcpbot', '--join', code,
                                 '--games', '1', '--delay-ms', '100', '--strategy', 'greedy'],
                                stdout=subprocess.PIPE, text=True)
         procs.append(bot)
         wait(d, 'the race', shown('game'))
+        netcat_board = '#others .player:nth-child(%d)' % (
+            1 + [e.text.split()[0] for e in d.find_elements(By.CSS_SELECTOR, '#others .label')]
+            .index('netcat'))
+        before = tiles(d, netcat_board)
+        nc.sendall(b'asdw\r\n')  # a line of four moves, as a netcat user types them
+        wait(d, "netcat's board to change", lambda d: tiles(d, netcat_board) != before)
         before = tiles(d, '#others')
         wait(d, "the bot's board to change", lambda d: tiles(d, '#others') != before)
         # The socket drops: the page resumes with its token by itself and says so.
@@ -199,6 +224,7 @@ def main():
         print('bot:', out.strip())
         d.save_screenshot(os.path.join(OUT, 'end-desktop.png'))
         check_console(d)
+        nc.close()
         print('browser test passed in %.1f s; screenshots in %s' % (time.time() - started, OUT))
     finally:
         d.quit()

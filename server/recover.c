@@ -1,0 +1,313 @@
+/* recover.c - start-up: reads the journal's records, finds a torn tail, rebuilds the
+ * games that were running. */
+#include "recover.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "journal.h"
+#include "lobby.h"
+#include "room.h"
+
+/* A game seen in the journal that has no finished record (yet). */
+typedef struct pending_game {
+    uint64_t id;
+    json_t *start; /* the start record */
+    int nseats;
+    uint64_t seat_id[PROTO_PLAYERS_MAX];
+    char *moves[PROTO_PLAYERS_MAX];
+    size_t nmoves[PROTO_PLAYERS_MAX], cap[PROTO_PLAYERS_MAX];
+    bool left[PROTO_PLAYERS_MAX];
+    bool finished;
+} pending_game;
+
+/* Games by id: open addressing over a power-of-two table of pointers. */
+typedef struct game_map {
+    pending_game **slot;
+    size_t cap, count;
+    pending_game **all; /* in start order, for a deterministic rebuild */
+    size_t nall, allcap;
+} game_map;
+
+static size_t map_hash(uint64_t id, size_t cap) {
+    return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+}
+
+static pending_game *map_find(const game_map *m, uint64_t id) {
+    if (!m->cap) return NULL;
+    for (size_t i = map_hash(id, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (!m->slot[i]) return NULL;
+        if (m->slot[i]->id == id) return m->slot[i];
+    }
+}
+
+static int map_insert(game_map *m, pending_game *g) {
+    if ((m->count + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        pending_game **slot = calloc(cap, sizeof *slot);
+        if (!slot) return -1;
+        for (size_t k = 0; k < m->cap; k++) {
+            if (!m->slot[k]) continue;
+            size_t i = map_hash(m->slot[k]->id, cap);
+            while (slot[i])
+                i = (i + 1) & (cap - 1);
+            slot[i] = m->slot[k];
+        }
+        free(m->slot);
+        m->slot = slot;
+        m->cap = cap;
+    }
+    if (m->nall == m->allcap) {
+        size_t cap = m->allcap ? m->allcap * 2 : 64;
+        pending_game **all = realloc(m->all, cap * sizeof *all);
+        if (!all) return -1;
+        m->all = all;
+        m->allcap = cap;
+    }
+    size_t i = map_hash(g->id, m->cap);
+    while (m->slot[i])
+        i = (i + 1) & (m->cap - 1);
+    m->slot[i] = g;
+    m->count++;
+    m->all[m->nall++] = g;
+    return 0;
+}
+
+static void game_free(pending_game *g) {
+    json_decref(g->start);
+    for (int i = 0; i < PROTO_PLAYERS_MAX; i++)
+        free(g->moves[i]);
+    free(g);
+}
+
+static int seat_index(const pending_game *g, uint64_t id) {
+    for (int i = 0; i < g->nseats; i++)
+        if (g->seat_id[i] == id) return i;
+    return -1;
+}
+
+static uint64_t juint(const json_t *o, const char *key) {
+    json_t *v = json_object_get(o, key);
+    return json_is_integer(v) && json_integer_value(v) >= 0
+               ? (uint64_t)json_integer_value(v)
+               : 0;
+}
+
+/* ------------------------------------------------------------ records --- */
+
+/* Returns 0, or -1 if the record is not one the server writes. */
+static int on_start(srv *s, game_map *m, json_t *rec) {
+    uint64_t id = juint(rec, "game");
+    json_t *seats = json_object_get(rec, "seats");
+    if (!id || !json_is_array(seats) || json_array_size(seats) < 1 ||
+        json_array_size(seats) > PROTO_PLAYERS_MAX || map_find(m, id))
+        return -1;
+    pending_game *g = calloc(1, sizeof *g);
+    if (!g) return -1;
+    g->id = id;
+    g->nseats = (int)json_array_size(seats);
+    for (int i = 0; i < g->nseats; i++) {
+        g->seat_id[i] = juint(json_array_get(seats, (size_t)i), "id");
+        if (g->seat_id[i] >= s->next_id) s->next_id = g->seat_id[i] + 1;
+    }
+    g->start = json_incref(rec);
+    if (map_insert(m, g) < 0) {
+        game_free(g);
+        return -1;
+    }
+    journal_note_game(s, id);
+    return 0;
+}
+
+static int on_moves(game_map *m, json_t *rec) {
+    pending_game *g = map_find(m, juint(rec, "game"));
+    json_t *mv = json_object_get(rec, "m");
+    if (!g || !json_is_object(mv)) return -1;
+    const char *key;
+    json_t *v;
+    json_object_foreach(mv, key, v) {
+        int i = seat_index(g, strtoull(key, NULL, 10));
+        if (i < 0 || !json_is_string(v)) return -1;
+        size_t n = json_string_length(v);
+        if (g->nmoves[i] + n > g->cap[i]) {
+            size_t cap = g->cap[i] ? g->cap[i] : 64;
+            while (cap < g->nmoves[i] + n)
+                cap *= 2;
+            char *p = realloc(g->moves[i], cap);
+            if (!p) return -1;
+            g->moves[i] = p;
+            g->cap[i] = cap;
+        }
+        memcpy(g->moves[i] + g->nmoves[i], json_string_value(v), n);
+        g->nmoves[i] += n;
+    }
+    return 0;
+}
+
+static int on_seat(game_map *m, json_t *rec) {
+    pending_game *g = map_find(m, juint(rec, "game"));
+    const char *event = json_string_value(json_object_get(rec, "event"));
+    if (!g || !event) return -1;
+    int i = seat_index(g, juint(rec, "id"));
+    if (i < 0) return -1;
+    if (!strcmp(event, "left")) g->left[i] = true;
+    return 0;
+}
+
+static int on_game(srv *s, game_map *m, json_t *rec, const char *line, size_t len) {
+    uint64_t id = juint(rec, "game");
+    if (!id) return -1;
+    pending_game *g = map_find(m, id);
+    if (g) g->finished = true;
+    journal_index_add(s, id, line, len);
+    return 0;
+}
+
+static int on_head(srv *s, json_t *rec) {
+    uint64_t next_game = juint(rec, "next_game"), next_id = juint(rec, "next_id");
+    if (next_game > 1) journal_note_game(s, next_game - 1);
+    if (next_id > s->next_id) s->next_id = next_id;
+    return 0;
+}
+
+/* ------------------------------------------------------------ rebuild --- */
+
+static int dir_of(char c, eng_dir *d) {
+    switch (c) {
+    case 'l':
+        *d = ENG_LEFT;
+        return 0;
+    case 'r':
+        *d = ENG_RIGHT;
+        return 0;
+    case 'u':
+        *d = ENG_UP;
+        return 0;
+    case 'd':
+        *d = ENG_DOWN;
+        return 0;
+    }
+    return -1;
+}
+
+/* Rebuilds one running game as a room whose players wait to resume. */
+static int rebuild(srv *s, const pending_game *g) {
+    json_t *st = g->start;
+    const char *code = json_string_value(json_object_get(st, "room"));
+    proto_settings settings = {.players = g->nseats,
+                               .size = (int)juint(st, "size"),
+                               .target = (uint32_t)juint(st, "target"),
+                               .time_limit = (uint32_t)juint(st, "time_limit")};
+    const char *salt = json_string_value(json_object_get(st, "salt"));
+    const char *commit = json_string_value(json_object_get(st, "commit"));
+    if (settings.size < ENG_SIZE_MIN || settings.size > ENG_SIZE_MAX || !salt ||
+        !commit || strlen(salt) != 32 || strlen(commit) != 64 ||
+        (!code && g->nseats != 1) ||
+        (code && (strlen(code) < PROTO_ROOM_MIN || strlen(code) > PROTO_ROOM_MAX)))
+        return -1;
+    room *r = room_new_coded(s, code == NULL, &settings, code);
+    if (!r) return -1;
+    if (journal_seed_parse(r, json_object_get(st, "seed")) < 0) {
+        room_restore_abandon(r);
+        return -1;
+    }
+    memcpy(r->salt, salt, 33);
+    memcpy(r->commit, commit, 65);
+    json_t *seats = json_object_get(st, "seats");
+    for (int i = 0; i < g->nseats; i++) {
+        json_t *e = json_array_get(seats, (size_t)i);
+        const char *name = json_string_value(json_object_get(e, "name"));
+        const char *hash = json_string_value(json_object_get(e, "token"));
+        srv_player *p = lobby_player_restore(s, g->seat_id[i], name ? name : "player",
+                                             hash ? hash : "");
+        if (!p) {
+            room_restore_abandon(r);
+            return -1;
+        }
+        room_add_player(r, p, false);
+        if (name) snprintf(r->seats[i].name, sizeof r->seats[i].name, "%s", name);
+    }
+    int64_t started = (int64_t)juint(st, "started");
+    room_restore_begin(r);
+    journal_game_restore(r, g->id, started);
+    for (int i = 0; i < g->nseats; i++) {
+        for (size_t k = 0; k < g->nmoves[i]; k++) {
+            eng_dir d;
+            if (dir_of(g->moves[i][k], &d) < 0) continue;
+            eng_move_result res = eng_game_move(&r->seats[i].game, d, s->tables);
+            if (res.moved) journal_move(r, i, d);
+        }
+    }
+    journal_game_restored(r);
+    int64_t now = journal_wall_ms();
+    uint64_t remaining_ms = 0;
+    if (settings.time_limit) {
+        int64_t end = started + (int64_t)settings.time_limit * 1000;
+        remaining_ms = end > now ? (uint64_t)(end - now) : 1;
+    }
+    room_restore_finish(r, g->left, remaining_ms);
+    return 0;
+}
+
+/* --------------------------------------------------------------- entry --- */
+
+size_t recover_journal(srv *s, const char *data, size_t len, recover_stats *st) {
+    *st = (recover_stats){0};
+    game_map m = {0};
+    size_t good = 0, pos = 0;
+    while (pos < len) {
+        const char *nl = memchr(data + pos, '\n', len - pos);
+        if (!nl) break; /* no newline: a torn last record */
+        size_t n = (size_t)(nl - (data + pos)) + 1;
+        const char *line = data + pos;
+        pos += n;
+        json_t *rec = json_loadb(line, n - 1, JSON_REJECT_DUPLICATES, NULL);
+        const char *kind = json_string_value(json_object_get(rec, "j"));
+        int rc = -1;
+        if (kind) {
+            if (!strcmp(kind, "moves"))
+                rc = on_moves(&m, rec);
+            else if (!strcmp(kind, "start"))
+                rc = on_start(s, &m, rec);
+            else if (!strcmp(kind, "seat"))
+                rc = on_seat(&m, rec);
+            else if (!strcmp(kind, "game"))
+                rc = on_game(s, &m, rec, line, n);
+            else if (!strcmp(kind, "head"))
+                rc = on_head(s, rec);
+            else
+                rc = 0; /* rematch and records of later versions */
+        }
+        if (rc == 0 && !strcmp(kind, "game")) st->finished++;
+        json_decref(rec);
+        if (rc == 0) {
+            st->records++;
+            good = pos;
+        } else {
+            st->bad++;
+        }
+    }
+    if (st->bad && good < len) {
+        /* Bad lines at the very end are the torn tail, not skipped records. */
+        size_t tail = 0;
+        for (size_t p = good; p < len; p++)
+            tail += data[p] == '\n';
+        st->bad -= tail < st->bad ? tail : st->bad;
+    }
+    for (size_t k = 0; k < m.nall; k++) {
+        pending_game *g = m.all[k];
+        if (!g->finished) {
+            if (rebuild(s, g) == 0)
+                st->restored++;
+            else
+                srv_log(SRV_LOG_WARN, "journal: game %llu could not be restored",
+                        (unsigned long long)g->id);
+        }
+        game_free(g);
+    }
+    free(m.all);
+    free(m.slot);
+    return good;
+}
