@@ -121,6 +121,7 @@ static void refuse(conn *c, bool text) {
         size_t len;
         char *json = proto_enc_error(PROTO_ERR_SERVER_FULL, msg, &len);
         srv_buf *b = srv_buf_take(json, len);
+        srv_count_error(c->srv, PROTO_ERR_SERVER_FULL);
         if (b) {
             conn_send_buf(c, b);
             srv_buf_unref(b);
@@ -271,6 +272,7 @@ static int on_json_too_long(void *ctx) {
     size_t len = 0;
     char *line = proto_enc_error(PROTO_ERR_LINE_TOO_LONG, msg, &len);
     srv_buf *b = srv_buf_take(line, len); /* len is set only once the line is made */
+    srv_count_error(c->srv, PROTO_ERR_LINE_TOO_LONG);
     if (b) {
         conn_send_buf(c, b);
         srv_buf_unref(b);

@@ -84,6 +84,8 @@ typedef struct jrn_seat {
 struct jrn_game {
     uint64_t id;
     int64_t started_ms;
+    char token_hash[PROTO_PLAYERS_MAX][65]; /* for snapshots after players left */
+    srv_link all_link;                      /* in journal.games */
     jrn_seat seats[PROTO_PLAYERS_MAX];
     srv_link dirty_link; /* in journal.dirty while it has unflushed moves */
     bool dirty;
@@ -114,6 +116,10 @@ typedef struct journal {
     uv_fs_t req;
     uv_timer_t timer;
     srv_link dirty;
+    srv_link games;            /* every jrn_game, for compaction snapshots */
+    uint64_t compact_retry_at; /* after a failed compaction: size to try again at */
+    uv_work_t compact_work;
+    struct compaction *compaction; /* the one in progress, or NULL */
     journal_stats stats;
     indexed *index; /* ring of recent finished games */
     size_t index_head, index_count, index_bytes;
@@ -264,9 +270,12 @@ static void on_written(uv_fs_t *req) {
 /* Appends `moves` records for every game with moves not yet recorded. */
 static void flush_moves(journal *j);
 
+static bool compact_maybe(journal *j);
+
 static void commit_start(journal *j) {
     if (!j->on || j->busy) return;
     flush_moves(j);
+    if (compact_maybe(j)) return;
     if (j->pending.len == 0) return;
     bytes t = j->inflight;
     j->inflight = j->pending;
@@ -376,8 +385,41 @@ static jrn_game *game_new(room *r, uint64_t id, int64_t started_ms) {
     o->game.id = id;
     o->game.started_ms = started_ms;
     srv_list_init(&o->game.dirty_link);
+    srv_list_push(&J(r->srv)->games, &o->game.all_link);
     r->jgame = &o->game;
     return &o->game;
+}
+
+/* The start record of a game (also in snapshots): returns 0 or -1 (OOM). */
+static int start_record(bytes *b, const room *r, const jrn_game *g) {
+    int bad = bytes_printf(b, "{\"j\":\"start\",\"game\":%" PRIu64 ",", g->id);
+    if (!r->solo) bad |= bytes_printf(b, "\"room\":\"%s\",", r->code);
+    char seed[80];
+    journal_seed_text(r, seed, sizeof seed);
+    bad |= bytes_printf(b,
+                        "\"size\":%d,\"target\":%u,\"time_limit\":%u,\"seed\":%s,"
+                        "\"salt\":\"%s\",\"commit\":\"%s\",\"started\":%" PRId64
+                        ",\"seats\":[",
+                        r->settings.size, r->settings.target, r->settings.time_limit,
+                        seed, r->salt, r->commit, g->started_ms);
+    for (int i = 0; i < r->nseats; i++)
+        bad |= bytes_printf(b, "%s{\"id\":%" PRIu64 ",\"name\":\"%s\",\"token\":\"%s\"}",
+                            i ? "," : "", r->seats[i].id, r->seats[i].name,
+                            g->token_hash[i]);
+    bad |= bytes_add(b, "]}\n", 3);
+    return bad ? -1 : 0;
+}
+
+/* Keeps each seat's token hash for start records written later. */
+static void note_token_hashes(const room *r, jrn_game *g) {
+    for (int i = 0; i < r->nseats; i++) {
+        const srv_player *p = r->seats[i].player;
+        g->token_hash[i][0] = '\0';
+        if (p && p->token[0])
+            journal_token_hash(p->token, g->token_hash[i]);
+        else if (p)
+            memcpy(g->token_hash[i], p->token_hash, sizeof g->token_hash[i]);
+    }
 }
 
 void journal_game_start(room *r, int64_t started_ms) {
@@ -385,31 +427,9 @@ void journal_game_start(room *r, int64_t started_ms) {
     if (!j) return; /* a server without one (unit tests) */
     jrn_game *g = game_new(r, j->next_game++, started_ms);
     if (!g) return;
+    note_token_hashes(r, g);
     bytes b = {0};
-    int bad = bytes_printf(&b, "{\"j\":\"start\",\"game\":%" PRIu64 ",", g->id);
-    if (!r->solo) bad |= bytes_printf(&b, "\"room\":\"%s\",", r->code);
-    char seed[80];
-    journal_seed_text(r, seed, sizeof seed);
-    bad |= bytes_printf(&b,
-                        "\"size\":%d,\"target\":%u,\"time_limit\":%u,\"seed\":%s,"
-                        "\"salt\":\"%s\",\"commit\":\"%s\",\"started\":%" PRId64
-                        ",\"seats\":[",
-                        r->settings.size, r->settings.target, r->settings.time_limit,
-                        seed, r->salt, r->commit, started_ms);
-    for (int i = 0; i < r->nseats; i++) {
-        const room_seat *seat = &r->seats[i];
-        char hash[65] = "";
-        if (seat->player) {
-            if (seat->player->token[0])
-                journal_token_hash(seat->player->token, hash);
-            else
-                memcpy(hash, seat->player->token_hash, sizeof hash);
-        }
-        bad |= bytes_printf(&b, "%s{\"id\":%" PRIu64 ",\"name\":\"%s\",\"token\":\"%s\"}",
-                            i ? "," : "", seat->id, seat->name, hash);
-    }
-    bad |= bytes_add(&b, "]}\n", 3);
-    if (bad)
+    if (start_record(&b, r, g) < 0)
         free(b.data);
     else
         append_bytes(j, &b);
@@ -417,7 +437,8 @@ void journal_game_start(room *r, int64_t started_ms) {
 
 void journal_game_restore(room *r, uint64_t game, int64_t started_ms) {
     if (!J(r->srv)) return;
-    game_new(r, game, started_ms);
+    jrn_game *g = game_new(r, game, started_ms);
+    if (g) note_token_hashes(r, g);
     journal_note_game(r->srv, game);
 }
 
@@ -570,10 +591,259 @@ void journal_game_free(room *r) {
     journal *j = J(r->srv);
     if (!g->ended && j->on) flush_game_moves(j, r); /* shutdown: it resumes later */
     undirty(g);
+    srv_list_remove(&g->all_link);
     for (int i = 0; i < PROTO_PLAYERS_MAX; i++)
         free(g->seats[i].moves.data);
     r->jgame = NULL;
     free(srv_container(g, dirty_owner, game));
+}
+
+/* ----------------------------------------------------------- compaction --- */
+
+/* How many rotated results archives are kept beside FILE.results. */
+#define ARCHIVES_KEPT 4
+
+/* One compaction: built on the loop, done on the thread pool. */
+typedef struct compaction {
+    journal *j;
+    bytes fresh; /* the new journal: head, snapshots, recent finished games */
+    int old_fd;  /* the journal being replaced, read up to old_size */
+    uint64_t old_size;
+    uint64_t max; /* --journal-max: also the archive's rotation size */
+    char path[4096];
+    int new_fd;        /* result: the new journal, open */
+    int err;           /* result: 0, or a negative errno */
+    const char *step;  /* result: what failed */
+    uint64_t archived; /* result: finished-game bytes moved to the archive */
+} compaction;
+
+static int write_all(int fd, const char *p, size_t n) {
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) return -errno;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* FILE.results grows to max, then becomes FILE.results.1 (and so on up to
+ * ARCHIVES_KEPT; the oldest is removed). */
+static int archive_rotate(const char *path, uint64_t incoming, uint64_t max) {
+    char a[4200], b[4200];
+    struct stat st;
+    snprintf(a, sizeof a, "%s.results", path);
+    if (stat(a, &st) < 0 || (uint64_t)st.st_size + incoming <= max) return 0;
+    for (int k = ARCHIVES_KEPT; k >= 1; k--) {
+        snprintf(b, sizeof b, "%s.results.%d", path, k);
+        if (k == ARCHIVES_KEPT) {
+            unlink(b);
+            continue;
+        }
+        snprintf(a, sizeof a, "%s.results.%d", path, k);
+        if (rename(a, b) < 0 && errno != ENOENT) return -errno;
+    }
+    snprintf(a, sizeof a, "%s.results", path);
+    snprintf(b, sizeof b, "%s.results.1", path);
+    return rename(a, b) < 0 ? -errno : 0;
+}
+
+static int fsync_dir_of(const char *path) {
+    char dirpath[4096];
+    snprintf(dirpath, sizeof dirpath, "%s", path);
+    char *slash = strrchr(dirpath, '/');
+    if (slash == dirpath)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dirpath, sizeof dirpath, ".");
+    int fd = open(dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    int rc = fsync(fd) < 0 ? -errno : 0;
+    close(fd);
+    return rc;
+}
+
+/* On the thread pool: moves the old journal's finished games to the archive,
+ * then puts the new journal in place: write, fsync, rename, fsync the
+ * directory. The old file stays whole until the rename. */
+static void compact_work(uv_work_t *w) {
+    compaction *c = w->data;
+    c->new_fd = -1;
+    char *old = malloc(c->old_size ? c->old_size : 1);
+    bytes games = {0};
+    char tmp[4200], archive[4200];
+    snprintf(tmp, sizeof tmp, "%s.compacting", c->path);
+    snprintf(archive, sizeof archive, "%s.results", c->path);
+    c->step = "reading the journal";
+    if (!old) {
+        c->err = -ENOMEM;
+        return;
+    }
+    size_t got = 0;
+    while (got < c->old_size) {
+        ssize_t n = pread(c->old_fd, old + got, c->old_size - got, (off_t)got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            c->err = n < 0 ? -errno : -EIO;
+            goto out;
+        }
+        got += (size_t)n;
+    }
+    static const char game_head[] = "{\"j\":\"game\"";
+    for (size_t at = 0; at < got;) {
+        const char *nl = memchr(old + at, '\n', got - at);
+        size_t n = nl ? (size_t)(nl - (old + at)) + 1 : got - at;
+        if (nl && n > sizeof game_head &&
+            !memcmp(old + at, game_head, sizeof game_head - 1) &&
+            bytes_add(&games, old + at, n) < 0) {
+            c->err = -ENOMEM;
+            goto out;
+        }
+        at += n;
+    }
+    c->step = "writing the results archive";
+    if (games.len) {
+        if ((c->err = archive_rotate(c->path, games.len, c->max)) < 0) goto out;
+        int afd = open(archive, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+        if (afd < 0) {
+            c->err = -errno;
+            goto out;
+        }
+        c->err = write_all(afd, games.data, games.len);
+        if (!c->err && fdatasync(afd) < 0) c->err = -errno;
+        close(afd);
+        if (c->err) goto out;
+        c->archived = games.len;
+    }
+    c->step = "writing the compacted journal";
+    c->new_fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+    if (c->new_fd < 0) {
+        c->err = -errno;
+        goto out;
+    }
+    if ((c->err = write_all(c->new_fd, c->fresh.data, c->fresh.len)) < 0) goto out;
+    if (fdatasync(c->new_fd) < 0) {
+        c->err = -errno;
+        goto out;
+    }
+    c->step = "renaming the compacted journal";
+    if (rename(tmp, c->path) < 0) {
+        c->err = -errno;
+        goto out;
+    }
+    fsync_dir_of(c->path); /* the rename is done; a failed dir sync only delays it */
+    close(c->old_fd);
+out:
+    if (c->err && c->new_fd >= 0) {
+        close(c->new_fd);
+        c->new_fd = -1;
+        unlink(tmp);
+    }
+    free(old);
+    free(games.data);
+}
+
+static void compact_done(uv_work_t *w, int status) {
+    compaction *c = w->data;
+    journal *j = c->j;
+    j->compaction = NULL;
+    j->busy = false;
+    if (status == 0 && c->err == 0) {
+        srv_log(SRV_LOG_INFO,
+                "journal %s: compacted from %" PRIu64 " to %zu bytes; %" PRIu64
+                " bytes of finished games moved to %s.results",
+                j->path, c->old_size, c->fresh.len, c->archived, j->path);
+        j->fd = c->new_fd;
+        j->good = c->fresh.len;
+        j->stats.compactions++;
+    } else {
+        j->stats.errors++;
+        j->compact_retry_at = c->old_size + c->max / 4;
+        srv_log(SRV_LOG_ERROR,
+                "journal %s: compaction failed %s: %s; the journal goes on as it was",
+                j->path, c->step, uv_strerror(status ? status : c->err));
+    }
+    free(c->fresh.data);
+    free(c);
+    commit_start(j);
+}
+
+/* A snapshot of one running game: its start, every move so far, who left. */
+static int snapshot_game(bytes *b, jrn_game *g, room *r) {
+    int bad = start_record(b, r, g);
+    bad |= bytes_printf(b, "{\"j\":\"moves\",\"game\":%" PRIu64 ",\"m\":{", g->id);
+    for (int i = 0; i < r->nseats; i++) {
+        jrn_seat *st = &g->seats[i];
+        bad |= bytes_printf(b, "%s\"%" PRIu64 "\":\"%.*s\"", i ? "," : "", r->seats[i].id,
+                            (int)st->moves.len, st->moves.data ? st->moves.data : "");
+        st->flushed = st->moves.len;
+    }
+    bad |= bytes_add(b, "}}\n", 3);
+    for (int i = 0; i < r->nseats; i++)
+        if (r->seats[i].status == PROTO_LEFT)
+            bad |= bytes_printf(b,
+                                "{\"j\":\"seat\",\"game\":%" PRIu64 ",\"id\":%" PRIu64
+                                ",\"event\":\"left\"}\n",
+                                g->id, r->seats[i].id);
+    undirty(g);
+    return bad ? -1 : 0;
+}
+
+/* Starts a compaction once the file has reached --journal-max. The new file
+ * is the running games' snapshots plus the finished-game records not yet
+ * written; the other pending records are what the snapshots already say. */
+static bool compact_maybe(journal *j) {
+    srv *s = j->srv;
+    if (!j->on || j->busy || j->good + j->pending.len < s->cfg.journal_max ||
+        j->good < j->compact_retry_at)
+        return false;
+    compaction *c = calloc(1, sizeof *c);
+    if (!c) return false;
+    c->j = j;
+    c->old_fd = j->fd;
+    c->old_size = j->good;
+    c->max = s->cfg.journal_max;
+    snprintf(c->path, sizeof c->path, "%s", j->path);
+    int bad = bytes_printf(&c->fresh,
+                           "{\"j\":\"head\",\"next_game\":%" PRIu64
+                           ",\"next_id\":%" PRIu64 ",\"compacted\":%" PRId64 "}\n",
+                           j->next_game, s->next_id, journal_wall_ms());
+    for (srv_link *l = j->games.next; l != &j->games && !bad; l = l->next) {
+        jrn_game *g = srv_container(l, jrn_game, all_link);
+        if (g->ended) continue;
+        bad |= snapshot_game(&c->fresh, g, srv_container(g, dirty_owner, game)->room);
+    }
+    static const char game_head[] = "{\"j\":\"game\"";
+    for (size_t at = 0; at < j->pending.len && !bad;) {
+        const char *nl = memchr(j->pending.data + at, '\n', j->pending.len - at);
+        size_t n = (size_t)(nl - (j->pending.data + at)) + 1;
+        if (!memcmp(j->pending.data + at, game_head, sizeof game_head - 1))
+            bad |= bytes_add(&c->fresh, j->pending.data + at, n);
+        at += n;
+    }
+    if (bad) {
+        free(c->fresh.data);
+        free(c);
+        srv_log(SRV_LOG_ERROR, "journal: out of memory for a compaction");
+        return false;
+    }
+    j->pending.len = 0;
+    j->busy = true;
+    j->compaction = c;
+    j->compact_work.data = c;
+    if (uv_queue_work(s->loop, &j->compact_work, compact_work, compact_done) < 0) {
+        /* Cannot happen with a valid loop; the snapshot is then the next write. */
+        j->busy = false;
+        j->compaction = NULL;
+        append(j, c->fresh.data, c->fresh.len);
+        free(c->fresh.data);
+        free(c);
+        return false;
+    }
+    return true;
 }
 
 /* -------------------------------------------------------------- replies --- */
@@ -657,6 +927,7 @@ int journal_open(srv *s) {
     j->fd = -1;
     j->next_game = 1;
     srv_list_init(&j->dirty);
+    srv_list_init(&j->games);
     j->index = calloc(INDEX_GAMES_MAX, sizeof *j->index);
     uv_timer_init(s->loop, &j->timer);
     j->timer.data = j;

@@ -13,6 +13,7 @@ typedef struct journal_stats {
     uint64_t commits; /* group commits (one write + one fdatasync each) */
     uint64_t errors;  /* failed writes or syncs */
     uint64_t records; /* records appended */
+    uint64_t compactions;
 } journal_stats;
 
 /* Per-game journal state, owned by its room (room->jgame). */

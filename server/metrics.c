@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "conn.h"
+#include "journal.h"
 #include "room.h"
 
 /* A growing text buffer; a failed allocation sticks and is reported once. */
@@ -134,6 +135,18 @@ srv_buf *metrics_render(srv *s) {
     put(&o, "race2048_received_bytes_total %llu\n", (unsigned long long)m->bytes_in);
     family(&o, "race2048_sent_bytes_total", "counter", "Bytes queued for clients.");
     put(&o, "race2048_sent_bytes_total %llu\n", (unsigned long long)m->bytes_out);
+    journal_stats js = journal_get_stats(s);
+    family(&o, "race2048_journal_errors_total", "counter",
+           "Journal writes, syncs or compactions that failed (retried).");
+    put(&o, "race2048_journal_errors_total %llu\n", (unsigned long long)js.errors);
+    family(&o, "race2048_journal_commits_total", "counter",
+           "Group commits: one write and one fdatasync each.");
+    put(&o, "race2048_journal_commits_total %llu\n", (unsigned long long)js.commits);
+    family(&o, "race2048_journal_bytes_total", "counter", "Journal bytes written.");
+    put(&o, "race2048_journal_bytes_total %llu\n", (unsigned long long)js.bytes);
+    family(&o, "race2048_journal_compactions_total", "counter", "Journal compactions.");
+    put(&o, "race2048_journal_compactions_total %llu\n",
+        (unsigned long long)js.compactions);
     family(&o, "race2048_uptime_seconds", "gauge", "Seconds since the server started.");
     put(&o, "race2048_uptime_seconds %.3f\n",
         (double)(uv_hrtime() - m->started_ns) / 1e9);

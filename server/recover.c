@@ -131,6 +131,7 @@ static int on_moves(game_map *m, json_t *rec) {
         int i = seat_index(g, strtoull(key, NULL, 10));
         if (i < 0 || !json_is_string(v)) return -1;
         size_t n = json_string_length(v);
+        if (n == 0) continue; /* a snapshot of a seat without moves */
         if (g->nmoves[i] + n > g->cap[i]) {
             size_t cap = g->cap[i] ? g->cap[i] : 64;
             while (cap < g->nmoves[i] + n)

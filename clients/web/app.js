@@ -44,8 +44,10 @@ function setConn(text, bad) {
 async function loadEngine() {
   try {
     const res = await fetch('/static/engine.wasm');
-    if (!res.ok) throw new Error('not built into this server');
-    const { instance } = await WebAssembly.instantiate(await res.arrayBuffer(), {});
+    const bytes = res.ok ? await res.arrayBuffer() : new ArrayBuffer(0);
+    // A server built without a wasm toolchain serves an empty module.
+    if (!bytes.byteLength) throw new Error('not built into this server');
+    const { instance } = await WebAssembly.instantiate(bytes, {});
     app.engine = instance.exports;
     app.engineNote = '';
   } catch (e) {

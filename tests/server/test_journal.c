@@ -378,6 +378,26 @@ static void test_tampering(void **state) {
 
 /* -------------------------------------------------------- write failure --- */
 
+/* race2048_journal_errors_total from the server's /metrics. */
+static long long journal_errors(th_server *s) {
+    client *http = client_connect(s);
+    static const char get[] = "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n";
+    client_send_raw(http, get, sizeof get - 1, false);
+    static char page[65536];
+    size_t n = 0;
+    const char *at = NULL;
+    while (n < sizeof page - 1 && !(at && strchr(at + 1, '\n'))) {
+        size_t got = client_read_raw(http, page + n, sizeof page - 1 - n, WAIT);
+        if (!got) break;
+        n += got;
+        page[n] = '\0';
+        at = strstr(page, "\nrace2048_journal_errors_total ");
+    }
+    if (!at) fail_msg("no race2048_journal_errors_total in /metrics");
+    client_close(http);
+    return atoll(at + strlen("\nrace2048_journal_errors_total "));
+}
+
 /* The file size limit makes writes fail with EFBIG: games go on, the file
  * keeps only whole records, and what is in it checks out. */
 static void test_write_failure(void **state) {
@@ -402,6 +422,12 @@ static void test_write_failure(void **state) {
         client_expect(a, "left", WAIT);
     }
     client_sync(a); /* the server still answers */
+    /* And counts the failures on /metrics (the next commit fails soon). */
+    int64_t deadline = harness_now_ms() + harness_ms(WAIT);
+    while (journal_errors(s) == 0) {
+        if (harness_remaining(deadline) == 0) fail_msg("no journal error was counted");
+        poll(NULL, 0, 50);
+    }
     client_send(a, "{\"type\":\"history\",\"limit\":100}");
     assert_int_equal(json_array_size(jarr(client_expect(a, "history", WAIT), "games")),
                      12);
@@ -454,6 +480,55 @@ static void test_kill9_burst(void **state) {
     free(out);
 }
 
+/* With a small --journal-max the journal is compacted again and again while
+ * games finish and a race runs; kill -9 lands in or between compactions.
+ * After the restart the race is back, and journal and archive check out. */
+static void test_kill9_compaction(void **state) {
+    const char *journal = path_in("j");
+    const char *const flags[] = {"--journal",
+                                 journal,
+                                 "--journal-max",
+                                 "65536",
+                                 "--journal-sync-ms",
+                                 "5",
+                                 "--grace",
+                                 "30",
+                                 NULL};
+    th_server *s = server_start(flags);
+    client *c[2];
+    race_start(s, 2, "\"size\":4", c, NULL);
+    json_t *last = NULL;
+    for (int k = 0; k < 8; k++)
+        last = client_move_any(c[0]);
+    json_t *board = jarr(last, "board");
+    json_int_t moves = jint(last, "moves");
+    wait_records(journal, "{\"j\":\"moves\"", 1, 5000);
+    client *a = client_named(s, "burst");
+    for (int g = 0; g < BURST; g++)
+        client_send(a, "{\"type\":\"solo\",\"size\":3}\n{\"type\":\"leave\"}");
+    for (int g = 0; g < BURST / 2; g++) {
+        client_expect(a, "start", WAIT);
+        client_expect(a, "end", WAIT);
+        client_expect(a, "left", WAIT);
+    }
+    server_kill(s);
+    s = server_start(flags);
+    client *r;
+    json_t *st = resume(s, &r, client_token(c[0]));
+    json_t *me = jplayer(jarr(st, "players"), 1);
+    assert_int_equal(jint(me, "moves"), moves); /* synced long before the kill */
+    assert_true(jequal(jarr(me, "board"), board));
+    server_stop(s);
+    char *out;
+    assert_int_equal(run_replay(&out, journal, NULL, NULL), 0);
+    assert_null(strstr(out, "not records"));
+    free(out);
+    struct stat sb;
+    assert_int_equal(stat(path_in("j.results"), &sb), 0); /* it was compacted */
+    assert_int_equal(run_replay(&out, path_in("j.results"), NULL, NULL), 0);
+    free(out);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
@@ -464,6 +539,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_tampering, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_write_failure, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_kill9_burst, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_kill9_compaction, setup_dir, teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 
 #include "checks.h"
 #include "harness.h"
+#include "tt.h"
 
 /* Every object a set of clients received, in order, as JSON text to search,
  * and the objects one of them received, to replay. */
@@ -79,13 +80,13 @@ static void sha256_hex(const char *text, char out[65]) {
         snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
-/* Fails if text holds hex (any case) or any 16-digit piece of it. */
-static void check_no_piece_of(const char *text, const char *hex) {
-    size_t n = strlen(text);
+/* Fails if the n bytes of text hold hex (any case) or any 16-digit piece of it. */
+static void check_no_piece_of(const char *text, size_t n, const char *hex) {
     char *lower = malloc(n + 1);
     assert_non_null(lower);
-    for (size_t i = 0; i <= n; i++)
-        lower[i] = (char)tolower((unsigned char)text[i]);
+    for (size_t i = 0; i < n; i++) /* a NUL would hide what follows from strstr */
+        lower[i] = text[i] ? (char)tolower((unsigned char)text[i]) : ' ';
+    lower[n] = '\0';
     for (size_t at = 0; at + 16 <= strlen(hex); at++) {
         char piece[17];
         memcpy(piece, hex + at, 16);
@@ -113,9 +114,10 @@ static void test_welcome_says_proto_2(void **state) {
     assert_int_equal(jint(client_expect(again, "welcome", WAIT), "proto"), 2);
 }
 
-/* A race with a spectator: nothing anyone receives before `end` holds the
- * seed or a 16-digit piece of it; `end` reveals 64 hex digits whose commit
- * matches and whose ChaCha20 draws replay both players exactly. */
+/* A race with a JSON spectator and a text-mode one: nothing anyone receives
+ * before `end` holds the seed or a 16-digit piece of it; `end` reveals 64 hex
+ * digits whose commit matches and whose ChaCha20 draws replay both players
+ * exactly, and the text end screen shows them. */
 static void test_race_seed_secret_then_replays(void **state) {
     th_server *s = SERVER(NULL);
     seen log = {.objects = json_array()};
@@ -127,6 +129,12 @@ static void test_race_seed_secret_then_replays(void **state) {
     const char *code = jstr(expect_seen(a, &log, "room"), "room");
     client_send(w, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
     expect_seen(w, &log, "room");
+    tt_client t;
+    tt_connect(&t, s->port);
+    tt_sends(&t, "name tess\r\n");
+    char watch[64];
+    snprintf(watch, sizeof watch, "watch %s\r\n", code);
+    tt_sends(&t, watch);
     client_send(b, "{\"type\":\"join\",\"room\":\"%s\"}", code);
     json_t *start = until_seen(a, &log, "start");
     until_seen(b, &log, "start");
@@ -152,6 +160,12 @@ static void test_race_seed_secret_then_replays(void **state) {
     }
     client_send(w, "{\"type\":\"rooms\"}");
     expect_seen(w, &log, "rooms");
+    /* The text spectator has drawn the race: its list shows the room racing. */
+    tt_sends(&t, "rooms\r\n");
+    if (tt_wait_str(&t, 0, ", racing: watch", harness_ms(TT_WAIT)) < 0)
+        fail_msg("the text spectator never listed the running race");
+    assert_true(tt_find(t.buf, t.len, 0, "bob", 3) >= 0);
+    size_t text_before_end = t.len;
 
     /* bob leaves: a forfeit, and the seed is revealed. */
     client_send(b, "{\"type\":\"leave\"}");
@@ -163,7 +177,14 @@ static void test_race_seed_secret_then_replays(void **state) {
     const char *hex = jstr(end, "seed");
     assert_int_equal(strlen(hex), 64);
     check_commit(commit, end);
-    check_no_piece_of(log.text, hex);
+    check_no_piece_of(log.text, log.len, hex);
+    check_no_piece_of(t.buf, text_before_end, hex);
+    /* Then the text end screen reveals it, whole, on its own line. */
+    char seed_line[80];
+    snprintf(seed_line, sizeof seed_line, "seed %s\r\n", hex);
+    if (tt_wait_str(&t, text_before_end, seed_line, harness_ms(TT_WAIT)) < 0)
+        fail_msg("the text end screen does not show the seed");
+    tt_close(&t);
 
     /* The revealed seed gives the start board and every move after it. */
     eng_game g;

@@ -604,6 +604,16 @@ static void test_metrics_move(void **state) {
     assert_true(metric(s, "race2048_games_finished_total{reason=\"forfeit\"}") +
                     metric(s, "race2048_games_finished_total{reason=\"all_over\"}") >=
                 1);
+    /* Errors that close a connection count too. */
+    client *big = client_connect(s);
+    static char line[5000];
+    memset(line, 'x', sizeof line - 1);
+    line[0] = '{';
+    line[sizeof line - 1] = '\n';
+    client_send_raw(big, line, sizeof line, false);
+    client_expect_error(big, "line_too_long", WAIT);
+    client_expect_eof(big, WAIT);
+    assert_true(metric(s, "race2048_errors_total{code=\"line_too_long\"}") == 1);
     assert_true(metric(s, "race2048_received_bytes_total") > 0);
     assert_true(metric(s, "race2048_sent_bytes_total") > 0);
     client_sync(j);

@@ -27,11 +27,15 @@ from selenium.webdriver.support.ui import WebDriverWait
 SERVER, BOT, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
 os.makedirs(OUT, exist_ok=True)
 procs = []
+temp_dirs = []
 
 
 def start_server():
-    p = subprocess.Popen([SERVER, '--host', '127.0.0.1', '--port', '0', '--log-level', 'warn'],
-                         stdout=subprocess.PIPE, text=True)
+    # A fresh journal each run, so the recent games are this run's.
+    temp_dirs.append(tempfile.mkdtemp(prefix='race2048-web-'))
+    journal = os.path.join(temp_dirs[-1], 'race2048.journal')
+    p = subprocess.Popen([SERVER, '--host', '127.0.0.1', '--port', '0', '--log-level', 'warn',
+                          '--journal', journal], stdout=subprocess.PIPE, text=True)
     procs.append(p)
     line = p.stdout.readline()
     m = re.search(r':(\d+)$', line.strip())
@@ -47,7 +51,8 @@ def browser():
                  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
                  '--window-size=1280,800'):
         opts.add_argument(flag)
-    opts.add_argument('--user-data-dir=' + tempfile.mkdtemp(prefix='race2048-chromium-'))
+    temp_dirs.append(tempfile.mkdtemp(prefix='race2048-chromium-'))
+    opts.add_argument('--user-data-dir=' + temp_dirs[-1])
     opts.binary_location = shutil.which('chromium') or '/usr/bin/chromium'
     opts.set_capability('goog:loggingPrefs', {'browser': 'ALL'})
     driver_path = shutil.which('chromedriver') or '/usr/bin/chromedriver'
@@ -84,6 +89,21 @@ def tiles(driver, css):
         return Array.from(document.querySelectorAll(arguments[0] + ' .tile:not(.dying)'),
             (t) => [t.style.getPropertyValue('--r'), t.style.getPropertyValue('--c'),
                     t.textContent]).sort();""", css)
+
+
+def my_moves(driver):
+    """The move count on our own board's label."""
+    text = driver.find_element(By.CSS_SELECTOR, '#me .label b').text
+    return int(re.search(r'(\d+) moves', text).group(1))
+
+
+def swipe(driver, x, y, dx, dy):
+    """A one-finger swipe by (dx, dy) from (x, y), as a phone sends it."""
+    for kind, px, py in (('touchStart', x, y), ('touchMove', x + dx / 2, y + dy / 2),
+                         ('touchMove', x + dx, y + dy)):
+        driver.execute_cdp_cmd('Input.dispatchTouchEvent',
+                               {'type': kind, 'touchPoints': [{'x': px, 'y': py}]})
+    driver.execute_cdp_cmd('Input.dispatchTouchEvent', {'type': 'touchEnd', 'touchPoints': []})
 
 
 def drop_all(sock):
@@ -213,6 +233,23 @@ def main():
                           {'width': 390, 'height': 844, 'deviceScaleFactor': 1, 'mobile': True})
         wait(d, 'a still board', settled)
         d.save_screenshot(os.path.join(OUT, 'race-phone.png'))
+        # On the phone, swipes move: some direction changes the board.
+        d.execute_cdp_cmd('Emulation.setTouchEmulationEnabled', {'enabled': True})
+        moves_before = my_moves(d)
+        box = d.execute_script(
+            "const r = document.querySelector('#me .board').getBoundingClientRect();"
+            "return [r.x + r.width / 2, r.y + r.height / 2];")
+        for dx, dy in ((-120, 0), (0, 120), (120, 0), (0, -120)):
+            swipe(d, box[0], box[1], dx, dy)
+            try:
+                WebDriverWait(d, 2, poll_frequency=0.05).until(
+                    lambda d: my_moves(d) > moves_before)
+                break
+            except Exception:
+                continue  # that direction changed nothing: try the next
+        if my_moves(d) <= moves_before:
+            raise SystemExit('no swipe moved the board')
+        d.execute_cdp_cmd('Emulation.setTouchEmulationEnabled', {'enabled': False})
         d.execute_cdp_cmd('Emulation.clearDeviceMetricsOverride', {})
         if not press_until_end(d, 60):
             raise SystemExit('the race did not end')
@@ -232,6 +269,8 @@ def main():
             if p.poll() is None:
                 p.terminate()
                 p.wait(timeout=10)
+        for t in temp_dirs:
+            shutil.rmtree(t, ignore_errors=True)
 
 
 if __name__ == '__main__':
