@@ -581,6 +581,11 @@ bool srv_defer_until_io(srv *s, uv_timer_t *t, uv_timer_cb cb) {
 
 static void flush(conn *c);
 
+/* What an entry holds besides its bytes: the shared buffer's header and the
+ * allocator's share of its two blocks (counted for every connection it is
+ * queued to, so a shared buffer is over-counted, never under). */
+#define ENTRY_OVERHEAD (sizeof(srv_buf) + 32)
+
 static size_t pause_threshold(const conn *c) {
     return c->srv->cfg.max_output / 2;
 }
@@ -644,7 +649,7 @@ void conn_send_framed(conn *c, const void *head, size_t head_len, srv_buf *b,
     if (!b || c->closing || c->draining || head_len > CONN_HEAD_MAX || len > b->len ||
         len > UINT32_MAX)
         return;
-    size_t cost = len + head_len;
+    size_t cost = len + head_len + ENTRY_OVERHEAD;
     if (c->out_bytes + cost > c->srv->cfg.max_output ||
         (c->out_count == c->out_cap && grow(c) < 0) ||
         c->out_bytes + cost > c->srv->cfg.max_output) {
@@ -707,7 +712,7 @@ static void written(conn *c, size_t n) {
             return;
         }
         n -= len;
-        c->out_bytes -= len;
+        c->out_bytes -= len + ENTRY_OVERHEAD;
         srv_buf_unref(e->buf);
         c->out_first = (c->out_first + 1) & (c->out_cap - 1);
         c->out_count--;
