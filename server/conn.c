@@ -15,10 +15,12 @@
 /* How long a silent client has before the server decides it is a human. */
 #define DETECT_MS 300
 /* What one connection may have handled per loop turn before every other
- * connection had its turn: JSON lines, or bytes of text-mode input. */
+ * connection had its turn: JSON lines, or bytes of text-mode input, or bytes
+ * of HTTP and WebSocket input (about TURN_LINES move messages of 46 bytes,
+ * so a browser and a JSON program get the same share). */
 #define TURN_LINES      16
 #define TURN_TEXT_BYTES 256
-#define TURN_WEB_BYTES  4096
+#define TURN_WEB_BYTES  768
 /* A loop turn longer than its poll timeout by this much was a pause. */
 #define PAUSE_MS 500
 /* How soon a timer deferred by srv_defer_until_io runs again. */
