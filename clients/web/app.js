@@ -144,6 +144,7 @@ class Board {
     this.size = size;
     this.el = document.createElement('div');
     this.el.className = 'board';
+    this.el.setAttribute('role', 'img'); // read out as its label: the values, row by row
     this.el.style.setProperty('--n', size);
     for (let r = 0; r < size; r++)
       for (let c = 0; c < size; c++) {
@@ -187,14 +188,14 @@ class Board {
         this.tiles[r][c] = v ? this.tile(v, r, c) : null;
       }
     this.values = board.map((row) => row.slice());
-    this.el.setAttribute('aria-label', 'board: ' + board.map((row) => row.map((v) => v || '·').join(' ')).join(', '));
+    this.el.setAttribute('aria-label', boardLabel(board));
   }
 
   // Animates the move dir from the current board to board, spawn placed last.
   update(board, dir, spawn) {
     if (!this.values || !dir || !this.animate(board, dir, spawn)) this.set(board);
     this.values = board.map((row) => row.slice());
-    this.el.setAttribute('aria-label', 'board: ' + board.map((row) => row.map((v) => v || '·').join(' ')).join(', '));
+    this.el.setAttribute('aria-label', boardLabel(board));
   }
 
   animate(board, dir, spawn) {
@@ -247,6 +248,11 @@ class Board {
     this.tiles = tiles;
     return true;
   }
+}
+
+// What a screen reader says for a board: the tiles row by row.
+function boardLabel(board) {
+  return 'board, row by row: ' + board.map((row) => row.map((v) => v || 'empty').join(', ')).join('; ');
 }
 
 // A player's panel: name, score, moves, status, and a board.
