@@ -509,12 +509,25 @@ static uint64_t mono_ms(void) {
     return uv_hrtime() / 1000000;
 }
 
+/* A pause (or a turn that stalled as long) was seen: timers that expire
+ * clients wait until the polls after it have read what arrived meanwhile. */
+static void note_pause(srv *s, uint64_t ms) {
+    if (!s->io_behind)
+        srv_log(SRV_LOG_INFO, "the process was paused (or stalled) for about %llu ms",
+                (unsigned long long)ms);
+    s->io_behind = CATCH_UP_TURNS;
+}
+
 /* Before poll, after timers and held input: write what they queued. */
 static void on_turn_prepare(uv_prepare_t *h) {
     srv *s = h->loop->data;
     flush_all(s);
     s->poll_timeout = uv_backend_timeout(s->loop);
     s->prepare_ms = mono_ms();
+    /* Paused since the last poll (in timers, say, or a journal's fsync):
+     * timers that come due only now must wait for the input too. */
+    if (s->check_ms && s->prepare_ms - s->check_ms > PAUSE_MS)
+        note_pause(s, s->prepare_ms - s->check_ms);
 }
 
 /* After poll: write what the input queued, then the next turn begins. A poll
@@ -526,11 +539,8 @@ static void on_turn_check(uv_check_t *h) {
     uint64_t now = mono_ms();
     bool paused = s->poll_timeout >= 0 &&
                   now > s->prepare_ms + (uint64_t)s->poll_timeout + PAUSE_MS;
-    if (paused && !s->io_behind)
-        srv_log(SRV_LOG_INFO, "the process was paused for about %llu ms",
-                (unsigned long long)(now - s->prepare_ms));
     if (paused)
-        s->io_behind = CATCH_UP_TURNS;
+        note_pause(s, now - s->prepare_ms);
     else if (s->io_behind)
         s->io_behind--;
     s->check_ms = now;
@@ -572,8 +582,10 @@ void conn_loop_init(srv *s) {
 }
 
 bool srv_defer_until_io(srv *s, uv_timer_t *t, uv_timer_cb cb) {
-    if (!s->io_behind && mono_ms() - s->check_ms > PAUSE_MS && s->check_ms)
-        s->io_behind = CATCH_UP_TURNS; /* paused since the last poll, before this timer */
+    uint64_t now = mono_ms();
+    if (s->check_ms && now - s->check_ms > PAUSE_MS)
+        note_pause(s,
+                   now - s->check_ms); /* paused since the last poll, before this timer */
     if (!s->io_behind) return false;
     if (t) uv_timer_start(t, cb, DEFER_MS, 0);
     return true;
