@@ -188,6 +188,11 @@ def main():
         d.find_element(By.ID, 'r-last').click()
         print('replay:', d.find_element(By.ID, 'r-pos').text)
         wait(d, 'the replayed board', lambda d: tiles(d, '#replay-boards') == solo_end)
+        # The engine's score at the last move is the one the game ended with.
+        solo_score = d.execute_script('return window.ownRecord.results[0].score')
+        label = d.find_element(By.CSS_SELECTOR, '#replay-boards .label b').text
+        if not label.startswith('%d pts' % solo_score):
+            raise SystemExit('replay score %r, the game ended with %d' % (label, solo_score))
         d.find_element(By.ID, 'r-first').click()
         d.find_element(By.ID, 'r-play').click()
         wait(d, 'the replay to play to its end', lambda d: tiles(d, '#replay-boards') == solo_end)
