@@ -668,15 +668,17 @@ function startReplay(rec) {
     if (!engineNew(rec.size, rec.seed)) break;
     const boards = [engineBoard(rec.size)];
     const used = [null];
+    const scores = [0];
     for (const ch of dirs) {
       const dir = { u: 'up', d: 'down', l: 'left', r: 'right' }[ch];
       app.engine.w_move(WASM_DIR[dir]);
       boards.push(engineBoard(rec.size));
       used.push(dir);
+      scores.push(app.engine.w_score());
     }
     longest = Math.max(longest, dirs.length);
     const view = new PlayerView(box, { ...p, board: boards[0], score: 0, moves: 0, status: 'playing' }, rec.size, false);
-    tracks.push({ p, boards, used, view, scores: null });
+    tracks.push({ p, boards, used, view, scores });
   }
   app.replay = { tracks, step: 0, longest, timer: 0 };
   $('r-step').max = longest;
@@ -693,7 +695,7 @@ function replayTo(step) {
     const k = Math.min(step, t.boards.length - 1);
     if (forward && k === step) t.view.board.update(t.boards[k], t.used[k], null);
     else t.view.board.set(t.boards[k]);
-    t.view.p = { ...t.p, board: t.boards[k], moves: k, score: k === t.boards.length - 1 ? t.p.score : '…',
+    t.view.p = { ...t.p, board: t.boards[k], moves: k, score: t.scores[k],
                  status: k === t.boards.length - 1 ? t.p.status : 'playing' };
     t.view.draw();
   }
