@@ -13,8 +13,9 @@ struct proto_ws {
     proto_ws_handlers handlers;
     void *owner;
     size_t max_msg;
-    uint64_t msg_len; /* payload bytes of the message being received so far */
-    const char *in;   /* the bytes being fed, for the recv callback */
+    uint64_t msg_len;    /* payload bytes of the message being received so far */
+    unsigned msg_frames; /* its frames so far */
+    const char *in;      /* the bytes being fed, for the recv callback */
     size_t in_len;
     bool stopped;  /* reads nothing more: a close went out */
     bool in_frame; /* a frame's header came, its end has not */
@@ -65,11 +66,15 @@ static void on_frame_start(wslay_event_context_ptr ctx,
         stop(ws, PROTO_WS_UNSUPPORTED);
         return;
     }
-    if (arg->opcode == WSLAY_TEXT_FRAME) ws->msg_len = 0;
+    if (arg->opcode == WSLAY_TEXT_FRAME) ws->msg_len = ws->msg_frames = 0;
     ws->msg_len += arg->payload_length;
     if (arg->payload_length > ws->max_msg || ws->msg_len > ws->max_msg) {
         ws->handlers.on_too_long(ws->owner);
         stop(ws, PROTO_WS_TOO_BIG);
+    } else if (++ws->msg_frames > PROTO_WS_FRAGMENTS_MAX) {
+        /* wslay keeps each fragment apart: tiny ones would cost the server
+         * far more memory than the client spent bytes. */
+        stop(ws, PROTO_WS_POLICY);
     }
 }
 

@@ -12,7 +12,11 @@
 #define PROTO_WS_GOING_AWAY  1001
 #define PROTO_WS_PROTOCOL    1002
 #define PROTO_WS_UNSUPPORTED 1003
+#define PROTO_WS_POLICY      1008
 #define PROTO_WS_TOO_BIG     1009
+
+/* A message in more fragments than this is closed with 1008. */
+#define PROTO_WS_FRAGMENTS_MAX 64
 
 /* A data frame header is at most this long (server frames are not masked). */
 #define PROTO_WS_HEADER_MAX 10

@@ -15,10 +15,15 @@
 /* How long a silent client has before the server decides it is a human. */
 #define DETECT_MS 300
 /* What one connection may have handled per loop turn before every other
- * connection had its turn: JSON lines, or bytes of text-mode input. */
+ * connection had its turn: JSON lines, or bytes of text-mode input, or bytes
+ * of HTTP and WebSocket input (about TURN_LINES move messages of 46 bytes,
+ * so a browser and a JSON program get the same share). */
 #define TURN_LINES      16
 #define TURN_TEXT_BYTES 256
-#define TURN_WEB_BYTES  4096
+#define TURN_WEB_BYTES  768
+/* An HTTP connection (not a WebSocket) idle this long is closed, whatever
+ * --idle-timeout says. */
+#define HTTP_KEEPALIVE_MS 15000
 /* A loop turn longer than its poll timeout by this much was a pause. */
 #define PAUSE_MS 500
 /* How soon a timer deferred by srv_defer_until_io runs again. */
@@ -507,12 +512,25 @@ static uint64_t mono_ms(void) {
     return uv_hrtime() / 1000000;
 }
 
+/* A pause (or a turn that stalled as long) was seen: timers that expire
+ * clients wait until the polls after it have read what arrived meanwhile. */
+static void note_pause(srv *s, uint64_t ms) {
+    if (!s->io_behind)
+        srv_log(SRV_LOG_INFO, "the process was paused (or stalled) for about %llu ms",
+                (unsigned long long)ms);
+    s->io_behind = CATCH_UP_TURNS;
+}
+
 /* Before poll, after timers and held input: write what they queued. */
 static void on_turn_prepare(uv_prepare_t *h) {
     srv *s = h->loop->data;
     flush_all(s);
     s->poll_timeout = uv_backend_timeout(s->loop);
     s->prepare_ms = mono_ms();
+    /* Paused since the last poll (in timers, say, or a journal's fsync):
+     * timers that come due only now must wait for the input too. */
+    if (s->check_ms && s->prepare_ms - s->check_ms > PAUSE_MS)
+        note_pause(s, s->prepare_ms - s->check_ms);
 }
 
 /* After poll: write what the input queued, then the next turn begins. A poll
@@ -524,11 +542,8 @@ static void on_turn_check(uv_check_t *h) {
     uint64_t now = mono_ms();
     bool paused = s->poll_timeout >= 0 &&
                   now > s->prepare_ms + (uint64_t)s->poll_timeout + PAUSE_MS;
-    if (paused && !s->io_behind)
-        srv_log(SRV_LOG_INFO, "the process was paused for about %llu ms",
-                (unsigned long long)(now - s->prepare_ms));
     if (paused)
-        s->io_behind = CATCH_UP_TURNS;
+        note_pause(s, now - s->prepare_ms);
     else if (s->io_behind)
         s->io_behind--;
     s->check_ms = now;
@@ -570,8 +585,10 @@ void conn_loop_init(srv *s) {
 }
 
 bool srv_defer_until_io(srv *s, uv_timer_t *t, uv_timer_cb cb) {
-    if (!s->io_behind && mono_ms() - s->check_ms > PAUSE_MS && s->check_ms)
-        s->io_behind = CATCH_UP_TURNS; /* paused since the last poll, before this timer */
+    uint64_t now = mono_ms();
+    if (s->check_ms && now - s->check_ms > PAUSE_MS)
+        note_pause(s,
+                   now - s->check_ms); /* paused since the last poll, before this timer */
     if (!s->io_behind) return false;
     if (t) uv_timer_start(t, cb, DEFER_MS, 0);
     return true;
@@ -580,6 +597,11 @@ bool srv_defer_until_io(srv *s, uv_timer_t *t, uv_timer_cb cb) {
 /* ---------------------------------------------------------------- output --- */
 
 static void flush(conn *c);
+
+/* What an entry holds besides its bytes: the shared buffer's header and the
+ * allocator's share of its two blocks (counted for every connection it is
+ * queued to, so a shared buffer is over-counted, never under). */
+#define ENTRY_OVERHEAD (sizeof(srv_buf) + 32)
 
 static size_t pause_threshold(const conn *c) {
     return c->srv->cfg.max_output / 2;
@@ -644,7 +666,7 @@ void conn_send_framed(conn *c, const void *head, size_t head_len, srv_buf *b,
     if (!b || c->closing || c->draining || head_len > CONN_HEAD_MAX || len > b->len ||
         len > UINT32_MAX)
         return;
-    size_t cost = len + head_len;
+    size_t cost = len + head_len + ENTRY_OVERHEAD;
     if (c->out_bytes + cost > c->srv->cfg.max_output ||
         (c->out_count == c->out_cap && grow(c) < 0) ||
         c->out_bytes + cost > c->srv->cfg.max_output) {
@@ -707,7 +729,7 @@ static void written(conn *c, size_t n) {
             return;
         }
         n -= len;
-        c->out_bytes -= len;
+        c->out_bytes -= len + ENTRY_OVERHEAD;
         srv_buf_unref(e->buf);
         c->out_first = (c->out_first + 1) & (c->out_cap - 1);
         c->out_count--;
@@ -958,7 +980,12 @@ void conn_sweep_idle(srv *s) {
             conn_close_after_flush(c);
             continue;
         }
-        if (!s->cfg.idle_ms || now - c->last_active < s->cfg.idle_ms) continue;
+        uint64_t idle_ms = s->cfg.idle_ms;
+        /* A browser keeps a few HTTP connections open after loading the page;
+         * they hold no game, and count towards --max-per-ip. */
+        if (c->mode == CONN_HTTP && (!idle_ms || idle_ms > HTTP_KEEPALIVE_MS))
+            idle_ms = HTTP_KEEPALIVE_MS;
+        if (!idle_ms || now - c->last_active < idle_ms) continue;
         /* A racer thinking over a move, or someone watching a race, is not
          * idle while the race runs. */
         const srv_player *p = c->player;

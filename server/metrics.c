@@ -133,7 +133,7 @@ srv_buf *metrics_render(srv *s) {
         (unsigned long long)m->ws_upgrades);
     family(&o, "race2048_received_bytes_total", "counter", "Bytes read from clients.");
     put(&o, "race2048_received_bytes_total %llu\n", (unsigned long long)m->bytes_in);
-    family(&o, "race2048_sent_bytes_total", "counter", "Bytes queued for clients.");
+    family(&o, "race2048_sent_bytes_total", "counter", "Bytes written to clients.");
     put(&o, "race2048_sent_bytes_total %llu\n", (unsigned long long)m->bytes_out);
     journal_stats js = journal_get_stats(s);
     family(&o, "race2048_journal_errors_total", "counter",

@@ -44,8 +44,10 @@ function setConn(text, bad) {
 async function loadEngine() {
   try {
     const res = await fetch('/static/engine.wasm');
-    if (!res.ok) throw new Error('not built into this server');
-    const { instance } = await WebAssembly.instantiate(await res.arrayBuffer(), {});
+    const bytes = res.ok ? await res.arrayBuffer() : new ArrayBuffer(0);
+    // A server built without a wasm toolchain serves an empty module.
+    if (!bytes.byteLength) throw new Error('not built into this server');
+    const { instance } = await WebAssembly.instantiate(bytes, {});
     app.engine = instance.exports;
     app.engineNote = '';
   } catch (e) {
@@ -142,6 +144,7 @@ class Board {
     this.size = size;
     this.el = document.createElement('div');
     this.el.className = 'board';
+    this.el.setAttribute('role', 'img'); // read out as its label: the values, row by row
     this.el.style.setProperty('--n', size);
     for (let r = 0; r < size; r++)
       for (let c = 0; c < size; c++) {
@@ -185,14 +188,14 @@ class Board {
         this.tiles[r][c] = v ? this.tile(v, r, c) : null;
       }
     this.values = board.map((row) => row.slice());
-    this.el.setAttribute('aria-label', 'board: ' + board.map((row) => row.map((v) => v || '·').join(' ')).join(', '));
+    this.el.setAttribute('aria-label', boardLabel(board));
   }
 
   // Animates the move dir from the current board to board, spawn placed last.
   update(board, dir, spawn) {
     if (!this.values || !dir || !this.animate(board, dir, spawn)) this.set(board);
     this.values = board.map((row) => row.slice());
-    this.el.setAttribute('aria-label', 'board: ' + board.map((row) => row.map((v) => v || '·').join(' ')).join(', '));
+    this.el.setAttribute('aria-label', boardLabel(board));
   }
 
   animate(board, dir, spawn) {
@@ -245,6 +248,11 @@ class Board {
     this.tiles = tiles;
     return true;
   }
+}
+
+// What a screen reader says for a board: the tiles row by row.
+function boardLabel(board) {
+  return 'board, row by row: ' + board.map((row) => row.map((v) => v || 'empty').join(', ')).join('; ');
 }
 
 // A player's panel: name, score, moves, status, and a board.
@@ -660,15 +668,17 @@ function startReplay(rec) {
     if (!engineNew(rec.size, rec.seed)) break;
     const boards = [engineBoard(rec.size)];
     const used = [null];
+    const scores = [0];
     for (const ch of dirs) {
       const dir = { u: 'up', d: 'down', l: 'left', r: 'right' }[ch];
       app.engine.w_move(WASM_DIR[dir]);
       boards.push(engineBoard(rec.size));
       used.push(dir);
+      scores.push(app.engine.w_score());
     }
     longest = Math.max(longest, dirs.length);
     const view = new PlayerView(box, { ...p, board: boards[0], score: 0, moves: 0, status: 'playing' }, rec.size, false);
-    tracks.push({ p, boards, used, view, scores: null });
+    tracks.push({ p, boards, used, view, scores });
   }
   app.replay = { tracks, step: 0, longest, timer: 0 };
   $('r-step').max = longest;
@@ -685,7 +695,7 @@ function replayTo(step) {
     const k = Math.min(step, t.boards.length - 1);
     if (forward && k === step) t.view.board.update(t.boards[k], t.used[k], null);
     else t.view.board.set(t.boards[k]);
-    t.view.p = { ...t.p, board: t.boards[k], moves: k, score: k === t.boards.length - 1 ? t.p.score : '…',
+    t.view.p = { ...t.p, board: t.boards[k], moves: k, score: t.scores[k],
                  status: k === t.boards.length - 1 ? t.p.status : 'playing' };
     t.view.draw();
   }

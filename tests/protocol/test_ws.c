@@ -145,6 +145,11 @@ static void test_limits_and_violations(void **state) {
     check_closed_with("oversized in fragments", buf, n, 8, PROTO_WS_TOO_BIG, "!");
     n = frame(buf, true, 2, "ab", 2, false);
     check_closed_with("binary", buf, n, 8, PROTO_WS_UNSUPPORTED, "");
+    unsigned char many[(PROTO_WS_FRAGMENTS_MAX + 1) * 8];
+    n = frame(many, false, 1, "{", 1, false);
+    for (int i = 1; i <= PROTO_WS_FRAGMENTS_MAX; i++)
+        n += frame(many + n, false, 0, " ", 1, false);
+    check_closed_with("too many fragments", many, n, 4096, PROTO_WS_POLICY, "");
     n = frame(buf, true, 1, "ab", 2, true);
     check_closed_with("unmasked", buf, n, 8, PROTO_WS_PROTOCOL, "");
     n = frame(buf, true, 0, "ab", 2, false);

@@ -28,6 +28,8 @@ SERVER, BOT, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
 os.makedirs(OUT, exist_ok=True)
 procs = []
 temp_dirs = []
+# Like the C tests' harness: every deadline times RACE2048_TEST_SLOWDOWN.
+SLOWDOWN = float(os.environ.get('RACE2048_TEST_SLOWDOWN', '1'))
 
 
 def start_server():
@@ -61,7 +63,8 @@ def browser():
 
 def wait(driver, what, cond, secs=20):
     try:
-        return WebDriverWait(driver, secs, poll_frequency=0.05).until(lambda d: cond(d))
+        return WebDriverWait(driver, secs * SLOWDOWN, poll_frequency=0.05).until(
+            lambda d: cond(d))
     except Exception:
         driver.save_screenshot(os.path.join(OUT, 'failure.png'))
         raise SystemExit('timed out waiting for ' + what + '; page says: ' +
@@ -91,6 +94,21 @@ def tiles(driver, css):
                     t.textContent]).sort();""", css)
 
 
+def my_moves(driver):
+    """The move count on our own board's label."""
+    text = driver.find_element(By.CSS_SELECTOR, '#me .label b').text
+    return int(re.search(r'(\d+) moves', text).group(1))
+
+
+def swipe(driver, x, y, dx, dy):
+    """A one-finger swipe by (dx, dy) from (x, y), as a phone sends it."""
+    for kind, px, py in (('touchStart', x, y), ('touchMove', x + dx / 2, y + dy / 2),
+                         ('touchMove', x + dx, y + dy)):
+        driver.execute_cdp_cmd('Input.dispatchTouchEvent',
+                               {'type': kind, 'touchPoints': [{'x': px, 'y': py}]})
+    driver.execute_cdp_cmd('Input.dispatchTouchEvent', {'type': 'touchEnd', 'touchPoints': []})
+
+
 def drop_all(sock):
     """Reads and drops everything until the socket closes."""
     try:
@@ -110,7 +128,7 @@ def press_until_end(driver, limit_s):
     keys = [Keys.ARROW_LEFT, Keys.ARROW_DOWN, Keys.ARROW_RIGHT, Keys.ARROW_DOWN, 'a', 's', 'd', 'w',
             Keys.ARROW_UP]
     body = driver.find_element(By.TAG_NAME, 'body')
-    deadline = time.time() + limit_s
+    deadline = time.time() + limit_s * SLOWDOWN
     i = 0
     while time.time() < deadline:
         if driver.find_element(By.ID, 'v-end').get_attribute('hidden') is None:
@@ -170,6 +188,11 @@ def main():
         d.find_element(By.ID, 'r-last').click()
         print('replay:', d.find_element(By.ID, 'r-pos').text)
         wait(d, 'the replayed board', lambda d: tiles(d, '#replay-boards') == solo_end)
+        # The engine's score at the last move is the one the game ended with.
+        solo_score = d.execute_script('return window.ownRecord.results[0].score')
+        label = d.find_element(By.CSS_SELECTOR, '#replay-boards .label b').text
+        if not label.startswith('%d pts' % solo_score):
+            raise SystemExit('replay score %r, the game ended with %d' % (label, solo_score))
         d.find_element(By.ID, 'r-first').click()
         d.find_element(By.ID, 'r-play').click()
         wait(d, 'the replay to play to its end', lambda d: tiles(d, '#replay-boards') == solo_end)
@@ -218,6 +241,23 @@ def main():
                           {'width': 390, 'height': 844, 'deviceScaleFactor': 1, 'mobile': True})
         wait(d, 'a still board', settled)
         d.save_screenshot(os.path.join(OUT, 'race-phone.png'))
+        # On the phone, swipes move: some direction changes the board.
+        d.execute_cdp_cmd('Emulation.setTouchEmulationEnabled', {'enabled': True})
+        moves_before = my_moves(d)
+        box = d.execute_script(
+            "const r = document.querySelector('#me .board').getBoundingClientRect();"
+            "return [r.x + r.width / 2, r.y + r.height / 2];")
+        for dx, dy in ((-120, 0), (0, 120), (120, 0), (0, -120)):
+            swipe(d, box[0], box[1], dx, dy)
+            try:
+                WebDriverWait(d, 2, poll_frequency=0.05).until(
+                    lambda d: my_moves(d) > moves_before)
+                break
+            except Exception:
+                continue  # that direction changed nothing: try the next
+        if my_moves(d) <= moves_before:
+            raise SystemExit('no swipe moved the board')
+        d.execute_cdp_cmd('Emulation.setTouchEmulationEnabled', {'enabled': False})
         d.execute_cdp_cmd('Emulation.clearDeviceMetricsOverride', {})
         if not press_until_end(d, 60):
             raise SystemExit('the race did not end')
