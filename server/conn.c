@@ -21,6 +21,9 @@
 #define TURN_LINES      16
 #define TURN_TEXT_BYTES 256
 #define TURN_WEB_BYTES  768
+/* An HTTP connection (not a WebSocket) idle this long is closed, whatever
+ * --idle-timeout says. */
+#define HTTP_KEEPALIVE_MS 15000
 /* A loop turn longer than its poll timeout by this much was a pause. */
 #define PAUSE_MS 500
 /* How soon a timer deferred by srv_defer_until_io runs again. */
@@ -977,7 +980,12 @@ void conn_sweep_idle(srv *s) {
             conn_close_after_flush(c);
             continue;
         }
-        if (!s->cfg.idle_ms || now - c->last_active < s->cfg.idle_ms) continue;
+        uint64_t idle_ms = s->cfg.idle_ms;
+        /* A browser keeps a few HTTP connections open after loading the page;
+         * they hold no game, and count towards --max-per-ip. */
+        if (c->mode == CONN_HTTP && (!idle_ms || idle_ms > HTTP_KEEPALIVE_MS))
+            idle_ms = HTTP_KEEPALIVE_MS;
+        if (!idle_ms || now - c->last_active < idle_ms) continue;
         /* A racer thinking over a move, or someone watching a race, is not
          * idle while the race runs. */
         const srv_player *p = c->player;

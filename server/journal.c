@@ -20,7 +20,7 @@
 
 /* Finished games kept for `history` and `replay`: the most recent, up to a
  * count and a byte budget, so the index never grows without bound. */
-#define INDEX_GAMES_MAX 1000
+#define INDEX_GAMES_MAX JOURNAL_INDEX_GAMES
 #define INDEX_BYTES_MAX (16u << 20)
 /* Records kept in memory while writes fail; beyond this new ones are dropped
  * (counted and logged) rather than let memory grow without bound. */

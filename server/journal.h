@@ -7,6 +7,9 @@
 
 struct room;
 
+/* Finished games kept in memory for `history` and `replay`. */
+#define JOURNAL_INDEX_GAMES 1000
+
 /* Counters for the logs, tests and benchmarks. */
 typedef struct journal_stats {
     uint64_t bytes;   /* bytes written and synced */

@@ -218,6 +218,25 @@ static void test_web_slowloris(void **state) {
     client_sync(honest);
 }
 
+/* A kept-alive HTTP connection left idle is closed after 15 s even when
+ * --idle-timeout is longer; a JSON player as idle stays. */
+static void test_http_keepalive_closes(void **state) {
+    th_server *s = SERVER("--idle-timeout", "600");
+    client *player = client_named(s, "player");
+    client *c = client_connect(s);
+    send_str(c, "GET /healthz HTTP/1.1\r\n\r\n");
+    http_response r;
+    http_read(c, &r, false, WAIT);
+    assert_int_equal(r.status, 200);
+    http_response_free(&r);
+    int64_t t0 = harness_now_ms();
+    client_expect_eof(c, 20000);
+    int64_t took = harness_now_ms() - t0;
+    print_message("idle keep-alive connection closed after %lld ms\n", (long long)took);
+    assert_true(took >= 14000);
+    client_sync(player);
+}
+
 static void test_http_full_server(void **state) {
     th_server *s = SERVER("--max-clients", "1");
     client *a = client_named(s, "holder");
@@ -627,6 +646,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_http_bad_requests, harness_teardown),
         cmocka_unit_test_teardown(test_http_slow_headers_idle, harness_teardown),
         cmocka_unit_test_teardown(test_web_slowloris, harness_teardown),
+        cmocka_unit_test_teardown(test_http_keepalive_closes, harness_teardown),
         cmocka_unit_test_teardown(test_http_full_server, harness_teardown),
         cmocka_unit_test_teardown(test_ws_solo_game, harness_teardown),
         cmocka_unit_test_teardown(test_ws_violations, harness_teardown),
