@@ -76,6 +76,11 @@ static void check_request(const proto_request *req) {
     case PROTO_REQ_ROOMS:
     case PROTO_REQ_REMATCH:
         break;
+    case PROTO_REQ_HISTORY:
+        CHECK(req->limit >= 1 && req->limit <= 100);
+        break;
+    case PROTO_REQ_REPLAY:
+        break;
     default:
         CHECK(0);
     }
