@@ -37,6 +37,18 @@ typedef struct text_result {
     proto_status status;
 } text_result;
 
+/* The verdict an end screen shows. */
+typedef struct text_end {
+    char room[PROTO_ROOM_MAX + 1];
+    proto_end_reason reason;
+    uint64_t winner;
+    int n;
+    text_result results[PROTO_PLAYERS_MAX];
+    eng_seed seed;
+    char salt[33];
+    char commit[65];
+} text_end;
+
 typedef struct text_session {
     proto_telnet tn;
     proto_keys keys;
@@ -58,15 +70,8 @@ typedef struct text_session {
     bool dirty;
     /* The end screen. */
     bool has_end;
-    bool end_now; /* the `end` came in reply to the request being handled */
-    char end_room[PROTO_ROOM_MAX + 1];
-    proto_end_reason end_reason;
-    uint64_t end_winner;
-    int end_n;
-    text_result end_results[PROTO_PLAYERS_MAX];
-    eng_seed end_seed;
-    char end_salt[33];
-    char end_commit[65];
+    bool end_now;  /* the `end` came in reply to the request being handled */
+    text_end *end; /* made by the first `end`: an idle session holds none */
     /* The record: `history` lists games in the lobby; `replay ID` plays one
      * back (text_replay.c), a frame at replay_at unless paused. */
     bool show_history;
@@ -371,7 +376,7 @@ static void end_hint(conn *c, char *out, size_t cap) {
     text_session *s = c->text;
     srv_player *p = c->player;
     const room *r = p ? p->room : NULL;
-    if (!s->end_room[0] || !r || r->state != ROOM_ENDED || r->solo) {
+    if (!s->end->room[0] || !r || r->state != ROOM_ENDED || r->solo) {
         snprintf(out, cap, "Type solo, quick, create or help.");
         return;
     }
@@ -404,8 +409,8 @@ static void draw_end(conn *c, proto_buf *b) {
     text_session *s = c->text;
     int cols = term_cols(s);
     proto_player views[PROTO_PLAYERS_MAX];
-    for (int i = 0; i < s->end_n; i++) {
-        const text_result *t = &s->end_results[i];
+    for (int i = 0; i < s->end->n; i++) {
+        const text_result *t = &s->end->results[i];
         views[i] = (proto_player){.id = t->id,
                                   .name = t->name,
                                   .board = &t->board,
@@ -414,17 +419,17 @@ static void draw_end(conn *c, proto_buf *b) {
                                   .status = t->status};
     }
     uint64_t you = c->player ? c->player->id : 0;
-    const char *code = s->end_room[0] ? s->end_room : NULL;
+    const char *code = s->end->room[0] ? s->end->room : NULL;
     proto_end_view e = {.room = code,
-                        .reason = s->end_reason,
-                        .winner = s->end_winner,
+                        .reason = s->end->reason,
+                        .winner = s->end->winner,
                         .you = you,
                         .results = views,
-                        .n = s->end_n,
-                        .salt = s->end_salt[0] ? s->end_salt : NULL,
+                        .n = s->end->n,
+                        .salt = s->end->salt[0] ? s->end->salt : NULL,
                         .color = s->color,
-                        .seed = s->end_seed,
-                        .commit = s->end_commit[0] ? s->end_commit : NULL,
+                        .seed = s->end->seed,
+                        .commit = s->end->commit[0] ? s->end->commit : NULL,
                         .width = cols};
     char hint[256];
     end_hint(c, hint, sizeof hint);
@@ -436,7 +441,7 @@ static void draw_end(conn *c, proto_buf *b) {
     proto_render_wrapped(&tail, hint, cols);
     int left = term_lines(s) - proto_render_count_lines(tail.data, tail.len);
     proto_view v = {.players = views,
-                    .n = s->end_n,
+                    .n = s->end->n,
                     .you = you,
                     .room = code,
                     .width = cols,
@@ -1017,14 +1022,16 @@ void text_begin(conn *c, bool telnet_first) {
 
 /* Keeps the verdict so the end screen outlives the room. */
 static void keep_end(text_session *s, const srv_msg *m, const room *r) {
+    /* Out of memory: no end screen, the lobby shows instead. */
+    if (!s->end && !(s->end = malloc(sizeof *s->end))) return;
     s->has_end = true;
-    snprintf(s->end_room, sizeof s->end_room, "%s", r && !r->solo ? r->code : "");
-    s->end_reason = m->reason;
-    s->end_winner = m->subject;
-    s->end_n = m->nresults;
+    snprintf(s->end->room, sizeof s->end->room, "%s", r && !r->solo ? r->code : "");
+    s->end->reason = m->reason;
+    s->end->winner = m->subject;
+    s->end->n = m->nresults;
     for (int i = 0; i < m->nresults && i < PROTO_PLAYERS_MAX; i++) {
         const proto_player *v = &m->results[i];
-        text_result *t = &s->end_results[i];
+        text_result *t = &s->end->results[i];
         t->id = v->id;
         snprintf(t->name, sizeof t->name, "%s", v->name);
         t->board = *v->board;
@@ -1032,9 +1039,9 @@ static void keep_end(text_session *s, const srv_msg *m, const room *r) {
         t->moves = v->moves;
         t->status = v->status;
     }
-    s->end_seed = m->seed;
-    snprintf(s->end_salt, sizeof s->end_salt, "%s", m->salt ? m->salt : "");
-    snprintf(s->end_commit, sizeof s->end_commit, "%s", r ? r->commit : "");
+    s->end->seed = m->seed;
+    snprintf(s->end->salt, sizeof s->end->salt, "%s", m->salt ? m->salt : "");
+    snprintf(s->end->commit, sizeof s->end->commit, "%s", r ? r->commit : "");
 }
 
 void text_deliver(conn *c, const srv_msg *m) {
@@ -1139,7 +1146,10 @@ bool text_midway(const conn *c) {
 }
 
 void text_free(conn *c) {
-    if (c->text) text_replay_free(c->text->replay);
+    if (c->text) {
+        text_replay_free(c->text->replay);
+        free(c->text->end);
+    }
     free(c->text);
     c->text = NULL;
 }
