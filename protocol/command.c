@@ -219,9 +219,10 @@ proto_cmd_type proto_command_parse(const char *line, size_t len, proto_command *
         const char *word;
         proto_cmd_type type;
     } bare[] = {
-        {"help", PROTO_CMD_HELP},   {"rooms", PROTO_CMD_ROOMS},
-        {"leave", PROTO_CMD_LEAVE}, {"quit", PROTO_CMD_QUIT},
-        {"exit", PROTO_CMD_QUIT},   {"rematch", PROTO_CMD_REMATCH},
+        {"help", PROTO_CMD_HELP},       {"rooms", PROTO_CMD_ROOMS},
+        {"leave", PROTO_CMD_LEAVE},     {"quit", PROTO_CMD_QUIT},
+        {"exit", PROTO_CMD_QUIT},       {"rematch", PROTO_CMD_REMATCH},
+        {"history", PROTO_CMD_HISTORY},
     };
     for (size_t i = 0; i < sizeof bare / sizeof bare[0]; i++) {
         if (!word_is(w, bare[i].word)) continue;
@@ -287,6 +288,20 @@ proto_cmd_type proto_command_parse(const char *line, size_t len, proto_command *
         cmd->type = PROTO_CMD_RESUME;
         return cmd->type;
     }
+    if (word_is(w, "replay")) {
+        static const char msg[] = "replay takes a game number (type history)";
+        if (nargs != 1 || args[0].len > 15) return fail(cmd, msg);
+        uint64_t id = 0;
+        for (size_t i = 0; i < args[0].len; i++) {
+            char c = args[0].p[i];
+            if (i == 0 && c == '#' && args[0].len > 1) continue;
+            if (c < '0' || c > '9') return fail(cmd, msg);
+            id = id * 10 + (uint64_t)(c - '0');
+        }
+        cmd->game = id;
+        cmd->type = PROTO_CMD_REPLAY;
+        return cmd->type;
+    }
     if (word_is(w, "color") || word_is(w, "colour")) {
         if (nargs == 1 && word_is(args[0], "on"))
             cmd->on = true;
@@ -330,6 +345,8 @@ const char *proto_command_help(void) {
            "  leave         leave your game, room or queue\r\n"
            "  rematch       after a race: race them again\r\n"
            "  resume CODE   your seat back after a drop\r\n"
+           "  history       the games that ended lately\r\n"
+           "  replay ID     watch a finished game again\r\n"
            "  color on|off  colours\r\n"
            "  quit          disconnect\r\n"
            "Moves: w a s d, h j k l, up down left right or\r\n"

@@ -30,6 +30,8 @@ typedef enum proto_cmd_type {
     PROTO_CMD_COLOR,   /* color on|off (also colour): on says which */
     PROTO_CMD_REMATCH, /* rematch */
     PROTO_CMD_RESUME,  /* resume CODE (code set) or resume TOKEN (token set) */
+    PROTO_CMD_HISTORY, /* history: the recently finished games */
+    PROTO_CMD_REPLAY,  /* replay ID: play a recorded game back (game set) */
 } proto_cmd_type;
 
 /* A human's resume code: this many characters of PROTO_RESUME_ALPHABET. */
@@ -46,6 +48,7 @@ typedef struct proto_command {
     char room[PROTO_ROOM_MAX + 1]; /* join, watch: upper-cased */
     char code[PROTO_RESUME_CODE_LEN + 1]; /* resume: the code, normalised */
     char token[PROTO_TOKEN_MAX + 1];      /* resume: a token (hex), as typed */
+    uint64_t game;                        /* replay: the game id */
     size_t n_moves;                       /* moves: how many, 1..PROTO_CMD_MOVES_MAX */
     uint8_t moves[PROTO_CMD_MOVES_MAX];   /* moves: eng_dir values, in order */
     char error[128]; /* error: e.g. "unknown command 'foo' - type help" */

@@ -12,6 +12,7 @@
 #include "resume.h"
 #include "room.h"
 #include "telnet.h"
+#include "text_replay.h"
 
 /* How long the probe's answer may take before the greeting. */
 #define GREET_WAIT_MS 500
@@ -71,6 +72,12 @@ typedef struct text_session {
     bool has_end;
     bool end_now;  /* the `end` came in reply to the request being handled */
     text_end *end; /* made by the first `end`: an idle session holds none */
+    /* The record: `history` lists games in the lobby; `replay ID` plays one
+     * back (text_replay.c), a frame at replay_at unless paused. */
+    bool show_history;
+    struct text_replay *replay;
+    uint64_t replay_at;
+    bool replay_paused;
 } text_session;
 
 static void text_arm(conn *c);
@@ -250,10 +257,16 @@ static void draw_lobby(conn *c, proto_buf *b) {
     proto_buf_init(&situation);
     proto_buf_init(&commands);
     lobby_situation(c, &situation, cols);
-    if (s->show_help)
+    if (s->show_history) {
+        proto_render_linef(&commands, "%s",
+                           "Recently finished games (replay ID watches one):");
+        if (text_replay_history(c->srv, &commands, 10) == 0)
+            proto_render_linef(&commands, "%s", "  none yet");
+    } else if (s->show_help) {
         proto_render_wrapped(&commands, proto_command_help(), cols);
-    else
+    } else {
         lobby_command_list(&commands, cols);
+    }
     int n_situation = proto_render_count_lines(situation.data, situation.len);
     int n_commands = proto_render_count_lines(commands.data, commands.len);
     int n_rules = proto_render_wrapped(NULL, lobby_rules, cols);
@@ -447,6 +460,21 @@ static void draw_end(conn *c, proto_buf *b) {
 }
 
 /* The whole screen, written at once; then the command line being typed. */
+static void draw_replay(conn *c, proto_buf *b) {
+    text_session *s = c->text;
+    char caption[192];
+    text_replay_caption(s->replay, caption, sizeof caption);
+    const char *hint =
+        char_mode(s) ? "Keys: space pause, + faster, - slower, q stop."
+                     : "Type p (pause), + (faster), - (slower) or q (stop) and Enter.";
+    char status[256];
+    snprintf(status, sizeof status, "%s%s%s", caption, s->replay_paused ? " Paused." : "",
+             s->status[0] ? "" : "");
+    proto_buf_puts(b, "\x1b[H\x1b[2J");
+    text_replay_render(s->replay, b, term_cols(s), term_lines(s), s->color,
+                       s->status[0] ? s->status : status, hint);
+}
+
 static void draw(conn *c) {
     text_session *s = c->text;
     srv_player *p = c->player;
@@ -454,7 +482,14 @@ static void draw(conn *c) {
     proto_buf b;
     proto_buf_init(&b);
     s->tick_at = 0;
-    if (r)
+    if (s->replay && r) { /* a game of one's own comes first */
+        text_replay_free(s->replay);
+        s->replay = NULL;
+        s->replay_at = 0;
+    }
+    if (s->replay)
+        draw_replay(c, &b);
+    else if (r)
         draw_game(c, &b, r);
     else if (s->has_end && !(p && p->queued))
         draw_end(c, &b);
@@ -574,6 +609,73 @@ static void resume(conn *c, const proto_command *cmd) {
     s->resuming = false;
 }
 
+/* The next frame of a playing replay is due ms from now. */
+static void replay_schedule(conn *c) {
+    text_session *s = c->text;
+    s->replay_at = s->replay && !s->replay_paused && !text_replay_done(s->replay)
+                       ? uv_now(c->srv->loop) + (uint64_t)text_replay_ms(s->replay)
+                       : 0;
+    text_arm(c);
+}
+
+static void replay_stop(conn *c) {
+    text_session *s = c->text;
+    text_replay_free(s->replay);
+    s->replay = NULL;
+    s->replay_at = 0;
+}
+
+/* A replay's controls: pause, faster, slower, stop. Returns false for
+ * anything else (which stops the replay and is run as a command). */
+static bool replay_control(conn *c, char key) {
+    text_session *s = c->text;
+    switch (key) {
+    case ' ':
+    case 'p':
+    case 'P':
+        s->replay_paused = !s->replay_paused;
+        break;
+    case '+':
+    case '=':
+    case 'f':
+        text_replay_pace(s->replay, 1);
+        break;
+    case '-':
+    case '_':
+        text_replay_pace(s->replay, -1);
+        break;
+    case 'q':
+    case 'Q':
+        replay_stop(c);
+        set_status(s, "Replay stopped. Type history for more games.");
+        break;
+    default:
+        return false;
+    }
+    replay_schedule(c);
+    request_draw(c);
+    return true;
+}
+
+static void start_replay(conn *c, uint64_t id) {
+    text_session *s = c->text;
+    if (shown_room(c->player)) {
+        set_status(s, "You are in a game: leave it first to watch a replay.");
+        return;
+    }
+    const char *why;
+    text_replay *t = text_replay_open(c->srv, id, &why);
+    if (!t) {
+        set_status(s, why);
+        return;
+    }
+    replay_stop(c);
+    s->replay = t;
+    s->replay_paused = false;
+    s->has_end = false;
+    replay_schedule(c);
+}
+
 static void run_command(conn *c, const char *line, size_t len) {
     text_session *s = c->text;
     proto_command cmd;
@@ -581,6 +683,17 @@ static void run_command(conn *c, const char *line, size_t len) {
     s->status[0] = '\0';
     s->named = false;
     s->show_help = false;
+    s->show_history = false;
+    if (s->replay) {
+        /* Line mode: one control per line; an empty line pauses too. */
+        while (len && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+            len--;
+        while (len && (line[0] == ' ' || line[0] == '\t'))
+            line++, len--;
+        if (len == 0 && replay_control(c, 'p')) return;
+        if (len == 1 && replay_control(c, line[0])) return;
+        replay_stop(c); /* any other command leaves the replay */
+    }
     switch (proto_command_parse(line, len, &cmd)) {
     case PROTO_CMD_EMPTY:
         request_draw(c);
@@ -645,6 +758,17 @@ static void run_command(conn *c, const char *line, size_t len) {
     case PROTO_CMD_QUIT:
         quit(c, "Goodbye!");
         return;
+    case PROTO_CMD_HISTORY:
+        if (shown_room(c->player)) {
+            set_status(s, "history is for the lobby: leave your game first.");
+        } else {
+            s->has_end = false;
+            s->show_history = true;
+        }
+        break;
+    case PROTO_CMD_REPLAY:
+        start_replay(c, cmd.game);
+        break;
     case PROTO_CMD_COLOR:
         s->color = cmd.on ? PROTO_COLOR_256 : PROTO_COLOR_OFF;
         set_status(s, cmd.on ? "Colour is on." : "Colour is off.");
@@ -690,6 +814,22 @@ static void on_key(conn *c, const proto_key *k) {
     text_session *s = c->text;
     if (k->type == PROTO_KEY_CTRL_C || k->type == PROTO_KEY_CTRL_D) {
         quit(c, "Goodbye!");
+        return;
+    }
+    if (s->replay && !s->prompt && k->type != PROTO_KEY_COLON) {
+        /* Keys steer a replay; Esc stops it too. */
+        conn_request_done(c);
+        if (k->type == PROTO_KEY_ESCAPE) {
+            replay_control(c, 'q');
+        } else if (k->type == PROTO_KEY_CHAR || k->type == PROTO_KEY_MOVE) {
+            if (k->ch) replay_control(c, k->ch);
+        }
+        return;
+    }
+    if (s->replay && k->type == PROTO_KEY_COLON && !s->prompt) {
+        s->prompt = true;
+        s->line_len = 0;
+        request_draw(c);
         return;
     }
     bool typing = s->prompt || !in_game(c->player);
@@ -823,6 +963,12 @@ static void on_timer(uv_timer_t *t) {
         if (proto_keys_flush(&s->keys, &k)) on_key(c, &k);
         if (!c->text || c->closing || c->draining) return;
     }
+    if (s->replay && s->replay_at && s->replay_at <= now) {
+        text_replay_step(s->replay);
+        s->dirty = true;
+        s->draw_at = now;
+        replay_schedule(c);
+    }
     if (!s->greeted && s->greet_at && s->greet_at <= now)
         greet(c);
     else if ((s->dirty && s->draw_at && s->draw_at <= now) ||
@@ -837,9 +983,9 @@ static void text_arm(conn *c) {
     /* A draining connection's timer is its flush deadline: leave it be. */
     if (c->closing || c->draining) return;
     uint64_t next = 0;
-    uint64_t deadlines[4] = {s->greeted ? 0 : s->greet_at, s->dirty ? s->draw_at : 0,
-                             s->esc_at, s->tick_at};
-    for (int i = 0; i < 4; i++)
+    uint64_t deadlines[5] = {s->greeted ? 0 : s->greet_at, s->dirty ? s->draw_at : 0,
+                             s->esc_at, s->tick_at, s->replay_at};
+    for (int i = 0; i < 5; i++)
         if (deadlines[i] && (!next || deadlines[i] < next)) next = deadlines[i];
     if (!next) {
         uv_timer_stop(&c->timer);
@@ -1000,7 +1146,10 @@ bool text_midway(const conn *c) {
 }
 
 void text_free(conn *c) {
-    if (c->text) free(c->text->end);
+    if (c->text) {
+        text_replay_free(c->text->replay);
+        free(c->text->end);
+    }
     free(c->text);
     c->text = NULL;
 }

@@ -233,6 +233,22 @@ static void test_help_fits_50_columns_and_lists_everything(void **state) {
     assert_non_null(strstr(proto_command_help_in_game(true), "type : first"));
 }
 
+static void test_history_and_replay(void **state) {
+    (void)state;
+    assert_int_equal(parse("history"), PROTO_CMD_HISTORY);
+    assert_int_equal(parse("HISTORY"), PROTO_CMD_HISTORY);
+    assert_int_equal(parse("history 5"), PROTO_CMD_ERROR);
+    assert_int_equal(parse("replay 17"), PROTO_CMD_REPLAY);
+    assert_int_equal(cmd.game, 17);
+    assert_int_equal(parse("replay #123456789012"), PROTO_CMD_REPLAY);
+    assert_int_equal(cmd.game, 123456789012ull);
+    assert_int_equal(parse("replay"), PROTO_CMD_ERROR);
+    assert_int_equal(parse("replay x1"), PROTO_CMD_ERROR);
+    assert_int_equal(parse("replay 1 2"), PROTO_CMD_ERROR);
+    assert_int_equal(parse("replay 1234567890123456"), PROTO_CMD_ERROR);
+    assert_non_null(strstr(proto_command_help(), "replay ID"));
+}
+
 static void test_resume(void **state) {
     (void)state;
     assert_int_equal(parse("resume K7M2P9XQ"), PROTO_CMD_RESUME);
@@ -276,6 +292,7 @@ int main(void) {
         cmocka_unit_test(test_help_text),
         cmocka_unit_test(test_help_fits_50_columns_and_lists_everything),
         cmocka_unit_test(test_resume),
+        cmocka_unit_test(test_history_and_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -353,6 +353,41 @@ static eng_board line_move(fixture *f, tt_client *c, const eng_board *b, int mov
     return after;
 }
 
+/* history lists a finished game (here from memory: the harness runs without
+ * a journal) and replay plays it back frame by frame to its last move, with
+ * line-mode controls; q stops it. */
+static void test_history_and_replay_in_line_mode(void **state) {
+    fixture *f = *state;
+    tt_client *c = &f->c[0];
+    greet_silent(c, f->srv->port);
+    eng_board b = start_solo(f, c, "solo 3\n");
+    eng_dir d = tt_movable_dir(&b);
+    char line[4] = {dir_letter(d), dir_letter(opposite(d)), '\n', '\0'};
+    size_t mark = c->len;
+    tt_sends(c, line);
+    wait_moves(f, c, mark, 2);
+    mark = c->len;
+    tt_sends(c, "leave\n");
+    tt_sends(c, "history\n");
+    if (tt_wait_str(c, mark, "#1     solo   ", harness_ms(TT_WAIT)) < 0)
+        fail_msg("history does not list the game");
+    mark = c->len;
+    tt_sends(c, "replay 1\n");
+    if (tt_wait_str(c, mark, "Replay of game 1: move 1 of 2.", harness_ms(TT_WAIT)) < 0 ||
+        tt_wait_str(c, mark, "Replay of game 1: all 2 moves shown.",
+                    harness_ms(TT_WAIT)) < 0)
+        fail_msg("the replay did not play to its end");
+    mark = c->len;
+    tt_sends(c, "q\n");
+    if (tt_wait_str(c, mark, "Replay stopped", harness_ms(TT_WAIT)) < 0)
+        fail_msg("q did not stop the replay");
+    mark = c->len;
+    tt_sends(c, "replay 99\n");
+    if (tt_wait_str(c, mark, "No finished game has that number", harness_ms(TT_WAIT)) < 0)
+        fail_msg("an unknown game is not refused");
+    tt_assert_crlf_only(c->buf, c->len);
+}
+
 static void test_line_ends_crlf_cr_and_split(void **state) {
     fixture *f = *state;
     tt_client *c = &f->c[0];
@@ -507,6 +542,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_iac_split_at_every_position, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_line_mode_moves_on_one_line, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_history_and_replay_in_line_mode, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_line_ends_crlf_cr_and_split, setup,
                                         teardown),
