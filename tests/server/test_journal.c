@@ -535,6 +535,14 @@ static void test_kill9_compaction(void **state) {
     json_t *me = jplayer(jarr(st, "players"), 1);
     assert_int_equal(jint(me, "moves"), moves); /* synced long before the kill */
     assert_true(jequal(jarr(me, "board"), board));
+    /* History reaches back into the archive (the journal holds ~60 games). */
+    client *h = client_named(s, "reader");
+    client_send(h, "{\"type\":\"history\",\"limit\":100}");
+    json_t *games = jarr(client_expect(h, "history", WAIT), "games");
+    assert_int_equal(json_array_size(games), 100);
+    for (size_t i = 1; i < json_array_size(games); i++)
+        assert_true(jint(json_array_get(games, i - 1), "game") >
+                    jint(json_array_get(games, i), "game"));
     server_stop(s);
     char *out;
     assert_int_equal(run_replay(&out, journal, NULL, NULL), 0);
