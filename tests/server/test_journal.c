@@ -250,6 +250,47 @@ static void test_torn_tail(void **state) {
     free(out);
 }
 
+/* Lines that are not the server's records, in the middle of a journal, are
+ * skipped: the server starts, restores what is whole, and stays up. */
+static void test_garbage_lines_skipped(void **state) {
+    const char *journal = path_in("j");
+    th_server *s = journal_server(journal, "30");
+    client *c[2];
+    race_start(s, 2, "\"size\":4", c, NULL);
+    json_t *st = client_move_any(c[0]);
+    wait_records(journal, "{\"j\":\"moves\"", 1, 5000);
+    server_kill(s);
+    size_t len;
+    char *data = read_file(journal, &len);
+    static const char junk[] =
+        "not json\n"
+        "{}\n"
+        "\0\0\0\n"
+        "{\"j\":\"moves\",\"game\":99,\"m\":{\"1\":\"l\"}}\n"
+        "{\"j\":\"moves\",\"game\":1,\"m\":{\"1\":\"lx\"}}\n"
+        "{\"j\":\"start\",\"game\":7,\"room\":\"A\\\"B\",\"size\":4,\"target\":3,"
+        "\"seats\":[{\"id\":9}]}\n"
+        "{\"j\":\"start\",\"game\":8,\"size\":99,\"seats\":[]}\n"
+        "{\"j\":\"game\",\"game\":\"x\"}\n"
+        "{\"j\":\"seat\",\"game\":1,\"id\":42,\"event\":\"left\"}\n";
+    const char *nl = memchr(data, '\n', len); /* after the start record */
+    size_t head = (size_t)(nl - data) + 1;
+    char *mixed = malloc(len + sizeof junk);
+    memcpy(mixed, data, head);
+    memcpy(mixed + head, junk, sizeof junk - 1);
+    memcpy(mixed + head + sizeof junk - 1, data + head, len - head);
+    write_file(journal, mixed, len + sizeof junk - 1);
+    free(mixed);
+    free(data);
+    s = journal_server(journal, "30");
+    client *r;
+    json_t *snap = resume(s, &r, client_token(c[0]));
+    json_t *me = jplayer(jarr(snap, "players"), 1);
+    assert_true(jequal(jarr(me, "board"), jarr(st, "board")));
+    client_sync(r);
+    server_stop(s);
+}
+
 /* A journal that cannot be opened is an error with a message and exit 1. */
 static void test_unopenable(void **state) {
     const char *bin = getenv("RACE2048D");
@@ -557,6 +598,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kill9_resume, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_torn_tail, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_garbage_lines_skipped, setup_dir,
+                                        teardown_dir),
         cmocka_unit_test_setup_teardown(test_unopenable, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_history_replay, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_tampering, setup_dir, teardown_dir),
