@@ -291,6 +291,35 @@ static void test_garbage_lines_skipped(void **state) {
     server_stop(s);
 }
 
+/* A time limit counts from the original start, also while the server is
+ * down: a restored 3 s race ends by time about 3 s after it started. */
+static void test_time_limit_spans_restart(void **state) {
+    const char *journal = path_in("j");
+    th_server *s = journal_server(journal, "30");
+    client *c[2];
+    int64_t started = harness_now_ms();
+    race_start(s, 2, "\"size\":4,\"time_limit\":3", c, NULL);
+    client_move_any(c[0]);
+    /* Let 1.5 s of the 3 pass (the time itself is under test, not a wait for
+     * an event): round trips until then. */
+    while (harness_now_ms() - started < 1500)
+        client_sync(c[0]);
+    wait_records(journal, "{\"j\":\"moves\"", 1, 5000);
+    server_kill(s);
+    s = journal_server(journal, "30");
+    client *r;
+    resume(s, &r, client_token(c[0]));
+    json_t *end = client_expect_skip(r, "end", "player state", harness_ms(WAIT));
+    assert_string_equal(jstr(end, "reason"), "time");
+    int64_t took = harness_now_ms() - started;
+    /* At 3 s from the start, not 3 s from the restart (which came after
+     * 1.5 s): the margins are wide either way. */
+    assert_true(took >= 2900);
+    if (took >= 4300) fail_msg("the race ended %lld ms after its start", (long long)took);
+    server_stop(s);
+    assert_int_equal(run_replay(NULL, journal, NULL, NULL), 0);
+}
+
 /* A journal that cannot be opened is an error with a message and exit 1. */
 static void test_unopenable(void **state) {
     const char *bin = getenv("RACE2048D");
@@ -599,6 +628,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_kill9_resume, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_torn_tail, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_garbage_lines_skipped, setup_dir,
+                                        teardown_dir),
+        cmocka_unit_test_setup_teardown(test_time_limit_spans_restart, setup_dir,
                                         teardown_dir),
         cmocka_unit_test_setup_teardown(test_unopenable, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_history_replay, setup_dir, teardown_dir),
