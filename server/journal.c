@@ -232,8 +232,8 @@ static void on_written(uv_fs_t *req) {
     journal *j = req->data;
     ssize_t rc = req->result;
     uv_fs_req_cleanup(req);
-    if (rc < 0) {
-        incident(j, "write", (int)rc);
+    if (rc <= 0) { /* nothing written for a non-empty buffer is an error too */
+        incident(j, "write", rc < 0 ? (int)rc : UV_EIO);
         requeue_inflight(j);
         /* Cut a partial record off so the file ends on a whole record. */
         j->req.data = j;
