@@ -3,6 +3,7 @@
 #ifndef RACE2048_CONN_H
 #define RACE2048_CONN_H
 
+#include "conn_timer.h"
 #include "framer.h"
 #include "srv.h"
 
@@ -63,22 +64,24 @@ typedef struct conn {
     srv_link input_link; /* in srv.input_list while input waits for a turn */
     srv *srv;
     uv_tcp_t tcp;
-    uv_timer_t timer; /* mode detection, then text-mode redraw pacing */
-    int open_handles; /* freed when both handles' close callbacks ran */
+    conn_timer timer; /* mode detection, then text-mode redraw pacing */
+    int open_handles; /* freed when the socket's close callback ran */
     conn_mode mode;
-    bool closing;    /* uv_close called: nothing more is read or written */
-    bool draining;   /* flushing a last message before closing */
-    bool shut;       /* draining: the shutdown request went out */
-    bool reading;    /* uv_read_start is in effect */
-    uint8_t refused; /* a conn_refusal: why it is being refused, or 0 */
-    bool writing;    /* a uv_write of the queue's first `inflight` entries runs */
-    bool counted;    /* counted in the per-address table */
+    bool closing;        /* uv_close called: nothing more is read or written */
+    bool draining;       /* flushing a last message before closing */
+    bool shut;           /* draining: the shutdown request went out */
+    bool reading;        /* uv_read_start is in effect */
+    uint8_t refused;     /* a conn_refusal: why it is being refused, or 0 */
+    bool writing;        /* a uv_write of the queue's first `inflight` entries runs */
+    bool counted;        /* counted in the per-address table */
+    uint8_t text_asleep; /* text mode: its session is given back while idle (text.c) */
     proto_framer framer;
     srv_player *player;
     /* Output queue: a ring of `count` entries from `first`; the first
      * `inflight` of them belong to the running uv_write, of which the first
      * `skip` bytes went out before it (a partial uv_try_write). */
-    conn_out *out;
+    conn_out *out; /* &out_one (a ring of 1) until a second entry is queued */
+    conn_out out_one;
     unsigned out_cap, out_first, out_count, out_inflight;
     size_t out_skip;
     size_t out_bytes;       /* charged against --max-output (see above) */
@@ -96,7 +99,7 @@ typedef struct conn {
     uint64_t id;            /* for the logs */
     unsigned char addr[16]; /* the peer's address, the per-address key */
     uint8_t addr_len;
-    char peer[48];
+    uint16_t port;
     struct text_session *text;
     struct web_session *web; /* CONN_HTTP and CONN_WS */
     /* First bytes that might still become an HTTP request line ("GET /"). */
@@ -104,6 +107,10 @@ typedef struct conn {
     uint8_t detect_len;
     unsigned failed_resumes; /* counted by guard.c */
 } conn;
+
+/* The peer's address and port ("1.2.3.4:5678"), for the logs: in a buffer
+ * the next call reuses. */
+const char *conn_peer(const conn *c);
 
 /* Accepts a pending connection on listener (one of srv.listeners). */
 void conn_accept(srv *s, uv_stream_t *listener);

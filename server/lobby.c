@@ -71,7 +71,7 @@ srv_player *lobby_player(conn *c, bool welcome) {
     if (!c->player) {
         srv_player *p = player_new(c->srv);
         if (!p) {
-            srv_log(SRV_LOG_ERROR, "out of memory making a player for %s", c->peer);
+            srv_log(SRV_LOG_ERROR, "out of memory making a player for %s", conn_peer(c));
             conn_close(c);
             return NULL;
         }
@@ -464,7 +464,7 @@ static void do_resume(conn *c, const proto_request *req) {
         p->conn = c;
     }
     srv_log(SRV_LOG_INFO, "player %llu resumed on %s", (unsigned long long)p->id,
-            c->peer);
+            conn_peer(c));
     send_welcome(p);
     if (p->room) room_reconnect(p->room, p);
 }

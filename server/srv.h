@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "engine.h"
+#include "conn_timer.h"
 #include "hash.h"
 #include "message.h"
 
@@ -192,6 +193,9 @@ typedef struct srv {
     int nlisteners;
     uv_signal_t sigterm, sigint;
     uv_timer_t sweep; /* closes idle connections */
+    /* Every connection's deadline, on this one timer (conn_timer.c). */
+    uv_timer_t conn_timer;
+    conn_timers timers;
     srv_link conns;
     unsigned nconns;
     /* The loop turn (conn.c): input waiting for its turn, output to flush. */
