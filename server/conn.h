@@ -92,20 +92,22 @@ typedef struct conn {
     size_t in_len, in_off;
     char *in_front; /* bytes handed back (conn_feed_json) to go before in_buf */
     size_t in_front_len;
-    unsigned budget;        /* lines (JSON) or bytes (text) left this turn */
-    uint64_t budget_turn;   /* the turn the budget belongs to */
-    uint64_t last_active;   /* loop time of the last complete request */
-    uint64_t partial_since; /* loop time an unfinished request began, 0 = none */
-    uint64_t id;            /* for the logs */
-    unsigned char addr[16]; /* the peer's address, the per-address key */
-    uint8_t addr_len;
-    uint16_t port;
+    unsigned budget;         /* lines (JSON) or bytes (text) left this turn */
+    unsigned failed_resumes; /* counted by guard.c */
+    uint64_t budget_turn;    /* the turn the budget belongs to */
+    uint64_t last_active;    /* loop time of the last complete request */
+    uint64_t partial_since;  /* loop time an unfinished request began, 0 = none */
+    uint64_t id;             /* for the logs */
     struct text_session *text;
     struct web_session *web; /* CONN_HTTP and CONN_WS */
-    /* First bytes that might still become an HTTP request line ("GET /"). */
-    char detect_buf[24];
+    unsigned char addr[16];  /* the peer's address, the per-address key */
+    uint16_t port;
+    uint8_t addr_len;
+    /* First bytes that might still become an HTTP request line ("GET /"):
+     * at most 17 decide (proto_http_detect). Fields are ordered so that a
+     * connection fits a 608-byte malloc chunk (idle memory, issue 9). */
     uint8_t detect_len;
-    unsigned failed_resumes; /* counted by guard.c */
+    char detect_buf[20];
 } conn;
 
 /* The peer's address and port ("1.2.3.4:5678"), for the logs: in a buffer

@@ -7,7 +7,8 @@
 
 static bool before(const conn *a, const conn *b) {
     if (a->timer.due != b->timer.due) return a->timer.due < b->timer.due;
-    return a->timer.order < b->timer.order;
+    /* Ties are deadlines set close together: the wrapping difference is small. */
+    return (int32_t)(a->timer.order - b->timer.order) < 0;
 }
 
 static void place(conn_timers *t, uint32_t i, conn *c) {
@@ -77,9 +78,9 @@ static void on_due(uv_timer_t *h) {
     t->armed_due = 0;
     /* Only what was due when this run began: a deadline set meanwhile for
      * "now" waits for the next timer phase, as a libuv timer would. */
-    uint64_t last_order = t->next_order;
+    uint32_t first_new = t->next_order;
     while (t->len && t->heap[0]->timer.due <= now &&
-           t->heap[0]->timer.order < last_order) {
+           (int32_t)(t->heap[0]->timer.order - first_new) < 0) {
         conn *c = t->heap[0];
         conn_timer_cb cb = c->timer.cb;
         heap_remove(t, c);

@@ -17,8 +17,8 @@ typedef void (*conn_timer_cb)(struct conn *c);
 
 typedef struct conn_timer {
     uint64_t due;     /* loop time (ms) it fires */
-    uint64_t order;   /* when it was set: ties run first-set first */
     conn_timer_cb cb; /* NULL while not armed */
+    uint32_t order;   /* when it was set (wrapping): ties run first-set first */
     uint32_t slot;    /* index + 1 in the heap, 0 = not in it */
 } conn_timer;
 
@@ -26,7 +26,7 @@ typedef struct conn_timer {
 typedef struct conn_timers {
     struct conn **heap;
     uint32_t len, cap;
-    uint64_t next_order;
+    uint32_t next_order;
     uint64_t armed_due; /* what the uv timer is set for, when it runs */
     uint8_t timer_ready;
 } conn_timers;

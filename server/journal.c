@@ -417,7 +417,7 @@ static void note_token_hashes(const room *r, jrn_game *g) {
         g->token_hash[i][0] = '\0';
         if (p && p->token[0])
             journal_token_hash(p->token, g->token_hash[i]);
-        else if (p)
+        else if (p && p->token_hash)
             memcpy(g->token_hash[i], p->token_hash, sizeof g->token_hash[i]);
     }
 }

@@ -43,15 +43,16 @@ srv_player *lobby_player_restore(srv *s, uint64_t id, const char *name,
     p->srv = s;
     p->id = id;
     snprintf(p->name, sizeof p->name, "%s", name);
-    snprintf(p->token_hash, sizeof p->token_hash, "%s", token_hash);
     p->welcomed = true;
-    if (strlen(p->token_hash) != 64) {
+    if (strlen(token_hash) != 64 || !(p->token_hash = malloc(65))) {
         free(p);
         return NULL;
     }
+    memcpy(p->token_hash, token_hash, 65);
     int hash_oom = 0;
     HASH_ADD_KEYPTR(hh_token, s->by_token, p->token_hash, 64, p);
     if (hash_oom) {
+        free(p->token_hash);
         free(p);
         return NULL;
     }
@@ -151,9 +152,10 @@ void srv_player_release(srv_player *p) {
     unqueue(p);
     if (p->watching) room_unwatch(p->watching, p);
     resume_code_forget(p);
-    if (p->token[0] || p->token_hash[0]) /* not when out of memory restoring it */
+    if (p->token[0] || p->token_hash) /* not when out of memory restoring it */
         HASH_DELETE(hh_token, p->srv->by_token, p);
     srv_list_remove(&p->link);
+    free(p->token_hash);
     free(p);
 }
 

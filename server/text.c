@@ -1071,6 +1071,9 @@ static bool awake(conn *c) {
     }
     if (c->text_asleep == ASLEEP_GREETED) {
         greeted_session(s);
+        /* Asleep since a redraw less than REDRAW_MS ago: the pace holds. */
+        if (c->timer.slot && c->timer.cb == on_sleep_due)
+            s->last_draw = c->timer.due - REDRAW_MS;
     } else {
         /* The greeting's deadline is the connection's timer (on_greet_due). */
         offered_session(s);
@@ -1082,8 +1085,37 @@ static bool awake(conn *c) {
     return true;
 }
 
+/* The greeting of a client that sent nothing is made in a session on the
+ * stack, kept only if it holds more than a fresh greeted one: a crowd of
+ * silent clients allocates no session at all. */
 static void on_greet_due(conn *c) {
-    if (awake(c)) on_timer(c);
+    if (c->text) { /* woken meanwhile: its own deadline rules */
+        text_arm(c);
+        return;
+    }
+    text_session tmp;
+    offered_session(&tmp);
+    tmp.greet_at = uv_now(c->srv->loop);
+    c->text = &tmp;
+    c->text_asleep = 0;
+    on_timer(c); /* greets; then text_arm sets the pace for sleeping */
+    c->text = NULL;
+    if (!c->closing && !c->draining && c->timer.slot && c->timer.cb == on_sleep_due) {
+        c->text = &tmp;
+        bool sleeps = can_sleep(c);
+        c->text = NULL;
+        if (sleeps) {
+            c->text_asleep = ASLEEP_GREETED;
+            return;
+        }
+    }
+    text_session *s = malloc(sizeof *s);
+    if (!s) {
+        conn_close(c);
+        return;
+    }
+    memcpy(s, &tmp, sizeof *s); /* padding too: can_sleep compares bytes */
+    c->text = s;
 }
 
 void text_begin(conn *c, bool telnet_first) {
