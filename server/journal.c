@@ -453,9 +453,8 @@ void journal_game_restored(room *r) {
 void journal_move(room *r, int seat, eng_dir dir) {
     jrn_game *g = r->jgame;
     if (!g) return;
-    static const char letter[] = {
-        [ENG_LEFT] = 'l', [ENG_RIGHT] = 'r', [ENG_UP] = 'u', [ENG_DOWN] = 'd'};
-    if (bytes_add(&g->seats[seat].moves, &letter[dir], 1) < 0) {
+    char letter = proto_dir_letter(dir);
+    if (bytes_add(&g->seats[seat].moves, &letter, 1) < 0) {
         srv_log(SRV_LOG_ERROR, "journal: out of memory recording a move");
         return;
     }
