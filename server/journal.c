@@ -991,6 +991,9 @@ int journal_open(srv *s) {
     index_archive_tail(s, j->path);
     recover_stats rs;
     size_t good = recover_journal(s, data.data, data.len, &rs);
+    /* With --seed, the K-th seed is derived from K: start past every recorded game so
+     * that a restarted server never deals a seed it dealt before. */
+    if (s->seeds_made < j->next_game) s->seeds_made = j->next_game;
     if (good < data.len) {
         srv_log(SRV_LOG_WARN,
                 "journal %s: the last record is torn (%zu bytes after offset %zu); "
