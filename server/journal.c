@@ -232,8 +232,8 @@ static void on_written(uv_fs_t *req) {
     journal *j = req->data;
     ssize_t rc = req->result;
     uv_fs_req_cleanup(req);
-    if (rc < 0) {
-        incident(j, "write", (int)rc);
+    if (rc <= 0) { /* nothing written for a non-empty buffer is an error too */
+        incident(j, "write", rc < 0 ? (int)rc : UV_EIO);
         requeue_inflight(j);
         /* Cut a partial record off so the file ends on a whole record. */
         j->req.data = j;
@@ -453,9 +453,8 @@ void journal_game_restored(room *r) {
 void journal_move(room *r, int seat, eng_dir dir) {
     jrn_game *g = r->jgame;
     if (!g) return;
-    static const char letter[] = {
-        [ENG_LEFT] = 'l', [ENG_RIGHT] = 'r', [ENG_UP] = 'u', [ENG_DOWN] = 'd'};
-    if (bytes_add(&g->seats[seat].moves, &letter[dir], 1) < 0) {
+    char letter = proto_dir_letter(dir);
+    if (bytes_add(&g->seats[seat].moves, &letter, 1) < 0) {
         srv_log(SRV_LOG_ERROR, "journal: out of memory recording a move");
         return;
     }
@@ -916,6 +915,44 @@ static int read_all(int fd, bytes *out) {
     }
 }
 
+/* The archive's most recent finished games, so that `history` after a
+ * restart also reaches back past the last compaction: its last 4 MiB are
+ * indexed before the journal's own games (which are newer). */
+static void index_archive_tail(srv *s, const char *path) {
+    char name[4200];
+    snprintf(name, sizeof name, "%s.results", path);
+    int fd = open(name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st;
+    size_t want = 4u << 20;
+    char *buf = NULL;
+    if (fstat(fd, &st) == 0 && st.st_size > 0) {
+        size_t n = (size_t)st.st_size < want ? (size_t)st.st_size : want;
+        off_t from = st.st_size - (off_t)n;
+        buf = malloc(n);
+        ssize_t got = buf ? pread(fd, buf, n, from) : -1;
+        /* Whole lines only: skip a cut first line unless the tail is the file. */
+        size_t at = 0;
+        if (got > 0 && from > 0) {
+            const char *nl = memchr(buf, '\n', (size_t)got);
+            at = nl ? (size_t)(nl - buf) + 1 : (size_t)got;
+        }
+        static const char head[] = "{\"j\":\"game\",\"game\":";
+        while (got > 0 && at < (size_t)got) {
+            const char *line = buf + at;
+            const char *nl = memchr(line, '\n', (size_t)got - at);
+            if (!nl) break;
+            size_t len = (size_t)(nl - line) + 1;
+            if (len > sizeof head && !memcmp(line, head, sizeof head - 1))
+                journal_index_add(s, strtoull(line + sizeof head - 1, NULL, 10), line,
+                                  len);
+            at += len;
+        }
+    }
+    free(buf);
+    close(fd);
+}
+
 int journal_open(srv *s) {
     journal *j = calloc(1, sizeof *j);
     if (!j) {
@@ -951,8 +988,12 @@ int journal_open(srv *s) {
     }
     uint64_t t0 = uv_hrtime();
     j->on = true;
+    index_archive_tail(s, j->path);
     recover_stats rs;
     size_t good = recover_journal(s, data.data, data.len, &rs);
+    /* With --seed, the K-th seed is derived from K: start past every recorded game so
+     * that a restarted server never deals a seed it dealt before. */
+    if (s->seeds_made < j->next_game) s->seeds_made = j->next_game;
     if (good < data.len) {
         srv_log(SRV_LOG_WARN,
                 "journal %s: the last record is torn (%zu bytes after offset %zu); "

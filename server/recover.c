@@ -225,20 +225,35 @@ static int fast_record(srv *s, game_map *m, const char *line, size_t n, bool *fi
     if (!scan_u64(&p, end, &id) || !scan_lit(&p, end, ",\"m\":{")) return 0;
     pending_game *g = map_find(m, id);
     if (!g) return -1;
+    /* The whole record is checked before any of it is applied. */
+    struct {
+        int seat;
+        const char *moves;
+        size_t n;
+    } part[PROTO_PLAYERS_MAX];
+    int nparts = 0;
     while (p < end && *p == '"') {
         uint64_t pid;
         p++;
-        if (!scan_u64(&p, end, &pid) || !scan_lit(&p, end, "\":\"")) return 0;
+        if (nparts == PROTO_PLAYERS_MAX || !scan_u64(&p, end, &pid) ||
+            !scan_lit(&p, end, "\":\""))
+            return -1;
         const char *mv = p;
         while (p < end && (*p == 'u' || *p == 'd' || *p == 'l' || *p == 'r'))
             p++;
-        if (p == end || *p != '"') return 0;
+        if (p == end || *p != '"') return -1;
         int i = seat_index(g, pid);
-        if (i < 0 || add_moves(g, i, mv, (size_t)(p - mv)) < 0) return -1;
+        if (i < 0) return -1;
+        part[nparts].seat = i;
+        part[nparts].moves = mv;
+        part[nparts++].n = (size_t)(p - mv);
         p++;
         if (p < end && *p == ',') p++;
     }
-    return scan_lit(&p, end, "}}") && p == end ? 1 : -1;
+    if (!scan_lit(&p, end, "}}") || p != end) return -1;
+    for (int k = 0; k < nparts; k++)
+        if (add_moves(g, part[k].seat, part[k].moves, part[k].n) < 0) return -1;
+    return 1;
 }
 
 static int on_moves(game_map *m, json_t *rec) {
@@ -250,6 +265,12 @@ static int on_moves(game_map *m, json_t *rec) {
     json_object_foreach(mv, key, v) {
         int i = seat_index(g, strtoull(key, NULL, 10));
         if (i < 0 || !json_is_string(v)) return -1;
+        const char *letters = json_string_value(v);
+        for (size_t k = 0; k < json_string_length(v); k++)
+            if (!letters[k] || !strchr("udlr", letters[k])) return -1;
+    }
+    json_object_foreach(mv, key, v) {
+        int i = seat_index(g, strtoull(key, NULL, 10));
         if (add_moves(g, i, json_string_value(v), json_string_length(v)) < 0) return -1;
     }
     return 0;
@@ -280,24 +301,6 @@ static int on_head(srv *s, json_t *rec) {
 
 /* ------------------------------------------------------------ rebuild --- */
 
-static int dir_of(char c, eng_dir *d) {
-    switch (c) {
-    case 'l':
-        *d = ENG_LEFT;
-        return 0;
-    case 'r':
-        *d = ENG_RIGHT;
-        return 0;
-    case 'u':
-        *d = ENG_UP;
-        return 0;
-    case 'd':
-        *d = ENG_DOWN;
-        return 0;
-    }
-    return -1;
-}
-
 /* Rebuilds one running game as a room whose players wait to resume. */
 static int rebuild(srv *s, pending_game *g) {
     json_t *st = g->start;
@@ -314,8 +317,13 @@ static int rebuild(srv *s, pending_game *g) {
     if (settings.size < ENG_SIZE_MIN || settings.size > ENG_SIZE_MAX || !salt ||
         !commit || strlen(salt) != 32 || strlen(commit) != 64 ||
         (!code && g->nseats != 1) ||
-        (code && (strlen(code) < PROTO_ROOM_MIN || strlen(code) > PROTO_ROOM_MAX)))
+        (code && (strlen(code) < PROTO_ROOM_MIN || strlen(code) > PROTO_ROOM_MAX)) ||
+        settings.target < 8 || settings.target > PROTO_TARGET_MAX ||
+        (settings.target & (settings.target - 1)) ||
+        settings.time_limit > PROTO_TIME_LIMIT_MAX)
         return -1;
+    for (const char *k = code; k && *k; k++) /* it is written back into records */
+        if (!((*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9'))) return -1;
     room *r = room_new_coded(s, code == NULL, &settings, code);
     if (!r) return -1;
     if (journal_seed_parse(r, json_object_get(st, "seed")) < 0) {
@@ -329,6 +337,8 @@ static int rebuild(srv *s, pending_game *g) {
         json_t *e = json_array_get(seats, (size_t)i);
         const char *name = json_string_value(json_object_get(e, "name"));
         const char *hash = json_string_value(json_object_get(e, "token"));
+        if (name && !proto_valid_name(name))
+            name = NULL; /* names are written back into records unescaped */
         srv_player *p = lobby_player_restore(s, g->seat_id[i], name ? name : "player",
                                              hash ? hash : "");
         if (!p) {
@@ -344,7 +354,7 @@ static int rebuild(srv *s, pending_game *g) {
     for (int i = 0; i < g->nseats; i++) {
         for (size_t k = 0; k < g->nmoves[i]; k++) {
             eng_dir d;
-            if (dir_of(g->moves[i][k], &d) < 0) continue;
+            if (proto_dir_from_letter(g->moves[i][k], &d) < 0) continue;
             eng_move_result res = eng_game_move(&r->seats[i].game, d, s->tables);
             if (res.moved) journal_move(r, i, d);
         }

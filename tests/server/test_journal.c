@@ -250,6 +250,76 @@ static void test_torn_tail(void **state) {
     free(out);
 }
 
+/* Lines that are not the server's records, in the middle of a journal, are
+ * skipped: the server starts, restores what is whole, and stays up. */
+static void test_garbage_lines_skipped(void **state) {
+    const char *journal = path_in("j");
+    th_server *s = journal_server(journal, "30");
+    client *c[2];
+    race_start(s, 2, "\"size\":4", c, NULL);
+    json_t *st = client_move_any(c[0]);
+    wait_records(journal, "{\"j\":\"moves\"", 1, 5000);
+    server_kill(s);
+    size_t len;
+    char *data = read_file(journal, &len);
+    static const char junk[] =
+        "not json\n"
+        "{}\n"
+        "\0\0\0\n"
+        "{\"j\":\"moves\",\"game\":99,\"m\":{\"1\":\"l\"}}\n"
+        "{\"j\":\"moves\",\"game\":1,\"m\":{\"1\":\"lx\"}}\n"
+        "{\"j\":\"start\",\"game\":7,\"room\":\"A\\\"B\",\"size\":4,\"target\":3,"
+        "\"seats\":[{\"id\":9}]}\n"
+        "{\"j\":\"start\",\"game\":8,\"size\":99,\"seats\":[]}\n"
+        "{\"j\":\"game\",\"game\":\"x\"}\n"
+        "{\"j\":\"seat\",\"game\":1,\"id\":42,\"event\":\"left\"}\n";
+    const char *nl = memchr(data, '\n', len); /* after the start record */
+    size_t head = (size_t)(nl - data) + 1;
+    char *mixed = malloc(len + sizeof junk);
+    memcpy(mixed, data, head);
+    memcpy(mixed + head, junk, sizeof junk - 1);
+    memcpy(mixed + head + sizeof junk - 1, data + head, len - head);
+    write_file(journal, mixed, len + sizeof junk - 1);
+    free(mixed);
+    free(data);
+    s = journal_server(journal, "30");
+    client *r;
+    json_t *snap = resume(s, &r, client_token(c[0]));
+    json_t *me = jplayer(jarr(snap, "players"), 1);
+    assert_true(jequal(jarr(me, "board"), jarr(st, "board")));
+    client_sync(r);
+    server_stop(s);
+}
+
+/* A time limit counts from the original start, also while the server is
+ * down: a restored 3 s race ends by time about 3 s after it started. */
+static void test_time_limit_spans_restart(void **state) {
+    const char *journal = path_in("j");
+    th_server *s = journal_server(journal, "30");
+    client *c[2];
+    int64_t started = harness_now_ms();
+    race_start(s, 2, "\"size\":4,\"time_limit\":3", c, NULL);
+    client_move_any(c[0]);
+    /* Let 1.5 s of the 3 pass (the time itself is under test, not a wait for
+     * an event): round trips until then. */
+    while (harness_now_ms() - started < 1500)
+        client_sync(c[0]);
+    wait_records(journal, "{\"j\":\"moves\"", 1, 5000);
+    server_kill(s);
+    s = journal_server(journal, "30");
+    client *r;
+    resume(s, &r, client_token(c[0]));
+    json_t *end = client_expect_skip(r, "end", "player state", harness_ms(WAIT));
+    assert_string_equal(jstr(end, "reason"), "time");
+    int64_t took = harness_now_ms() - started;
+    /* At 3 s from the start, not 3 s from the restart (which came after
+     * 1.5 s): the margins are wide either way. */
+    assert_true(took >= 2900);
+    if (took >= 4300) fail_msg("the race ended %lld ms after its start", (long long)took);
+    server_stop(s);
+    assert_int_equal(run_replay(NULL, journal, NULL, NULL), 0);
+}
+
 /* A journal that cannot be opened is an error with a message and exit 1. */
 static void test_unopenable(void **state) {
     const char *bin = getenv("RACE2048D");
@@ -535,6 +605,14 @@ static void test_kill9_compaction(void **state) {
     json_t *me = jplayer(jarr(st, "players"), 1);
     assert_int_equal(jint(me, "moves"), moves); /* synced long before the kill */
     assert_true(jequal(jarr(me, "board"), board));
+    /* History reaches back into the archive (the journal holds ~60 games). */
+    client *h = client_named(s, "reader");
+    client_send(h, "{\"type\":\"history\",\"limit\":100}");
+    json_t *games = jarr(client_expect(h, "history", WAIT), "games");
+    assert_int_equal(json_array_size(games), 100);
+    for (size_t i = 1; i < json_array_size(games); i++)
+        assert_true(jint(json_array_get(games, i - 1), "game") >
+                    jint(json_array_get(games, i), "game"));
     server_stop(s);
     char *out;
     assert_int_equal(run_replay(&out, journal, NULL, NULL), 0);
@@ -549,6 +627,10 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kill9_resume, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_torn_tail, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_garbage_lines_skipped, setup_dir,
+                                        teardown_dir),
+        cmocka_unit_test_setup_teardown(test_time_limit_spans_restart, setup_dir,
+                                        teardown_dir),
         cmocka_unit_test_setup_teardown(test_unopenable, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_history_replay, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_tampering, setup_dir, teardown_dir),

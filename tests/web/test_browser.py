@@ -259,6 +259,9 @@ def main():
             raise SystemExit('no swipe moved the board')
         d.execute_cdp_cmd('Emulation.setTouchEmulationEnabled', {'enabled': False})
         d.execute_cdp_cmd('Emulation.clearDeviceMetricsOverride', {})
+        # netcat walks away (it would otherwise stay `playing` for ever, and a race where
+        # the browser and the bot are both stuck before 256 could never end).
+        nc.sendall(b'leave\r\n')
         if not press_until_end(d, 60):
             raise SystemExit('the race did not end')
         verdict = wait(d, 'the race verification', lambda d: d.find_element(By.ID, 'verify').text)
