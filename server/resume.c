@@ -32,7 +32,7 @@ static int derive(const srv_player *p, char code[PROTO_RESUME_CODE_LEN + 1]) {
     char token_hash[65];
     if (p->token[0]) {
         if (journal_token_hash(p->token, token_hash) < 0) return -1;
-    } else if (strlen(p->token_hash) == 64) {
+    } else if (p->token_hash && strlen(p->token_hash) == 64) {
         memcpy(token_hash, p->token_hash, sizeof token_hash);
     } else {
         return -1;
