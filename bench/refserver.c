@@ -279,6 +279,15 @@ static void on_connection(uv_stream_t *server, int status) {
     uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
 }
 
+/* At exit: every client is dropped (its room and memory go), the rest closed. */
+static void close_any(uv_handle_t *h, void *arg) {
+    (void)arg;
+    if (h->type == UV_TCP && h->data)
+        drop(h->data);
+    else if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
 static void on_signal(uv_signal_t *h, int signum) {
     (void)signum;
     uv_stop(h->loop);
@@ -303,6 +312,7 @@ int main(int argc, char **argv) {
     struct sockaddr_in addr;
     uv_ip4_addr("127.0.0.1", port, &addr);
     uv_tcp_init(loop, &server);
+    server.data = NULL; /* not a client (close_any) */
     int rc = uv_tcp_bind(&server, (const struct sockaddr *)&addr, 0);
     if (!rc) rc = uv_listen((uv_stream_t *)&server, 4096, on_connection);
     if (rc) {
@@ -321,5 +331,7 @@ int main(int argc, char **argv) {
     uv_signal_start(&sigterm, on_signal, SIGTERM);
     uv_signal_start(&sigint, on_signal, SIGINT);
     uv_run(loop, UV_RUN_DEFAULT);
-    return 0;
+    uv_walk(loop, close_any, NULL);
+    uv_run(loop, UV_RUN_DEFAULT);
+    return uv_loop_close(loop) == 0 ? 0 : 1;
 }
