@@ -77,7 +77,8 @@ static void on_due(uv_timer_t *h) {
     uint64_t now = uv_now(s->loop);
     t->armed_due = 0;
     /* Only what was due when this run began: a deadline set meanwhile for
-     * "now" waits for the next timer phase, as a libuv timer would. */
+     * "now" waits for the next timer phase (after a poll), so a deadline
+     * re-armed for now again and again cannot keep the loop from reading. */
     uint32_t first_new = t->next_order;
     while (t->len && t->heap[0]->timer.due <= now &&
            (int32_t)(t->heap[0]->timer.order - first_new) < 0) {

@@ -77,7 +77,7 @@ static void test_order_stop_restart(void **state) {
 }
 
 /* A deadline set from a callback for "now" runs after the ones already due,
- * in a later timer phase, as a libuv timer would. */
+ * in a later timer phase (after a poll), never in the same pass. */
 static conn *chained;
 static void arm_chained(conn *c) {
     note(c);
