@@ -96,24 +96,6 @@ static bool check_commit(const char *salt, const seed_info *seed, const char *co
     return true;
 }
 
-static int dir_of(char c, eng_dir *d) {
-    switch (c) {
-    case 'l':
-        *d = ENG_LEFT;
-        return 0;
-    case 'r':
-        *d = ENG_RIGHT;
-        return 0;
-    case 'u':
-        *d = ENG_UP;
-        return 0;
-    case 'd':
-        *d = ENG_DOWN;
-        return 0;
-    }
-    return -1;
-}
-
 /* A player as re-played. */
 typedef struct replayed {
     uint64_t id;
@@ -164,7 +146,7 @@ static bool replay_player(const char *moves, int size, const seed_info *seed,
     if (seed_game_new(&out->game, size, seed) < 0) return fail(v, "bad size %d", size);
     for (size_t k = 0; moves[k]; k++) {
         eng_dir d;
-        if (dir_of(moves[k], &d) < 0)
+        if (proto_dir_from_letter(moves[k], &d) < 0)
             return fail(v, "player %llu: move %zu is '%c', not one of u d l r",
                         (unsigned long long)out->id, k + 1, moves[k]);
         if (eng_is_over(&out->game.board))
@@ -341,7 +323,8 @@ static int show_game(const json_t *rec, int delay_ms) {
     for (size_t step = 0; step <= longest; step++) {
         for (size_t i = 0; i < n; i++) {
             eng_dir d;
-            if (step > 0 && step <= strlen(mv[i]) && dir_of(mv[i][step - 1], &d) == 0)
+            if (step > 0 && step <= strlen(mv[i]) &&
+                proto_dir_from_letter(mv[i][step - 1], &d) == 0)
                 eng_game_move(&games[i], d, NULL);
             views[i] = (proto_player){.id = (uint64_t)jint_or(order[i], "id", 0),
                                       .name = names[i],

@@ -45,6 +45,21 @@ const char *proto_err_code(proto_err err) {
     return "unknown";
 }
 
+char proto_dir_letter(eng_dir dir) {
+    return "lrud"[dir & 3];
+}
+
+int proto_dir_from_letter(char letter, eng_dir *dir) {
+    static const eng_dir dirs[] = {ENG_LEFT, ENG_RIGHT, ENG_UP, ENG_DOWN};
+    for (int i = 0; i < 4; i++) {
+        if ("lrud"[i] == letter) {
+            *dir = dirs[i];
+            return 0;
+        }
+    }
+    return -1;
+}
+
 const char *proto_status_name(proto_status status) {
     switch (status) {
     case PROTO_PLAYING:

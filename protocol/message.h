@@ -122,6 +122,10 @@ typedef enum proto_status {
 
 const char *proto_status_name(proto_status status); /* "playing", ... */
 const char *proto_dir_name(eng_dir dir);            /* "left", ... */
+/* A direction as one letter of a recorded game's moves (l r u d), and back:
+ * returns 0, or -1 for any other character. */
+char proto_dir_letter(eng_dir dir);
+int proto_dir_from_letter(char letter, eng_dir *dir);
 
 /* A read-only view of one player, as the encoder needs it. */
 typedef struct proto_player {

@@ -45,42 +45,55 @@ static void update_reading(conn *c);
 static void want_flush(conn *c);
 static void flush(conn *c);
 static void trim(conn *c);
+static void use_inline(conn *c);
 static void flush_all(srv *s);
 static void on_turn_idle(uv_idle_t *h);
 
 /* ---------------------------------------------------------------- accept --- */
 
+/* Keeps the peer's address (the per-address key) and port. */
 static void peer_name(conn *c) {
     struct sockaddr_storage ss;
     int len = sizeof ss;
-    char ip[INET6_ADDRSTRLEN] = "?";
-    int port = 0;
-    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
-        if (ss.ss_family == AF_INET) {
-            const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
-            uv_ip4_name(in, ip, sizeof ip);
-            port = ntohs(in->sin_port);
-            memcpy(c->addr, &in->sin_addr, 4);
-            c->addr_len = 4;
-        } else if (ss.ss_family == AF_INET6) {
-            const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
-            uv_ip6_name(in6, ip, sizeof ip);
-            port = ntohs(in6->sin6_port);
-            memcpy(c->addr, &in6->sin6_addr, 16);
-            c->addr_len = 16;
-        }
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) != 0) return;
+    if (ss.ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+        c->port = ntohs(in->sin_port);
+        memcpy(c->addr, &in->sin_addr, 4);
+        c->addr_len = 4;
+    } else if (ss.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
+        c->port = ntohs(in6->sin6_port);
+        memcpy(c->addr, &in6->sin6_addr, 16);
+        c->addr_len = 16;
     }
-    snprintf(c->peer, sizeof c->peer, "%s:%d", ip, port);
+}
+
+const char *conn_peer(const conn *c) {
+    /* Made when a log line needs it, not kept: 48 bytes of every connection. */
+    static char peer[INET6_ADDRSTRLEN + 8];
+    char ip[INET6_ADDRSTRLEN] = "?";
+    if (c->addr_len == 4 || c->addr_len == 16)
+        uv_inet_ntop(c->addr_len == 4 ? AF_INET : AF_INET6, c->addr, ip, sizeof ip);
+    snprintf(peer, sizeof peer, "%s:%d", ip, c->port);
+    return peer;
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
     *buf = uv_buf_init(read_buf, sizeof read_buf);
 }
 
-static void on_detect_timeout(uv_timer_t *t) {
-    conn *c = t->data;
+/* Arms c's deadline; a connection that cannot have one is closed. */
+static void arm(conn *c, conn_timer_cb cb, uint64_t ms) {
+    if (conn_timer_start(c, cb, ms) < 0) conn_close(c);
+}
+
+static void on_detect_timeout(conn *c) {
     /* Bytes that arrived during a pause decide the mode, not the clock. */
-    if (srv_defer_until_io(c->srv, t, on_detect_timeout)) return;
+    if (srv_defer_until_io(c->srv, NULL, NULL)) {
+        arm(c, on_detect_timeout, DEFER_MS);
+        return;
+    }
     if (c->mode == CONN_DETECT && !c->closing) {
         c->mode = CONN_TEXT;
         text_begin(c, false);
@@ -113,7 +126,7 @@ static void refusal(const conn *c, char *out, size_t size) {
  * window, gets the JSON error. Then the connection closes. */
 static void refuse(conn *c, bool text) {
     if (c->closing || c->draining) return;
-    uv_timer_stop(&c->timer);
+    conn_timer_stop(c);
     char why[96];
     refusal(c, why, sizeof why);
     if (text) {
@@ -143,7 +156,7 @@ static void on_refused_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *
     }
     if (nread > 0 &&
         proto_http_detect((const unsigned char *)buf->base, (size_t)nread) > 0) {
-        uv_timer_stop(&c->timer);
+        conn_timer_stop(c);
         web_refuse(c);
     } else if (nread > 0) {
         refuse(c, proto_detect_mode((const unsigned char *)buf->base, (size_t)nread) !=
@@ -151,8 +164,8 @@ static void on_refused_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *
     }
 }
 
-static void on_refused_timeout(uv_timer_t *t) {
-    refuse(t->data, false);
+static void on_refused_timeout(conn *c) {
+    refuse(c, false);
 }
 
 /* Log lines about descriptors at most this often. */
@@ -191,6 +204,7 @@ void conn_accept(srv *s, uv_stream_t *listener) {
     c->id = next_conn_id++;
     srv_list_init(&c->flush_link);
     srv_list_init(&c->input_link);
+    use_inline(c);
     uv_tcp_init(s->loop, &c->tcp);
     c->tcp.data = c;
     c->open_handles = 1;
@@ -199,9 +213,6 @@ void conn_accept(srv *s, uv_stream_t *listener) {
         c->closing = true;
         return;
     }
-    uv_timer_init(s->loop, &c->timer);
-    c->timer.data = c;
-    c->open_handles = 2;
     srv_list_push(&s->conns, &c->link);
     s->nconns++;
     s->metrics.connections++;
@@ -230,23 +241,23 @@ void conn_accept(srv *s, uv_stream_t *listener) {
             char why[96];
             refusal(c, why, sizeof why);
             srv_log(SRV_LOG_WARN,
-                    "refusing %s: %s (and %llu more since the last such line)", c->peer,
-                    why, (unsigned long long)s->refusals_unlogged);
+                    "refusing %s: %s (and %llu more since the last such line)",
+                    conn_peer(c), why, (unsigned long long)s->refusals_unlogged);
             s->refuse_log_ms = now;
             s->refusals_unlogged = 0;
         }
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_refused_read);
-        uv_timer_start(&c->timer, on_refused_timeout, DETECT_MS, 0);
+        arm(c, on_refused_timeout, DETECT_MS);
         return;
     }
     uv_tcp_nodelay(&c->tcp, 1);
     /* A peer that vanishes without a FIN is found even while it races (races
      * are exempt from the idle timeout). */
     uv_tcp_keepalive(&c->tcp, 1, 60);
-    srv_log(SRV_LOG_INFO, "connect %s (#%llu, %u open)", c->peer,
+    srv_log(SRV_LOG_INFO, "connect %s (#%llu, %u open)", conn_peer(c),
             (unsigned long long)c->id, s->nconns);
     update_reading(c);
-    uv_timer_start(&c->timer, on_detect_timeout, DETECT_MS, 0);
+    arm(c, on_detect_timeout, DETECT_MS);
 }
 
 void conn_accept_resume(srv *s) {
@@ -282,7 +293,7 @@ static int on_json_too_long(void *ctx) {
         conn_send_buf(c, b);
         srv_buf_unref(b);
     }
-    srv_log(SRV_LOG_INFO, "line_too_long from %s", c->peer);
+    srv_log(SRV_LOG_INFO, "line_too_long from %s", conn_peer(c));
     conn_close_after_flush(c);
     return 1;
 }
@@ -311,7 +322,7 @@ static size_t feed(conn *c, const char *data, size_t n) {
 
 /* Decides the mode of an undecided connection from its first byte. */
 static void decide(conn *c, const char *data, size_t n) {
-    uv_timer_stop(&c->timer);
+    conn_timer_stop(c);
     proto_mode mode = proto_detect_mode((const unsigned char *)data, n);
     if (mode == PROTO_MODE_JSON) {
         c->mode = CONN_JSON;
@@ -343,7 +354,7 @@ static bool detect_http(conn *c, const char *data, size_t n) {
     size_t kept = c->detect_len;
     c->detect_len = 0;
     if (http > 0) {
-        uv_timer_stop(&c->timer);
+        conn_timer_stop(c);
         c->mode = CONN_HTTP;
         c->budget = TURN_WEB_BYTES;
         if (web_begin(c) < 0) return true;
@@ -385,7 +396,7 @@ static size_t handle(conn *c, const char *data, size_t n) {
  * cut short), for --request-timeout. */
 static void note_partial(conn *c) {
     bool partial = c->framer.len > 0 || c->framer.discarding ||
-                   (c->mode == CONN_TEXT && c->text && text_midway(c)) ||
+                   (c->mode == CONN_TEXT && text_has_session(c) && text_midway(c)) ||
                    ((c->mode == CONN_HTTP || c->mode == CONN_WS) && web_midway(c));
     if (!partial)
         c->partial_since = 0;
@@ -463,7 +474,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     conn *c = stream->data;
     if (nread < 0) {
         if (nread != UV_EOF)
-            srv_log(SRV_LOG_DEBUG, "read error on %s: %s", c->peer,
+            srv_log(SRV_LOG_DEBUG, "read error on %s: %s", conn_peer(c),
                     uv_strerror((int)nread));
         conn_close(c);
         return;
@@ -474,8 +485,8 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 }
 
 void conn_become_json(conn *c, const char *line, size_t len) {
-    if (c->text) text_free(c);
-    uv_timer_stop(&c->timer);
+    if (text_has_session(c)) text_free(c);
+    conn_timer_stop(c);
     c->mode = CONN_JSON;
     proto_framer_set_text(&c->framer, false);
     /* A text session named its player quietly; a JSON client is owed its welcome. */
@@ -571,6 +582,7 @@ static void on_turn_idle(uv_idle_t *h) {
 }
 
 void conn_loop_init(srv *s) {
+    conn_timers_init(s);
     srv_list_init(&s->input_list);
     srv_list_init(&s->flush_list);
     s->check_ms = mono_ms();
@@ -639,21 +651,36 @@ static void update_reading(conn *c) {
 
 static void slow_consumer(conn *c) {
     c->srv->metrics.slow_consumers++;
-    srv_log(SRV_LOG_WARN, "slow_consumer: closing %s, %zu bytes queued", c->peer,
+    srv_log(SRV_LOG_WARN, "slow_consumer: closing %s, %zu bytes queued", conn_peer(c),
             c->out_bytes);
     conn_close(c);
 }
 
-/* Doubles the ring (or makes its first 4 entries). */
+/* The queue starts as the connection's one inline entry (a ring of 1): most
+ * connections never hold two messages at once, and an idle one holds no
+ * allocated ring. */
+static void use_inline(conn *c) {
+    c->out = &c->out_one;
+    c->out_cap = 1;
+    c->out_first = 0;
+}
+
+static bool ring_allocated(const conn *c) {
+    return c->out != &c->out_one;
+}
+
+/* Doubles the ring, or moves the inline entry into a first ring of 4. */
 static int grow(conn *c) {
-    unsigned cap = c->out_cap ? c->out_cap * 2 : 4;
-    size_t extra = (size_t)(cap - c->out_cap) * sizeof(conn_out);
+    if (!c->out) use_inline(c);
+    unsigned cap = ring_allocated(c) ? c->out_cap * 2 : 4;
+    size_t old = ring_allocated(c) ? c->out_cap : 0;
+    size_t extra = (size_t)(cap - old) * sizeof(conn_out);
     if (c->out_bytes + extra > c->srv->cfg.max_output) return -1;
     conn_out *ring = malloc((size_t)cap * sizeof *ring);
     if (!ring) return -1;
     for (unsigned i = 0; i < c->out_count; i++)
         ring[i] = *entry(c, i);
-    free(c->out);
+    if (ring_allocated(c)) free(c->out);
     c->out = ring;
     c->out_first = 0;
     c->out_cap = cap;
@@ -710,7 +737,7 @@ void conn_write(conn *c, const char *data, size_t len) {
 
 void conn_deliver(conn *c, const srv_msg *m) {
     if (c->closing || c->draining) return;
-    if (c->mode == CONN_TEXT && c->text)
+    if (c->mode == CONN_TEXT && text_has_session(c))
         text_deliver(c, m);
     else
         conn_send_buf(c, m->json);
@@ -835,11 +862,10 @@ static void flush(conn *c) {
 
 /* Gives the ring back when the queue is empty (an idle connection holds none). */
 static void trim(conn *c) {
-    if (c->out_count || !c->out) return;
+    if (c->out_count || !ring_allocated(c)) return;
     c->out_bytes -= (size_t)c->out_cap * sizeof(conn_out);
     free(c->out);
-    c->out = NULL;
-    c->out_cap = c->out_first = 0;
+    use_inline(c);
 }
 
 void conn_flush_all(srv *s) {
@@ -859,7 +885,7 @@ static void flush_all(srv *s) {
 static void conn_free(conn *c) {
     srv *s = c->srv;
     if (c->player) lobby_conn_gone(c);
-    if (c->text) text_free(c);
+    if (text_has_session(c)) text_free(c);
     if (c->web) web_free(c);
     proto_framer_free(&c->framer);
     while (c->out_count) {
@@ -867,14 +893,14 @@ static void conn_free(conn *c) {
         c->out_first = (c->out_first + 1) & (c->out_cap - 1);
         c->out_count--;
     }
-    free(c->out);
+    if (ring_allocated(c)) free(c->out);
     release_input(c);
     srv_list_remove(&c->flush_link);
     if (c->counted) addr_remove(&s->addrs, c->addr, c->addr_len);
     if (c->link.next) {
         srv_list_remove(&c->link);
         s->nconns--;
-        srv_log(SRV_LOG_INFO, "disconnect %s (#%llu, %u open)", c->peer,
+        srv_log(SRV_LOG_INFO, "disconnect %s (#%llu, %u open)", conn_peer(c),
                 (unsigned long long)c->id, s->nconns);
     }
     free(c);
@@ -892,10 +918,9 @@ void conn_close(conn *c) {
     /* Nothing more is handled or written: out of the turn's lists. */
     srv_list_remove(&c->flush_link);
     srv_list_remove(&c->input_link);
+    conn_timer_stop(c);
     if (!uv_is_closing((uv_handle_t *)&c->tcp))
         uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
-    if (c->open_handles == 2 && !uv_is_closing((uv_handle_t *)&c->timer))
-        uv_close((uv_handle_t *)&c->timer, on_handle_closed);
 }
 
 static void on_shutdown(uv_shutdown_t *req, int status) {
@@ -925,8 +950,8 @@ static void maybe_shutdown(conn *c) {
 /* A client that never reads would keep a flush waiting forever. */
 #define DRAIN_MS 5000
 
-static void on_drain_timeout(uv_timer_t *t) {
-    conn_close(t->data);
+static void on_drain_timeout(conn *c) {
+    conn_close(c);
 }
 
 void conn_close_after_flush(conn *c) {
@@ -936,15 +961,18 @@ void conn_close_after_flush(conn *c) {
     if (c->reading) uv_read_stop((uv_stream_t *)&c->tcp);
     c->reading = false;
     srv_list_remove(&c->input_link);
-    uv_timer_stop(&c->timer);
-    if (c->open_handles == 2) uv_timer_start(&c->timer, on_drain_timeout, DRAIN_MS, 0);
+    conn_timer_stop(c);
+    if (conn_timer_start(c, on_drain_timeout, DRAIN_MS) < 0) {
+        conn_close(c);
+        return;
+    }
     srv_list_remove(&c->flush_link);
     flush(c);
 }
 
 void conn_say_bye(conn *c) {
     if (c->closing || c->draining) return;
-    if (c->mode == CONN_TEXT && c->text) {
+    if (c->mode == CONN_TEXT && text_has_session(c)) {
         text_say_bye(c);
     } else if (c->mode == CONN_JSON || c->mode == CONN_WS) {
         size_t len;
@@ -968,15 +996,16 @@ void conn_sweep_idle(srv *s) {
         conn *c = srv_container(l, conn, link);
         if (c->closing || c->draining) continue;
         if (!c->writing) trim(c);
+        if (c->mode == CONN_TEXT) text_sleep(c);
         if (req_ms && c->stalled_since && now - c->stalled_since >= req_ms) {
             /* Its reading stopped for output that has not moved since. */
             slow_consumer(c);
             continue;
         }
         if (req_ms && c->partial_since && now - c->partial_since >= req_ms) {
-            srv_log(SRV_LOG_INFO, "closing %s: a request unfinished for %llu s", c->peer,
-                    (unsigned long long)((now - c->partial_since) / 1000));
-            if (c->mode == CONN_TEXT && c->text) text_say_slow(c);
+            srv_log(SRV_LOG_INFO, "closing %s: a request unfinished for %llu s",
+                    conn_peer(c), (unsigned long long)((now - c->partial_since) / 1000));
+            if (c->mode == CONN_TEXT && text_has_session(c)) text_say_slow(c);
             conn_close_after_flush(c);
             continue;
         }
@@ -992,8 +1021,8 @@ void conn_sweep_idle(srv *s) {
         if (p && (room_in_running_race(p) ||
                   (p->watching && p->watching->state == ROOM_RUNNING)))
             continue;
-        srv_log(SRV_LOG_INFO, "closing idle connection %s", c->peer);
-        if (c->mode == CONN_TEXT && c->text) text_say_idle(c);
+        srv_log(SRV_LOG_INFO, "closing idle connection %s", conn_peer(c));
+        if (c->mode == CONN_TEXT && text_has_session(c)) text_say_idle(c);
         if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_GOING_AWAY);
         conn_close_after_flush(c);
     }

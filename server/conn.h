@@ -3,6 +3,7 @@
 #ifndef RACE2048_CONN_H
 #define RACE2048_CONN_H
 
+#include "conn_timer.h"
 #include "framer.h"
 #include "srv.h"
 
@@ -63,22 +64,24 @@ typedef struct conn {
     srv_link input_link; /* in srv.input_list while input waits for a turn */
     srv *srv;
     uv_tcp_t tcp;
-    uv_timer_t timer; /* mode detection, then text-mode redraw pacing */
-    int open_handles; /* freed when both handles' close callbacks ran */
+    conn_timer timer; /* mode detection, then text-mode redraw pacing */
+    int open_handles; /* freed when the socket's close callback ran */
     conn_mode mode;
-    bool closing;    /* uv_close called: nothing more is read or written */
-    bool draining;   /* flushing a last message before closing */
-    bool shut;       /* draining: the shutdown request went out */
-    bool reading;    /* uv_read_start is in effect */
-    uint8_t refused; /* a conn_refusal: why it is being refused, or 0 */
-    bool writing;    /* a uv_write of the queue's first `inflight` entries runs */
-    bool counted;    /* counted in the per-address table */
+    bool closing;        /* uv_close called: nothing more is read or written */
+    bool draining;       /* flushing a last message before closing */
+    bool shut;           /* draining: the shutdown request went out */
+    bool reading;        /* uv_read_start is in effect */
+    uint8_t refused;     /* a conn_refusal: why it is being refused, or 0 */
+    bool writing;        /* a uv_write of the queue's first `inflight` entries runs */
+    bool counted;        /* counted in the per-address table */
+    uint8_t text_asleep; /* text mode: its session is given back while idle (text.c) */
     proto_framer framer;
     srv_player *player;
     /* Output queue: a ring of `count` entries from `first`; the first
      * `inflight` of them belong to the running uv_write, of which the first
      * `skip` bytes went out before it (a partial uv_try_write). */
-    conn_out *out;
+    conn_out *out; /* &out_one (a ring of 1) until a second entry is queued */
+    conn_out out_one;
     unsigned out_cap, out_first, out_count, out_inflight;
     size_t out_skip;
     size_t out_bytes;       /* charged against --max-output (see above) */
@@ -89,21 +92,27 @@ typedef struct conn {
     size_t in_len, in_off;
     char *in_front; /* bytes handed back (conn_feed_json) to go before in_buf */
     size_t in_front_len;
-    unsigned budget;        /* lines (JSON) or bytes (text) left this turn */
-    uint64_t budget_turn;   /* the turn the budget belongs to */
-    uint64_t last_active;   /* loop time of the last complete request */
-    uint64_t partial_since; /* loop time an unfinished request began, 0 = none */
-    uint64_t id;            /* for the logs */
-    unsigned char addr[16]; /* the peer's address, the per-address key */
-    uint8_t addr_len;
-    char peer[48];
+    unsigned budget;         /* lines (JSON) or bytes (text) left this turn */
+    unsigned failed_resumes; /* counted by guard.c */
+    uint64_t budget_turn;    /* the turn the budget belongs to */
+    uint64_t last_active;    /* loop time of the last complete request */
+    uint64_t partial_since;  /* loop time an unfinished request began, 0 = none */
+    uint64_t id;             /* for the logs */
     struct text_session *text;
     struct web_session *web; /* CONN_HTTP and CONN_WS */
-    /* First bytes that might still become an HTTP request line ("GET /"). */
-    char detect_buf[24];
+    unsigned char addr[16];  /* the peer's address, the per-address key */
+    uint16_t port;
+    uint8_t addr_len;
+    /* First bytes that might still become an HTTP request line ("GET /"):
+     * at most 17 decide (proto_http_detect). Fields are ordered so that a
+     * connection fits a 608-byte malloc chunk (idle memory, issue 9). */
     uint8_t detect_len;
-    unsigned failed_resumes; /* counted by guard.c */
+    char detect_buf[20];
 } conn;
+
+/* The peer's address and port ("1.2.3.4:5678"), for the logs: in a buffer
+ * the next call reuses. */
+const char *conn_peer(const conn *c);
 
 /* Accepts a pending connection on listener (one of srv.listeners). */
 void conn_accept(srv *s, uv_stream_t *listener);

@@ -159,12 +159,13 @@ bool guard_resume_failed(conn *c) {
         if (g->tokens >= 1) g->tokens -= 1;
         if (g->tokens < 1 && !g->warned) {
             g->warned = true;
-            guard_log(s, "too many failed resumes: throttling the address", c->peer);
+            guard_log(s, "too many failed resumes: throttling the address", conn_peer(c));
         }
         prune(s, now, e);
     }
     bool used_up = s->cfg.resume_tries && c->failed_resumes >= s->cfg.resume_tries;
-    if (used_up) guard_log(s, "too many failed resumes: closing the connection", c->peer);
+    if (used_up)
+        guard_log(s, "too many failed resumes: closing the connection", conn_peer(c));
     return used_up;
 }
 

@@ -417,7 +417,7 @@ static void note_token_hashes(const room *r, jrn_game *g) {
         g->token_hash[i][0] = '\0';
         if (p && p->token[0])
             journal_token_hash(p->token, g->token_hash[i]);
-        else if (p)
+        else if (p && p->token_hash)
             memcpy(g->token_hash[i], p->token_hash, sizeof g->token_hash[i]);
     }
 }
@@ -453,9 +453,8 @@ void journal_game_restored(room *r) {
 void journal_move(room *r, int seat, eng_dir dir) {
     jrn_game *g = r->jgame;
     if (!g) return;
-    static const char letter[] = {
-        [ENG_LEFT] = 'l', [ENG_RIGHT] = 'r', [ENG_UP] = 'u', [ENG_DOWN] = 'd'};
-    if (bytes_add(&g->seats[seat].moves, &letter[dir], 1) < 0) {
+    char letter = proto_dir_letter(dir);
+    if (bytes_add(&g->seats[seat].moves, &letter, 1) < 0) {
         srv_log(SRV_LOG_ERROR, "journal: out of memory recording a move");
         return;
     }
@@ -992,6 +991,9 @@ int journal_open(srv *s) {
     index_archive_tail(s, j->path);
     recover_stats rs;
     size_t good = recover_journal(s, data.data, data.len, &rs);
+    /* With --seed, the K-th seed is derived from K: start past every recorded game so
+     * that a restarted server never deals a seed it dealt before. */
+    if (s->seeds_made < j->next_game) s->seeds_made = j->next_game;
     if (good < data.len) {
         srv_log(SRV_LOG_WARN,
                 "journal %s: the last record is torn (%zu bytes after offset %zu); "

@@ -43,15 +43,16 @@ srv_player *lobby_player_restore(srv *s, uint64_t id, const char *name,
     p->srv = s;
     p->id = id;
     snprintf(p->name, sizeof p->name, "%s", name);
-    snprintf(p->token_hash, sizeof p->token_hash, "%s", token_hash);
     p->welcomed = true;
-    if (strlen(p->token_hash) != 64) {
+    if (strlen(token_hash) != 64 || !(p->token_hash = malloc(65))) {
         free(p);
         return NULL;
     }
+    memcpy(p->token_hash, token_hash, 65);
     int hash_oom = 0;
     HASH_ADD_KEYPTR(hh_token, s->by_token, p->token_hash, 64, p);
     if (hash_oom) {
+        free(p->token_hash);
         free(p);
         return NULL;
     }
@@ -71,7 +72,7 @@ srv_player *lobby_player(conn *c, bool welcome) {
     if (!c->player) {
         srv_player *p = player_new(c->srv);
         if (!p) {
-            srv_log(SRV_LOG_ERROR, "out of memory making a player for %s", c->peer);
+            srv_log(SRV_LOG_ERROR, "out of memory making a player for %s", conn_peer(c));
             conn_close(c);
             return NULL;
         }
@@ -151,9 +152,10 @@ void srv_player_release(srv_player *p) {
     unqueue(p);
     if (p->watching) room_unwatch(p->watching, p);
     resume_code_forget(p);
-    if (p->token[0] || p->token_hash[0]) /* not when out of memory restoring it */
+    if (p->token[0] || p->token_hash) /* not when out of memory restoring it */
         HASH_DELETE(hh_token, p->srv->by_token, p);
     srv_list_remove(&p->link);
+    free(p->token_hash);
     free(p);
 }
 
@@ -464,7 +466,7 @@ static void do_resume(conn *c, const proto_request *req) {
         p->conn = c;
     }
     srv_log(SRV_LOG_INFO, "player %llu resumed on %s", (unsigned long long)p->id,
-            c->peer);
+            conn_peer(c));
     send_welcome(p);
     if (p->room) room_reconnect(p->room, p);
 }

@@ -492,6 +492,7 @@ int main(int argc, char **argv) {
         exit_code = 1;
     }
     journal_close(&s);
+    conn_timers_free(&s);
     guard_free(&s);
     srv_rooms_changed(&s); /* frees the cached `rooms` reply */
     free(s.tables);

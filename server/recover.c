@@ -301,24 +301,6 @@ static int on_head(srv *s, json_t *rec) {
 
 /* ------------------------------------------------------------ rebuild --- */
 
-static int dir_of(char c, eng_dir *d) {
-    switch (c) {
-    case 'l':
-        *d = ENG_LEFT;
-        return 0;
-    case 'r':
-        *d = ENG_RIGHT;
-        return 0;
-    case 'u':
-        *d = ENG_UP;
-        return 0;
-    case 'd':
-        *d = ENG_DOWN;
-        return 0;
-    }
-    return -1;
-}
-
 /* Rebuilds one running game as a room whose players wait to resume. */
 static int rebuild(srv *s, pending_game *g) {
     json_t *st = g->start;
@@ -372,7 +354,7 @@ static int rebuild(srv *s, pending_game *g) {
     for (int i = 0; i < g->nseats; i++) {
         for (size_t k = 0; k < g->nmoves[i]; k++) {
             eng_dir d;
-            if (dir_of(g->moves[i][k], &d) < 0) continue;
+            if (proto_dir_from_letter(g->moves[i][k], &d) < 0) continue;
             eng_move_result res = eng_game_move(&r->seats[i].game, d, s->tables);
             if (res.moved) journal_move(r, i, d);
         }

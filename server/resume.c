@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "hash.h"
+#include "journal.h"
 #include "room.h"
 
 void resume_code_forget(srv_player *p) {
@@ -23,12 +24,22 @@ static srv_player *lookup(srv *s, const char *code) {
     return p;
 }
 
-/* code = 8 characters of base 32 from SHA-256("resume:TOKEN:ROOM:SEAT"). */
+/* code = 8 characters of base 32 from SHA-256("resume:SHA-256(TOKEN):ROOM:SEAT"). From
+ * the token's hash, not the token, because the journal keeps only the hash: a seat
+ * restored after a restart gets back the code its player saw. */
 static int derive(const srv_player *p, char code[PROTO_RESUME_CODE_LEN + 1]) {
     static const char alphabet[] = PROTO_RESUME_ALPHABET;
+    char token_hash[65];
+    if (p->token[0]) {
+        if (journal_token_hash(p->token, token_hash) < 0) return -1;
+    } else if (p->token_hash && strlen(p->token_hash) == 64) {
+        memcpy(token_hash, p->token_hash, sizeof token_hash);
+    } else {
+        return -1;
+    }
     char text[160];
-    int len =
-        snprintf(text, sizeof text, "resume:%s:%s:%d", p->token, p->room->code, p->seat);
+    int len = snprintf(text, sizeof text, "resume:%s:%s:%d", token_hash, p->room->code,
+                       p->seat);
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
     if (len < 0 || (size_t)len >= sizeof text ||

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "journal.h"
+#include "resume.h"
 
 /* Room codes avoid look-alike characters (0/O, 1/I) so people can read them out. */
 static const char code_alphabet[] = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
@@ -645,9 +646,11 @@ void room_restore_finish(room *r, const bool *left, uint64_t remaining_ms) {
             seat->player = NULL;
             p->room = NULL;
             srv_player_release(p);
-        } else if (!r->solo && !winner &&
-                   eng_has_won(&seat->game.board, r->settings.target)) {
-            winner = seat; /* its end record was lost in the crash */
+        } else {
+            /* People on telnet and netcat resume with the code they saw before. */
+            resume_code_assign(seat->player);
+            if (!r->solo && !winner && eng_has_won(&seat->game.board, r->settings.target))
+                winner = seat; /* its end record was lost in the crash */
         }
     }
     r->ends_at = r->settings.time_limit ? now + remaining_ms : 0;

@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "engine.h"
+#include "conn_timer.h"
 #include "hash.h"
 #include "message.h"
 
@@ -144,23 +145,27 @@ typedef struct srv_player {
     struct srv *srv;
     uint64_t id;
     char name[PROTO_NAME_MAX + 1];
-    char token[33];        /* 128 random bits as hex: the resume secret; "" if only
-                              its hash is known (restored from the journal) */
-    char token_hash[65];   /* restored players: SHA-256 of the token, hex */
-    bool welcomed;         /* has been sent its welcome */
-    struct conn *conn;     /* NULL while disconnected */
-    struct room *room;     /* the room or game it has a seat in, or NULL */
-    int seat;              /* its index in room->seats */
-    struct room *watching; /* the room it spectates, or NULL */
-    bool queued;           /* waiting in matchmaking */
-    proto_settings queue_key;
-    struct lobby_queue *queue; /* the queue for queue_key while queued */
-    srv_link queue_link;       /* in queue->waiting while queued */
-    UT_hash_handle hh_token;   /* in srv.by_token, keyed by token */
+    char token[33]; /* 128 random bits as hex: the resume secret; "" if only
+                       its hash is known (restored from the journal) */
+    bool welcomed;  /* has been sent its welcome */
+    bool queued;    /* waiting in matchmaking */
     /* A human's resume code for its current race seat ("" for none: not
      * in srv.by_resume), see resume.h. */
     char resume_code[9];
+    int seat; /* its index in room->seats */
+    proto_settings queue_key;
+    struct conn *conn;         /* NULL while disconnected */
+    struct room *room;         /* the room or game it has a seat in, or NULL */
+    struct room *watching;     /* the room it spectates, or NULL */
+    struct lobby_queue *queue; /* the queue for queue_key while queued */
+    /* Restored players: SHA-256 of the token, 64 hex digits (malloc'd, kept
+     * only by the few restored from the journal), else NULL. */
+    char *token_hash;
+    srv_link queue_link;     /* in queue->waiting while queued */
+    UT_hash_handle hh_token; /* in srv.by_token, keyed by token */
     UT_hash_handle hh_resume;
+    /* Fields are ordered without holes: a player fits a 304-byte malloc
+     * chunk (idle memory, issue 9). */
 } srv_player;
 
 struct addr_entry;
@@ -192,6 +197,9 @@ typedef struct srv {
     int nlisteners;
     uv_signal_t sigterm, sigint;
     uv_timer_t sweep; /* closes idle connections */
+    /* Every connection's deadline, on this one timer (conn_timer.c). */
+    uv_timer_t conn_timer;
+    conn_timers timers;
     srv_link conns;
     unsigned nconns;
     /* The loop turn (conn.c): input waiting for its turn, output to flush. */

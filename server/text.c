@@ -81,6 +81,9 @@ typedef struct text_session {
 } text_session;
 
 static void text_arm(conn *c);
+static bool awake(conn *c);
+static bool can_sleep(const conn *c);
+static void on_sleep_due(conn *c);
 static void draw(conn *c);
 
 /* --------------------------------------------------------------- output --- */
@@ -479,8 +482,14 @@ static void draw(conn *c) {
     text_session *s = c->text;
     srv_player *p = c->player;
     room *r = shown_room(p);
-    proto_buf b;
-    proto_buf_init(&b);
+    /* Every screen is made in one buffer kept for the process: a redraw
+     * allocates only its copy in the output queue, and a crowd being greeted
+     * leaves no trail of freed, growing buffers between the connections and
+     * players made meanwhile. */
+    static proto_buf screen;
+    proto_buf *b = &screen;
+    b->len = 0;
+    b->failed = false;
     s->tick_at = 0;
     if (s->replay && r) { /* a game of one's own comes first */
         text_replay_free(s->replay);
@@ -488,25 +497,23 @@ static void draw(conn *c) {
         s->replay_at = 0;
     }
     if (s->replay)
-        draw_replay(c, &b);
+        draw_replay(c, b);
     else if (r)
-        draw_game(c, &b, r);
+        draw_game(c, b, r);
     else if (s->has_end && !(p && p->queued))
-        draw_end(c, &b);
+        draw_end(c, b);
     else
-        draw_lobby(c, &b);
+        draw_lobby(c, b);
     if (!in_game(p) || s->prompt) {
-        proto_buf_puts(&b, s->prompt ? ": " : "> ");
-        proto_buf_append(&b, s->line, s->line_len);
+        proto_buf_puts(b, s->prompt ? ": " : "> ");
+        proto_buf_append(b, s->line, s->line_len);
     }
-    size_t len;
-    char *bytes = proto_buf_take(&b, &len);
-    if (!bytes) {
+    if (b->failed || !b->len) {
+        proto_buf_free(b);
         conn_close(c);
         return;
     }
-    out(c, bytes, len);
-    free(bytes);
+    out(c, b->data, b->len);
     s->dirty = false;
     s->draw_at = 0;
     s->last_draw = uv_now(c->srv->loop);
@@ -922,6 +929,7 @@ static void handle_events(conn *c, unsigned events) {
 }
 
 void text_input(conn *c, const char *data, size_t n) {
+    if (!awake(c)) return;
     const unsigned char *in = (const unsigned char *)data;
     unsigned char plain[4096];
     while (n > 0 && c->text && !c->closing && !c->draining) {
@@ -952,8 +960,7 @@ void text_input(conn *c, const char *data, size_t n) {
 
 /* --------------------------------------------------------------- timer --- */
 
-static void on_timer(uv_timer_t *t) {
-    conn *c = t->data;
+static void on_timer(conn *c) {
     text_session *s = c->text;
     if (!s || c->closing || c->draining) return;
     uint64_t now = uv_now(c->srv->loop);
@@ -987,37 +994,152 @@ static void text_arm(conn *c) {
                              s->esc_at, s->tick_at, s->replay_at};
     for (int i = 0; i < 5; i++)
         if (deadlines[i] && (!next || deadlines[i] < next)) next = deadlines[i];
-    if (!next) {
-        uv_timer_stop(&c->timer);
+    uint64_t now = uv_now(c->srv->loop);
+    if (!next && can_sleep(c)) {
+        /* Given back from a timer: the caller may still use the session. */
+        uint64_t at = s->last_draw + REDRAW_MS;
+        if (conn_timer_start(c, on_sleep_due, at > now ? at - now : 0) < 0) conn_close(c);
         return;
     }
-    uint64_t now = uv_now(c->srv->loop);
-    uv_timer_start(&c->timer, on_timer, next > now ? next - now : 0, 0);
+    if (!next) {
+        conn_timer_stop(c);
+        return;
+    }
+    if (conn_timer_start(c, on_timer, next > now ? next - now : 0) < 0) conn_close(c);
 }
 
 /* ------------------------------------------------------------ lifecycle --- */
 
-void text_begin(conn *c, bool telnet_first) {
-    text_session *s = calloc(1, sizeof *s);
+/* ---------------------------------------------------------------- sleep ---
+ *
+ * Most idle text connections are netcat left open or scanners that never
+ * speak: their session is exactly as the telnet offer or the greeting left
+ * it. Such a session is given back (c->text_asleep says which of the two it
+ * was) and made again, the same, when input or a message comes: an idle
+ * human then costs no session (about 700 bytes). */
+enum { ASLEEP_OFFERED = 1, ASLEEP_GREETED = 2 };
+
+/* A session as text_begin makes it, after the telnet offer. */
+static void offered_session(text_session *s) {
+    memset(s, 0, sizeof *s);
+    proto_telnet_init(&s->tn);
+    proto_keys_init(&s->keys);
+    s->color = PROTO_COLOR_256;
+    proto_telnet_offered(&s->tn);
+}
+
+/* ... and as the greeting leaves it when nothing else happened. */
+static void greeted_session(text_session *s) {
+    offered_session(s);
+    s->greeted = true;
+}
+
+/* True if c's session is as the greeting left it, nothing pending. */
+static bool can_sleep(const conn *c) {
+    const text_session *s = c->text;
+    if (!s || c->closing || c->draining || c->framer.len || c->framer.discarding)
+        return false;
+    text_session fresh;
+    greeted_session(&fresh);
+    fresh.last_draw = s->last_draw; /* the sleep waits until it no longer matters */
+    fresh.draw_at = s->draw_at;     /* read only while dirty, and it is not */
+    return memcmp(&fresh, s, sizeof fresh) == 0;
+}
+
+void text_sleep(conn *c) {
+    /* A redraw right after waking is paced as it would have been. */
+    if (c->timer.slot || !can_sleep(c) ||
+        uv_now(c->srv->loop) < c->text->last_draw + REDRAW_MS)
+        return;
+    free(c->text);
+    c->text = NULL;
+    c->text_asleep = ASLEEP_GREETED;
+}
+
+static void on_sleep_due(conn *c) {
+    text_sleep(c);
+}
+
+/* Makes an asleep session again; false if c has none (or no memory: closed). */
+static bool awake(conn *c) {
+    if (c->text) return true;
+    if (!c->text_asleep) return false;
+    text_session *s = malloc(sizeof *s);
+    if (!s) {
+        conn_close(c);
+        return false;
+    }
+    if (c->text_asleep == ASLEEP_GREETED) {
+        greeted_session(s);
+        /* Asleep since a redraw less than REDRAW_MS ago: the pace holds. */
+        if (c->timer.slot && c->timer.cb == on_sleep_due)
+            s->last_draw = c->timer.due - REDRAW_MS;
+    } else {
+        /* The greeting's deadline is the connection's timer (on_greet_due). */
+        offered_session(s);
+        s->greet_at = c->timer.slot ? c->timer.due : uv_now(c->srv->loop);
+    }
+    c->text = s;
+    c->text_asleep = 0;
+    if (!s->greeted) text_arm(c); /* its deadline is the session's now */
+    return true;
+}
+
+/* The greeting of a client that sent nothing is made in a session on the
+ * stack, kept only if it holds more than a fresh greeted one: a crowd of
+ * silent clients allocates no session at all. */
+static void on_greet_due(conn *c) {
+    if (c->text) { /* woken meanwhile: its own deadline rules */
+        text_arm(c);
+        return;
+    }
+    text_session tmp;
+    offered_session(&tmp);
+    tmp.greet_at = uv_now(c->srv->loop);
+    c->text = &tmp;
+    c->text_asleep = 0;
+    on_timer(c); /* greets; then text_arm sets the pace for sleeping */
+    c->text = NULL;
+    if (!c->closing && !c->draining && c->timer.slot && c->timer.cb == on_sleep_due) {
+        c->text = &tmp;
+        bool sleeps = can_sleep(c);
+        c->text = NULL;
+        if (sleeps) {
+            c->text_asleep = ASLEEP_GREETED;
+            return;
+        }
+    }
+    text_session *s = malloc(sizeof *s);
     if (!s) {
         conn_close(c);
         return;
     }
+    memcpy(s, &tmp, sizeof *s); /* padding too: can_sleep compares bytes */
     c->text = s;
-    proto_telnet_init(&s->tn);
-    proto_keys_init(&s->keys);
+}
+
+void text_begin(conn *c, bool telnet_first) {
     proto_framer_set_text(&c->framer, true);
-    s->color = PROTO_COLOR_256;
     /* The plain offer to a client that already speaks telnet; wrapped in a
      * DCS string that terminals ignore for everyone else (netcat). */
-    if (telnet_first)
+    if (telnet_first) {
+        text_session *s = malloc(sizeof *s);
+        if (!s) {
+            conn_close(c);
+            return;
+        }
+        offered_session(s);
+        c->text = s;
         conn_write(c, PROTO_TELNET_OFFER, PROTO_TELNET_OFFER_LEN);
-    else
-        conn_write(c, PROTO_TELNET_OFFER_DCS, PROTO_TELNET_OFFER_DCS_LEN);
-    proto_telnet_offered(&s->tn);
-    s->greet_at = uv_now(c->srv->loop) + GREET_WAIT_MS;
-    c->timer.data = c;
-    text_arm(c);
+        s->greet_at = uv_now(c->srv->loop) + GREET_WAIT_MS;
+        text_arm(c);
+        return;
+    }
+    /* Nothing to keep until the client answers or the greeting is due. */
+    c->text_asleep = ASLEEP_OFFERED;
+    conn_write(c, PROTO_TELNET_OFFER_DCS, PROTO_TELNET_OFFER_DCS_LEN);
+    if (!c->closing && conn_timer_start(c, on_greet_due, GREET_WAIT_MS) < 0)
+        conn_close(c);
 }
 
 /* Keeps the verdict so the end screen outlives the room. */
@@ -1045,6 +1167,7 @@ static void keep_end(text_session *s, const srv_msg *m, const room *r) {
 }
 
 void text_deliver(conn *c, const srv_msg *m) {
+    if (!awake(c)) return;
     text_session *s = c->text;
     srv_player *p = c->player;
     switch (m->type) {
@@ -1152,4 +1275,5 @@ void text_free(conn *c) {
     }
     free(c->text);
     c->text = NULL;
+    c->text_asleep = 0;
 }

@@ -22,5 +22,13 @@ void text_say_slow(conn *c);
 bool text_midway(const conn *c);
 /* Frees c's text session. */
 void text_free(conn *c);
+/* An idle human's session that is still as fresh as after the greeting is
+ * given back (most idle text connections: netcat left open, scanners); it is
+ * made again, the same, when input or a message comes. For the sweep. */
+void text_sleep(conn *c);
+/* True if c has a text session, awake or asleep. */
+static inline bool text_has_session(const conn *c) {
+    return c->text || c->text_asleep;
+}
 
 #endif

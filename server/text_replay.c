@@ -160,21 +160,8 @@ bool text_replay_step(text_replay *t) {
     if (text_replay_done(t)) return false;
     for (int i = 0; i < t->n; i++) {
         if (t->step >= t->nmoves[i]) continue;
-        eng_dir d;
-        switch (t->moves[i][t->step]) {
-        case 'l':
-            d = ENG_LEFT;
-            break;
-        case 'r':
-            d = ENG_RIGHT;
-            break;
-        case 'u':
-            d = ENG_UP;
-            break;
-        default:
-            d = ENG_DOWN;
-            break;
-        }
+        eng_dir d = ENG_DOWN;
+        proto_dir_from_letter(t->moves[i][t->step], &d);
         eng_game_move(&t->games[i], d, NULL);
     }
     t->step++;

@@ -463,6 +463,18 @@ static void test_names(void **state) {
     assert_string_equal(proto_dir_name(ENG_RIGHT), "right");
     assert_string_equal(proto_dir_name(ENG_UP), "up");
     assert_string_equal(proto_dir_name(ENG_DOWN), "down");
+    /* A recorded game's letters: each direction and back, nothing else. */
+    const eng_dir dirs[] = {ENG_LEFT, ENG_RIGHT, ENG_UP, ENG_DOWN};
+    for (int i = 0; i < 4; i++) {
+        eng_dir back = (eng_dir)-1;
+        assert_int_equal(proto_dir_from_letter(proto_dir_letter(dirs[i]), &back), 0);
+        assert_int_equal(back, dirs[i]);
+        assert_int_equal(proto_dir_letter(dirs[i]), proto_dir_name(dirs[i])[0]);
+    }
+    eng_dir untouched = ENG_UP;
+    assert_int_equal(proto_dir_from_letter('x', &untouched), -1);
+    assert_int_equal(proto_dir_from_letter('\0', &untouched), -1);
+    assert_int_equal(untouched, ENG_UP);
 }
 
 /* ------------------------------------------------------ out of memory --- */

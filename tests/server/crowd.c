@@ -208,6 +208,7 @@ int crowd_free(void) {
     uv_walk(&loop, close_any, NULL);
     uv_run(&loop, UV_RUN_DEFAULT);
     int rc = uv_loop_close(&loop);
+    conn_timers_free(&S);
     free(S.tables);
     S.tables = NULL;
     return rc;

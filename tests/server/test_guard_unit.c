@@ -39,7 +39,6 @@ static void fake(conn *c, const unsigned char *addr, size_t len) {
     c->srv = &S;
     memcpy(c->addr, addr, len);
     c->addr_len = (uint8_t)len;
-    snprintf(c->peer, sizeof c->peer, "fake");
 }
 
 /* Fails resumes on fresh connections from addr until the address is

@@ -91,11 +91,10 @@ static fake *fake_new(const char *name) {
     assert_int_equal(uv_tcp_init(&loop, &c->tcp), 0);
     c->tcp.data = c;
     assert_int_equal(uv_tcp_open(&c->tcp, sv[0]), 0);
-    c->open_handles = 1; /* no timer */
+    c->open_handles = 1;
     assert_int_equal(proto_framer_init(&c->framer, S.cfg.max_line, false), 0);
     srv_list_push(&S.conns, &c->link);
     S.nconns++;
-    snprintf(c->peer, sizeof c->peer, "fake-%s", name);
     f->c = c;
     f->peer = sv[1];
     char hello[64];
@@ -135,7 +134,7 @@ static json_t *expect(fake *f, const char *type) {
         if (!strcmp(json_string_value(json_object_get(o, "type")), type)) return o;
         json_decref(o);
     }
-    fail_msg("no \"%s\" for %s", type, f->c->peer);
+    fail_msg("no \"%s\" for %s", type, f->c->player ? f->c->player->name : "?");
     return NULL;
 }
 

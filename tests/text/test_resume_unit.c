@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "command.h"
+#include "journal.h"
 #include "resume.h"
 #include "room.h"
 
@@ -145,10 +146,38 @@ static void test_attempts_paced_server_wide(void **state) {
     assert_int_equal(allowed, RESUME_ATTEMPTS_PER_S);
 }
 
+/* The journal keeps only the token's hash: a seat restored from it must get back the
+ * code its player saw before the restart. */
+static void test_code_survives_a_restart(void **state) {
+    (void)state;
+    srv_player *before = &players[3];
+    resume_code_assign(before);
+    char seen[9];
+    memcpy(seen, before->resume_code, sizeof seen);
+    assert_int_equal(strlen(seen), PROTO_RESUME_CODE_LEN);
+    resume_code_forget(before);
+
+    srv_player restored = *before;
+    memset(&restored.hh_resume, 0, sizeof restored.hh_resume);
+    restored.resume_code[0] = '\0';
+    char hash[65];
+    assert_int_equal(journal_token_hash(before->token, hash), 0);
+    restored.token_hash = hash;
+    restored.token[0] = '\0';
+    resume_code_assign(&restored);
+    assert_string_equal(restored.resume_code, seen);
+    /* Without a token or its hash there is nothing to derive a code from. */
+    resume_code_forget(&restored);
+    restored.token_hash = NULL;
+    resume_code_assign(&restored);
+    assert_string_equal(restored.resume_code, "");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_code_is_8_unambiguous_characters, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_code_survives_a_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_found_only_while_waiting_out_the_grace,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_players_each_found, setup, teardown),
