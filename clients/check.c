@@ -4,7 +4,7 @@
 /*
  * Used as the container's HEALTHCHECK, so it must tell "the process exists"
  * apart from "the event loop answers": it connects, sends a JSON ping at
- * once (within PROTOCOL.md's 100 ms, so the server never starts its telnet
+ * once (within protocol/README.md's 100 ms, so the server never starts its telnet
  * probe), and waits for a `pong` line before a deadline. Plain POSIX sockets
  * and poll(2) keep the runtime image free of extra libraries.
  *

@@ -110,7 +110,7 @@ static const char *rule_status(const eng_game *g, uint32_t target) {
     return "playing";
 }
 
-/* The ranking of PROTOCOL.md: left last, then score, max tile, fewer moves. */
+/* The ranking of protocol/README.md: left last, then score, max tile, fewer moves. */
 static int rank_cmp(const replayed *a, const replayed *b) {
     if (a->left != b->left) return a->left ? 1 : -1;
     if (a->game.score != b->game.score) return a->game.score > b->game.score ? -1 : 1;

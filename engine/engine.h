@@ -49,7 +49,7 @@ typedef struct eng_rng {
     uint32_t block[ENG_CHACHA_BLOCKS * ENG_CHACHA_WORDS]; /* ChaCha20: keystream */
 } eng_rng;
 
-/* mulberry32, exactly as PROTOCOL.md: the state starts at seed. */
+/* mulberry32, exactly as protocol/README.md: the state starts at seed. */
 void eng_rng_seed_mulberry32(eng_rng *rng, uint32_t seed);
 /* ChaCha20 with key as the 32-byte key, a zero 12-byte nonce and the block
  * counter from 0; the draws are the keystream's 32-bit little-endian words. */

@@ -332,7 +332,7 @@ static int get_dir(const json_t *root, proto_request *req, proto_error *err) {
 /* ---------------------------------------------------------------- decode --- */
 
 /* Validates the fields of a request whose type is known; the checks run in
- * the order of the type's fields in PROTOCOL.md, first problem wins. */
+ * the order of the type's fields in protocol/README.md, first problem wins. */
 static int decode_fields(const json_t *root, proto_request *req, proto_error *err) {
     proto_settings *st = &req->settings;
     json_int_t x = 0;
@@ -349,7 +349,7 @@ static int decode_fields(const json_t *root, proto_request *req, proto_error *er
         return 0;
     case PROTO_REQ_CREATE:
     case PROTO_REQ_QUICK:
-        /* quick has no time limit in PROTOCOL.md: its time_limit is ignored. */
+        /* quick has no time limit in protocol/README.md: its time_limit is ignored. */
         *st = (proto_settings){.players = 2, .size = 4, .target = 2048, .time_limit = 0};
         if (opt_players(root, &st->players, err) || opt_size(root, &st->size, err) ||
             opt_target(root, &st->target, err))

@@ -21,7 +21,7 @@
 #define PROTO_TIME_LIMIT_MAX 86400
 #define PROTO_SEQ_MAX        ((UINT64_C(1) << 53) - 1)
 
-/* The error codes of PROTOCOL.md; 0 is success. */
+/* The error codes of protocol/README.md; 0 is success. */
 typedef enum proto_err {
     PROTO_OK = 0,
     PROTO_ERR_BAD_JSON,
@@ -69,7 +69,7 @@ typedef enum proto_req_type {
     PROTO_REQ_NONE, /* only after a failed decode: the line named no valid type */
 } proto_req_type;
 
-/* A game's settings; decode fills the defaults of PROTOCOL.md for absent
+/* A game's settings; decode fills the defaults of protocol/README.md for absent
  * fields (players 2, size 4, target 2048, time_limit 0). */
 typedef struct proto_settings {
     int players;         /* create, quick: 2..8 */
@@ -98,7 +98,7 @@ typedef struct proto_request {
 
 /* Decodes one line (without its newline; NUL bytes in it are an error) into
  * *req. Returns 0, or -1 with *err filled by the first problem in the order
- * of PROTOCOL.md: bad_json, unknown_type, then bad_message / bad_dir. On
+ * of protocol/README.md: bad_json, unknown_type, then bad_message / bad_dir. On
  * failure *req holds nothing that needs releasing, but after bad_message or
  * bad_dir req->type is the request's type (the server treats a bad `hello`
  * differently from other bad requests). A line with no string `type` is
@@ -155,7 +155,7 @@ typedef struct proto_room_info {
 /* Encoders. Each returns one compact JSON line ending in '\n', allocated
  * with malloc (the caller frees it with free()), and its length in *len.
  * Output is byte-for-byte stable for the same input. Returns NULL if memory
- * runs out. `room` may be NULL where PROTOCOL.md lets it be absent (solo). */
+ * runs out. `room` may be NULL where protocol/README.md lets it be absent (solo). */
 char *proto_enc_welcome(uint64_t id, const char *name, const char *token, size_t *len);
 char *proto_enc_queued(int players, int waiting, size_t *len);
 /* `players` views need only id and name. */

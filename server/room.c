@@ -247,7 +247,7 @@ static void update_status(room *r, room_seat *seat) {
         seat->status = PROTO_PLAYING;
 }
 
-/* Applies the end rules of PROTOCOL.md that a change of status can trigger,
+/* Applies the end rules of protocol/README.md that a change of status can trigger,
  * in their order. `mover` reached the target if it is non-NULL and won. */
 static void check_end(room *r, const room_seat *mover) {
     if (r->state != ROOM_RUNNING) return;
@@ -603,7 +603,7 @@ static void rematch_progress(room *r) {
         room_add_player(next, ready[i], asked < PROTO_PLAYERS_MIN);
     }
     if (asked >= PROTO_PLAYERS_MIN) {
-        /* Whoever asks gets `room` (PROTOCOL.md), the last asker too: the new
+        /* Whoever asks gets `room` (protocol/README.md), the last asker too: the new
          * room, full, then its `start`. */
         broadcast_room(next);
         room_start(next);

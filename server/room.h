@@ -73,7 +73,7 @@ void room_start(room *r);
 void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq);
 
 /* p leaves its seat: forfeits a running race, quits a solo game, leaves a
- * waiting room or an ended race. Sends what PROTOCOL.md says, except `left`. */
+ * waiting room or an ended race. Sends what protocol/README.md says, except `left`. */
 void room_leave(room *r, srv_player *p);
 /* p's connection is gone: in a running game the seat is kept for the grace
  * period; anywhere else this is a leave. */

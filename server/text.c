@@ -129,7 +129,7 @@ static void request_draw(conn *c) {
 
 /* ---------------------------------------------------------- what it is --- */
 
-/* "In a game" (PROTOCOL.md): playing or won in a running game; such a
+/* "In a game" (protocol/README.md): playing or won in a running game; such a
  * player's keys are moves in character mode. */
 static bool in_game(const srv_player *p) {
     if (!p || !p->room || p->room->state != ROOM_RUNNING) return false;
@@ -809,7 +809,7 @@ static int on_text_too_long(void *ctx) {
              "\r\nThat line is longer than %zu bytes; closing the connection.",
              c->srv->cfg.max_line);
     /* Not a quit: like a JSON client's, a racer's seat is kept for the grace
-     * period (PROTOCOL.md treats it as disconnected). */
+     * period (protocol/README.md treats it as disconnected). */
     outs(c, msg);
     outs(c, c->text->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
     conn_close_after_flush(c);

@@ -169,7 +169,7 @@ typedef struct row_case {
     bool moved;
 } row_case;
 
-/* Every example of PROTOCOL.md and a few more that each pin one clause. */
+/* Every example of protocol/README.md and a few more that each pin one clause. */
 static const row_case row_cases[] = {
     {{2, 2, 4, 0}, {4, 4, 0, 0}, 4, true},    /* a merged tile cannot merge again */
     {{2, 2, 2, 2}, {4, 4, 0, 0}, 8, true},    /* two pairs, two merges */
@@ -994,7 +994,7 @@ static void test_chacha20_matches_openssl(void **state) {
     EVP_CIPHER_CTX_free(ctx);
 }
 
-/* PROTOCOL.md's vector: seed 00 x 32 gives these draws, this 4x4 start
+/* protocol/README.md's vector: seed 00 x 32 gives these draws, this 4x4 start
  * board, and with salt 0 x 32 this commit. */
 static void test_protocol_chacha20_vector(void **state) {
     const uint8_t zero[32] = {0};

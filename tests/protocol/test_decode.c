@@ -123,7 +123,7 @@ static void test_quick_all_fields(void **state) {
     assert_int_equal(req.settings.time_limit, 0);
 }
 
-/* quick has no time_limit in PROTOCOL.md: even a bad one is ignored. */
+/* quick has no time_limit in protocol/README.md: even a bad one is ignored. */
 static void test_quick_defaults(void **state) {
     proto_request req;
     decode_ok("{\"type\":\"quick\",\"time_limit\":-5}", &req);
@@ -501,7 +501,7 @@ static void test_first_problem_wins(void **state) {
                PROTO_ERR_UNKNOWN_TYPE);
     /* a missing type beats bad fields */
     decode_err("{\"size\":99,\"dir\":\"north\"}", PROTO_ERR_BAD_MESSAGE);
-    /* within a type, its fields in PROTOCOL.md's order */
+    /* within a type, its fields in protocol/README.md's order */
     proto_error err =
         decode_err("{\"type\":\"create\",\"time_limit\":-1,\"size\":1,\"players\":1}",
                    PROTO_ERR_BAD_MESSAGE);

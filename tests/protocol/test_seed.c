@@ -1,5 +1,5 @@
-/* test_seed.c - end.seed as JSON both ways, and the commit, with PROTOCOL.md's examples.
- */
+/* test_seed.c - end.seed as JSON both ways, and the commit, with the examples of
+ * protocol/README.md. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

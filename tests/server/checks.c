@@ -105,7 +105,7 @@ void check_commit(const char *commit, const json_t *end) {
     assert_string_equal(hex, commit);
 }
 
-/* <0 if a ranks before b, >0 after, 0 for a full tie (PROTOCOL.md's order). */
+/* <0 if a ranks before b, >0 after, 0 for a full tie (protocol/README.md's order). */
 static int rank_cmp(const json_t *a, const json_t *b) {
     bool al = !strcmp(jstr(a, "status"), "left"), bl = !strcmp(jstr(b, "status"), "left");
     if (al != bl) return al ? 1 : -1;

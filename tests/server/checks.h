@@ -9,7 +9,7 @@
 
 #include "engine.h"
 
-/* A player object of PROTOCOL.md on a size x size board: fields, types, a
+/* A player object of protocol/README.md on a size x size board: fields, types, a
  * max_tile that is the board's largest tile, a known status. Fails otherwise. */
 void check_player(const json_t *p, int size);
 /* check_player on every element of a start's, room's or end's list. */

@@ -231,7 +231,7 @@ static void test_framing(void **state) {
 
 /* A JSON client that speaks late may get text-mode bytes first; once its
  * first line arrives it is in JSON mode, and skipping every line that does
- * not start with '{' (as PROTOCOL.md tells clients) loses nothing. */
+ * not start with '{' (as protocol/README.md tells clients) loses nothing. */
 static void test_late_json_client(void **state) {
     th_server *s = SERVER(NULL);
     client *c = client_connect(s);

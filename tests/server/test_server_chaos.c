@@ -465,7 +465,7 @@ static void chaos_connect(chaos *c) {
     if (c->kind == K_LATE) return; /* speaks later, after the detection window */
     gen_first(c);
     flush(c);
-    /* PROTOCOL.md promises JSON-only output to a client whose first line comes
+    /* protocol/README.md promises JSON-only output to a client whose first line comes
      * within 100 ms; a stalled test process may be later than that. */
     if (c->kind == K_JSON && now_ms() - t0 > 100) {
         c->check = CHECK_LATE;
