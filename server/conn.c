@@ -31,6 +31,12 @@
 /* Polls after a pause before timers may expire anyone: the first accepts
  * connections made during the pause, the next reads what they sent. */
 #define CATCH_UP_TURNS 3
+/* A turn that read from at most this many connections was a quiet one. In the
+ * turn after a quiet one, replies are written as soon as a read's requests are
+ * handled: at 2 clients, waiting for the end of the turn added about 15 us to
+ * each reply (p50 43 -> 58 us). A busy loop keeps writing once per turn, where
+ * coalescing saves a third of the CPU per move. */
+#define QUIET_READS 4
 
 /* All connections read into one buffer: libuv hands it back to us before the
  * next read. Input left over when a connection's turn is up is copied aside
@@ -480,8 +486,11 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
         return;
     }
     if (nread == 0 || gone(c)) return;
-    c->srv->metrics.bytes_in += (uint64_t)nread;
+    srv *s = c->srv;
+    s->metrics.bytes_in += (uint64_t)nread;
     take_input(c, buf->base, (size_t)nread);
+    if (++s->reads_this_turn <= QUIET_READS && s->reads_last_turn <= QUIET_READS)
+        flush_all(s);
 }
 
 void conn_become_json(conn *c, const char *line, size_t len) {
@@ -558,6 +567,8 @@ static void on_turn_check(uv_check_t *h) {
     else if (s->io_behind)
         s->io_behind--;
     s->check_ms = now;
+    s->reads_last_turn = s->reads_this_turn;
+    s->reads_this_turn = 0;
     s->turn++;
 }
 

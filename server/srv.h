@@ -209,10 +209,11 @@ typedef struct srv {
     srv_link input_list;
     srv_link flush_list;
     uint64_t turn;
-    uint64_t prepare_ms; /* monotonic ms when poll was entered */
-    int poll_timeout;    /* the timeout it was given, -1 = none */
-    uint64_t check_ms;   /* monotonic ms after the last poll */
-    unsigned io_behind;  /* turns left to read input that came during a pause */
+    unsigned reads_this_turn, reads_last_turn; /* connections read from, per turn */
+    uint64_t prepare_ms;                       /* monotonic ms when poll was entered */
+    int poll_timeout;                          /* the timeout it was given, -1 = none */
+    uint64_t check_ms;                         /* monotonic ms after the last poll */
+    unsigned io_behind; /* turns left to read input that came during a pause */
     /* File descriptors: connections beyond fd_capacity are refused. */
     unsigned fd_capacity;
     /* Listeners whose next connection waits: not even a refusal fits. */
