@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # docker/verify-restart.sh - CI check that a race in the Docker image survives `docker restart` and `docker kill -s KILL`.
 #
-# Runs after ../shared/tools/verify-docker.sh (see .ci/run), on the dockerd
+# Runs after the CI machine's verify-docker.sh (see .ci/run), on the dockerd
 # that it left running (VERIFY_KEEP_DAEMON=1) and the image race2048d:latest
 # that its compose check built (built here from docker/Dockerfile if absent).
 #   1. docker run -d the image as compose.yaml does (read-only root, no
