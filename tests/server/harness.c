@@ -75,6 +75,44 @@ int harness_remaining(int64_t deadline) {
     return remaining(deadline);
 }
 
+long server_rss_kib(const th_server *s) {
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)s->pid);
+    FILE *f = fopen(path, "r");
+    long kib = 0;
+    if (!f) return 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
+    fclose(f);
+    return kib;
+}
+
+void harness_small_asan_quarantine(int mb) {
+    const char *old = getenv("ASAN_OPTIONS");
+    char opts[1024];
+    snprintf(opts, sizeof opts, "%s%squarantine_size_mb=%d", old ? old : "",
+             old && *old ? ":" : "", mb);
+    setenv("ASAN_OPTIONS", opts, 1);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+th_pings client_pings(const th_server *s, client *c, int n) {
+    th_pings p = {.n = n < TH_PINGS_MAX ? n : TH_PINGS_MAX};
+    for (int i = 0; i < p.n; i++) {
+        int64_t t0 = now_ms();
+        client_sync(c);
+        p.rtt_ms[i] = now_ms() - t0;
+        long r = server_rss_kib(s);
+        if (r > p.rss_max_kib) p.rss_max_kib = r;
+    }
+    qsort(p.rtt_ms, (size_t)p.n, sizeof p.rtt_ms[0], cmp_i64);
+    return p;
+}
+
 json_t *harness_keep(json_t *o) {
     if (!pool) pool = json_array();
     json_array_append_new(pool, o);

@@ -76,6 +76,14 @@ int64_t harness_now_ms(void);
 /* Milliseconds left until deadline (a harness_now_ms() value), 0 once past. */
 int harness_remaining(int64_t deadline);
 
+/* The server's resident memory in KiB, from /proc (0 if it cannot be read). */
+long server_rss_kib(const th_server *s);
+/* Memory bounds are about what the server holds: shrinks ASan's quarantine of
+ * freed memory (256 MB by default) in the environment servers inherit, so
+ * that RSS does not measure past traffic. Call before starting servers;
+ * without ASan the variable is ignored. */
+void harness_small_asan_quarantine(int mb);
+
 /* ------------------------------------------------------------- clients --- */
 
 typedef struct client client;
@@ -135,6 +143,15 @@ bool harness_compact(const char *s, size_t n);
 /* A round trip: ping with a unique t, and the very next object must be its
  * pong. Proves nothing else was queued for c before it. */
 void client_sync(client *c);
+/* Round trips of n client_sync()s while the server is under load, sorted
+ * (n <= TH_PINGS_MAX), and the server's highest RSS seen between them. */
+enum { TH_PINGS_MAX = 64 };
+typedef struct th_pings {
+    int n;
+    int64_t rtt_ms[TH_PINGS_MAX]; /* ascending */
+    long rss_max_kib;
+} th_pings;
+th_pings client_pings(const th_server *s, client *c, int n);
 /* A move; returns the `state` that answers it, skipping `player` messages
  * and other players' states (those are kept in client_skipped()). */
 json_t *client_move(client *c, const char *dir);

@@ -25,18 +25,6 @@
 
 /* ---------------------------------------------------------------- helpers --- */
 
-/* The server's resident memory in KiB (0 if it cannot be read). */
-static long rss_kb(pid_t pid) {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    long kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6)) kb = strtol(line + 6, NULL, 10);
-    if (f) fclose(f);
-    return kb;
-}
-
 /* A raw loopback socket to s, connected, non-blocking. rcvbuf > 0 shrinks
  * its receive buffer first (a client that reads slowly, or not at all). */
 static int raw_connect(const th_server *s, int rcvbuf) {
@@ -160,16 +148,11 @@ static void flood_stop(flood *f) {
         close(f->fds[i]);
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* 16 clients flood moves: a victim's pings are still answered at once,
  * memory stays bounded, and SIGTERM still stops the server in time. */
 static void test_flood_fairness_memory_sigterm(void **state) {
     th_server *s = SERVER("--max-output", "65536");
-    long rss_start = rss_kb(s->pid);
+    long rss_start = server_rss_kib(s);
     client *victim = client_named(s, "victim");
     flood f;
     flood_start(&f, s);
@@ -182,16 +165,9 @@ static void test_flood_fairness_memory_sigterm(void **state) {
     assert_true(atomic_load(&f.lines_sent) >= 20000);
 
     enum { PINGS = 40 };
-    int64_t rtt[PINGS];
-    long rss_max = 0;
-    for (int i = 0; i < PINGS; i++) {
-        int64_t t0 = harness_now_ms();
-        client_sync(victim); /* a ping, and the very next object is its pong */
-        rtt[i] = harness_now_ms() - t0;
-        long r = rss_kb(s->pid);
-        if (r > rss_max) rss_max = r;
-    }
-    qsort(rtt, PINGS, sizeof rtt[0], cmp_i64);
+    th_pings pings = client_pings(s, victim, PINGS);
+    const int64_t *rtt = pings.rtt_ms;
+    long rss_max = pings.rss_max_kib;
     /* p99 of 40 samples: the second worst. */
     fprintf(stderr,
             "flood: ping p50 %lld ms, p99 %lld ms, max %lld ms; rss %ld -> %ld KiB\n",
@@ -217,7 +193,7 @@ static void test_flood_fairness_memory_sigterm(void **state) {
  * --request-timeout; the server's memory does not grow with what it sent. */
 static void test_nonreader_cut_off(void **state) {
     th_server *s = SERVER("--max-output", "65536", "--request-timeout", "2");
-    long rss_start = rss_kb(s->pid);
+    long rss_start = server_rss_kib(s);
     client *honest = client_named(s, "honest");
     int fd = raw_connect(s, 4096);
     static const char hello[] = "{\"type\":\"hello\",\"name\":\"deaf\"}\n";
@@ -241,7 +217,7 @@ static void test_nonreader_cut_off(void **state) {
             poll(&pfd, 1, 100);
             cut = pfd.revents & (POLLERR | POLLHUP);
         }
-        long r = rss_kb(s->pid);
+        long r = server_rss_kib(s);
         if (r > rss_max) rss_max = r;
     }
     if (!cut) cut = raw_closed_within(fd, 1000, NULL, 0);
@@ -440,13 +416,7 @@ static void test_pause_closes_nobody_who_spoke(void **state) {
 }
 
 int main(void) {
-    /* Memory bounds are about the server's own holdings: keep ASan's
-     * quarantine of freed memory (256 MB by default) out of its RSS. */
-    const char *asan = getenv("ASAN_OPTIONS");
-    char opts[1024];
-    snprintf(opts, sizeof opts, "%s%squarantine_size_mb=4", asan ? asan : "",
-             asan && *asan ? ":" : "");
-    setenv("ASAN_OPTIONS", opts, 1);
+    harness_small_asan_quarantine(4);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_flood_fairness_memory_sigterm, harness_teardown),
         cmocka_unit_test_teardown(test_nonreader_cut_off, harness_teardown),

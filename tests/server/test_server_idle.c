@@ -30,18 +30,6 @@
 #define IDLE_WAIT_MS  60000
 #define GREETING_TAIL "> " /* the lobby's prompt ends a text greeting */
 
-/* The server's resident memory in KiB (0 if it cannot be read). */
-static long rss_kb(pid_t pid) {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    long kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6)) kb = strtol(line + 6, NULL, 10);
-    if (f) fclose(f);
-    return kb;
-}
-
 static int raw_connect(const th_server *s) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     assert_true(fd >= 0);
@@ -139,9 +127,10 @@ static void measure(bool json) {
     assert_non_null(c);
     /* The first clients grow tables and buffers made once: not per connection. */
     open_idlers(s, warm, WARMUP, json);
-    long before = rss_kb(s->pid);
+    long before = server_rss_kib(s);
+    assert_true(before > 0);
     open_idlers(s, c, CLIENTS, json);
-    long after = rss_kb(s->pid);
+    long after = server_rss_kib(s);
     long per_conn = (after - before) * 1024 / CLIENTS;
     const char *env = getenv("RACE2048_IDLE_BYTES_MAX");
     long max_per_conn = env && atol(env) > 0 ? atol(env) : MAX_PER_CONN;
@@ -166,13 +155,7 @@ static void test_idle_hello_memory(void **state) {
 }
 
 int main(void) {
-    /* Memory bounds are about the server's own holdings: keep ASan's
-     * quarantine of freed memory (256 MB by default) out of its RSS. */
-    const char *asan = getenv("ASAN_OPTIONS");
-    char opts[1024];
-    snprintf(opts, sizeof opts, "%s%squarantine_size_mb=1", asan ? asan : "",
-             asan && *asan ? ":" : "");
-    setenv("ASAN_OPTIONS", opts, 1);
+    harness_small_asan_quarantine(1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_idle_silent_memory, harness_teardown),
         cmocka_unit_test_teardown(test_idle_hello_memory, harness_teardown),

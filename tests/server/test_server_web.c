@@ -500,19 +500,6 @@ static void test_ws_slow_consumer(void **state) {
     assert_true(metric(s, "race2048_slow_consumers_total") >= 1);
 }
 
-/* The server's resident memory in KiB, from /proc. */
-static long rss_kib(const th_server *s) {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)s->pid);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    long kib = -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
-    fclose(f);
-    return kib;
-}
-
 /* A browser that floods moves gets them all answered in order, while another
  * player's requests are still answered at once: input is taken a turn's
  * budget at a time, for WebSocket connections as for TCP ones. */
@@ -572,13 +559,14 @@ static void test_http_pipeline_flood_bounded(void **state) {
     assert_non_null(burst);
     for (int i = 0; i < N; i++)
         memcpy(burst + (size_t)i * (sizeof req - 1), req, sizeof req - 1);
-    long rss0 = rss_kib(s);
+    long rss0 = server_rss_kib(s);
+    assert_true(rss0 > 0);
     /* The server may stop reading, so the write may not finish: send what goes. */
     client_send_raw(h, burst, n < 256 * 1024 ? n : 256 * 1024, true);
     free(burst);
     for (int i = 0; i < 5; i++)
         client_sync(calm);
-    long rss1 = rss_kib(s);
+    long rss1 = server_rss_kib(s);
     print_message("HTTP pipeline flood: server RSS %ld -> %ld KiB\n", rss0, rss1);
     assert_true(rss1 - rss0 < 32 * 1024);
     client_abort(h);

@@ -23,19 +23,6 @@
 
 enum { FLOODERS = 16 };
 
-/* The server's resident memory in KiB (0 if it cannot be read). */
-static long rss_kib(pid_t pid) {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    long kib = 0;
-    if (!f) return 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
-    fclose(f);
-    return kib;
-}
-
 /* One client frame: text, final, a zero mask key (the payload as is). */
 static size_t put_frame(unsigned char *out, const char *msg) {
     size_t len = strlen(msg);
@@ -114,23 +101,12 @@ static void *flood_run(void *arg) {
     return NULL;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 static void test_ws_flood_fairness_memory_sigterm(void **state) {
     /* wslay allocates and frees a buffer per message: under ASan the freed
-     * ones wait in its quarantine (256 MB by default) and the RSS would
-     * measure traffic, not what the server holds. A small quarantine keeps
-     * the bound meaningful; without ASan the variable is ignored. */
-    const char *old = getenv("ASAN_OPTIONS");
-    char opts[512];
-    snprintf(opts, sizeof opts, "%s%squarantine_size_mb=4", old ? old : "",
-             old && *old ? ":" : "");
-    setenv("ASAN_OPTIONS", opts, 1);
+     * ones would make RSS measure traffic, not what the server holds. */
+    harness_small_asan_quarantine(4);
     th_server *s = SERVER("--max-output", "65536");
-    long rss_start = rss_kib(s->pid);
+    long rss_start = server_rss_kib(s);
     client *victim = client_named(s, "victim");
     flood f;
     memset(&f, 0, sizeof f);
@@ -146,16 +122,9 @@ static void test_ws_flood_fairness_memory_sigterm(void **state) {
     assert_true(atomic_load(&f.sent) >= 20000 * 36);
 
     enum { PINGS = 40 };
-    int64_t rtt[PINGS];
-    long rss_max = 0;
-    for (int i = 0; i < PINGS; i++) {
-        int64_t t0 = harness_now_ms();
-        client_sync(victim); /* a ping, and the very next object is its pong */
-        rtt[i] = harness_now_ms() - t0;
-        long r = rss_kib(s->pid);
-        if (r > rss_max) rss_max = r;
-    }
-    qsort(rtt, PINGS, sizeof rtt[0], cmp_i64);
+    th_pings pings = client_pings(s, victim, PINGS);
+    const int64_t *rtt = pings.rtt_ms;
+    long rss_max = pings.rss_max_kib;
     print_message("WebSocket flood: ping p50 %lld ms, p99 %lld ms, max %lld ms; "
                   "rss %ld -> %ld KiB\n",
                   (long long)rtt[PINGS / 2], (long long)rtt[PINGS - 2],
