@@ -208,6 +208,37 @@ static void test_kill9_resume(void **state) {
     free(out);
 }
 
+/* ---------------------------------------------------------- --seed N --- */
+
+/* A server-seeded solo game's revealed seed (the game is left at once). */
+static char *solo_seed(th_server *s) {
+    client *a = client_named(s, "solo");
+    client_send(a, "{\"type\":\"solo\",\"size\":3}");
+    client_expect(a, "start", WAIT);
+    client_send(a, "{\"type\":\"leave\"}");
+    json_t *end = client_expect(a, "end", WAIT);
+    client_expect(a, "left", WAIT);
+    char *seed = strdup(jstr(end, "seed"));
+    client_close(a);
+    return seed;
+}
+
+/* --seed N derives the K-th seed from K: a server restarted on its journal
+ * must go on past the recorded games, not deal their seeds again. */
+static void test_seed_not_dealt_twice(void **state) {
+    const char *journal = path_in("j");
+    th_server *s = journal_server(journal, "30");
+    char *first = solo_seed(s);
+    assert_int_equal(strlen(first), 64);
+    server_stop(s);
+    s = journal_server(journal, "30");
+    char *second = solo_seed(s);
+    assert_string_not_equal(first, second);
+    server_stop(s);
+    free(first);
+    free(second);
+}
+
 /* ------------------------------------------------------------ torn tail --- */
 
 static void test_torn_tail(void **state) {
@@ -627,6 +658,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kill9_resume, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_torn_tail, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_seed_not_dealt_twice, setup_dir,
+                                        teardown_dir),
         cmocka_unit_test_setup_teardown(test_garbage_lines_skipped, setup_dir,
                                         teardown_dir),
         cmocka_unit_test_setup_teardown(test_time_limit_spans_restart, setup_dir,
