@@ -520,6 +520,11 @@ static void index_put(journal *j, uint64_t game, char *full, size_t full_len,
 
 void journal_index_add(srv *s, uint64_t game, const char *line, size_t len) {
     journal *j = J(s);
+    /* A kill mid-compaction leaves a game in both the archive and the journal. */
+    for (size_t k = 0; j->index && k < j->index_count; k++)
+        if (j->index[(j->index_head + INDEX_GAMES_MAX - 1 - k) % INDEX_GAMES_MAX].game ==
+            game)
+            return;
     while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
         len--;
     /* The summary is the record up to its "moves" member, which the server

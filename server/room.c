@@ -494,6 +494,7 @@ static void walk_away(room *r, int i) {
     }
     /* Still connected: as a leave, except that the walker is told too. */
     seat->status = PROTO_LEFT;
+    journal_seat(r, i, "left"); /* or a restart would give the seat back */
     broadcast_player(r, seat, NULL);
     check_end(r, NULL); /* the walker still gets the `end` if this ends it */
     if (seat->player) unseat(r, i);

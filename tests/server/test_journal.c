@@ -653,6 +653,47 @@ static void test_kill9_compaction(void **state) {
     free(out);
 }
 
+/* ---------------------------------------------------------- move timeout --- */
+
+/* A connected racer who walks away (--move-timeout) has left, in the journal
+ * too: without its `seat` record a restart would give the seat back. */
+static void test_walk_away_recorded(void **state) {
+    (void)state;
+    const char *journal = path_in("j");
+    th_server *s = SERVER("--journal", journal, "--move-timeout", "1", "--seed", "7");
+    client *c[2];
+    race_start(s, 2, "\"size\":5", c, NULL);
+    json_int_t walker = jint(client_hello(c[0], "walker"), "id");
+    client_move_any(c[1]);
+    json_t *end = client_expect_skip(c[1], "end", "state player", WAIT + 2000);
+    assert_string_equal(jstr(end, "reason"), "forfeit");
+    char left[96];
+    snprintf(left, sizeof left, "\"id\":%lld,\"event\":\"left\"}", (long long)walker);
+    wait_records(journal, left, 1, WAIT);
+    server_stop(s);
+}
+
+/* A kill during a compaction, after the finished games were appended to the
+ * archive but before the new journal was renamed in place, leaves them in
+ * both files: `history` after the restart lists each game once. */
+static void test_history_after_torn_compaction(void **state) {
+    (void)state;
+    const char *journal = path_in("j");
+    char *text = finished_race(journal);
+    const char *rec = strstr(text, "{\"j\":\"game\"");
+    assert_non_null(rec);
+    const char *nl = strchr(rec, '\n');
+    assert_non_null(nl);
+    write_file(path_in("j.results"), rec, (size_t)(nl - rec) + 1);
+    free(text);
+    th_server *s = journal_server(journal, "30");
+    client *h = client_named(s, "reader");
+    client_send(h, "{\"type\":\"history\"}");
+    assert_int_equal(json_array_size(jarr(client_expect(h, "history", WAIT), "games")),
+                     1);
+    server_stop(s);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
@@ -670,6 +711,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_write_failure, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_kill9_burst, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_kill9_compaction, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_walk_away_recorded, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_history_after_torn_compaction, setup_dir,
+                                        teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
