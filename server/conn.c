@@ -973,6 +973,9 @@ static void on_drain_timeout(conn *c) {
 void conn_close_after_flush(conn *c) {
     if (c->closing || c->draining) return;
     if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_NORMAL); /* if none went yet */
+    /* The close frame may not have fitted the queue (a slow consumer): closed,
+     * it must not get a flush deadline, or be freed with one armed. */
+    if (c->closing) return;
     c->draining = true;
     if (c->reading) uv_read_stop((uv_stream_t *)&c->tcp);
     c->reading = false;
