@@ -64,6 +64,10 @@ static bool has_token(const char *value, const char *token) {
 static void header_done(proto_http *h) {
     proto_http_request *r = &h->req;
     if (!h->field_long && !h->value_long) {
+        /* Whitespace around a value is not part of it (RFC 7230 3.2). */
+        while (h->value_len &&
+               (h->value[h->value_len - 1] == ' ' || h->value[h->value_len - 1] == '\t'))
+            h->value[--h->value_len] = '\0';
         const char *f = h->field, *v = h->value;
         while (*v == ' ' || *v == '\t')
             v++;

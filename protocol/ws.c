@@ -61,6 +61,9 @@ static void on_frame_start(wslay_event_context_ptr ctx,
     proto_ws *ws = user;
     ws->in_frame = true;
     if (arg->opcode < WSLAY_CONNECTION_CLOSE) ws->msg_open = !arg->fin;
+    /* wslay would answer a one-byte close body (no code) with an empty close. */
+    if (arg->opcode == WSLAY_CONNECTION_CLOSE && arg->payload_length == 1)
+        stop(ws, PROTO_WS_PROTOCOL);
     if (ws->stopped || arg->opcode >= WSLAY_CONNECTION_CLOSE) return; /* control */
     if (arg->opcode == WSLAY_BINARY_FRAME) {
         stop(ws, PROTO_WS_UNSUPPORTED);

@@ -231,13 +231,17 @@ void conn_accept(srv *s, uv_stream_t *listener) {
         from_addr = addr_add(&s->addrs, c->addr, c->addr_len);
         c->counted = from_addr > 0;
     }
-    if (s->stopping || s->nconns > s->cfg.max_clients || (c->addr_len && !c->counted))
+    /* Refused connections are not clients: one address holding many open
+     * (each until its refusal goes out) must not fill the server. */
+    if (s->stopping || s->nconns - s->nrefused > s->cfg.max_clients ||
+        (c->addr_len && !c->counted))
         c->refused = CONN_REFUSE_FULL;
     else if (s->fd_capacity && s->nconns > s->fd_capacity)
         c->refused = CONN_REFUSE_FDS;
     else if (from_addr > s->cfg.max_per_ip)
         c->refused = CONN_REFUSE_PER_ADDR;
     if (c->refused) {
+        s->nrefused++;
         /* A flood of refusals must not flood the log: one line a second, with
          * the count of those not shown. */
         uint64_t now = uv_now(s->loop);
@@ -911,6 +915,7 @@ static void conn_free(conn *c) {
     if (c->link.next) {
         srv_list_remove(&c->link);
         s->nconns--;
+        if (c->refused) s->nrefused--;
         srv_log(SRV_LOG_INFO, "disconnect %s (#%llu, %u open)", conn_peer(c),
                 (unsigned long long)c->id, s->nconns);
     }
@@ -968,6 +973,9 @@ static void on_drain_timeout(conn *c) {
 void conn_close_after_flush(conn *c) {
     if (c->closing || c->draining) return;
     if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_NORMAL); /* if none went yet */
+    /* The close frame may not have fitted the queue (a slow consumer): closed,
+     * it must not get a flush deadline, or be freed with one armed. */
+    if (c->closing) return;
     c->draining = true;
     if (c->reading) uv_read_stop((uv_stream_t *)&c->tcp);
     c->reading = false;

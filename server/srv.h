@@ -202,6 +202,7 @@ typedef struct srv {
     conn_timers timers;
     srv_link conns;
     unsigned nconns;
+    unsigned nrefused; /* of nconns: refused ones, on their way out */
     /* The loop turn (conn.c): input waiting for its turn, output to flush. */
     uv_idle_t turn_idle;       /* runs while input waits: poll must not block */
     uv_prepare_t turn_prepare; /* before poll: flush, note the poll timeout */

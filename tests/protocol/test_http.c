@@ -88,6 +88,21 @@ static void test_websocket_upgrade_leaves_frames(void **state) {
     assert_int_equal(h.req.ws_version, 13);
 }
 
+/* RFC 7230 3.2: whitespace after a field value (OWS) is not part of it. */
+static void test_websocket_headers_trailing_whitespace(void **state) {
+    const char req[] = "GET /ws HTTP/1.1\r\nUpgrade: websocket \t\r\n"
+                       "Connection: Upgrade  \r\n"
+                       "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ== \t\r\n"
+                       "Sec-WebSocket-Version: 13 \r\n\r\n";
+    proto_http h;
+    proto_http_init(&h);
+    size_t used;
+    assert_int_equal(proto_http_feed(&h, req, sizeof req - 1, &used), PROTO_HTTP_UPGRADE);
+    assert_true(h.req.upgrade_websocket);
+    assert_string_equal(h.req.ws_key, "dGhlIHNhbXBsZSBub25jZQ==");
+    assert_int_equal(h.req.ws_version, 13);
+}
+
 static void test_accept_key_rfc_example(void **state) {
     char out[29];
     assert_int_equal(proto_ws_accept_key("dGhlIHNhbXBsZSBub25jZQ==", out), 0);
@@ -188,6 +203,7 @@ int main(void) {
         cmocka_unit_test(test_get_whole_and_split),
         cmocka_unit_test(test_pipelined_requests_one_at_a_time),
         cmocka_unit_test(test_websocket_upgrade_leaves_frames),
+        cmocka_unit_test(test_websocket_headers_trailing_whitespace),
         cmocka_unit_test(test_accept_key_rfc_example),
         cmocka_unit_test(test_head_over_8k_is_too_large),
         cmocka_unit_test(test_bad_requests),

@@ -157,6 +157,9 @@ static void test_limits_and_violations(void **state) {
     n = frame(buf, true, 1, "ok", 2, false);
     n += frame(buf + n, true, 8, "\x03\xe8", 2, false);
     check_closed_with("client close", buf, n, 8, PROTO_WS_NORMAL, "[ok]");
+    /* A close body of one byte is no status code: a violation (RFC 6455 5.5.1). */
+    n = frame(buf, true, 8, "\x03", 1, false);
+    check_closed_with("close of one byte", buf, n, 8, PROTO_WS_PROTOCOL, "");
 }
 
 static void test_server_close(void **state) {

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -326,6 +327,53 @@ static void test_per_address_limit(void **state) {
     client_sync(c[1]);
 }
 
+/* A connection from another loopback address (all of 127/8 is local),
+ * blocking, for reading a reply line. */
+static int raw_connect_from(const th_server *s, const char *ip) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in from = {.sin_family = AF_INET};
+    assert_int_equal(inet_pton(AF_INET, ip, &from.sin_addr), 1);
+    assert_int_equal(bind(fd, (struct sockaddr *)&from, sizeof from), 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)s->port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
+        fail_msg("connect: %s", strerror(errno));
+    return fd;
+}
+
+/* Connections refused for their address are not clients: one address past
+ * its --max-per-ip, holding refused connections open (each lives until its
+ * refusal goes out), must not make the server full for everyone else. */
+static void test_refused_do_not_fill_the_server(void **state) {
+    th_server *s = SERVER("--max-clients", "4", "--max-per-ip", "1");
+    client *a = client_named(s, "local");
+    int silent[4];
+    for (int i = 0; i < 4; i++)
+        silent[i] = raw_connect(s, 0); /* refused: too many from 127.0.0.1 */
+    int fd = raw_connect_from(s, "127.0.0.2");
+    static const char hello[] = "{\"type\":\"hello\",\"name\":\"other\"}\n";
+    assert_int_equal(send(fd, hello, sizeof hello - 1, MSG_NOSIGNAL), sizeof hello - 1);
+    char line[512] = "";
+    size_t have = 0;
+    int64_t deadline = harness_now_ms() + harness_ms(WAIT);
+    while (!strchr(line, '\n') && have + 1 < sizeof line) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        assert_true(poll(&pfd, 1, harness_remaining(deadline)) > 0);
+        ssize_t n = recv(fd, line + have, sizeof line - 1 - have, 0);
+        assert_true(n > 0);
+        have += (size_t)n;
+        line[have] = '\0';
+    }
+    /* One client in four seats: the newcomer is welcome, not server_full. */
+    assert_non_null(strstr(line, "\"welcome\""));
+    close(fd);
+    for (int i = 0; i < 4; i++)
+        close(silent[i]);
+    client_sync(a);
+}
+
 /* ---------------------------------------------------------- descriptors --- */
 
 /* With few descriptors, connections past what fits are refused with
@@ -422,6 +470,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_nonreader_cut_off, harness_teardown),
         cmocka_unit_test_teardown(test_slowloris, harness_teardown),
         cmocka_unit_test_teardown(test_per_address_limit, harness_teardown),
+        cmocka_unit_test_teardown(test_refused_do_not_fill_the_server, harness_teardown),
         cmocka_unit_test_teardown(test_descriptor_exhaustion, harness_teardown),
         cmocka_unit_test_teardown(test_pause_closes_nobody_who_spoke, harness_teardown),
     };

@@ -583,6 +583,46 @@ static void test_ws_bye_on_shutdown(void **state) {
     assert_int_equal(ws_expect_close(w, WAIT), 1001);
 }
 
+/* One client frame into buf: text, final, a zero mask key (the payload as is). */
+static size_t put_frame(char *buf, const char *payload) {
+    size_t len = strlen(payload);
+    buf[0] = (char)0x81;
+    buf[1] = (char)(0x80 | len);
+    memset(buf + 2, 0, 4);
+    memcpy(buf + 6, payload, len);
+    return 6 + len;
+}
+
+/* A close whose close frame no longer fits the output queue: the connection
+ * is cut off as a slow consumer right there, and must not be left with a
+ * flush deadline (it was freed under the server's timers). Requests whose
+ * errors fill the queue within one turn, then the fifth failed resume, for
+ * every fill level: one of them ends exactly at the limit. */
+static void test_ws_close_at_output_limit(void **state) {
+    th_server *s = SERVER("--max-output", "4096");
+    for (int fill = 0; fill < 40; fill++) {
+        client *w = ws_connect(s);
+        char burst[768];
+        size_t n = 0;
+        for (int i = 0; i < fill; i++)
+            n += put_frame(burst + n, "{}"); /* bad_message each */
+        for (int i = 0; i < 5; i++) {
+            char resume[64];
+            snprintf(resume, sizeof resume, "{\"type\":\"resume\",\"token\":\"%032d\"}",
+                     i);
+            n += put_frame(burst + n, resume);
+        }
+        client_send_raw(w, burst, n, false);
+        client_drain_to_eof(w, WAIT);
+        client_close(w);
+    }
+    /* The server still runs its timers and serves. */
+    client *w = ws_connect(s);
+    ws_send(w, "{\"type\":\"ping\",\"t\":1}");
+    ws_expect_skip(w, "pong", "welcome", WAIT);
+    assert_int_equal(server_stop(s), 0);
+}
+
 static void test_metrics_move(void **state) {
     th_server *s = SERVER(NULL);
     assert_true(metric(s, "race2048_uptime_seconds") >= 0);
@@ -644,6 +684,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_ws_flood_is_fair, harness_teardown),
         cmocka_unit_test_teardown(test_http_pipeline_flood_bounded, harness_teardown),
         cmocka_unit_test_teardown(test_ws_bye_on_shutdown, harness_teardown),
+        cmocka_unit_test_teardown(test_ws_close_at_output_limit, harness_teardown),
         cmocka_unit_test_teardown(test_metrics_move, harness_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
