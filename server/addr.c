@@ -52,6 +52,21 @@ addr_entry *addr_get(addr_entry **table, const void *addr, size_t len, bool make
     return e;
 }
 
+size_t addr_key(const unsigned char *addr, size_t len, unsigned char *key) {
+    static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (len == 4) {
+        memcpy(key, addr, 4);
+        return 4;
+    }
+    if (len != 16) return 0;
+    if (!memcmp(addr, v4mapped, sizeof v4mapped)) {
+        memcpy(key, addr + 12, 4);
+        return 4;
+    }
+    memcpy(key, addr, 8);
+    return 8;
+}
+
 unsigned addr_add(addr_entry **table, const void *addr, size_t len) {
     addr_entry *e = addr_get(table, addr, len, true);
     return e ? ++e->count : 0;

@@ -20,6 +20,14 @@ typedef struct addr_guard {
     addr_entry *older, *newer; /* guard.c's list of active entries */
 } addr_guard;
 
+/* The key a client address is counted under (key has room for 16 bytes): IPv4
+ * (also mapped into IPv6) by its 4 bytes, IPv6 by its /64, the least a host or
+ * one customer's network is given, so that one network cannot take
+ * --max-per-ip connections from each of its 2^64 addresses. An 8-byte key never
+ * equals a 4-byte one (the table keys by length too). Returns the key's length,
+ * 0 for an address that is neither 4 nor 16 bytes. */
+size_t addr_key(const unsigned char *addr, size_t len, unsigned char *key);
+
 /* Counts one more connection from addr (len bytes: 4 for IPv4, 16 for IPv6).
  * Returns the connections now counted for it, or 0 if memory ran out (then
  * nothing was counted). *table starts NULL. */

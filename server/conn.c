@@ -228,7 +228,8 @@ void conn_accept(srv *s, uv_stream_t *listener) {
 
     unsigned from_addr = 0;
     if (c->addr_len) {
-        from_addr = addr_add(&s->addrs, c->addr, c->addr_len);
+        unsigned char key[16];
+        from_addr = addr_add(&s->addrs, key, addr_key(c->addr, c->addr_len, key));
         c->counted = from_addr > 0;
     }
     /* Refused connections are not clients: one address holding many open
@@ -911,7 +912,10 @@ static void conn_free(conn *c) {
     if (ring_allocated(c)) free(c->out);
     release_input(c);
     srv_list_remove(&c->flush_link);
-    if (c->counted) addr_remove(&s->addrs, c->addr, c->addr_len);
+    if (c->counted) {
+        unsigned char key[16];
+        addr_remove(&s->addrs, key, addr_key(c->addr, c->addr_len, key));
+    }
     if (c->link.next) {
         srv_list_remove(&c->link);
         s->nconns--;

@@ -43,23 +43,9 @@ static void guard_log(srv *s, const char *what, const char *peer) {
 
 /* ------------------------------------------------------------- addresses --- */
 
-/* c's key in the address table: an IPv4 address whole (also when it comes
- * mapped into IPv6), an IPv6 address by its /64, one host's usual share.
- * Returns the key's length, 0 if c has no address. */
+/* c's key in the address table, the one its connections count under too. */
 static size_t guard_key(const conn *c, unsigned char key[16]) {
-    static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (c->addr_len == 4) {
-        memcpy(key, c->addr, 4);
-        return 4;
-    }
-    if (c->addr_len != 16) return 0;
-    if (!memcmp(c->addr, v4mapped, sizeof v4mapped)) {
-        memcpy(key, c->addr + 12, 4);
-        return 4;
-    }
-    /* 8 bytes: never equal to a whole address's key (addr.c keys by length too). */
-    memcpy(key, c->addr, 8);
-    return 8;
+    return addr_key(c->addr, c->addr_len, key);
 }
 
 /* Brings e's bucket up to now; a full bucket is no longer active. */
