@@ -454,6 +454,10 @@ static void do_resume(conn *c, const proto_request *req) {
         resume_failed(c, "that token belongs to no game in progress");
         return;
     }
+    lobby_take_back(c, p);
+}
+
+void lobby_take_back(conn *c, srv_player *p) {
     if (p != c->player) {
         if (p->conn) { /* the old connection is still open: it loses the seat */
             conn *old = p->conn;

@@ -20,6 +20,9 @@ srv_player *lobby_player(conn *c, bool welcome);
 srv_player *lobby_player_restore(srv *s, uint64_t id, const char *name,
                                  const char *token_hash);
 
+/* c takes player p (found by its token or resume code) and p's seat back. */
+void lobby_take_back(conn *c, srv_player *p);
+
 /* c is closing: its player is disconnected (a running game keeps the seat). */
 void lobby_conn_gone(conn *c);
 

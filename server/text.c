@@ -595,6 +595,14 @@ static void resume(conn *c, const proto_command *cmd) {
                    "Too many failed resumes from your address: try again in a minute.");
     } else {
         srv_player *p = resume_code_find(c->srv, cmd->code);
+        if (p && !p->token[0]) { /* restored: only its token's hash is known */
+            c->text->any_command = true;
+            c->text->end_now = false;
+            s->resuming = true;
+            lobby_take_back(c, p);
+            s->resuming = false;
+            return;
+        }
         if (p) {
             snprintf(req.token, sizeof req.token, "%s", p->token);
         } else if (guard_resume_failed(c)) {

@@ -7,12 +7,14 @@
  * limit, a 3x3 race) or many players. Every wait is for an expected screen
  * or message, with a deadline.
  */
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <jansson.h>
@@ -48,6 +50,31 @@ static int setup_short_grace(void **state) {
 
 static int setup_short_idle(void **state) {
     return setup_with(state, (const char *const[]){"--idle-timeout", "1", NULL});
+}
+
+static int teardown(void **state);
+
+/* A server with a journal, in a directory of its own (teardown_journal). */
+static char journal_dir[64], journal_path[96];
+static const char *const *journal_flags(void) {
+    static const char *flags[3];
+    flags[0] = "--journal";
+    flags[1] = journal_path;
+    return flags;
+}
+
+static int setup_journal(void **state) {
+    snprintf(journal_dir, sizeof journal_dir, "/tmp/r2048-textj-XXXXXX");
+    if (!mkdtemp(journal_dir)) return -1;
+    snprintf(journal_path, sizeof journal_path, "%s/j", journal_dir);
+    return setup_with(state, journal_flags());
+}
+
+static int teardown_journal(void **state) {
+    int rc = teardown(state);
+    unlink(journal_path);
+    rmdir(journal_dir);
+    return rc;
 }
 
 static int teardown(void **state) {
@@ -599,6 +626,45 @@ static void test_resume_code_takes_the_seat_back(void **state) {
     assert_fits(back, 80, 24);
 }
 
+/* A seat restored from the journal after a restart is taken back with the code
+ * its player saw before the restart (the server keeps only its token's hash). */
+static void test_resume_code_after_restart(void **state) {
+    fixture *f = *state;
+    tt_client *tom = &f->h[0], *back = &f->h[1];
+    client *jo = client_named(f->srv, "jo");
+    const char *room = json_create(jo, "\"players\":2");
+    greet(tom, f->srv->port, 0, "tom");
+    size_t mark = tom->len;
+    human_join(tom, room);
+    wait_race_screen(f, tom, mark);
+    wait_screen(f, tom, mark, "Dropped? Connect again within 30 s and type:  resume ");
+    char code[16];
+    code_on_screen(f->screen, code);
+    /* The game's start is durable, then the server dies. */
+    int64_t deadline = harness_now_ms() + harness_ms(TT_WAIT);
+    for (;;) {
+        FILE *j = fopen(journal_path, "r");
+        char buf[4096] = "";
+        if (j) {
+            buf[fread(buf, 1, sizeof buf - 1, j)] = '\0';
+            fclose(j);
+        }
+        if (strstr(buf, "{\"j\":\"start\"")) break;
+        if (harness_remaining(deadline) == 0) fail_msg("no start record in the journal");
+        poll(NULL, 0, 10);
+    }
+    server_kill(f->srv);
+    tt_close(tom);
+    f->srv = server_start(journal_flags());
+    greet(back, f->srv->port, 0, NULL);
+    mark = back->len;
+    char line[48];
+    snprintf(line, sizeof line, "resume %s\n", code);
+    tt_sends(back, line);
+    wait_screen(f, back, mark, "tom (you)");
+    wait_screen(f, back, mark, "Welcome back, tom");
+}
+
 static void test_resume_code_expires_with_the_grace(void **state) {
     fixture *f = *state;
     tt_client *tom = &f->h[0], *back = &f->h[1];
@@ -647,6 +713,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_name_says_it_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_message_fits_80_columns,
                                         setup_short_idle, teardown),
+        cmocka_unit_test_setup_teardown(test_resume_code_after_restart, setup_journal,
+                                        teardown_journal),
         cmocka_unit_test_setup_teardown(test_resume_code_takes_the_seat_back, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_resume_code_expires_with_the_grace,
