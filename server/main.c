@@ -12,6 +12,7 @@
 #include "conn.h"
 #include "guard.h"
 #include "journal.h"
+#include "metrics.h"
 #include "room.h"
 
 /* How long shutdown waits for clients to take their last bytes. */
@@ -492,6 +493,7 @@ int main(int argc, char **argv) {
         exit_code = 1;
     }
     journal_close(&s);
+    metrics_free(&s);
     conn_timers_free(&s);
     guard_free(&s);
     srv_rooms_changed(&s); /* frees the cached `rooms` reply */

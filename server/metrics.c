@@ -51,7 +51,25 @@ static void family(out *o, const char *name, const char *type, const char *help)
     put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+static srv_buf *render(srv *s);
+
 srv_buf *metrics_render(srv *s) {
+    if (s->metrics_cache && s->metrics_cache_turn == s->turn)
+        return srv_buf_ref(s->metrics_cache);
+    metrics_free(s);
+    srv_buf *b = render(s);
+    if (!b) return NULL;
+    s->metrics_cache = srv_buf_ref(b);
+    s->metrics_cache_turn = s->turn;
+    return b;
+}
+
+void metrics_free(srv *s) {
+    if (s->metrics_cache) srv_buf_unref(s->metrics_cache);
+    s->metrics_cache = NULL;
+}
+
+static srv_buf *render(srv *s) {
     out o = {.data = malloc(4096), .cap = 4096};
     if (!o.data) return NULL;
     o.data[0] = '\0';

@@ -246,6 +246,8 @@ typedef struct srv {
     struct journal *journal;
     bool stopping;
     srv_metrics metrics;
+    srv_buf *metrics_cache; /* this turn's /metrics (metrics.c) */
+    uint64_t metrics_cache_turn;
     /* Addresses (entries of addrs) that failed resumes lately, oldest first
      * (guard.c). */
     struct addr_entry *guard_oldest, *guard_newest;
