@@ -611,6 +611,7 @@ void journal_game_free(room *r) {
 typedef struct compaction {
     journal *j;
     bytes fresh; /* the new journal: head, snapshots, recent finished games */
+    bytes taken; /* the pending records it replaces: written after all if it fails */
     int old_fd;  /* the journal being replaced, read up to old_size */
     uint64_t old_size;
     uint64_t max; /* --journal-max: also the archive's rotation size */
@@ -750,6 +751,19 @@ out:
     free(games.data);
 }
 
+/* A compaction that did not happen gives back the pending records it took. */
+static void give_back(journal *j, compaction *c) {
+    if (j->pending.len && bytes_add(&c->taken, j->pending.data, j->pending.len) < 0) {
+        srv_log(SRV_LOG_ERROR, "journal: out of memory; %zu bytes of records dropped",
+                c->taken.len);
+        j->stats.errors++;
+        return;
+    }
+    bytes t = j->pending;
+    j->pending = c->taken;
+    c->taken = t;
+}
+
 static void compact_done(uv_work_t *w, int status) {
     compaction *c = w->data;
     journal *j = c->j;
@@ -765,12 +779,14 @@ static void compact_done(uv_work_t *w, int status) {
         j->stats.compactions++;
     } else {
         j->stats.errors++;
+        give_back(j, c);
         j->compact_retry_at = c->old_size + c->max / 4;
         srv_log(SRV_LOG_ERROR,
                 "journal %s: compaction failed %s: %s; the journal goes on as it was",
                 j->path, c->step, uv_strerror(status ? status : c->err));
     }
     free(c->fresh.data);
+    free(c->taken.data);
     free(c);
     commit_start(j);
 }
@@ -834,16 +850,18 @@ static bool compact_maybe(journal *j) {
         srv_log(SRV_LOG_ERROR, "journal: out of memory for a compaction");
         return false;
     }
-    j->pending.len = 0;
+    c->taken = j->pending;
+    j->pending = (bytes){0};
     j->busy = true;
     j->compaction = c;
     j->compact_work.data = c;
     if (uv_queue_work(s->loop, &j->compact_work, compact_work, compact_done) < 0) {
-        /* Cannot happen with a valid loop; the snapshot is then the next write. */
+        /* Cannot happen with a valid loop; the records taken go back. */
         j->busy = false;
         j->compaction = NULL;
-        append(j, c->fresh.data, c->fresh.len);
+        give_back(j, c);
         free(c->fresh.data);
+        free(c->taken.data);
         free(c);
         return false;
     }

@@ -694,6 +694,33 @@ static void test_history_after_torn_compaction(void **state) {
     server_stop(s);
 }
 
+/* A compaction that fails (here its temporary file cannot be made) leaves the
+ * journal going on as it was: the records it had taken, finished games among
+ * them, are still written there. */
+static void test_failed_compaction_keeps_records(void **state) {
+    (void)state;
+    const char *journal = path_in("j");
+    assert_int_equal(mkdir(path_in("j.compacting"), 0700), 0);
+    th_server *s =
+        SERVER("--journal", journal, "--journal-max", "65536", "--journal-sync-ms", "5");
+    client *a = client_named(s, "burst");
+    enum { GAMES = 600 };
+    for (int g = 0; g < GAMES; g++)
+        client_send(a, "{\"type\":\"solo\",\"size\":3}\n{\"type\":\"leave\"}");
+    for (int g = 0; g < GAMES; g++) {
+        client_expect(a, "start", WAIT);
+        client_expect(a, "end", WAIT);
+        client_expect(a, "left", WAIT);
+    }
+    server_stop(s);
+    char *data = read_file(journal, NULL);
+    assert_int_equal(count_of(data, "{\"j\":\"game\""), GAMES);
+    free(data);
+    char *out;
+    assert_int_equal(run_replay(&out, journal, NULL, NULL), 0);
+    free(out);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
@@ -713,6 +740,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_kill9_compaction, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_walk_away_recorded, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_history_after_torn_compaction, setup_dir,
+                                        teardown_dir),
+        cmocka_unit_test_setup_teardown(test_failed_compaction_keeps_records, setup_dir,
                                         teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
