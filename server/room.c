@@ -423,6 +423,7 @@ static void on_room_timer(uv_timer_t *t) {
     if (srv_defer_until_io(r->srv, t, on_room_timer)) return;
     uint64_t now = uv_now(r->srv->loop);
     if (r->state != ROOM_RUNNING) return;
+    bool gave_up = false;
     for (int i = 0; i < r->nseats && r->state == ROOM_RUNNING; i++) {
         room_seat *seat = &r->seats[i];
         uint64_t moves_by = move_deadline(r, seat);
@@ -441,8 +442,12 @@ static void on_room_timer(uv_timer_t *t) {
                 (unsigned long long)seat->id);
         broadcast_player(r, seat, seat->player);
         srv_player_release(p);
-        check_end(r, NULL);
+        gave_up = true;
     }
+    /* Once for every seat given up now: seats whose grace ends together (a race
+     * restored from the journal that nobody came back to) all leave, rather than
+     * the last one checked winning by forfeit. */
+    if (gave_up && r->state == ROOM_RUNNING) check_end(r, NULL);
     if (r->state == ROOM_RUNNING && r->ends_at && r->ends_at <= now)
         room_end(r, PROTO_END_TIME, 0);
     if (r->state == ROOM_RUNNING)

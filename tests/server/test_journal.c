@@ -557,6 +557,30 @@ static void test_write_failure(void **state) {
 
 #define BURST 1000
 
+/* A race restored after a crash that nobody comes back to: every seat's grace
+ * ends at once, and the race ends with everyone gone (no winner), not as a
+ * forfeit won by whichever absent seat happened to be checked last. */
+static void test_nobody_comes_back(void **state) {
+    const char *journal = path_in("j");
+    th_server *s = journal_server(journal, "30");
+    client *c[2];
+    const char *code = race_start(s, 2, "\"size\":4", c, NULL);
+    char room[16];
+    snprintf(room, sizeof room, "%s", code);
+    client_move_any(c[0]);
+    client_move_any(c[1]);
+    wait_records(journal, "{\"j\":\"moves\"", 1, 5000);
+    server_kill(s);
+
+    s = journal_server(journal, "1");
+    client *w = client_named(s, "watcher");
+    client_send(w, "{\"type\":\"watch\",\"room\":\"%s\"}", room);
+    client_expect(w, "start", WAIT);
+    json_t *end = client_expect_skip(w, "end", "player", WAIT);
+    assert_string_equal(jstr(end, "reason"), "all_over");
+    assert_true(jnull(end, "winner"));
+}
+
 /* 1,000 solo games finish; once all are in the journal a second burst runs
  * and the server is killed in its middle: the first burst is all there after
  * the restart, and whatever the file holds checks out. */
@@ -736,6 +760,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_history_replay, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_tampering, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_write_failure, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_nobody_comes_back, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_kill9_burst, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_kill9_compaction, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_walk_away_recorded, setup_dir, teardown_dir),
