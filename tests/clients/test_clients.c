@@ -95,7 +95,7 @@ static int setup(void **state) {
         return -1;
     }
     char *argv[] = {(char *)server_bin, "--host", "127.0.0.1", "--port", "0",
-                    "--log-level",      "warn",   "--journal", "none", NULL};
+                    "--log-level",      "warn",   "--journal", "none",   NULL};
     child c = spawn(argv);
     server_pid = c.pid;
     char line[128];
@@ -207,9 +207,21 @@ static void test_bench_server_race_pipelined(void **state) {
 
 static void test_bench_server_race_over_websocket(void **state) {
     char out[4096];
-    char *argv[] = {(char *)bench_bin, "server",     "--port", server_port, "--ws",
-                    "--clients",       "4",          "--mode", "race",      "--pipeline",
-                    "4",               "--seconds",  "0.5",    "--warmup",  "0",
+    char *argv[] = {(char *)bench_bin,
+                    "server",
+                    "--port",
+                    server_port,
+                    "--ws",
+                    "--clients",
+                    "4",
+                    "--mode",
+                    "race",
+                    "--pipeline",
+                    "4",
+                    "--seconds",
+                    "0.5",
+                    "--warmup",
+                    "0",
                     NULL};
     assert_int_equal(run(argv, out, sizeof out), 0);
     const char *m = strstr(out, " moves_per_s=");
