@@ -410,6 +410,13 @@ void room_time_up(room *r) {
 
 static void walk_away(room *r, int i);
 
+/* Seat i has left the running game (a player already `over` stays `over`), and
+ * the journal says so, or a restart would give the seat back. */
+static void seat_left(room *r, int i) {
+    if (r->seats[i].status != PROTO_OVER) r->seats[i].status = PROTO_LEFT;
+    journal_seat(r, i, "left");
+}
+
 /* When seat's --move-timeout runs out (0 = never): only racers still playing. */
 static uint64_t move_deadline(const room *r, const room_seat *seat) {
     uint64_t timeout = r->srv->cfg.move_timeout_ms;
@@ -436,8 +443,7 @@ static void on_room_timer(uv_timer_t *t) {
         srv_player *p = seat->player;
         seat->player = NULL;
         p->room = NULL;
-        if (seat->status != PROTO_OVER) seat->status = PROTO_LEFT;
-        journal_seat(r, i, "left");
+        seat_left(r, i);
         srv_log(SRV_LOG_INFO, "room %s: player %llu did not come back", r->code,
                 (unsigned long long)seat->id);
         broadcast_player(r, seat, seat->player);
@@ -498,8 +504,7 @@ static void walk_away(room *r, int i) {
         return;
     }
     /* Still connected: as a leave, except that the walker is told too. */
-    seat->status = PROTO_LEFT;
-    journal_seat(r, i, "left"); /* or a restart would give the seat back */
+    seat_left(r, i);
     broadcast_player(r, seat, NULL);
     check_end(r, NULL); /* the walker still gets the `end` if this ends it */
     if (seat->player) unseat(r, i);
@@ -517,8 +522,7 @@ void room_leave(room *r, srv_player *p) {
         broadcast_room(r);
         break;
     case ROOM_RUNNING:
-        if (seat->status != PROTO_OVER) seat->status = PROTO_LEFT;
-        journal_seat(r, i, "left");
+        seat_left(r, i);
         seat->connected = p->conn != NULL;
         if (!r->solo) broadcast_player(r, seat, seat->player);
         check_end(r, NULL); /* the leaver still gets the `end` if this ends it */
