@@ -520,11 +520,16 @@ static void index_put(journal *j, uint64_t game, char *full, size_t full_len,
 
 void journal_index_add(srv *s, uint64_t game, const char *line, size_t len) {
     journal *j = J(s);
-    /* A kill mid-compaction leaves a game in both the archive and the journal. */
-    for (size_t k = 0; j->index && k < j->index_count; k++)
-        if (j->index[(j->index_head + INDEX_GAMES_MAX - 1 - k) % INDEX_GAMES_MAX].game ==
-            game)
-            return;
+    /* A kill mid-compaction leaves a game in both the archive and the journal.
+     * Ids only grow as games are added, so only one not past the newest can be
+     * a copy: the scan is skipped for every game but those. */
+    size_t n = j->index ? j->index_count : 0;
+    if (n &&
+        game <= j->index[(j->index_head + INDEX_GAMES_MAX - 1) % INDEX_GAMES_MAX].game)
+        for (size_t k = 0; k < n; k++)
+            if (j->index[(j->index_head + INDEX_GAMES_MAX - 1 - k) % INDEX_GAMES_MAX]
+                    .game == game)
+                return;
     while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
         len--;
     /* The summary is the record up to its "moves" member, which the server
@@ -941,9 +946,7 @@ static int read_all(int fd, bytes *out) {
 /* The archive's most recent finished games, so that `history` after a
  * restart also reaches back past the last compaction: its last 4 MiB are
  * indexed before the journal's own games (which are newer). */
-static void index_archive_tail(srv *s, const char *path) {
-    char name[4200];
-    snprintf(name, sizeof name, "%s.results", path);
+static void index_file_tail(srv *s, const char *name) {
     int fd = open(name, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
     struct stat st;
@@ -974,6 +977,17 @@ static void index_archive_tail(srv *s, const char *path) {
     }
     free(buf);
     close(fd);
+}
+
+/* The most recent finished games of the archive, for history: those of the last
+ * rotated file first, since a rotation may have just left FILE.results nearly
+ * empty, then those of FILE.results (newer, so they are the ones kept). */
+static void index_archive_tail(srv *s, const char *path) {
+    char name[4200];
+    snprintf(name, sizeof name, "%s.results.1", path);
+    index_file_tail(s, name);
+    snprintf(name, sizeof name, "%s.results", path);
+    index_file_tail(s, name);
 }
 
 int journal_open(srv *s) {
