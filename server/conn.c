@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "addr.h"
+#include "journal.h"
 #include "lobby.h"
 #include "room.h"
 #include "text.h"
@@ -54,6 +55,8 @@ static void trim(conn *c);
 static void use_inline(conn *c);
 static void flush_all(srv *s);
 static void on_turn_idle(uv_idle_t *h);
+static bool over_half(const conn *c);
+static void on_journal_durable(srv *s);
 
 /* ---------------------------------------------------------------- accept --- */
 
@@ -288,7 +291,9 @@ static int on_json_line(void *ctx, const char *line, size_t len) {
     conn_request_done(c);
     lobby_json_line(c, line, len);
     if (c->budget) c->budget--;
-    return c->closing || c->draining || !c->budget || c->in_front_len;
+    /* A reply that filled half the output queue: the next request waits until
+     * the client has read it (a large `replay` must not pile on another). */
+    return c->closing || c->draining || !c->budget || c->in_front_len || over_half(c);
 }
 
 static int on_json_too_long(void *ctx) {
@@ -387,6 +392,7 @@ static bool detect_http(conn *c, const char *data, size_t n) {
 static size_t handle(conn *c, const char *data, size_t n) {
     srv *s = c->srv;
     if (gone(c)) return n;
+    if (over_half(c)) return 0; /* requests wait until the client reads */
     if (c->budget_turn != s->turn) {
         c->budget_turn = s->turn;
         c->budget = c->mode == CONN_TEXT   ? TURN_TEXT_BYTES
@@ -465,8 +471,14 @@ static void take_input(conn *c, const char *data, size_t n) {
     note_partial(c);
 }
 
-/* Held input's turn: handled as far as the budget goes. */
+/* Held input's turn: handled as far as the budget goes. While the client
+ * has not read half the output limit its requests wait out of the turn (so
+ * the loop does not spin on them); update_reading puts them back. */
 static void take_held(conn *c) {
+    if (!gone(c) && over_half(c)) {
+        srv_list_remove(&c->input_link);
+        return;
+    }
     while (!gone(c) && (c->in_off < c->in_len || c->in_front_len)) {
         if (c->in_front_len && keep(c, NULL, 0) < 0) return;
         size_t used = handle(c, c->in_buf + c->in_off, c->in_len - c->in_off);
@@ -601,6 +613,8 @@ void conn_loop_init(srv *s) {
     conn_timers_init(s);
     srv_list_init(&s->input_list);
     srv_list_init(&s->flush_list);
+    srv_list_init(&s->held_list);
+    journal_on_durable(s, on_journal_durable);
     s->check_ms = mono_ms();
     s->poll_timeout = -1;
     uv_idle_init(s->loop, &s->turn_idle);
@@ -635,6 +649,30 @@ static size_t pause_threshold(const conn *c) {
     return c->srv->cfg.max_output / 2;
 }
 
+static bool over_half(const conn *c) {
+    return c->out_bytes > pause_threshold(c);
+}
+
+/* --max-output bounds what waits for a client that does not read, not the
+ * size of one reply: anything may be queued while the queue holds at most
+ * half the limit (requests are handled only then, so every reply fits), and
+ * past that only what keeps the queue within the limit. A non-reader holds
+ * at most half the limit plus one message. */
+static bool fits(const conn *c, size_t cost) {
+    return !over_half(c) || c->out_bytes + cost <= c->srv->cfg.max_output;
+}
+
+/* A barrier: an empty entry that holds back itself and everything after it
+ * until the journal is durable up to the position kept in its head bytes. */
+static srv_buf barrier_buf = {.refs = 1}; /* never freed: refs never reach 0 */
+
+static bool is_held(const conn *c, const conn_out *e) {
+    if (e->buf != &barrier_buf) return false;
+    uint64_t pos;
+    memcpy(&pos, e->head, sizeof pos);
+    return pos > journal_durable_pos(c->srv);
+}
+
 /* Asks for the queue to be written at the end of this loop turn. */
 static void want_flush(conn *c) {
     if (c->flush_link.next == &c->flush_link)
@@ -657,6 +695,13 @@ static void update_reading(conn *c) {
         c->stalled_since = 0;
     else if (!c->stalled_since)
         c->stalled_since = uv_now(c->srv->loop);
+    /* Held requests parked by take_held: their turn comes again. */
+    if (!over && !c->closing && !c->draining &&
+        (c->in_off < c->in_len || c->in_front_len) &&
+        c->input_link.next == &c->input_link) {
+        srv_list_push(&c->srv->input_list, &c->input_link);
+        uv_idle_start(&c->srv->turn_idle, on_turn_idle);
+    }
     if (want == c->reading) return;
     c->reading = want;
     if (want)
@@ -691,7 +736,7 @@ static int grow(conn *c) {
     unsigned cap = ring_allocated(c) ? c->out_cap * 2 : 4;
     size_t old = ring_allocated(c) ? c->out_cap : 0;
     size_t extra = (size_t)(cap - old) * sizeof(conn_out);
-    if (c->out_bytes + extra > c->srv->cfg.max_output) return -1;
+    if (!fits(c, extra)) return -1;
     conn_out *ring = malloc((size_t)cap * sizeof *ring);
     if (!ring) return -1;
     for (unsigned i = 0; i < c->out_count; i++)
@@ -704,26 +749,51 @@ static int grow(conn *c) {
     return 0;
 }
 
+/* A new entry at the back of the queue, charged `cost`; NULL (the client
+ * closed as a slow consumer) if it does not fit. */
+static conn_out *push_entry(conn *c, size_t cost) {
+    if (!fits(c, cost) || (c->out_count == c->out_cap && grow(c) < 0) || !fits(c, cost)) {
+        slow_consumer(c);
+        return NULL;
+    }
+    conn_out *e = entry(c, c->out_count++);
+    c->out_bytes += cost;
+    return e;
+}
+
 void conn_send_framed(conn *c, const void *head, size_t head_len, srv_buf *b,
                       size_t len) {
     if (!b || c->closing || c->draining || head_len > CONN_HEAD_MAX || len > b->len ||
         len > UINT32_MAX)
         return;
-    size_t cost = len + head_len + ENTRY_OVERHEAD;
-    if (c->out_bytes + cost > c->srv->cfg.max_output ||
-        (c->out_count == c->out_cap && grow(c) < 0) ||
-        c->out_bytes + cost > c->srv->cfg.max_output) {
-        slow_consumer(c);
-        return;
-    }
-    conn_out *e = entry(c, c->out_count++);
+    conn_out *e = push_entry(c, len + head_len + ENTRY_OVERHEAD);
+    if (!e) return;
     e->buf = srv_buf_ref(b);
     e->len = (uint32_t)len;
     e->head_len = (uint8_t)head_len;
     if (head_len) memcpy(e->head, head, head_len);
-    c->out_bytes += cost;
     want_flush(c);
-    if (c->out_bytes > pause_threshold(c)) update_reading(c);
+    if (over_half(c)) update_reading(c);
+}
+
+/* Holds back what is queued from now on until the journal is durable up to pos. */
+static void hold_until(conn *c, uint64_t pos) {
+    conn_out *e = push_entry(c, ENTRY_OVERHEAD);
+    if (!e) return;
+    e->buf = srv_buf_ref(&barrier_buf);
+    e->len = 0;
+    e->head_len = 0;
+    memcpy(e->head, &pos, sizeof pos);
+    want_flush(c);
+}
+
+/* The journal synced more: held connections try again. */
+static void on_journal_durable(srv *s) {
+    while (!srv_list_empty(&s->held_list)) {
+        srv_link *l = s->held_list.next;
+        srv_list_remove(l);
+        srv_list_push(&s->flush_list, l);
+    }
 }
 
 void conn_send_buf(conn *c, srv_buf *b) {
@@ -753,6 +823,8 @@ void conn_write(conn *c, const char *data, size_t len) {
 
 void conn_deliver(conn *c, const srv_msg *m) {
     if (c->closing || c->draining) return;
+    if (m->durable_at > journal_durable_pos(c->srv)) hold_until(c, m->durable_at);
+    if (c->closing) return;
     if (c->mode == CONN_TEXT && text_has_session(c))
         text_deliver(c, m);
     else
@@ -767,6 +839,7 @@ static void written(conn *c, size_t n) {
     while (c->out_count) {
         conn_out *e = entry(c, 0);
         size_t len = e->head_len + e->len;
+        if (is_held(c, e)) return; /* nothing after it was written */
         if (n < len) {
             c->out_skip = n;
             return;
@@ -833,22 +906,38 @@ static void on_write(uv_write_t *req, int status) {
     update_reading(c);
 }
 
+/* How many entries from the front may be written: those before the first
+ * barrier that still holds. */
+static unsigned sendable(const conn *c) {
+    unsigned n = 0;
+    while (n < c->out_count &&
+           !is_held(c, &c->out[(c->out_first + n) & (c->out_cap - 1)]))
+        n++;
+    return n;
+}
+
 /* Writes what is queued: at once as far as the kernel takes it, the rest by
- * one uv_write. */
+ * one uv_write. A connection held by a barrier waits in srv.held_list. */
 static void flush(conn *c) {
     if (c->closing || c->writing || !c->out_count) {
         maybe_shutdown(c);
         return;
     }
+    unsigned count = sendable(c);
+    if (!count) {
+        srv_list_remove(&c->flush_link);
+        srv_list_push(&c->srv->held_list, &c->flush_link);
+        return;
+    }
     uv_buf_t stack[64];
     uv_buf_t *bufs = stack;
-    if (c->out_count * 2 > 64 && !(bufs = malloc(c->out_count * 2 * sizeof *bufs))) {
+    if (count * 2 > 64 && !(bufs = malloc(count * 2 * sizeof *bufs))) {
         conn_close(c);
         return;
     }
     uv_stream_t *stream = (uv_stream_t *)&c->tcp;
-    unsigned nb = gather(c, c->out_count, bufs, NULL);
-    int n = uv_try_write(stream, bufs, nb);
+    unsigned nb = gather(c, count, bufs, NULL);
+    int n = nb ? uv_try_write(stream, bufs, nb) : 0; /* nb 0: only spent barriers */
     if (n == UV_EAGAIN) n = 0;
     if (n < 0) {
         if (bufs != stack) free(bufs);
@@ -857,10 +946,11 @@ static void flush(conn *c) {
     }
     c->srv->metrics.bytes_out += (uint64_t)n;
     written(c, (size_t)n);
-    if (c->out_count) {
+    count = sendable(c);
+    if (count) {
         /* The request carries the heads' copies (see gather); on_write frees both. */
-        uv_write_t *req = malloc(sizeof *req + (size_t)c->out_count * CONN_HEAD_MAX);
-        if (req) nb = gather(c, c->out_count, bufs, (char *)(req + 1));
+        uv_write_t *req = malloc(sizeof *req + (size_t)count * CONN_HEAD_MAX);
+        if (req) nb = gather(c, count, bufs, (char *)(req + 1));
         if (!req || uv_write(req, stream, bufs, nb, on_write) < 0) {
             free(req);
             if (bufs != stack) free(bufs);
@@ -869,7 +959,10 @@ static void flush(conn *c) {
         }
         req->data = c;
         c->writing = true;
-        c->out_inflight = c->out_count;
+        c->out_inflight = count;
+    } else if (c->out_count) { /* all that may go went: wait for the journal */
+        srv_list_remove(&c->flush_link);
+        srv_list_push(&c->srv->held_list, &c->flush_link);
     }
     if (bufs != stack) free(bufs);
     maybe_shutdown(c);

@@ -95,7 +95,8 @@ struct jrn_game {
 /* One finished game in the index. */
 typedef struct indexed {
     uint64_t game;
-    char *full; /* the record, without its newline */
+    uint64_t pos; /* its record's journal position: listed once durable */
+    char *full;   /* the record, without its newline */
     size_t full_len;
     size_t summary_len; /* the record without "moves" is full[0..summary_len) + "}" */
 } indexed;
@@ -110,6 +111,16 @@ typedef struct journal {
     bytes inflight; /* the records of the write in progress */
     size_t inflight_done;
     uint64_t good; /* file size up to the last whole record written */
+    /* Positions in the stream of records ever appended (bytes, from 0 at
+     * start-up): what was appended, what is in the file, what is synced.
+     * `end` waits for its record's position to be durable. */
+    uint64_t appended, written, durable;
+    uint64_t inflight_pos; /* appended when the write in progress began */
+    uint64_t sync_pos;     /* written when the sync in progress began */
+    void (*on_durable)(srv *s);
+    /* The file's size after the last compaction (or at start-up): the next
+     * compaction waits until the file has doubled past it (see compact_maybe). */
+    uint64_t base;
     bool busy;     /* a write, sync or truncate is in progress */
     bool failing;  /* the last attempt failed: log again only after a success */
     bool dropping; /* records are being dropped: PENDING_MAX is reached */
@@ -209,6 +220,13 @@ static void on_truncated(uv_fs_t *req) {
     j->busy = false;
 }
 
+/* Records up to pos are on disk: the `end`s waiting for them may go out. */
+static void made_durable(journal *j, uint64_t pos) {
+    if (pos <= j->durable) return;
+    j->durable = pos;
+    if (j->on_durable) j->on_durable(j->srv);
+}
+
 static void on_synced(uv_fs_t *req) {
     journal *j = req->data;
     ssize_t rc = req->result;
@@ -225,6 +243,17 @@ static void on_synced(uv_fs_t *req) {
     if (j->failing) {
         j->failing = false;
         srv_log(SRV_LOG_INFO, "journal %s: writing again", j->path);
+    }
+    made_durable(j, j->sync_pos);
+}
+
+static void sync_start(journal *j) {
+    j->sync_pos = j->written;
+    j->req.data = j;
+    int e = uv_fs_fdatasync(j->srv->loop, &j->req, j->fd, on_synced);
+    if (e < 0) {
+        j->busy = false;
+        incident(j, "fdatasync", e);
     }
 }
 
@@ -259,12 +288,8 @@ static void on_written(uv_fs_t *req) {
     j->stats.bytes += j->inflight.len;
     j->inflight.len = 0;
     j->inflight_done = 0;
-    j->req.data = j;
-    int e = uv_fs_fdatasync(j->srv->loop, &j->req, j->fd, on_synced);
-    if (e < 0) {
-        j->busy = false;
-        incident(j, "fdatasync", e);
-    }
+    j->written = j->inflight_pos;
+    sync_start(j);
 }
 
 /* Appends `moves` records for every game with moves not yet recorded. */
@@ -276,7 +301,16 @@ static void commit_start(journal *j) {
     if (!j->on || j->busy) return;
     flush_moves(j);
     if (compact_maybe(j)) return;
-    if (j->pending.len == 0) return;
+    if (j->pending.len == 0) {
+        /* Written but not synced (a sync failed): sync again, or the `end`s
+         * waiting for those records would wait for the next record. */
+        if (j->written > j->durable) {
+            j->busy = true;
+            sync_start(j);
+        }
+        return;
+    }
+    j->inflight_pos = j->appended;
     bytes t = j->inflight;
     j->inflight = j->pending;
     j->pending = t;
@@ -316,6 +350,7 @@ static void append(journal *j, const char *line, size_t len) {
         j->stats.errors++;
         return;
     }
+    j->appended += len;
     j->stats.records++;
 }
 
@@ -501,8 +536,8 @@ static void index_drop_oldest(journal *j) {
 }
 
 /* Takes ownership of full (a record without its newline). */
-static void index_put(journal *j, uint64_t game, char *full, size_t full_len,
-                      size_t summary_len) {
+static void index_put(journal *j, uint64_t game, uint64_t pos, char *full,
+                      size_t full_len, size_t summary_len) {
     if (!j->index) {
         free(full);
         return;
@@ -511,8 +546,11 @@ static void index_put(journal *j, uint64_t game, char *full, size_t full_len,
                               j->index_bytes + full_len > INDEX_BYTES_MAX))
         index_drop_oldest(j);
     indexed *e = &j->index[j->index_head];
-    *e = (indexed){
-        .game = game, .full = full, .full_len = full_len, .summary_len = summary_len};
+    *e = (indexed){.game = game,
+                   .pos = pos,
+                   .full = full,
+                   .full_len = full_len,
+                   .summary_len = summary_len};
     j->index_head = (j->index_head + 1) % INDEX_GAMES_MAX;
     j->index_count++;
     j->index_bytes += full_len;
@@ -546,7 +584,7 @@ void journal_index_add(srv *s, uint64_t game, const char *line, size_t len) {
     }
     memcpy(full, line, len);
     full[len] = '\0';
-    index_put(j, game, full, len, (size_t)(m - line));
+    index_put(j, game, 0, full, len, (size_t)(m - line));
     journal_note_game(s, game);
 }
 
@@ -554,15 +592,15 @@ void journal_note_game(srv *s, uint64_t game) {
     if (game >= J(s)->next_game) J(s)->next_game = game + 1;
 }
 
-void journal_game_end(room *r, const char *end_line, size_t len) {
+uint64_t journal_game_end(room *r, const char *end_line, size_t len) {
     journal *j = J(r->srv);
     jrn_game *g = r->jgame;
-    if (!g) return;
+    if (!g) return 0;
     undirty(g); /* the finished record holds every move */
     g->ended = true;
     /* The end line is {"type":"end",...}\n: keep its members. */
     static const char head[] = "{\"type\":\"end\",";
-    if (len < sizeof head || memcmp(end_line, head, sizeof head - 1) != 0) return;
+    if (len < sizeof head || memcmp(end_line, head, sizeof head - 1) != 0) return 0;
     const char *members = end_line + sizeof head - 1;
     size_t mlen = len - (sizeof head - 1);
     while (mlen && (members[mlen - 1] == '\n' || members[mlen - 1] == '}'))
@@ -586,12 +624,22 @@ void journal_game_end(room *r, const char *end_line, size_t len) {
     if (bad) {
         free(b.data);
         srv_log(SRV_LOG_ERROR, "journal: out of memory writing game %" PRIu64, g->id);
-        return;
+        return 0;
     }
     append(j, b.data, b.len);
+    uint64_t pos = j->on ? j->appended : 0;
     b.data[b.len - 1] = '\0';
-    index_put(j, g->id, b.data, b.len - 1, summary_len);
+    index_put(j, g->id, pos, b.data, b.len - 1, summary_len);
     if (j->pending.len >= EARLY_COMMIT_BYTES) commit_start(j);
+    return pos;
+}
+
+uint64_t journal_durable_pos(const srv *s) {
+    return J(s) ? J(s)->durable : 0;
+}
+
+void journal_on_durable(srv *s, void (*cb)(srv *s)) {
+    if (J(s)) J(s)->on_durable = cb;
 }
 
 void journal_game_free(room *r) {
@@ -612,15 +660,22 @@ void journal_game_free(room *r) {
 /* How many rotated results archives are kept beside FILE.results. */
 #define ARCHIVES_KEPT 4
 
-/* One compaction: built on the loop, done on the thread pool. */
+/* One compaction. The loop takes the pending records and notes which games
+ * are running (their ids: a few bytes each); everything else, reading the old
+ * journal and sorting its records out, is done on the thread pool, so a
+ * compaction costs the loop the same however large the live data is. */
 typedef struct compaction {
     journal *j;
-    bytes fresh; /* the new journal: head, snapshots, recent finished games */
+    bytes head;  /* the new journal's first record (made on the loop) */
     bytes taken; /* the pending records it replaces: written after all if it fails */
-    int old_fd;  /* the journal being replaced, read up to old_size */
+    uint64_t *running; /* ids of the running games, sorted */
+    size_t nrunning;
+    uint64_t pos; /* j->appended when it began: durable once it is done */
+    int old_fd;   /* the journal being replaced, read up to old_size */
     uint64_t old_size;
     uint64_t max; /* --journal-max: also the archive's rotation size */
     char path[4096];
+    bytes fresh;       /* result: the new journal */
     int new_fd;        /* result: the new journal, open */
     int err;           /* result: 0, or a negative errno */
     const char *step;  /* result: what failed */
@@ -638,25 +693,23 @@ static int write_all(int fd, const char *p, size_t n) {
     return 0;
 }
 
-/* FILE.results grows to max, then becomes FILE.results.1 (and so on up to
- * ARCHIVES_KEPT; the oldest is removed). */
+/* FILE.results grows to max, then becomes FILE.results.1, .1 becomes .2 and
+ * so on up to ARCHIVES_KEPT; the oldest is removed. */
 static int archive_rotate(const char *path, uint64_t incoming, uint64_t max) {
-    char a[4200], b[4200];
+    char from[4200], to[4200];
     struct stat st;
-    snprintf(a, sizeof a, "%s.results", path);
-    if (stat(a, &st) < 0 || (uint64_t)st.st_size + incoming <= max) return 0;
-    for (int k = ARCHIVES_KEPT; k >= 1; k--) {
-        snprintf(b, sizeof b, "%s.results.%d", path, k);
-        if (k == ARCHIVES_KEPT) {
-            unlink(b);
-            continue;
-        }
-        snprintf(a, sizeof a, "%s.results.%d", path, k);
-        if (rename(a, b) < 0 && errno != ENOENT) return -errno;
+    snprintf(from, sizeof from, "%s.results", path);
+    if (stat(from, &st) < 0 || (uint64_t)st.st_size + incoming <= max) return 0;
+    snprintf(to, sizeof to, "%s.results.%d", path, ARCHIVES_KEPT);
+    if (unlink(to) < 0 && errno != ENOENT) return -errno;
+    for (int k = ARCHIVES_KEPT; k >= 2; k--) {
+        snprintf(from, sizeof from, "%s.results.%d", path, k - 1);
+        snprintf(to, sizeof to, "%s.results.%d", path, k);
+        if (rename(from, to) < 0 && errno != ENOENT) return -errno;
     }
-    snprintf(a, sizeof a, "%s.results", path);
-    snprintf(b, sizeof b, "%s.results.1", path);
-    return rename(a, b) < 0 ? -errno : 0;
+    snprintf(from, sizeof from, "%s.results", path);
+    snprintf(to, sizeof to, "%s.results.1", path);
+    return rename(from, to) < 0 ? -errno : 0;
 }
 
 static int fsync_dir_of(const char *path) {
@@ -676,9 +729,60 @@ static int fsync_dir_of(const char *path) {
     return rc;
 }
 
+/* The kinds of record a compaction sorts: every record starts
+ * {"j":"KIND","game":ID (journal.c writes them so). */
+typedef enum record_kind { REC_OTHER, REC_FINISHED, REC_RUNNING } record_kind;
+
+static bool is_running(const compaction *c, uint64_t id) {
+    size_t lo = 0, hi = c->nrunning;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->running[mid] == id) return true;
+        if (c->running[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+static record_kind record_of(const compaction *c, const char *line, size_t n) {
+    static const char *const kinds[] = {"game", "start", "moves", "seat"};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        char head[32];
+        int h = snprintf(head, sizeof head, "{\"j\":\"%s\",\"game\":", kinds[k]);
+        if (n <= (size_t)h || memcmp(line, head, (size_t)h) != 0) continue;
+        if (k == 0) return REC_FINISHED;
+        uint64_t id = 0;
+        for (size_t i = (size_t)h; i < n && line[i] >= '0' && line[i] <= '9'; i++)
+            id = id * 10 + (uint64_t)(line[i] - '0');
+        return is_running(c, id) ? REC_RUNNING : REC_OTHER;
+    }
+    return REC_OTHER;
+}
+
+/* Sorts whole records out of data: finished games to `finished` (if not
+ * NULL, else to fresh), the records of running games to fresh, in order:
+ * a running game keeps every record it has, so a replay stays complete. */
+static int sort_records(compaction *c, const char *data, size_t len, bytes *finished) {
+    for (size_t at = 0; at < len;) {
+        const char *nl = memchr(data + at, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - (data + at)) + 1 : len - at;
+        record_kind kind = nl ? record_of(c, data + at, n) : REC_OTHER;
+        bytes *to = kind == REC_RUNNING                ? &c->fresh
+                    : kind == REC_FINISHED && finished ? finished
+                    : kind == REC_FINISHED             ? &c->fresh
+                                                       : NULL;
+        if (to && bytes_add(to, data + at, n) < 0) return -ENOMEM;
+        at += n;
+    }
+    return 0;
+}
+
 /* On the thread pool: moves the old journal's finished games to the archive,
- * then puts the new journal in place: write, fsync, rename, fsync the
- * directory. The old file stays whole until the rename. */
+ * then puts the new journal in place (the running games' records and the
+ * pending finished games): write, fsync, rename, fsync the directory. The
+ * old file stays whole until the rename. */
 static void compact_work(uv_work_t *w) {
     compaction *c = w->data;
     c->new_fd = -1;
@@ -688,9 +792,9 @@ static void compact_work(uv_work_t *w) {
     snprintf(tmp, sizeof tmp, "%s.compacting", c->path);
     snprintf(archive, sizeof archive, "%s.results", c->path);
     c->step = "reading the journal";
-    if (!old) {
+    if (!old || bytes_add(&c->fresh, c->head.data, c->head.len) < 0) {
         c->err = -ENOMEM;
-        return;
+        goto out;
     }
     size_t got = 0;
     while (got < c->old_size) {
@@ -702,18 +806,9 @@ static void compact_work(uv_work_t *w) {
         }
         got += (size_t)n;
     }
-    static const char game_head[] = "{\"j\":\"game\"";
-    for (size_t at = 0; at < got;) {
-        const char *nl = memchr(old + at, '\n', got - at);
-        size_t n = nl ? (size_t)(nl - (old + at)) + 1 : got - at;
-        if (nl && n > sizeof game_head &&
-            !memcmp(old + at, game_head, sizeof game_head - 1) &&
-            bytes_add(&games, old + at, n) < 0) {
-            c->err = -ENOMEM;
-            goto out;
-        }
-        at += n;
-    }
+    if ((c->err = sort_records(c, old, got, &games)) < 0 ||
+        (c->err = sort_records(c, c->taken.data, c->taken.len, NULL)) < 0)
+        goto out;
     c->step = "writing the results archive";
     if (games.len) {
         if ((c->err = archive_rotate(c->path, games.len, c->max)) < 0) goto out;
@@ -769,6 +864,14 @@ static void give_back(journal *j, compaction *c) {
     c->taken = t;
 }
 
+static void compaction_free(compaction *c) {
+    free(c->head.data);
+    free(c->fresh.data);
+    free(c->taken.data);
+    free(c->running);
+    free(c);
+}
+
 static void compact_done(uv_work_t *w, int status) {
     compaction *c = w->data;
     journal *j = c->j;
@@ -776,12 +879,16 @@ static void compact_done(uv_work_t *w, int status) {
     j->busy = false;
     if (status == 0 && c->err == 0) {
         srv_log(SRV_LOG_INFO,
-                "journal %s: compacted from %" PRIu64 " to %zu bytes; %" PRIu64
-                " bytes of finished games moved to %s.results",
-                j->path, c->old_size, c->fresh.len, c->archived, j->path);
+                "journal %s: compacted from %" PRIu64
+                " to %zu bytes (%zu running games); "
+                "%" PRIu64 " bytes of finished games moved to %s.results",
+                j->path, c->old_size, c->fresh.len, c->nrunning, c->archived, j->path);
         j->fd = c->new_fd;
         j->good = c->fresh.len;
+        j->base = c->fresh.len;
+        j->written = c->pos;
         j->stats.compactions++;
+        made_durable(j, c->pos);
     } else {
         j->stats.errors++;
         give_back(j, c);
@@ -790,39 +897,29 @@ static void compact_done(uv_work_t *w, int status) {
                 "journal %s: compaction failed %s: %s; the journal goes on as it was",
                 j->path, c->step, uv_strerror(status ? status : c->err));
     }
-    free(c->fresh.data);
-    free(c->taken.data);
-    free(c);
+    compaction_free(c);
     commit_start(j);
 }
 
-/* A snapshot of one running game: its start, every move so far, who left. */
-static int snapshot_game(bytes *b, jrn_game *g, room *r) {
-    int bad = start_record(b, r, g);
-    bad |= bytes_printf(b, "{\"j\":\"moves\",\"game\":%" PRIu64 ",\"m\":{", g->id);
-    for (int i = 0; i < r->nseats; i++) {
-        jrn_seat *st = &g->seats[i];
-        bad |= bytes_printf(b, "%s\"%" PRIu64 "\":\"%.*s\"", i ? "," : "", r->seats[i].id,
-                            (int)st->moves.len, st->moves.data ? st->moves.data : "");
-        st->flushed = st->moves.len;
-    }
-    bad |= bytes_add(b, "}}\n", 3);
-    for (int i = 0; i < r->nseats; i++)
-        if (r->seats[i].status == PROTO_LEFT)
-            bad |= bytes_printf(b,
-                                "{\"j\":\"seat\",\"game\":%" PRIu64 ",\"id\":%" PRIu64
-                                ",\"event\":\"left\"}\n",
-                                g->id, r->seats[i].id);
-    undirty(g);
-    return bad ? -1 : 0;
+static int id_cmp(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
-/* Starts a compaction once the file has reached --journal-max. The new file
- * is the running games' snapshots plus the finished-game records not yet
- * written; the other pending records are what the snapshots already say. */
+/* When the file must be compacted: at --journal-max, and, once live data
+ * alone is near that, only when the file has doubled since the last
+ * compaction (as redis rewrites its AOF at a percentage of growth over the
+ * last rewrite). A running game's records can exceed any limit; this keeps
+ * compactions to a logarithmic number as it grows, not one per commit. */
+static uint64_t compact_threshold(const journal *j) {
+    uint64_t max = j->srv->cfg.journal_max;
+    return j->base > max / 2 ? 2 * j->base : max;
+}
+
+/* Starts a compaction once the file has reached its threshold. */
 static bool compact_maybe(journal *j) {
     srv *s = j->srv;
-    if (!j->on || j->busy || j->good + j->pending.len < s->cfg.journal_max ||
+    if (!j->on || j->busy || j->good + j->pending.len < compact_threshold(j) ||
         j->good < j->compact_retry_at)
         return false;
     compaction *c = calloc(1, sizeof *c);
@@ -831,27 +928,24 @@ static bool compact_maybe(journal *j) {
     c->old_fd = j->fd;
     c->old_size = j->good;
     c->max = s->cfg.journal_max;
+    c->pos = j->appended;
     snprintf(c->path, sizeof c->path, "%s", j->path);
-    int bad = bytes_printf(&c->fresh,
-                           "{\"j\":\"head\",\"next_game\":%" PRIu64
-                           ",\"next_id\":%" PRIu64 ",\"compacted\":%" PRId64 "}\n",
-                           j->next_game, s->next_id, journal_wall_ms());
+    size_t n = 0;
+    for (srv_link *l = j->games.next; l != &j->games; l = l->next)
+        n++;
+    c->running = malloc((n ? n : 1) * sizeof *c->running);
+    int bad = !c->running;
     for (srv_link *l = j->games.next; l != &j->games && !bad; l = l->next) {
         jrn_game *g = srv_container(l, jrn_game, all_link);
-        if (g->ended) continue;
-        bad |= snapshot_game(&c->fresh, g, srv_container(g, dirty_owner, game)->room);
+        if (!g->ended) c->running[c->nrunning++] = g->id;
     }
-    static const char game_head[] = "{\"j\":\"game\"";
-    for (size_t at = 0; at < j->pending.len && !bad;) {
-        const char *nl = memchr(j->pending.data + at, '\n', j->pending.len - at);
-        size_t n = (size_t)(nl - (j->pending.data + at)) + 1;
-        if (!memcmp(j->pending.data + at, game_head, sizeof game_head - 1))
-            bad |= bytes_add(&c->fresh, j->pending.data + at, n);
-        at += n;
-    }
+    if (!bad) qsort(c->running, c->nrunning, sizeof *c->running, id_cmp);
+    bad |= bytes_printf(&c->head,
+                        "{\"j\":\"head\",\"next_game\":%" PRIu64 ",\"next_id\":%" PRIu64
+                        ",\"compacted\":%" PRId64 "}\n",
+                        j->next_game, s->next_id, journal_wall_ms());
     if (bad) {
-        free(c->fresh.data);
-        free(c);
+        compaction_free(c);
         srv_log(SRV_LOG_ERROR, "journal: out of memory for a compaction");
         return false;
     }
@@ -865,9 +959,7 @@ static bool compact_maybe(journal *j) {
         j->busy = false;
         j->compaction = NULL;
         give_back(j, c);
-        free(c->fresh.data);
-        free(c->taken.data);
-        free(c);
+        compaction_free(c);
         return false;
     }
     return true;
@@ -881,10 +973,12 @@ char *journal_history(srv *s, int limit, size_t *len) {
     bytes b = {0};
     int bad = bytes_add(&b, "{\"type\":\"history\",\"games\":[",
                         sizeof "{\"type\":\"history\",\"games\":[" - 1);
-    for (int k = 0; k < limit && (size_t)k < j->index_count; k++) {
-        const indexed *e = &j->index[(j->index_head + INDEX_GAMES_MAX - 1 - (size_t)k) %
-                                     INDEX_GAMES_MAX];
-        if (k) bad |= bytes_add(&b, ",", 1);
+    int listed = 0;
+    for (size_t k = 0; listed < limit && k < j->index_count; k++) {
+        const indexed *e =
+            &j->index[(j->index_head + INDEX_GAMES_MAX - 1 - k) % INDEX_GAMES_MAX];
+        if (e->pos > j->durable) continue; /* its `end` has not gone out yet */
+        if (listed++) bad |= bytes_add(&b, ",", 1);
         bad |= bytes_add(&b, e->full, e->summary_len);
         bad |= bytes_add(&b, "}", 1);
     }
@@ -904,7 +998,7 @@ char *journal_replay(srv *s, uint64_t id, size_t *len) {
     for (size_t k = 0; k < j->index_count; k++) {
         const indexed *e =
             &j->index[(j->index_head + INDEX_GAMES_MAX - 1 - k) % INDEX_GAMES_MAX];
-        if (e->game != id) continue;
+        if (e->game != id || e->pos > j->durable) continue;
         bytes b = {0};
         int bad =
             bytes_add(&b, "{\"type\":\"replay\",", sizeof "{\"type\":\"replay\"," - 1);
@@ -1045,6 +1139,7 @@ int journal_open(srv *s) {
     }
     free(data.data);
     j->good = good;
+    j->base = good;
     srv_log(SRV_LOG_INFO,
             "journal %s: %zu bytes, %zu records (%zu bad skipped), %zu finished games, "
             "%zu running games restored in %.1f ms",

@@ -39,8 +39,15 @@ void journal_move(struct room *r, int seat, eng_dir dir);
 /* event: "left", "over", "disconnected" or "connected". */
 void journal_seat(struct room *r, int seat, const char *event);
 /* The race ended with this `end` line: appends the finished-game record
- * and indexes it for history and replay. */
-void journal_game_end(struct room *r, const char *end_line, size_t len);
+ * and indexes it for history and replay (listed once it is durable).
+ * Returns the record's position: the `end` may go out once
+ * journal_durable_pos() has reached it (0: at once, nothing to wait for). */
+uint64_t journal_game_end(struct room *r, const char *end_line, size_t len);
+/* How far the journal's records are on disk (see journal_game_end). */
+uint64_t journal_durable_pos(const srv *s);
+/* cb runs each time journal_durable_pos() grows: the transports write what
+ * they held back for it. */
+void journal_on_durable(srv *s, void (*cb)(srv *s));
 void journal_rematch(struct room *from, struct room *to);
 /* The room is freed: forgets its state (buffered moves are kept). */
 void journal_game_free(struct room *r);

@@ -357,8 +357,12 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     size_t len;
     char *line = proto_enc_end(room_code_or_null(r), reason, winner, views, r->nseats,
                                &r->seed, r->salt, &len);
-    if (line) journal_game_end(r, line, len);
+    /* The deciding move's `state` went out already; `end` waits for its
+     * record's group commit (at most --journal-sync-ms), so no crash can
+     * lose or re-open a game whose seed somebody has seen. */
+    uint64_t durable_at = line ? journal_game_end(r, line, len) : 0;
     srv_msg m = {.type = SRV_MSG_END,
+                 .durable_at = durable_at,
                  .json = srv_buf_take(line, len),
                  .subject = winner,
                  .reason = reason,

@@ -131,6 +131,10 @@ typedef struct srv_msg {
     int nresults;
     eng_seed seed;
     const char *salt;
+    /* A journal position (journal_game_end) that must be durable before this
+     * message, and everything sent after it to the same client, is written:
+     * an `end` reveals the seed, so it waits for its record. 0 = at once. */
+    uint64_t durable_at;
 } srv_msg;
 
 /* ------------------------------------------------------------- entities --- */
@@ -209,6 +213,9 @@ typedef struct srv {
     uv_check_t turn_check;     /* after poll: flush, detect a pause, next turn */
     srv_link input_list;
     srv_link flush_list;
+    /* Connections whose next entry waits for the journal (a durable `end`):
+     * they rejoin flush_list when it syncs. */
+    srv_link held_list;
     uint64_t turn;
     unsigned reads_this_turn, reads_last_turn; /* connections read from, per turn */
     uint64_t prepare_ms;                       /* monotonic ms when poll was entered */

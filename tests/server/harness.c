@@ -492,6 +492,15 @@ json_t *client_next(client *c, int ms) {
     return next_obj(c, ms, "a message");
 }
 
+json_t *client_next_or_null(client *c, int ms) {
+    int64_t deadline = now_ms() + harness_ms(ms);
+    for (;;) {
+        json_t *o = take_line(c);
+        if (o) return o;
+        if (read_more(c, deadline) <= 0) return NULL;
+    }
+}
+
 static const char *type_of(const json_t *o) {
     return json_string_value(json_object_get(o, "type"));
 }

@@ -111,6 +111,9 @@ bool client_send_raw(client *c, const void *data, size_t len, bool tolerate_erro
  * skipped); NULL on EOF or a reset connection. Fails the test on a timeout
  * or a line that is not a compact JSON object with a string "type". */
 json_t *client_next(client *c, int ms);
+/* The next object if one arrives within ms; NULL on a timeout or EOF (for
+ * asserting that something does not come). */
+json_t *client_next_or_null(client *c, int ms);
 /* The next object, which must have this type (fails otherwise). */
 json_t *client_expect(client *c, const char *type, int ms);
 /* The next object of this type, skipping objects whose type is in `skip`

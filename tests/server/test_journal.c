@@ -1,5 +1,6 @@
 /* test_journal.c - the journal: kill -9 and resume, torn tails, history and replay,
  * tampering, write failures, a burst of finishing games. */
+#define _GNU_SOURCE /* prlimit */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "harness.h"
 
 /* ------------------------------------------------------------- helpers --- */
@@ -488,12 +490,14 @@ static void test_tampering(void **state) {
 
 /* -------------------------------------------------------- write failure --- */
 
-/* race2048_journal_errors_total from the server's /metrics. */
-static long long journal_errors(th_server *s) {
+/* A counter from the server's /metrics, e.g. "race2048_journal_errors_total". */
+static long long metric(th_server *s, const char *name) {
     client *http = client_connect(s);
     static const char get[] = "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n";
     client_send_raw(http, get, sizeof get - 1, false);
     static char page[65536];
+    char key[128];
+    snprintf(key, sizeof key, "\n%s ", name);
     size_t n = 0;
     const char *at = NULL;
     while (n < sizeof page - 1 && !(at && strchr(at + 1, '\n'))) {
@@ -501,15 +505,22 @@ static long long journal_errors(th_server *s) {
         if (!got) break;
         n += got;
         page[n] = '\0';
-        at = strstr(page, "\nrace2048_journal_errors_total ");
+        at = strstr(page, key);
     }
-    if (!at) fail_msg("no race2048_journal_errors_total in /metrics");
+    if (!at) fail_msg("no %s in /metrics", name);
     client_close(http);
-    return atoll(at + strlen("\nrace2048_journal_errors_total "));
+    return atoll(at + strlen(key));
 }
 
-/* The file size limit makes writes fail with EFBIG: games go on, the file
- * keeps only whole records, and what is in it checks out. */
+static long long journal_errors(th_server *s) {
+    return metric(s, "race2048_journal_errors_total");
+}
+
+/* The file size limit makes writes fail with EFBIG: games go on, but an
+ * `end` (which reveals the seed) waits for its record to be durable, and the
+ * client's later replies wait behind it. Once the disk takes writes again
+ * (the limit is lifted from outside) every end goes out, in order, and the
+ * journal holds every game, whole records only, and checks out. */
 static void test_write_failure(void **state) {
     const char *journal = path_in("j");
     struct rlimit old, lim;
@@ -521,31 +532,47 @@ static void test_write_failure(void **state) {
     th_server *s = SERVER("--journal", journal, "--journal-sync-ms", "1");
     setrlimit(RLIMIT_FSIZE, &old); /* only the server keeps the limit */
     client *a = client_named(s, "ann");
-    for (int g = 0; g < 12; g++) {
-        if (g == 1) wait_records(journal, "{\"j\":\"game\"", 1, 5000);
-        client_send(a, "{\"type\":\"solo\",\"size\":3,\"seed\":%d}", g);
-        client_expect(a, "start", WAIT);
-        for (int k = 0; k < 4; k++)
-            client_move_any(a);
-        client_send(a, "{\"type\":\"leave\"}");
-        client_expect(a, "end", WAIT);
-        client_expect(a, "left", WAIT);
-    }
-    client_sync(a); /* the server still answers */
-    /* And counts the failures on /metrics (the next commit fails soon). */
+    /* Left then right: one of them changes any 3x3 board with two tiles. */
+    for (int g = 0; g < 12; g++)
+        client_send(a,
+                    "{\"type\":\"solo\",\"size\":3,\"seed\":%d}\n"
+                    "{\"type\":\"move\",\"dir\":\"left\"}\n"
+                    "{\"type\":\"move\",\"dir\":\"right\"}\n"
+                    "{\"type\":\"leave\"}",
+                    g);
+    /* The failures are counted on /metrics (another connection, not held). */
     int64_t deadline = harness_now_ms() + harness_ms(WAIT);
     while (journal_errors(s) == 0) {
         if (harness_remaining(deadline) == 0) fail_msg("no journal error was counted");
         poll(NULL, 0, 50);
     }
+    /* Not every end can have gone out: the file holds fewer than 12 games. */
+    int ends = 0;
+    json_t *m;
+    client_send(a, "{\"type\":\"ping\",\"t\":99}");
+    while (ends < 12 && (m = client_next_or_null(a, 500)) != NULL &&
+           strcmp(jstr(m, "type"), "pong") != 0)
+        ends += !strcmp(jstr(m, "type"), "end");
+    assert_true(ends < 12);
+    /* The disk is back: every held end, and then the pong, arrive. */
+    lim = old;
+    if (prlimit(s->pid, RLIMIT_FSIZE, &lim, NULL) < 0)
+        fail_msg("prlimit: %s", strerror(errno));
+    while (ends < 12) {
+        m = client_next(a, WAIT);
+        if (!m) fail_msg("connection closed after %d ends", ends);
+        ends += !strcmp(jstr(m, "type"), "end");
+    }
+    client_expect_skip(a, "pong", "state left start", WAIT);
     client_send(a, "{\"type\":\"history\",\"limit\":100}");
     assert_int_equal(json_array_size(jarr(client_expect(a, "history", WAIT), "games")),
                      12);
     server_stop(s);
     size_t len;
     char *data = read_file(journal, &len);
-    assert_true(len <= 3000);
-    assert_true(len > 0 && data[len - 1] == '\n'); /* whole records only */
+    assert_true(len > 3000);
+    assert_true(data[len - 1] == '\n'); /* whole records only */
+    assert_int_equal(count_of(data, "{\"j\":\"game\""), 12);
     free(data);
     char *out;
     assert_int_equal(run_replay(&out, journal, NULL, NULL), 0);
@@ -745,6 +772,324 @@ static void test_failed_compaction_keeps_records(void **state) {
     free(out);
 }
 
+/* --------------------------------------------------------- durable ends --- */
+
+#define END_ROUNDS 5
+#define END_GAMES  80
+
+/* kill -9 right after `end`s arrive, round after round, while more games
+ * are ending: every game whose `end` a client saw is in `history` after the
+ * restart, with the result and seed it was told. (An `end` that went out
+ * before its record was synced was lost by the crash, and its game came back
+ * running with its seed public.) */
+static void test_kill9_after_ends(void **state) {
+    const char *journal = path_in("j");
+    const char *const flags[] = {
+        "--journal", journal, "--journal-sync-ms", "50", "--grace", "30", NULL};
+    th_server *s = server_start(flags);
+    for (int round = 0; round < END_ROUNDS; round++) {
+        client *a = client_named(s, "ender");
+        /* Left then right: one of them changes any 3x3 board with two tiles,
+         * so each game is one that `history` lists. */
+        for (int g = 0; g < END_GAMES; g++)
+            client_send(a,
+                        "{\"type\":\"solo\",\"size\":3,\"seed\":%d}\n"
+                        "{\"type\":\"move\",\"dir\":\"left\"}\n"
+                        "{\"type\":\"move\",\"dir\":\"right\"}\n"
+                        "{\"type\":\"leave\"}",
+                        round * 1000 + g);
+        json_t *seen[END_GAMES];
+        int nseen = 0, kill_after = 10 + round * 12;
+        while (nseen < kill_after) {
+            json_t *m = client_next(a, WAIT);
+            if (!m) fail_msg("round %d: closed after %d ends", round, nseen);
+            if (!strcmp(jstr(m, "type"), "end")) seen[nseen++] = m;
+        }
+        server_kill(s);
+        s = server_start(flags);
+        client *h = client_named(s, "reader");
+        client_send(h, "{\"type\":\"history\",\"limit\":100}");
+        json_t *games = jarr(client_expect(h, "history", WAIT), "games");
+        for (int k = 0; k < nseen; k++) {
+            const char *salt = jstr(seen[k], "salt");
+            json_t *found = NULL;
+            for (size_t i = 0; i < json_array_size(games) && !found; i++)
+                if (!strcmp(jstr(json_array_get(games, i), "salt"), salt))
+                    found = json_array_get(games, i);
+            if (!found)
+                fail_msg(
+                    "round %d: end %d of %d (salt %s) was seen, then lost to kill -9",
+                    round, k + 1, nseen, salt);
+            assert_string_equal(jstr(found, "reason"), jstr(seen[k], "reason"));
+            assert_true(
+                jequal(json_object_get(found, "seed"), json_object_get(seen[k], "seed")));
+            assert_true(jequal(json_object_get(found, "winner"),
+                               json_object_get(seen[k], "winner")));
+            assert_true(jequal(json_object_get(found, "results"),
+                               json_object_get(seen[k], "results")));
+        }
+        client_close(h);
+    }
+    server_stop(s);
+    char *out;
+    assert_int_equal(run_replay(&out, journal, NULL, NULL), 0);
+    free(out);
+}
+
+/* ------------------------------------------------------ compaction loop --- */
+
+/* Moves that keep an 8x8 game alive for a long time (the first of down,
+ * left, right, up that changes the board), worked out with the engine from
+ * the game's client seed: the server deals the same tiles. */
+static int long_game_moves(uint32_t seed, char *out, int max) {
+    static eng_tables tables;
+    eng_tables_init(&tables);
+    eng_game g;
+    eng_seed sd = eng_seed_client(seed);
+    eng_game_new(&g, 8, &sd);
+    static const eng_dir order[4] = {ENG_DOWN, ENG_LEFT, ENG_RIGHT, ENG_UP};
+    static const char names[4] = {'d', 'l', 'r', 'u'};
+    int n = 0;
+    while (n < max) {
+        int k = 0;
+        for (; k < 4; k++) {
+            eng_game next = g;
+            if (eng_game_move(&next, order[k], &tables).moved) {
+                g = next;
+                break;
+            }
+        }
+        if (k == 4 || eng_is_over(&g.board)) break;
+        out[n++] = names[k];
+    }
+    return n;
+}
+
+/* Sends moves in batches, each answered by its states before the next. */
+static void play_moves(client *c, const char *moves, int n) {
+    static const char *const dirs[] = {
+        ['d'] = "down", ['l'] = "left", ['r'] = "right", ['u'] = "up"};
+    for (int at = 0; at < n;) {
+        int batch = n - at < 500 ? n - at : 500;
+        char buf[500 * 40];
+        size_t len = 0;
+        for (int k = 0; k < batch; k++)
+            len += (size_t)snprintf(buf + len, sizeof buf - len,
+                                    "{\"type\":\"move\",\"dir\":\"%s\"}\n",
+                                    dirs[(unsigned char)moves[at + k]]);
+        client_send_raw(c, buf, len, false);
+        for (int k = 0; k < batch; k++)
+            if (!jbool(client_expect(c, "state", WAIT), "moved"))
+                fail_msg("move %d did not change the board", at + k);
+        at += batch;
+    }
+}
+
+#define LONG_MOVES 30000
+
+/* Three running games whose records alone exceed --journal-max: the journal
+ * is compacted a few times as they grow (each time it has doubled), not at
+ * every commit (879 compactions in 10 idle seconds before), and a kill -9
+ * after it all gives both games back whole. */
+static void test_compaction_converges(void **state) {
+    const char *journal = path_in("j");
+    const char *const flags[] = {"--journal",
+                                 journal,
+                                 "--journal-max",
+                                 "65536",
+                                 "--journal-sync-ms",
+                                 "5",
+                                 "--grace",
+                                 "30",
+                                 NULL};
+    th_server *s = server_start(flags);
+    static const uint32_t seeds[3] = {1, 2, 4}; /* each lives past LONG_MOVES moves */
+    static char moves[3][LONG_MOVES];
+    static const char *const names[3] = {"one", "two", "three"};
+    client *c[3];
+    for (int i = 0; i < 3; i++) {
+        int n = long_game_moves(seeds[i], moves[i], LONG_MOVES);
+        if (n < LONG_MOVES) fail_msg("seed %u lasts only %d moves", seeds[i], n);
+        c[i] = client_named(s, names[i]);
+        client_send(c[i], "{\"type\":\"solo\",\"size\":8,\"seed\":%u}", seeds[i]);
+        client_expect(c[i], "start", WAIT);
+        play_moves(c[i], moves[i], LONG_MOVES);
+    }
+    long long grown = metric(s, "race2048_journal_compactions_total");
+    /* 3 x 30k moves of records from 64 KiB: a doubling or two, never dozens. */
+    if (grown < 1 || grown > 6) fail_msg("%lld compactions while the games grew", grown);
+    /* A second of pings with the games idle: no compaction at all. */
+    int64_t until = harness_now_ms() + 1000;
+    while (harness_now_ms() < until)
+        client_sync(c[0]);
+    assert_int_equal(metric(s, "race2048_journal_compactions_total"), grown);
+    server_kill(s);
+    s = server_start(flags);
+    for (int i = 0; i < 3; i++) {
+        client *r;
+        json_t *st = resume(s, &r, client_token(c[i]));
+        assert_int_equal(jint(json_array_get(jarr(st, "players"), 0), "moves"),
+                         LONG_MOVES);
+    }
+    server_stop(s);
+}
+
+/* ------------------------------------------------------------- rotation --- */
+
+/* The game ids of an archive's records, in file order; returns the count. */
+static size_t archive_ids(const char *path, long long *ids, size_t max) {
+    char *data = read_file(path, NULL);
+    size_t n = 0;
+    static const char head[] = "{\"j\":\"game\",\"game\":";
+    for (char *p = data; (p = strstr(p, head)) && n < max; p += sizeof head - 1)
+        ids[n++] = atoll(p + sizeof head - 1);
+    free(data);
+    return n;
+}
+
+static long long first_id_of(const char *path) {
+    long long id = -1;
+    struct stat sb;
+    if (stat(path, &sb) == 0) archive_ids(path, &id, 1);
+    return id;
+}
+
+#define ROTATIONS_BATCH     100
+#define ROTATIONS_GAMES_MAX 6000
+
+/* Six rotations of the results archive keep FILE.results.1 to .4 (each
+ * rotation used to rename .1 onto itself, keeping one generation): newest
+ * first, no game missing between the oldest kept and the newest, and no .5. */
+static void test_rotation_keeps_four(void **state) {
+    const char *journal = path_in("j");
+    th_server *s =
+        SERVER("--journal", journal, "--journal-max", "65536", "--journal-sync-ms", "5");
+    client *a = client_named(s, "rotor");
+    /* After the 4th rotation the first game of .4 changes at each one more. */
+    long long first4 = -1;
+    int changes = 0, games = 0;
+    while (changes < 2) {
+        if (games >= ROTATIONS_GAMES_MAX)
+            fail_msg("six rotations took over %d games", games);
+        for (int g = 0; g < ROTATIONS_BATCH; g++)
+            client_send(a, "{\"type\":\"solo\",\"size\":3}\n{\"type\":\"leave\"}");
+        for (int g = 0; g < ROTATIONS_BATCH; g++)
+            client_expect_skip(a, "left", "start end", WAIT);
+        games += ROTATIONS_BATCH;
+        long long now4 = first_id_of(path_in("j.results.4"));
+        if (now4 >= 0 && first4 >= 0 && now4 != first4) changes++;
+        if (now4 >= 0) first4 = now4;
+    }
+    server_stop(s);
+    struct stat sb;
+    assert_true(stat(path_in("j.results.5"), &sb) < 0);
+    static const char *const gens[] = {"j.results.4", "j.results.3", "j.results.2",
+                                       "j.results.1", "j.results",   "j"};
+    static long long ids[ROTATIONS_GAMES_MAX];
+    long long expect = -1;
+    for (size_t k = 0; k < sizeof gens / sizeof gens[0]; k++) {
+        size_t n = archive_ids(path_in(gens[k]), ids, ROTATIONS_GAMES_MAX);
+        if (k < 5) assert_true(n > 0);
+        for (size_t i = 0; i < n; i++) {
+            if (expect >= 0 && ids[i] != expect)
+                fail_msg("%s: game %lld where %lld was next", gens[k], ids[i], expect);
+            expect = ids[i] + 1;
+        }
+        if (k < 5) {
+            char *out;
+            assert_int_equal(run_replay(&out, path_in(gens[k]), NULL, NULL), 0);
+            free(out);
+        }
+    }
+    assert_int_equal(expect - 1, games); /* ids from 1: the newest is the last game */
+}
+
+/* ------------------------------------------------------ replies of any size --- */
+
+#define HUGE_MOVES 1100000
+
+/* Reads raw bytes until `lines` line ends; returns the bytes (malloc'd, NUL
+ * terminated) and their count in *len. */
+static char *read_lines_raw(client *c, int lines, size_t *len) {
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap);
+    int seen = 0;
+    while (seen < lines) {
+        if (n + 65536 + 1 > cap) buf = realloc(buf, cap *= 2);
+        size_t got = client_read_raw(c, buf + n, 65536, WAIT);
+        if (!got) fail_msg("closed after %zu bytes, %d of %d lines", n, seen, lines);
+        for (size_t i = n; i < n + got; i++)
+            seen += buf[i] == '\n';
+        n += got;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* A `replay` of a game with over a million moves (longer than --max-output)
+ * reaches a client that reads, and so do ten of them asked for at once; the
+ * connection stays open (it used to be cut off as a slow consumer before it
+ * got a byte). */
+static void test_replay_any_size(void **state) {
+    const char *journal = path_in("j");
+    th_server *s = SERVER("--journal", journal);
+    client *a = client_named(s, "big");
+    client_send(a, "{\"type\":\"solo\",\"size\":3,\"seed\":5}");
+    client_expect(a, "start", WAIT);
+    client_move_any(a);
+    client_send(a, "{\"type\":\"leave\"}");
+    client_expect(a, "end", WAIT);
+    server_stop(s);
+    /* Its record, rewritten with a million more moves (history and replay
+     * answer from the record; race2048-replay is not asked). */
+    size_t len;
+    char *data = read_file(journal, &len);
+    char *rec = strstr(data, "{\"j\":\"game\"");
+    assert_non_null(rec);
+    char *mv = strstr(rec, "\"moves\":{\"");
+    assert_non_null(mv);
+    char *open = strchr(mv + strlen("\"moves\":{\""), '"'); /* "ID":" */
+    assert_non_null(open);
+    open += 3;
+    char *close = strchr(open, '"');
+    FILE *f = fopen(journal, "wb");
+    assert_non_null(f);
+    fwrite(data, 1, (size_t)(open - data), f);
+    for (int k = 0; k < HUGE_MOVES; k++)
+        fputc("lr"[k & 1], f);
+    fwrite(close, 1, len - (size_t)(close - data), f);
+    fclose(f);
+    free(data);
+
+    s = SERVER("--journal", journal);
+    client *r = client_named(s, "reader");
+    client_send(r, "{\"type\":\"history\"}");
+    json_int_t id =
+        jint(json_array_get(jarr(client_expect(r, "history", WAIT), "games"), 0), "game");
+    client_send(r, "{\"type\":\"replay\",\"game\":%lld}", (long long)id);
+    char *reply = read_lines_raw(r, 1, &len);
+    assert_true(len > HUGE_MOVES);
+    assert_memory_equal(reply, "{\"type\":\"replay\"", 16);
+    free(reply);
+    client_sync(r);
+    /* Ten at once, then a ping: all ten whole, then the pong. */
+    for (int k = 0; k < 10; k++)
+        client_send(r, "{\"type\":\"replay\",\"game\":%lld}", (long long)id);
+    client_send(r, "{\"type\":\"ping\",\"t\":7}");
+    reply = read_lines_raw(r, 11, &len);
+    char *line = reply;
+    for (int k = 0; k < 10; k++) {
+        char *nl = strchr(line, '\n');
+        assert_true(nl - line > HUGE_MOVES);
+        assert_memory_equal(line, "{\"type\":\"replay\"", 16);
+        line = nl + 1;
+    }
+    assert_non_null(strstr(line, "\"pong\""));
+    free(reply);
+    server_stop(s);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
@@ -766,6 +1111,12 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_walk_away_recorded, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_history_after_torn_compaction, setup_dir,
                                         teardown_dir),
+        cmocka_unit_test_setup_teardown(test_kill9_after_ends, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_compaction_converges, setup_dir,
+                                        teardown_dir),
+        cmocka_unit_test_setup_teardown(test_rotation_keeps_four, setup_dir,
+                                        teardown_dir),
+        cmocka_unit_test_setup_teardown(test_replay_any_size, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_failed_compaction_keeps_records, setup_dir,
                                         teardown_dir),
     };
