@@ -133,10 +133,13 @@ typedef enum attack {
     ATTACK_HTTP_BAD,     /* 400 */
     ATTACK_HTTP_HUGE,    /* 431 */
     ATTACK_WS_HUGE,      /* a frame of 2^63-1 bytes: 1009 */
-    ATTACK_SLOWLORIS,    /* half a line, held until the request timeout */
     ATTACK_CHURN,        /* connect, close */
-    ATTACKS
+    ATTACK_SLOWLORIS,    /* half a line, held until the request timeout */
 } attack;
+/* The attacks other than slowloris, which holds its connection for a second
+ * and so has slots of its own. */
+#define ATTACK_SLOWLORIS_OTHERS ATTACK_SLOWLORIS
+enum { SLOWLORIS_SLOTS = 2 };
 
 typedef struct slot {
     int fd;      /* -1 when free */
@@ -194,7 +197,6 @@ static size_t attack_bytes(attack kind, const char **out) {
         n = (size_t)snprintf(buf, sizeof buf, "{\"type\":\"ping\"");
         break;
     case ATTACK_CHURN:
-    case ATTACKS:
         n = 0;
         break;
     }
@@ -212,10 +214,14 @@ static int connect_to(const th_server *s) {
     return fd;
 }
 
-/* Starts the next attack in slot sl; returns false if the server refused the
- * bytes at once (a closed connection): the slot is then free again. */
-static void start_attack(const th_server *s, slot *sl, unsigned *counter) {
-    sl->kind = (attack)((*counter)++ % ATTACKS);
+/* Starts the next attack in slot sl (a slowloris, or one of the others in
+ * turn); if the server has closed the connection before the bytes went out,
+ * the slot is free again. */
+static void start_attack(const th_server *s, slot *sl, bool slowloris,
+                         unsigned *counter) {
+    (*counter)++;
+    sl->kind =
+        slowloris ? ATTACK_SLOWLORIS : (attack)(*counter % ATTACK_SLOWLORIS_OTHERS);
     sl->fd = connect_to(s);
     const char *bytes;
     size_t n = attack_bytes(sl->kind, &bytes);
@@ -260,7 +266,8 @@ static unsigned flood(const th_server *s, int ms) {
     while (harness_now_ms() < end) {
         struct pollfd p[SLOTS];
         for (int i = 0; i < SLOTS; i++) {
-            if (slots[i].fd < 0) start_attack(s, &slots[i], &counter);
+            if (slots[i].fd < 0)
+                start_attack(s, &slots[i], i < SLOWLORIS_SLOTS, &counter);
             p[i] = (struct pollfd){.fd = slots[i].fd, .events = POLLIN};
         }
         poll(p, SLOTS, 5);
