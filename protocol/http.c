@@ -60,9 +60,21 @@ static bool has_token(const char *value, const char *token) {
     return false;
 }
 
+/* Headers that a request may carry once only: two of them are a bad request
+ * (RFC 7230 5.4 for Host; RFC 6455 11.3.1 and 11.3.5 for the WebSocket key
+ * and version), whatever their values. Others are lists: their values add
+ * up (RFC 7230 3.2.2). */
+static const char *const single_headers[PROTO_HTTP_SINGLE_HEADERS] = {
+    "Host", "Sec-WebSocket-Key", "Sec-WebSocket-Version"};
+
 /* One header name and value are complete: keep those the server answers on. */
 static void header_done(proto_http *h) {
     proto_http_request *r = &h->req;
+    for (int i = 0; i < PROTO_HTTP_SINGLE_HEADERS && !h->field_long; i++)
+        if (strcasecmp(h->field, single_headers[i]) == 0) {
+            if (h->seen_single[i]) h->duplicate = true;
+            h->seen_single[i] = true;
+        }
     if (!h->field_long && !h->value_long) {
         /* Whitespace around a value is not part of it (RFC 7230 3.2). */
         while (h->value_len &&
@@ -82,9 +94,14 @@ static void header_done(proto_http *h) {
             for (; *v >= '0' && *v <= '9' && version < 1000; v++)
                 version = version * 10 + (*v - '0');
             r->ws_version = *v == '\0' || *v == ' ' ? version : 0;
-        } else if (strcasecmp(f, "If-None-Match") == 0 &&
-                   strlen(v) < sizeof r->if_none_match)
-            snprintf(r->if_none_match, sizeof r->if_none_match, "%s", v);
+        } else if (strcasecmp(f, "If-None-Match") == 0) {
+            /* A list: a second header adds its tags to the first one's. */
+            size_t have = strlen(r->if_none_match);
+            int n = snprintf(r->if_none_match + have, sizeof r->if_none_match - have,
+                             "%s%s", have ? ", " : "", v);
+            if (n < 0 || (size_t)n >= sizeof r->if_none_match - have)
+                r->if_none_match[have] = '\0'; /* no room: the first tags stay */
+        }
     }
     h->field_len = h->value_len = 0;
     h->field[0] = h->value[0] = '\0';
@@ -97,6 +114,8 @@ static int on_message_begin(http_parser *p) {
     h->field_len = h->value_len = 0;
     h->field_long = h->value_long = h->in_value = false;
     h->saw_upgrade_ws = h->saw_conn_upgrade = false;
+    h->duplicate = false;
+    memset(h->seen_single, 0, sizeof h->seen_single);
     h->in_head = true;
     h->in_message = true;
     return 0;
@@ -129,6 +148,7 @@ static int on_headers_complete(http_parser *p) {
     h->in_head = false;
     proto_http_request *r = &h->req;
     if (p->http_major != 1) return -1; /* only HTTP/1.x: 400 */
+    if (h->duplicate) return -1;       /* 400 */
     r->major = p->http_major;
     r->minor = p->http_minor;
     r->method = p->method == HTTP_GET    ? PROTO_HTTP_GET

@@ -11,6 +11,9 @@
 /* Request line plus headers may take at most this many bytes; beyond it the
  * request is answered 431 and the connection closed. */
 #define PROTO_HTTP_HEAD_MAX 8192
+/* Headers a request may hold only once (Host, Sec-WebSocket-Key,
+ * Sec-WebSocket-Version): a second one is PROTO_HTTP_BAD. */
+#define PROTO_HTTP_SINGLE_HEADERS 3
 /* Targets longer than this are kept truncated and flagged (they 404). */
 #define PROTO_HTTP_TARGET_MAX 256
 
@@ -51,8 +54,10 @@ typedef struct proto_http {
     size_t value_len;
     bool value_long;
     bool in_value;
-    bool saw_upgrade_ws;   /* Upgrade: websocket */
-    bool saw_conn_upgrade; /* Connection: ... upgrade ... */
+    bool saw_upgrade_ws;                         /* Upgrade: websocket */
+    bool saw_conn_upgrade;                       /* Connection: ... upgrade ... */
+    bool seen_single[PROTO_HTTP_SINGLE_HEADERS]; /* which of them came */
+    bool duplicate; /* one of those came twice: a bad request */
 } proto_http;
 
 typedef enum proto_http_result {
@@ -60,7 +65,8 @@ typedef enum proto_http_result {
     PROTO_HTTP_REQUEST,   /* a whole request (body skipped) is in h->req */
     PROTO_HTTP_UPGRADE,   /* a request with Upgrade ended its head: in h->req;
                              the bytes after it belong to the new protocol */
-    PROTO_HTTP_BAD,       /* not HTTP/1.x, or malformed: answer 400 and close */
+    PROTO_HTTP_BAD,       /* not HTTP/1.x, malformed, or a header that must come
+                             once came twice: answer 400 and close */
     PROTO_HTTP_TOO_LARGE, /* head over PROTO_HTTP_HEAD_MAX: answer 431 and close */
 } proto_http_result;
 

@@ -206,7 +206,7 @@ void conn_accept(srv *s, uv_stream_t *listener) {
     }
     conn *c = calloc(1, sizeof *c);
     if (!c) {
-        srv_log(SRV_LOG_ERROR, "out of memory accepting a connection");
+        srv_log_client(SRV_LOG_ERROR, "out of memory accepting a connection");
         return;
     }
     c->srv = s;
@@ -246,20 +246,11 @@ void conn_accept(srv *s, uv_stream_t *listener) {
         c->refused = CONN_REFUSE_PER_ADDR;
     if (c->refused) {
         s->nrefused++;
-        /* A flood of refusals must not flood the log: one line a second, with
-         * the count of those not shown. */
-        uint64_t now = uv_now(s->loop);
-        if (s->refuse_log_ms && now - s->refuse_log_ms < 1000) {
-            s->refusals_unlogged++;
-        } else {
-            char why[96];
-            refusal(c, why, sizeof why);
-            srv_log(SRV_LOG_WARN,
-                    "refusing %s: %s (and %llu more since the last such line)",
-                    conn_peer(c), why, (unsigned long long)s->refusals_unlogged);
-            s->refuse_log_ms = now;
-            s->refusals_unlogged = 0;
-        }
+        /* A flood of refusals must not flood the log: the budget of client
+         * lines holds them, and counts those not shown. */
+        char why[96];
+        refusal(c, why, sizeof why);
+        srv_log_client(SRV_LOG_WARN, "refusing %s: %s", conn_peer(c), why);
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_refused_read);
         arm(c, on_refused_timeout, DETECT_MS);
         return;
@@ -268,7 +259,7 @@ void conn_accept(srv *s, uv_stream_t *listener) {
     /* A peer that vanishes without a FIN is found even while it races (races
      * are exempt from the idle timeout). */
     uv_tcp_keepalive(&c->tcp, 1, 60);
-    srv_log(SRV_LOG_INFO, "connect %s (#%llu, %u open)", conn_peer(c),
+    srv_log(SRV_LOG_DEBUG, "connect %s (#%llu, %u open)", conn_peer(c),
             (unsigned long long)c->id, s->nconns);
     update_reading(c);
     arm(c, on_detect_timeout, DETECT_MS);
@@ -309,7 +300,7 @@ static int on_json_too_long(void *ctx) {
         conn_send_buf(c, b);
         srv_buf_unref(b);
     }
-    srv_log(SRV_LOG_INFO, "line_too_long from %s", conn_peer(c));
+    srv_log_client(SRV_LOG_INFO, "line_too_long from %s", conn_peer(c));
     conn_close_after_flush(c);
     return 1;
 }
@@ -712,8 +703,8 @@ static void update_reading(conn *c) {
 
 static void slow_consumer(conn *c) {
     c->srv->metrics.slow_consumers++;
-    srv_log(SRV_LOG_WARN, "slow_consumer: closing %s, %zu bytes queued", conn_peer(c),
-            c->out_bytes);
+    srv_log_client(SRV_LOG_WARN, "slow_consumer: closing %s, %zu bytes queued",
+                   conn_peer(c), c->out_bytes);
     conn_close(c);
 }
 
@@ -1013,7 +1004,7 @@ static void conn_free(conn *c) {
         srv_list_remove(&c->link);
         s->nconns--;
         if (c->refused) s->nrefused--;
-        srv_log(SRV_LOG_INFO, "disconnect %s (#%llu, %u open)", conn_peer(c),
+        srv_log(SRV_LOG_DEBUG, "disconnect %s (#%llu, %u open)", conn_peer(c),
                 (unsigned long long)c->id, s->nconns);
     }
     free(c);
@@ -1119,7 +1110,7 @@ void conn_sweep_idle(srv *s) {
             continue;
         }
         if (req_ms && c->partial_since && now - c->partial_since >= req_ms) {
-            srv_log(SRV_LOG_INFO, "closing %s: a request unfinished for %llu s",
+            srv_log(SRV_LOG_DEBUG, "closing %s: a request unfinished for %llu s",
                     conn_peer(c), (unsigned long long)((now - c->partial_since) / 1000));
             if (c->mode == CONN_TEXT && text_has_session(c)) text_say_slow(c);
             conn_close_after_flush(c);
@@ -1137,7 +1128,7 @@ void conn_sweep_idle(srv *s) {
         if (p && (room_in_running_race(p) ||
                   (p->watching && p->watching->state == ROOM_RUNNING)))
             continue;
-        srv_log(SRV_LOG_INFO, "closing idle connection %s", conn_peer(c));
+        srv_log(SRV_LOG_DEBUG, "closing idle connection %s", conn_peer(c));
         if (c->mode == CONN_TEXT && text_has_session(c)) text_say_idle(c);
         if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_GOING_AWAY);
         conn_close_after_flush(c);

@@ -10,35 +10,11 @@
 /* At most this many addresses are remembered as having failed; past it the
  * one that failed longest ago is forgotten first. */
 #define GUARD_MAX_ADDRS 65536
-/* Warnings about failed resumes: at most this many lines per second. */
-#define GUARD_LOG_PER_S 5
-
 /* --------------------------------------------------------------- logging --- */
 
-static struct {
-    uint64_t second;     /* loop time / 1000 of the current window */
-    unsigned lines;      /* lines logged in it */
-    unsigned suppressed; /* lines not logged since the last one that was */
-} log_window;
-
-/* Logs at most GUARD_LOG_PER_S lines a second, counting the rest. */
+/* A warning a client caused: within the server's budget of such lines. */
 static void guard_log(srv *s, const char *what, const char *peer) {
-    uint64_t second = uv_now(s->loop) / 1000;
-    if (second != log_window.second) {
-        log_window.second = second;
-        log_window.lines = 0;
-    }
-    if (log_window.lines >= GUARD_LOG_PER_S) {
-        log_window.suppressed++;
-        return;
-    }
-    log_window.lines++;
-    if (log_window.suppressed)
-        srv_log(SRV_LOG_WARN, "%s from %s (and %u such warnings not logged)", what, peer,
-                log_window.suppressed);
-    else
-        srv_log(SRV_LOG_WARN, "%s from %s", what, peer);
-    log_window.suppressed = 0;
+    srv_log_client(SRV_LOG_WARN, "%s from %s", what, peer);
 }
 
 /* ------------------------------------------------------------- addresses --- */

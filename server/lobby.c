@@ -72,7 +72,8 @@ srv_player *lobby_player(conn *c, bool welcome) {
     if (!c->player) {
         srv_player *p = player_new(c->srv);
         if (!p) {
-            srv_log(SRV_LOG_ERROR, "out of memory making a player for %s", conn_peer(c));
+            srv_log_client(SRV_LOG_ERROR, "out of memory making a player for %s",
+                           conn_peer(c));
             conn_close(c);
             return NULL;
         }
@@ -259,7 +260,7 @@ static void do_quick(srv_player *p, const proto_request *req) {
 
     room *r = room_new(s, false, &p->queue_key);
     if (!r) {
-        srv_log(SRV_LOG_ERROR, "out of memory making a matchmaking room");
+        srv_log_client(SRV_LOG_ERROR, "out of memory making a matchmaking room");
         return; /* everyone stays queued; the next request retries */
     }
     for (int i = 0; i < p->queue_key.players; i++) {
@@ -469,7 +470,7 @@ void lobby_take_back(conn *c, srv_player *p) {
         c->player = p;
         p->conn = c;
     }
-    srv_log(SRV_LOG_INFO, "player %llu resumed on %s", (unsigned long long)p->id,
+    srv_log(SRV_LOG_DEBUG, "player %llu resumed on %s", (unsigned long long)p->id,
             conn_peer(c));
     send_welcome(p);
     if (p->room) room_reconnect(p->room, p);
@@ -549,7 +550,7 @@ void lobby_conn_gone(conn *c) {
     srv_player *p = c->player;
     if (!p) return;
     if (p->room && p->room->state == ROOM_RUNNING)
-        srv_log(SRV_LOG_INFO, "player %llu lost its connection; seat kept",
+        srv_log(SRV_LOG_DEBUG, "player %llu lost its connection; seat kept",
                 (unsigned long long)p->id);
     drop_player(c);
 }

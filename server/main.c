@@ -283,6 +283,7 @@ static void fit_descriptors(srv *s) {
 
 static void on_sweep(uv_timer_t *t) {
     conn_sweep_idle(t->data);
+    srv_log_client_flush(); /* a flood that stopped still gets its count logged */
 }
 
 static void on_shutdown_deadline(uv_timer_t *t) {

@@ -128,7 +128,7 @@ room *room_new_coded(srv *s, bool solo, const proto_settings *settings,
     r->timer.data = r;
     srv_list_push(&s->rooms, &r->link);
     if (!solo)
-        srv_log(SRV_LOG_INFO, "room %s made: %d players, size %d, target %u", r->code,
+        srv_log(SRV_LOG_DEBUG, "room %s made: %d players, size %d, target %u", r->code,
                 r->settings.players, r->settings.size, r->settings.target);
     return r;
 }
@@ -227,7 +227,7 @@ void room_start(room *r) {
         if (r->seats[i].player) send_start(r, r->seats[i].player, r->seats[i].id);
     for (int i = 0; i < r->nwatchers; i++)
         send_start(r, r->watchers[i], 0);
-    if (!r->solo) srv_log(SRV_LOG_INFO, "room %s: race started", r->code);
+    if (!r->solo) srv_log(SRV_LOG_DEBUG, "room %s: race started", r->code);
     room_rearm(r);
 }
 
@@ -383,7 +383,7 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
         srv_log(SRV_LOG_DEBUG, "room %s ended: seed %s salt %s", r->code, seed_text,
                 r->salt);
     if (!r->solo)
-        srv_log(SRV_LOG_INFO, "room %s: race ended (%s), winner %llu", r->code,
+        srv_log(SRV_LOG_DEBUG, "room %s: race ended (%s), winner %llu", r->code,
                 reason == PROTO_END_TARGET     ? "target"
                 : reason == PROTO_END_ALL_OVER ? "all_over"
                 : reason == PROTO_END_TIME     ? "time"
@@ -448,7 +448,7 @@ static void on_room_timer(uv_timer_t *t) {
         seat->player = NULL;
         p->room = NULL;
         seat_left(r, i);
-        srv_log(SRV_LOG_INFO, "room %s: player %llu did not come back", r->code,
+        srv_log(SRV_LOG_DEBUG, "room %s: player %llu did not come back", r->code,
                 (unsigned long long)seat->id);
         broadcast_player(r, seat, seat->player);
         srv_player_release(p);
@@ -500,7 +500,7 @@ static void rematch_progress(room *r);
  * if its grace period had run out, so nobody holds a race by walking away. */
 static void walk_away(room *r, int i) {
     room_seat *seat = &r->seats[i];
-    srv_log(SRV_LOG_INFO, "room %s: player %llu made no move for %llus; it has left",
+    srv_log(SRV_LOG_DEBUG, "room %s: player %llu made no move for %llus; it has left",
             r->code, (unsigned long long)seat->id,
             (unsigned long long)(r->srv->cfg.move_timeout_ms / 1000));
     if (!seat->connected) { /* the grace expiry that follows gives the seat up */

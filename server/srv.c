@@ -23,20 +23,88 @@ void srv_log_set_level(srv_log_level level) {
     log_threshold = level;
 }
 
-void srv_log(srv_log_level level, const char *fmt, ...) {
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 0)))
+#endif
+static void
+log_line(srv_log_level level, const char *fmt, va_list ap) {
     static const char *names[] = {"error", "warn", "info", "debug"};
-    if (level > log_threshold) return;
     char when[32];
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
     fprintf(stderr, "%s %s ", when, names[level]);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void srv_log(srv_log_level level, const char *fmt, ...) {
+    if (level > log_threshold) return;
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    log_line(level, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+}
+
+/* The budget of lines clients can cause, shared by all of them: a flood from
+ * any number of connections and addresses costs at most this much log. */
+static struct {
+    uint64_t second;     /* monotonic second of the current window */
+    unsigned lines;      /* client lines logged in it */
+    uint64_t suppressed; /* client lines left out since the last report */
+    uint64_t since_ms;   /* when the first of those was left out */
+    uint64_t report_ms;  /* when the last report was logged */
+} client_budget;
+
+static uint64_t mono_ms(void) {
+    return uv_hrtime() / 1000000;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void
+log_simple(srv_log_level level, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    log_line(level, fmt, ap);
+    va_end(ap);
+}
+
+/* Says how many client lines were left out, at most once a second. */
+static void report_suppressed(uint64_t now) {
+    if (!client_budget.suppressed || now - client_budget.report_ms < 1000) return;
+    log_simple(log_threshold < SRV_LOG_WARN ? SRV_LOG_ERROR : SRV_LOG_WARN,
+               "%" PRIu64 " similar lines (client errors, refusals, cut-offs) suppressed "
+               "in the last %" PRIu64 " s: at most %d such lines a second are logged",
+               client_budget.suppressed, (now - client_budget.since_ms + 999) / 1000,
+               SRV_LOG_CLIENT_PER_S);
+    client_budget.suppressed = 0;
+    client_budget.report_ms = now;
+}
+
+void srv_log_client(srv_log_level level, const char *fmt, ...) {
+    if (level > log_threshold) return;
+    uint64_t now = mono_ms();
+    if (now / 1000 != client_budget.second) {
+        client_budget.second = now / 1000;
+        client_budget.lines = 0;
+    }
+    if (client_budget.lines >= SRV_LOG_CLIENT_PER_S) {
+        if (!client_budget.suppressed++) client_budget.since_ms = now;
+        return;
+    }
+    client_budget.lines++;
+    report_suppressed(now);
+    va_list ap;
+    va_start(ap, fmt);
+    log_line(level, fmt, ap);
+    va_end(ap);
+}
+
+void srv_log_client_flush(void) {
+    report_suppressed(mono_ms());
 }
 
 /* -------------------------------------------------------------- buffers --- */

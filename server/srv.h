@@ -78,6 +78,21 @@ void srv_log(srv_log_level level, const char *fmt, ...)
 #endif
     ;
 void srv_log_set_level(srv_log_level level);
+/* Lines a client can cause (its errors, refusals, cut-offs, failed resumes):
+ * at most this many a second are logged, in all, however many clients and
+ * addresses cause them. */
+#define SRV_LOG_CLIENT_PER_S 5
+/* srv_log for a line a client can cause: past the budget above the line is
+ * counted instead, and the count logged (one line at most once a second)
+ * with the next line logged or by srv_log_client_flush(). Cannot fail. */
+void srv_log_client(srv_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Logs the count of client lines left out, if any and if none was reported
+ * in the last second; the sweep timer calls it. */
+void srv_log_client_flush(void);
 
 /* ------------------------------------------------------- shared buffers --- */
 
@@ -227,10 +242,8 @@ typedef struct srv {
     /* Listeners whose next connection waits: not even a refusal fits. */
     uv_stream_t *accept_paused[SRV_MAX_LISTENERS];
     int npaused;
-    uint64_t fd_log_ms;         /* rate limit for "out of descriptors" logs */
-    uint64_t refuse_log_ms;     /* and for refusals */
-    uint64_t refusals_unlogged; /* refusals since the last logged one */
-    struct addr_entry *addrs;   /* open connections per address (addr.c) */
+    uint64_t fd_log_ms;       /* rate limit for "out of descriptors" logs */
+    struct addr_entry *addrs; /* open connections per address (addr.c) */
     srv_link players;
     srv_link rooms;
     /* The rooms `rooms` lists, oldest first, so the reply costs the same

@@ -106,7 +106,7 @@ static void on_ws_too_long(void *ctx) {
         web_send_json(c, b);
         srv_buf_unref(b);
     }
-    srv_log(SRV_LOG_INFO, "line_too_long from %s (WebSocket)", conn_peer(c));
+    srv_log_client(SRV_LOG_INFO, "line_too_long from %s (WebSocket)", conn_peer(c));
 }
 
 static void on_ws_output(void *ctx, const char *data, size_t len) {
@@ -121,7 +121,7 @@ static void upgrade(conn *c, const proto_http_request *r) {
     size_t n = proto_http_ws_accept_head(head, sizeof head, r->ws_key);
     c->web->ws = n ? proto_ws_new(c->srv->cfg.max_line, &ws_handlers, c) : NULL;
     if (!c->web->ws) {
-        srv_log(SRV_LOG_ERROR, "cannot open a WebSocket for %s", conn_peer(c));
+        srv_log_client(SRV_LOG_ERROR, "cannot open a WebSocket for %s", conn_peer(c));
         conn_close(c);
         return;
     }
@@ -129,7 +129,7 @@ static void upgrade(conn *c, const proto_http_request *r) {
     c->srv->metrics.ws_upgrades++;
     conn_write(c, head, n);
     c->mode = CONN_WS;
-    srv_log(SRV_LOG_INFO, "WebSocket open from %s (#%llu)", conn_peer(c),
+    srv_log(SRV_LOG_DEBUG, "WebSocket open from %s (#%llu)", conn_peer(c),
             (unsigned long long)c->id);
 }
 
@@ -195,8 +195,8 @@ static void http_input(conn *c, const char *data, size_t n) {
             respond_text(c, 400, "Bad request.\n", false, false);
             return;
         case PROTO_HTTP_TOO_LARGE:
-            srv_log(SRV_LOG_INFO, "431 for %s: request head over %d bytes", conn_peer(c),
-                    PROTO_HTTP_HEAD_MAX);
+            srv_log_client(SRV_LOG_INFO, "431 for %s: request head over %d bytes",
+                           conn_peer(c), PROTO_HTTP_HEAD_MAX);
             respond_text(c, 431, "Request head too large.\n", false, false);
             return;
         case PROTO_HTTP_UPGRADE:
@@ -224,7 +224,8 @@ static void http_input(conn *c, const char *data, size_t n) {
 int web_begin(conn *c) {
     c->web = calloc(1, sizeof *c->web);
     if (!c->web) {
-        srv_log(SRV_LOG_ERROR, "out of memory for an HTTP session of %s", conn_peer(c));
+        srv_log_client(SRV_LOG_ERROR, "out of memory for an HTTP session of %s",
+                       conn_peer(c));
         conn_close(c);
         return -1;
     }

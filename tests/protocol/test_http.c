@@ -151,6 +151,67 @@ static void test_bad_requests(void **state) {
     }
 }
 
+/* Headers a request may carry once (RFC 7230 5.4: Host; RFC 6455 11.3.1 and
+ * 11.3.5: the WebSocket key and version; RFC 7230 3.3.2: Content-Length),
+ * twice, are a bad request, even with equal values, however the bytes come. */
+static void test_duplicate_headers_are_bad(void **state) {
+    const char *bad[] = {
+        "GET /ws HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        "Sec-WebSocket-Version: 13\r\n\r\n",
+        "GET /ws HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        "Sec-WebSocket-Version: 13\r\nSEC-WEBSOCKET-KEY: x\r\n\r\n",
+        "GET /ws HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Version: 13\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n",
+        "GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx",
+        "GET / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        for (int split = 0; split < 2; split++) {
+            proto_http h;
+            proto_http_init(&h);
+            size_t used;
+            proto_http_result r =
+                split ? feed_bytewise(&h, bad[i], strlen(bad[i]), &used)
+                      : proto_http_feed(&h, bad[i], strlen(bad[i]), &used);
+            if (r != PROTO_HTTP_BAD)
+                fail_msg("request %zu (split %d): result %d, want BAD", i, split, r);
+        }
+}
+
+/* List headers may come twice: their values add up (RFC 7230 3.2.2). */
+static void test_list_headers_add_up(void **state) {
+    const char req[] = "GET /ws HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\n"
+                       "Connection: keep-alive\r\nConnection: Upgrade\r\n"
+                       "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                       "Sec-WebSocket-Version: 13\r\n\r\n";
+    proto_http h;
+    proto_http_init(&h);
+    size_t used;
+    assert_int_equal(proto_http_feed(&h, req, sizeof req - 1, &used), PROTO_HTTP_UPGRADE);
+    assert_true(h.req.upgrade_websocket);
+    const char tags[] = "GET / HTTP/1.1\r\nIf-None-Match: \"a\"\r\n"
+                        "If-None-Match: \"b\"\r\n\r\n";
+    proto_http_init(&h);
+    assert_int_equal(proto_http_feed(&h, tags, sizeof tags - 1, &used),
+                     PROTO_HTTP_REQUEST);
+    assert_string_equal(h.req.if_none_match, "\"a\", \"b\"");
+    /* The next request on the connection starts afresh: one Host each. */
+    const char two[] =
+        "GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n";
+    proto_http_init(&h);
+    assert_int_equal(proto_http_feed(&h, two, sizeof two - 1, &used), PROTO_HTTP_REQUEST);
+    proto_http_next(&h);
+    size_t more;
+    assert_int_equal(proto_http_feed(&h, two + used, sizeof two - 1 - used, &more),
+                     PROTO_HTTP_REQUEST);
+}
+
 static void test_midway(void **state) {
     proto_http h;
     proto_http_init(&h);
@@ -207,6 +268,8 @@ int main(void) {
         cmocka_unit_test(test_accept_key_rfc_example),
         cmocka_unit_test(test_head_over_8k_is_too_large),
         cmocka_unit_test(test_bad_requests),
+        cmocka_unit_test(test_duplicate_headers_are_bad),
+        cmocka_unit_test(test_list_headers_add_up),
         cmocka_unit_test(test_midway),
         cmocka_unit_test(test_detect),
         cmocka_unit_test(test_response_head),

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "ws.h"
@@ -162,6 +163,93 @@ static void test_limits_and_violations(void **state) {
     check_closed_with("close of one byte", buf, n, 8, PROTO_WS_PROTOCOL, "");
 }
 
+/* A header on its own, masked (no key bytes yet) unless unmasked. */
+static size_t header(unsigned char *out, bool fin, int opcode, uint64_t len,
+                     int len_bytes) {
+    size_t n = 0;
+    out[n++] = (unsigned char)((fin ? 0x80 : 0) | opcode);
+    if (len_bytes == 0) {
+        out[n++] = (unsigned char)(0x80 | len);
+    } else {
+        out[n++] = len_bytes == 2 ? 0x80 | 126 : 0x80 | 127;
+        for (int i = len_bytes - 1; i >= 0; i--)
+            out[n++] = (unsigned char)(len >> (8 * i));
+    }
+    return n;
+}
+
+/* Each byte of a bad header until the last one keeps the connection open; the
+ * last one closes it with code, before any mask key or payload comes. */
+static void check_header_closes(const char *what, const unsigned char *buf, size_t n,
+                                int want_code, const char *want_seen) {
+    record r = {0};
+    proto_ws *ws = proto_ws_new(4096, &handlers, &r);
+    for (size_t i = 0; i + 1 < n; i++)
+        if (!proto_ws_feed(ws, (const char *)buf + i, 1))
+            fail_msg("%s: closed after %zu of %zu header bytes", what, i + 1, n);
+    assert_int_equal(r.out_len, 0);
+    assert_false(proto_ws_feed(ws, (const char *)buf + n - 1, 1));
+    int code;
+    size_t next;
+    assert_int_equal(first_frame(&r, 0, &code, &next), 8);
+    if (code != want_code) fail_msg("%s: close code %d, want %d", what, code, want_code);
+    assert_int_equal(next, r.out_len);
+    assert_string_equal(r.seen, want_seen);
+    proto_ws_free(ws);
+    /* The same bytes in one piece, after a good message: it is handled, then
+     * the close. */
+    unsigned char whole[64];
+    size_t m = frame(whole, true, 1, "ok", 2, false);
+    memcpy(whole + m, buf, n);
+    char seen[16];
+    snprintf(seen, sizeof seen, "[ok]%s", want_seen);
+    check_closed_with(what, whole, m + n, 4096, want_code, seen);
+}
+
+/* RFC 6455 5.2 and 5.5: every rule a header can break is judged as soon as
+ * the header says enough, with the close code the RFC gives (issue 16). */
+static void test_bad_headers_close_at_once(void **state) {
+    unsigned char buf[16];
+    size_t n = header(buf, true, 1, INT64_MAX, 8);
+    check_header_closes("2^63-1 bytes declared", buf, n, PROTO_WS_TOO_BIG, "!");
+    n = header(buf, true, 1, 4097, 2);
+    check_header_closes("one byte over, 16-bit", buf, n, PROTO_WS_TOO_BIG, "!");
+    n = header(buf, false, 1, 70000, 8);
+    check_header_closes("over, in a first fragment", buf, n, PROTO_WS_TOO_BIG, "!");
+    n = header(buf, true, 1, (uint64_t)1 << 63, 8);
+    check_header_closes("64-bit length, top bit set", buf, n, PROTO_WS_PROTOCOL, "");
+    n = header(buf, true, 1, UINT64_MAX, 8);
+    check_header_closes("64-bit length, all ones", buf, n, PROTO_WS_PROTOCOL, "");
+    n = header(buf, true, 1, 5, 2);
+    check_header_closes("16-bit length under 126", buf, n, PROTO_WS_PROTOCOL, "");
+    n = header(buf, true, 1, 300, 8);
+    check_header_closes("64-bit length under 65536", buf, n, PROTO_WS_PROTOCOL, "");
+    n = header(buf, false, 9, 0, 0);
+    check_header_closes("fragmented ping", buf, n, PROTO_WS_PROTOCOL, "");
+    /* A control frame's first two bytes already say it is too long. */
+    n = header(buf, true, 9, 126, 2);
+    check_header_closes("126-byte ping", buf, 2, PROTO_WS_PROTOCOL, "");
+    n = header(buf, true, 10, 126, 2);
+    check_header_closes("126-byte pong", buf, 2, PROTO_WS_PROTOCOL, "");
+    n = header(buf, true, 8, 65536, 8);
+    check_header_closes("big close", buf, 2, PROTO_WS_PROTOCOL, "");
+    n = header(buf, true, 3, 0, 0);
+    check_header_closes("reserved opcode", buf, n, PROTO_WS_PROTOCOL, "");
+    n = header(buf, true, 1, 0, 0);
+    buf[0] |= 0x40; /* RSV1 without an extension */
+    check_header_closes("RSV1", buf, n, PROTO_WS_PROTOCOL, "");
+    n = header(buf, true, 2, 0, 0);
+    check_header_closes("binary", buf, n, PROTO_WS_UNSUPPORTED, "");
+}
+
+/* A text frame inside an unfinished fragmented message (RFC 6455 5.4). */
+static void test_message_inside_message(void **state) {
+    unsigned char buf[64];
+    size_t n = frame(buf, false, 1, "ab", 2, false);
+    n += frame(buf + n, true, 1, "cd", 2, false);
+    check_closed_with("text inside text", buf, n, 64, PROTO_WS_PROTOCOL, "");
+}
+
 static void test_server_close(void **state) {
     record r = {0};
     proto_ws *ws = proto_ws_new(8, &handlers, &r);
@@ -218,6 +306,8 @@ int main(void) {
         cmocka_unit_test(test_text_message_any_split),
         cmocka_unit_test(test_fragments_with_ping_between),
         cmocka_unit_test(test_limits_and_violations),
+        cmocka_unit_test(test_bad_headers_close_at_once),
+        cmocka_unit_test(test_message_inside_message),
         cmocka_unit_test(test_server_close),
         cmocka_unit_test(test_midway),
         cmocka_unit_test(test_text_header),

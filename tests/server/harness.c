@@ -186,6 +186,12 @@ const char *server_stdout_line(th_server *s, int ms) {
     return line;
 }
 
+static char server_stderr_path[4096];
+
+void harness_server_stderr(const char *path) {
+    snprintf(server_stderr_path, sizeof server_stderr_path, "%s", path ? path : "");
+}
+
 th_server *server_start(const char *const *extra) {
     static bool atexit_done;
     if (!atexit_done) {
@@ -218,6 +224,18 @@ th_server *server_start(const char *const *extra) {
     int out[2];
     if (pipe2(out, O_CLOEXEC) < 0) fail_msg("pipe: %s", strerror(errno));
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int err_fd = -1;
+    if (server_stderr_path[0]) {
+        err_fd = open(server_stderr_path,
+                      O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+        if (err_fd < 0) {
+            int e = errno;
+            close(out[0]);
+            close(out[1]);
+            if (devnull >= 0) close(devnull);
+            fail_msg("cannot open %s: %s", server_stderr_path, strerror(e));
+        }
+    }
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
@@ -226,12 +244,14 @@ th_server *server_start(const char *const *extra) {
         if (getppid() != parent) _exit(127);
         dup2(devnull, 0);
         dup2(out[1], 1);
+        if (err_fd >= 0) dup2(err_fd, 2);
         execvp(argv[0], (char *const *)argv); /* the wrapper may be a bare name */
         _exit(127);
     }
     int spawn_errno = errno;
     close(out[1]);
     close(devnull);
+    if (err_fd >= 0) close(err_fd);
     if (pid < 0) {
         close(out[0]);
         free(words);

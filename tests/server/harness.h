@@ -51,6 +51,11 @@ typedef struct th_server {
 th_server *server_start(const char *const *extra);
 #define SERVER(...) server_start((const char *const[]){__VA_ARGS__, NULL})
 
+/* Servers started after this write their stderr (their log) to the file at
+ * path, made afresh by each start; NULL, the default, leaves it the test's.
+ * The path is copied. */
+void harness_server_stderr(const char *path);
+
 /* The next line s printed on stdout, without its newline; fails the test if
  * none comes within ms. After server_start(), s->line holds the first line
  * (`race2048d listening on ADDR:PORT`) and this returns the ones after it.

@@ -1,6 +1,7 @@
 /* test_server_web_hostile.c - race2048d under a WebSocket flood: 16 browsers-to-be
  * flooding moves, a JSON player's pings still answered at once, memory bounded,
- * SIGTERM in time (the WebSocket variant of test_server_hostile's flood). */
+ * SIGTERM in time (the WebSocket variant of test_server_hostile's flood); frame
+ * headers and handshakes that break the RFCs answered at once. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "wsclient.h"
 
 enum { FLOODERS = 16 };
 
@@ -145,10 +147,83 @@ static void test_ws_flood_fairness_memory_sigterm(void **state) {
         close(f.fds[i]);
 }
 
+/* --------------------------------------------------- headers and handshakes --- */
+
+/* Issue 16: a frame header that breaks RFC 6455 is answered as soon as it is
+ * read, with the code the RFC gives, not after the request timeout (30 s
+ * here, so that only a fast close passes the 2 s deadline). No payload, not
+ * even the mask key, follows the bad bytes. */
+static void test_ws_bad_headers_close_at_once(void **state) {
+    th_server *s = SERVER("--request-timeout", "30");
+    static const struct {
+        const char *what;
+        unsigned char bytes[10];
+        size_t n;
+        int code;
+        bool error_first; /* a line_too_long error comes before the close */
+    } cases[] = {
+        {"2^63-1 bytes declared, none sent",
+         {0x81, 0xFF, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF},
+         10,
+         1009,
+         true},
+        {"4097 bytes declared, none sent", {0x81, 0xFE, 0x10, 0x01}, 4, 1009, true},
+        {"fragmented ping", {0x09, 0x80}, 2, 1002, false},
+        {"126-byte ping", {0x89, 0xFE, 0x00, 0x7E}, 4, 1002, false},
+        {"64-bit length, top bit set", {0x81, 0xFF, 0x80}, 10, 1002, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        client *w = ws_connect(s);
+        int64_t t0 = harness_now_ms();
+        client_send_raw(w, cases[i].bytes, cases[i].n, false);
+        if (cases[i].error_first) {
+            json_t *e = ws_expect(w, "error", 2000);
+            assert_string_equal(jstr(e, "code"), "line_too_long");
+        }
+        int code = ws_expect_close(w, 2000);
+        int64_t took = harness_now_ms() - t0;
+        print_message("%s: close %d after %lld ms\n", cases[i].what, code,
+                      (long long)took);
+        if (code != cases[i].code)
+            fail_msg("%s: close %d, want %d", cases[i].what, code, cases[i].code);
+        client_expect_eof(w, 2000);
+    }
+}
+
+/* RFC 6455 11.3.1: Sec-WebSocket-Key at most once; RFC 7230 5.4: Host too. */
+static void test_ws_handshake_duplicate_headers(void **state) {
+    th_server *s = SERVER(NULL);
+    static const char *const requests[] = {
+        "GET /ws HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        "Sec-WebSocket-Key: AQIDBAUGBwgJCgsMDQ4PEC==\r\n"
+        "Sec-WebSocket-Version: 13\r\n\r\n",
+        "GET /ws HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Version: 13\r\n\r\n",
+        "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof requests / sizeof *requests; i++) {
+        client *c = client_connect(s);
+        client_send_raw(c, requests[i], strlen(requests[i]), false);
+        http_response r;
+        http_read(c, &r, false, WAIT);
+        if (r.status != 400) fail_msg("request %zu: status %d, want 400", i, r.status);
+        http_response_free(&r);
+        client_expect_eof(c, WAIT);
+    }
+    /* One of each is a WebSocket as before. */
+    client *w = ws_connect(s);
+    ws_send(w, "{\"type\":\"ping\",\"t\":1}");
+    ws_expect_skip(w, "pong", "welcome", WAIT);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_ws_flood_fairness_memory_sigterm,
                                   harness_teardown),
+        cmocka_unit_test_teardown(test_ws_bad_headers_close_at_once, harness_teardown),
+        cmocka_unit_test_teardown(test_ws_handshake_duplicate_headers, harness_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
