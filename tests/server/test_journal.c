@@ -641,20 +641,21 @@ static void test_kill9_burst(void **state) {
     free(out);
 }
 
+/* A server that compacts its journal at the smallest --journal-max. */
+static const char *const *compacting_flags(const char *journal) {
+    static const char *flags[] = {
+        "--journal", NULL, "--journal-max", "65536", "--journal-sync-ms", "5", "--grace",
+        "30",        NULL};
+    flags[1] = journal;
+    return flags;
+}
+
 /* With a small --journal-max the journal is compacted again and again while
  * games finish and a race runs; kill -9 lands in or between compactions.
  * After the restart the race is back, and journal and archive check out. */
 static void test_kill9_compaction(void **state) {
     const char *journal = path_in("j");
-    const char *const flags[] = {"--journal",
-                                 journal,
-                                 "--journal-max",
-                                 "65536",
-                                 "--journal-sync-ms",
-                                 "5",
-                                 "--grace",
-                                 "30",
-                                 NULL};
+    const char *const *flags = compacting_flags(journal);
     th_server *s = server_start(flags);
     client *c[2];
     race_start(s, 2, "\"size\":4", c, NULL);
@@ -890,18 +891,10 @@ static void play_moves(client *c, const char *moves, int n) {
 /* Three running games whose records alone exceed --journal-max: the journal
  * is compacted a few times as they grow (each time it has doubled), not at
  * every commit (879 compactions in 10 idle seconds before), and a kill -9
- * after it all gives both games back whole. */
+ * after it all gives all three games back whole. */
 static void test_compaction_converges(void **state) {
     const char *journal = path_in("j");
-    const char *const flags[] = {"--journal",
-                                 journal,
-                                 "--journal-max",
-                                 "65536",
-                                 "--journal-sync-ms",
-                                 "5",
-                                 "--grace",
-                                 "30",
-                                 NULL};
+    const char *const *flags = compacting_flags(journal);
     th_server *s = server_start(flags);
     static const uint32_t seeds[3] = {1, 2, 4}; /* each lives past LONG_MOVES moves */
     static char moves[3][LONG_MOVES];
