@@ -21,13 +21,12 @@ typedef struct addr_bucket {
 } addr_bucket;
 
 /* What guard.c keeps per address: failed resumes, games started, resume-code
- * attempts in the current second, and the entry's place in guard.c's list of
- * addresses with a bucket in use. */
+ * attempts, and the entry's place in guard.c's list of addresses with a
+ * bucket in use. */
 typedef struct addr_guard {
     addr_bucket resumes;       /* failed resumes */
     addr_bucket games;         /* games started (--max-games-per-min) */
-    uint64_t code_second;      /* loop time / 1000 of code_tries */
-    unsigned code_tries;       /* resume-code attempts that second */
+    addr_bucket codes;         /* its share of the server's resume-code attempts */
     bool active;               /* a bucket is in use: kept even without connections */
     addr_entry *older, *newer; /* guard.c's list of active entries */
 } addr_guard;

@@ -86,7 +86,8 @@ static bool in_use(const srv *s, addr_entry *e, uint64_t now) {
     addr_guard *g = addr_guard_of(e);
     level(&g->resumes, now, s->cfg.resume_burst, s->cfg.resume_per_min);
     level(&g->games, now, s->cfg.max_games_per_min, s->cfg.max_games_per_min);
-    return g->resumes.in_use || g->games.in_use;
+    level(&g->codes, now, RESUME_ADDR_BURST, RESUME_ADDR_PER_S * 60);
+    return g->resumes.in_use || g->games.in_use || g->codes.in_use;
 }
 
 /* Takes e out of the list of active entries; its buckets count as full. */
@@ -102,7 +103,7 @@ static void unlink_entry(srv *s, addr_entry *e) {
         s->guard_newest = g->older;
     g->older = g->newer = NULL;
     g->active = false;
-    g->resumes.in_use = g->games.in_use = false;
+    g->resumes.in_use = g->games.in_use = g->codes.in_use = false;
     s->guard_active--;
 }
 
@@ -118,10 +119,11 @@ static void touch(srv *s, addr_entry *e) {
     addr_guard *g = addr_guard_of(e);
     if (g->active) {
         if (!g->newer) return; /* already the newest */
-        bool resumes = g->resumes.in_use, games = g->games.in_use;
+        addr_guard kept = *g;  /* unlinking forgets which buckets are in use */
         unlink_entry(s, e);
-        g->resumes.in_use = resumes;
-        g->games.in_use = games;
+        g->resumes.in_use = kept.resumes.in_use;
+        g->games.in_use = kept.games.in_use;
+        g->codes.in_use = kept.codes.in_use;
     }
     g->active = true;
     s->guard_active++;
@@ -162,15 +164,16 @@ guard_verdict guard_code_check(conn *c) {
     /* The connection's own entry (it counts its connections): none only if
      * memory ran out, and then only the server-wide budget holds. */
     addr_entry *e = entry_of(c, false);
-    addr_guard *g = e ? addr_guard_of(e) : NULL;
-    uint64_t second = uv_now(s->loop) / 1000;
-    if (g && g->code_second != second) {
-        g->code_second = second;
-        g->code_tries = 0;
-    }
-    if (g && g->code_tries >= RESUME_ATTEMPTS_PER_ADDR_PER_S) return GUARD_ADDR_BUSY;
+    uint64_t now = uv_now(s->loop);
+    addr_bucket *share = e ? &addr_guard_of(e)->codes : NULL;
+    if (share && level(share, now, RESUME_ADDR_BURST, RESUME_ADDR_PER_S * 60) < 1)
+        return GUARD_ADDR_BUSY;
     if (!resume_attempt_allowed(s)) return GUARD_SERVER_BUSY;
-    if (g) g->code_tries++;
+    if (share) {
+        take(share, now, RESUME_ADDR_BURST, RESUME_ADDR_PER_S * 60);
+        touch(s, e);
+        prune(s, now, e);
+    }
     return GUARD_OK;
 }
 

@@ -17,14 +17,14 @@
 typedef enum guard_verdict {
     GUARD_OK,          /* look the token (or code) up */
     GUARD_THROTTLED,   /* the address failed too often: refuse without looking */
-    GUARD_ADDR_BUSY,   /* codes: the address used its share of this second */
+    GUARD_ADDR_BUSY,   /* codes: the address has used up its share for now */
     GUARD_SERVER_BUSY, /* codes: the whole server's attempts of this second are used */
 } guard_verdict;
 
 /* May c try a resume now? Constant time. */
 guard_verdict guard_resume_check(conn *c);
 /* May c try a resume code now? In this order: its address is not throttled,
- * has not used its share of this second (RESUME_ATTEMPTS_PER_ADDR_PER_S), and
+ * has not used up its share (RESUME_ADDR_BURST, RESUME_ADDR_PER_S), and
  * the whole server has attempts left this second (resume.h). Only an attempt
  * that passes all three spends anything of the server-wide budget, so one
  * address can never use it up. Every refusal must be counted as a failure
