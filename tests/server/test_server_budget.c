@@ -64,6 +64,9 @@ static char *read_all(const char *path) {
     return data;
 }
 
+/* The last screen a failed wait saw, as plain text. */
+static char screen_text[SCREEN];
+
 /* -------------------------------------------------------- games per address --- */
 
 /* What a spammer's solo+leave pairs were answered with. */
@@ -253,6 +256,31 @@ static void test_unplayed_game_not_listed(void **state) {
     free(data);
 }
 
+/* A person on netcat is told in words when it may start another game; the
+ * refusal changes nothing else. */
+static void test_text_mode_told_when(void **state) {
+    th_server *s = SERVER("--max-games-per-min", "2");
+    tt_client c;
+    tt_connect_from(&c, s->port, "127.0.0.4");
+    if (tt_wait_str(&c, 0, "\r\n> ", harness_ms(TT_WAIT)) < 0) fail_msg("no lobby");
+    for (int i = 0; i < 2; i++) {
+        size_t mark = c.len;
+        tt_sends(&c, "solo\r\n");
+        if (tt_wait_str(&c, mark, "score", harness_ms(TT_WAIT)) < 0) fail_msg("no game");
+        mark = c.len;
+        tt_sends(&c, "leave\r\n");
+        if (tt_wait_str(&c, mark, "You left", harness_ms(TT_WAIT)) < 0)
+            fail_msg("no leave");
+    }
+    size_t mark = c.len;
+    tt_sends(&c, "quick\r\n");
+    if (tt_wait_str(&c, mark, "you may start another in ", harness_ms(TT_WAIT)) < 0) {
+        tt_screen_text(c.buf, c.len, mark, screen_text, sizeof screen_text);
+        fail_msg("no word of the limit:\n%s", screen_text);
+    }
+    tt_close(&c);
+}
+
 /* ------------------------------------------------------ resume-code lockout --- */
 
 /* The attacker of issue 16 on 127.0.0.1, in a thread of its own (plain
@@ -403,6 +431,7 @@ int main(void) {
                                         setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_unplayed_game_not_listed, setup_dir,
                                         teardown_dir),
+        cmocka_unit_test_teardown(test_text_mode_told_when, harness_teardown),
         cmocka_unit_test_teardown(test_resume_lockout, harness_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
