@@ -45,7 +45,10 @@ static void usage(FILE *out) {
             "           (race: quick races of 2, N even) with up to K moves in flight\n"
             "           each (default 1), for S seconds (default 5) after a warm-up\n"
             "           (default 1); prints moves/s, MB/s received and move latency\n"
-            "  --ws     the same over WebSocket, as browsers speak it (GET /ws)\n");
+            "  --ws     the same over WebSocket, as browsers speak it (GET /ws)\n"
+            "  Every client starts its games from this host's address: run the\n"
+            "  server with --max-games-per-min 0 (its default, 120 games a minute\n"
+            "  per address, refuses the rest with rate_limited).\n");
 }
 
 static bool parse_secs(const char *text, double lo, double *out) {

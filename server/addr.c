@@ -1,5 +1,5 @@
-/* addr.c - per client address: open connections (--max-per-ip) and failed resumes
- * (guard.c). */
+/* addr.c - per client address: open connections (--max-per-ip), failed resumes and
+ * games started (guard.c). */
 #include "addr.h"
 
 #include <stdlib.h>

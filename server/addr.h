@@ -1,5 +1,5 @@
-/* addr.h - per client address: open connections (--max-per-ip) and failed resumes
- * (guard.c). */
+/* addr.h - per client address: open connections (--max-per-ip), failed resumes and
+ * games started (guard.c). */
 #ifndef RACE2048_ADDR_H
 #define RACE2048_ADDR_H
 
@@ -10,13 +10,24 @@
 /* One address with open connections; the table is a uthash hash of these. */
 typedef struct addr_entry addr_entry;
 
-/* Failed resumes from one address, kept by guard.c: a token bucket, and the
- * entry's place in guard.c's list of addresses that failed lately. */
+/* A token bucket of guard.c: what an address may still do now, refilled at a
+ * steady rate up to its burst. A full bucket is not kept (in_use false): an
+ * address that has done nothing lately is like one never seen. */
+typedef struct addr_bucket {
+    double tokens;    /* what it may still do now (meaningful while in_use) */
+    uint64_t updated; /* loop time (ms) tokens were brought up to date */
+    bool in_use;      /* below its burst */
+    bool warned;      /* its running dry has been logged */
+} addr_bucket;
+
+/* What guard.c keeps per address: failed resumes, games started, resume-code
+ * attempts, and the entry's place in guard.c's list of addresses with a
+ * bucket in use. */
 typedef struct addr_guard {
-    double tokens;             /* failures it may still make now */
-    uint64_t updated;          /* loop time (ms) tokens were brought up to date */
-    bool active;               /* failed lately: kept even without connections */
-    bool warned;               /* its throttling has been logged */
+    addr_bucket resumes;       /* failed resumes */
+    addr_bucket games;         /* games started (--max-games-per-min) */
+    addr_bucket codes;         /* its share of the server's resume-code attempts */
+    bool active;               /* a bucket is in use: kept even without connections */
     addr_entry *older, *newer; /* guard.c's list of active entries */
 } addr_guard;
 
@@ -43,7 +54,7 @@ unsigned addr_count(addr_entry *const *table, const void *addr, size_t len);
 /* The entry for addr; with make, one with no connections is made if there is
  * none. NULL if there is none, or memory ran out. */
 addr_entry *addr_get(addr_entry **table, const void *addr, size_t len, bool make);
-/* e's failed-resume record (zeroed when the entry is made). */
+/* e's record of guard.c (zeroed when the entry is made). */
 addr_guard *addr_guard_of(addr_entry *e);
 /* Frees e if it has no connections and its guard is not active. */
 void addr_drop_if_unused(addr_entry **table, addr_entry *e);

@@ -1,14 +1,16 @@
-/* guard.c - brakes on guessing resume tokens: failed resumes are limited per
- * connection and per client address, and logged without flooding the log. */
+/* guard.c - per-address brakes: failed resumes (guessed tokens and codes) and games
+ * started are limited per connection and per client address, and logged without
+ * flooding the log. */
 #include "guard.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "addr.h"
+#include "resume.h"
 
-/* At most this many addresses are remembered as having failed; past it the
- * one that failed longest ago is forgotten first. */
+/* At most this many addresses are remembered as having failed or started
+ * games lately; past it the one seen longest ago is forgotten first. */
 #define GUARD_MAX_ADDRS 65536
 /* --------------------------------------------------------------- logging --- */
 
@@ -19,22 +21,52 @@ static void guard_log(srv *s, const char *what, const char *peer) {
 
 /* ------------------------------------------------------------- addresses --- */
 
-/* c's key in the address table, the one its connections count under too. */
-static size_t guard_key(const conn *c, unsigned char key[16]) {
-    return addr_key(c->addr, c->addr_len, key);
+/* c's entry in the address table, the one its connections count under too;
+ * with make, one is made if there is none. NULL for an address of no known
+ * family, or if memory ran out. */
+static addr_entry *entry_of(conn *c, bool make) {
+    unsigned char key[16];
+    size_t len = addr_key(c->addr, c->addr_len, key);
+    return len ? addr_get(&c->srv->addrs, key, len, make) : NULL;
 }
 
-/* Brings e's bucket up to now; a full bucket is no longer active. */
-static void refill(const srv *s, addr_guard *g, uint64_t now) {
-    g->tokens += (double)(now - g->updated) * s->cfg.resume_per_min / 60000.0;
-    if (g->tokens >= s->cfg.resume_burst) {
-        g->tokens = s->cfg.resume_burst;
-        g->warned = false;
+/* Brings b up to now, refilled at per_min a minute up to burst, and returns
+ * what it holds; a bucket that is full again is no longer in use. */
+static double level(addr_bucket *b, uint64_t now, unsigned burst, unsigned per_min) {
+    if (!b->in_use) return burst;
+    b->tokens += (double)(now - b->updated) * per_min / 60000.0;
+    b->updated = now;
+    if (b->tokens >= burst) {
+        b->in_use = false;
+        b->warned = false;
     }
-    g->updated = now;
+    return b->in_use ? b->tokens : burst;
 }
 
-/* Takes e out of the list of active entries. */
+/* Takes one from b if it holds one (a refusal takes nothing: a client that
+ * keeps asking is refused, not locked out for longer). Returns whether it did. */
+static bool take(addr_bucket *b, uint64_t now, unsigned burst, unsigned per_min) {
+    double have = level(b, now, burst, per_min);
+    if (!b->in_use) {
+        b->in_use = true;
+        b->tokens = have;
+        b->updated = now;
+    }
+    if (b->tokens < 1) return false;
+    b->tokens -= 1;
+    return true;
+}
+
+/* Brings both of e's buckets up to now; true if one is still in use. */
+static bool in_use(const srv *s, addr_entry *e, uint64_t now) {
+    addr_guard *g = addr_guard_of(e);
+    level(&g->resumes, now, s->cfg.resume_burst, s->cfg.resume_per_min);
+    level(&g->games, now, s->cfg.max_games_per_min, s->cfg.max_games_per_min);
+    level(&g->codes, now, RESUME_ADDR_BURST, RESUME_ADDR_PER_S * 60);
+    return g->resumes.in_use || g->games.in_use || g->codes.in_use;
+}
+
+/* Takes e out of the list of active entries; its buckets count as full. */
 static void unlink_entry(srv *s, addr_entry *e) {
     addr_guard *g = addr_guard_of(e);
     if (g->older)
@@ -47,22 +79,27 @@ static void unlink_entry(srv *s, addr_entry *e) {
         s->guard_newest = g->older;
     g->older = g->newer = NULL;
     g->active = false;
+    g->resumes.in_use = g->games.in_use = g->codes.in_use = false;
     s->guard_active--;
 }
 
-/* e's bucket is full again: out of the list, and out of the table if no
- * connection needs it. */
+/* e's buckets are full again (or e is the one forgotten): out of the list,
+ * and out of the table if no connection needs it. */
 static void deactivate(srv *s, addr_entry *e) {
     unlink_entry(s, e);
     addr_drop_if_unused(&s->addrs, e);
 }
 
-/* Makes e the most recently failed active entry. */
+/* Makes e the most recently seen active entry. */
 static void touch(srv *s, addr_entry *e) {
     addr_guard *g = addr_guard_of(e);
     if (g->active) {
         if (!g->newer) return; /* already the newest */
+        addr_guard kept = *g;  /* unlinking forgets which buckets are in use */
         unlink_entry(s, e);
+        g->resumes.in_use = kept.resumes.in_use;
+        g->games.in_use = kept.games.in_use;
+        g->codes.in_use = kept.codes.in_use;
     }
     g->active = true;
     s->guard_active++;
@@ -75,15 +112,13 @@ static void touch(srv *s, addr_entry *e) {
     s->guard_newest = e;
 }
 
-/* Forgets addresses whose bucket is full again (they are no different from
+/* Forgets addresses whose buckets are full again (they are no different from
  * addresses never seen), oldest first, and the oldest while there are too
  * many. A few per call, so the cost stays constant. `keep` is not freed. */
 static void prune(srv *s, uint64_t now, const addr_entry *keep) {
     for (int i = 0; i < 4 && s->guard_oldest && s->guard_oldest != keep; i++) {
         addr_entry *oldest = s->guard_oldest;
-        addr_guard *g = addr_guard_of(oldest);
-        refill(s, g, now);
-        if (g->tokens < s->cfg.resume_burst && s->guard_active <= GUARD_MAX_ADDRS) break;
+        if (in_use(s, oldest, now) && s->guard_active <= GUARD_MAX_ADDRS) break;
         deactivate(s, oldest);
     }
 }
@@ -92,35 +127,43 @@ static void prune(srv *s, uint64_t now, const addr_entry *keep) {
 
 guard_verdict guard_resume_check(conn *c) {
     srv *s = c->srv;
-    unsigned char key[16];
-    size_t len = guard_key(c, key);
-    if (!s->cfg.resume_burst || !len) return GUARD_OK;
-    addr_entry *e = addr_get(&s->addrs, key, len, false);
-    if (!e || !addr_guard_of(e)->active) return GUARD_OK;
-    refill(s, addr_guard_of(e), uv_now(s->loop));
-    return addr_guard_of(e)->tokens >= 1 ? GUARD_OK : GUARD_THROTTLED;
+    addr_entry *e = s->cfg.resume_burst ? entry_of(c, false) : NULL;
+    if (!e) return GUARD_OK;
+    double have = level(&addr_guard_of(e)->resumes, uv_now(s->loop), s->cfg.resume_burst,
+                        s->cfg.resume_per_min);
+    return have >= 1 ? GUARD_OK : GUARD_THROTTLED;
+}
+
+guard_verdict guard_code_check(conn *c) {
+    srv *s = c->srv;
+    if (guard_resume_check(c) == GUARD_THROTTLED) return GUARD_THROTTLED;
+    /* The connection's own entry (it counts its connections): none only if
+     * memory ran out, and then only the server-wide budget holds. */
+    addr_entry *e = entry_of(c, false);
+    uint64_t now = uv_now(s->loop);
+    addr_bucket *share = e ? &addr_guard_of(e)->codes : NULL;
+    if (share && level(share, now, RESUME_ADDR_BURST, RESUME_ADDR_PER_S * 60) < 1)
+        return GUARD_ADDR_BUSY;
+    if (!resume_attempt_allowed(s)) return GUARD_SERVER_BUSY;
+    if (share) {
+        take(share, now, RESUME_ADDR_BURST, RESUME_ADDR_PER_S * 60);
+        touch(s, e);
+        prune(s, now, e);
+    }
+    return GUARD_OK;
 }
 
 bool guard_resume_failed(conn *c) {
     srv *s = c->srv;
     c->failed_resumes++;
-    unsigned char key[16];
-    size_t len = guard_key(c, key);
-    addr_entry *e = NULL;
-    if (s->cfg.resume_burst && len) e = addr_get(&s->addrs, key, len, true);
+    addr_entry *e = s->cfg.resume_burst ? entry_of(c, true) : NULL;
     if (e) { /* else memory ran out: only the per-connection limit holds */
         uint64_t now = uv_now(s->loop);
         addr_guard *g = addr_guard_of(e);
-        if (g->active) {
-            refill(s, g, now);
-        } else {
-            g->tokens = s->cfg.resume_burst;
-            g->updated = now;
-        }
+        take(&g->resumes, now, s->cfg.resume_burst, s->cfg.resume_per_min);
         touch(s, e);
-        if (g->tokens >= 1) g->tokens -= 1;
-        if (g->tokens < 1 && !g->warned) {
-            g->warned = true;
+        if (g->resumes.tokens < 1 && !g->resumes.warned) {
+            g->resumes.warned = true;
             guard_log(s, "too many failed resumes: throttling the address", conn_peer(c));
         }
         prune(s, now, e);
@@ -129,6 +172,30 @@ bool guard_resume_failed(conn *c) {
     if (used_up)
         guard_log(s, "too many failed resumes: closing the connection", conn_peer(c));
     return used_up;
+}
+
+unsigned guard_game_start(conn *c) {
+    srv *s = c->srv;
+    unsigned per_min = s->cfg.max_games_per_min;
+    addr_entry *e = per_min ? entry_of(c, true) : NULL;
+    if (!e) return 0; /* no limit, or memory ran out: not limited */
+    uint64_t now = uv_now(s->loop);
+    addr_guard *g = addr_guard_of(e);
+    unsigned wait_s = 0;
+    if (!take(&g->games, now, per_min, per_min)) {
+        /* One game comes back every 60 / per_min seconds. */
+        double ms = (1 - g->games.tokens) * 60000.0 / per_min;
+        wait_s = (unsigned)(ms / 1000);
+        if (wait_s * 1000.0 < ms) wait_s++; /* rounded up: at least 1 */
+        if (!g->games.warned) {
+            g->games.warned = true;
+            guard_log(s, "too many games started: refusing more from the address",
+                      conn_peer(c));
+        }
+    }
+    touch(s, e);
+    prune(s, now, e);
+    return wait_s;
 }
 
 void guard_free(srv *s) {

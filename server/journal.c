@@ -556,6 +556,24 @@ static void index_put(journal *j, uint64_t game, uint64_t pos, char *full,
     j->index_bytes += full_len;
 }
 
+/* Where a finished-game record's "moves" member starts (the server always
+ * writes it last), or NULL. */
+static const char *moves_member(const char *line, size_t len) {
+    static const char key[] = ",\"moves\":{";
+    for (size_t k = len; k >= sizeof key - 1; k--)
+        if (memcmp(line + k - (sizeof key - 1), key, sizeof key - 1) == 0)
+            return line + k - (sizeof key - 1);
+    return NULL;
+}
+
+/* True if the "moves" member m (len bytes to the record's end) holds a move:
+ * its strings are of u, d, l and r, its keys digits. */
+static bool moves_played(const char *m, size_t len) {
+    for (size_t k = sizeof ",\"moves\":{" - 1; k < len; k++)
+        if (m[k] == 'u' || m[k] == 'd' || m[k] == 'l' || m[k] == 'r') return true;
+    return false;
+}
+
 void journal_index_add(srv *s, uint64_t game, const char *line, size_t len) {
     journal *j = J(s);
     /* A kill mid-compaction leaves a game in both the archive and the journal.
@@ -577,6 +595,11 @@ void journal_index_add(srv *s, uint64_t game, const char *line, size_t len) {
     for (size_t k = len; !m && k >= sizeof key - 1; k--)
         if (memcmp(line + k - (sizeof key - 1), key, sizeof key - 1) == 0)
             m = line + k - (sizeof key - 1);
+    /* A game in which no board changed is not listed (journal_game_end). */
+    if (m && !moves_played(m, (size_t)(line + len - m))) {
+        journal_note_game(s, game);
+        return;
+    }
     char *full = malloc(len + 1);
     if (!full || !m) {
         free(full);
@@ -586,6 +609,11 @@ void journal_index_add(srv *s, uint64_t game, const char *line, size_t len) {
     full[len] = '\0';
     index_put(j, game, 0, full, len, (size_t)(m - line));
     journal_note_game(s, game);
+}
+
+bool journal_record_played(const char *line, size_t len) {
+    const char *m = moves_member(line, len);
+    return !m || moves_played(m, (size_t)(line + len - m));
 }
 
 void journal_note_game(srv *s, uint64_t game) {
@@ -615,8 +643,10 @@ uint64_t journal_game_end(room *r, const char *end_line, size_t len) {
                         r->settings.time_limit, g->started_ms, journal_wall_ms());
     size_t summary_len = b.len;
     bad |= bytes_add(&b, ",\"moves\":{", sizeof ",\"moves\":{" - 1);
+    bool played = false; /* a board changed: games nobody played are not listed */
     for (int i = 0; i < r->nseats; i++) {
         const bytes *mv = &g->seats[i].moves;
+        played |= mv->len > 0;
         bad |= bytes_printf(&b, "%s\"%" PRIu64 "\":\"%.*s\"", i ? "," : "",
                             r->seats[i].id, (int)mv->len, mv->data ? mv->data : "");
     }
@@ -629,7 +659,10 @@ uint64_t journal_game_end(room *r, const char *end_line, size_t len) {
     append(j, b.data, b.len);
     uint64_t pos = j->on ? j->appended : 0;
     b.data[b.len - 1] = '\0';
-    index_put(j, g->id, pos, b.data, b.len - 1, summary_len);
+    if (played)
+        index_put(j, g->id, pos, b.data, b.len - 1, summary_len);
+    else
+        free(b.data);
     if (j->pending.len >= EARLY_COMMIT_BYTES) commit_start(j);
     return pos;
 }

@@ -65,6 +65,9 @@ journal_stats journal_get_stats(const srv *s);
  * collide with it. */
 void journal_index_add(srv *s, uint64_t game, const char *line, size_t len);
 void journal_note_game(srv *s, uint64_t game);
+/* False for a finished-game record in which no board changed (every move
+ * string empty): such games are kept in the file but not indexed. */
+bool journal_record_played(const char *line, size_t len);
 /* Gives a restored room its game state with the id it had (no record is
  * written); after its moves are replayed through journal_move(),
  * journal_game_restored() marks them as already in the file. */

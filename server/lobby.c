@@ -180,8 +180,23 @@ static bool refuse_if_racing(srv_player *p) {
     return true;
 }
 
+/* A request that starts a game spends one of its address's
+ * --max-games-per-min (guard.c), so that one client cannot fill the journal
+ * and push everyone's games out of `history`. Returns false after an error
+ * rate_limited that says when the address may start another. */
+static bool allow_game(srv_player *p) {
+    unsigned wait_s = p->conn ? guard_game_start(p->conn) : 0;
+    if (!wait_s) return true;
+    char message[128];
+    snprintf(message, sizeof message,
+             "too many games started from your address; you may start another in %u s",
+             wait_s);
+    reply_error(p, PROTO_ERR_RATE_LIMITED, message);
+    return false;
+}
+
 static void do_solo(srv_player *p, const proto_request *req) {
-    if (refuse_if_racing(p)) return;
+    if (refuse_if_racing(p) || !allow_game(p)) return;
     leave_everything(p);
     room *r = room_new(p->srv, true, &req->settings);
     if (!r) {
@@ -197,7 +212,7 @@ static void do_solo(srv_player *p, const proto_request *req) {
 }
 
 static void do_create(srv_player *p, const proto_request *req) {
-    if (refuse_if_racing(p)) return;
+    if (refuse_if_racing(p) || !allow_game(p)) return;
     leave_everything(p);
     room *r = room_new(p->srv, false, &req->settings);
     if (!r) {
@@ -233,7 +248,7 @@ int lobby_queue_waiting(const srv_player *p) {
 
 static void do_quick(srv_player *p, const proto_request *req) {
     srv *s = p->srv;
-    if (refuse_if_racing(p)) return;
+    if (refuse_if_racing(p) || !allow_game(p)) return;
     leave_everything(p);
     p->queue_key = req->settings;
     p->queue_key.time_limit = 0;
@@ -360,6 +375,7 @@ static void do_rematch(srv_player *p) {
                     "rematch is for the players of a race that ended");
         return;
     }
+    if (!r->seats[p->seat].rematch && !allow_game(p)) return; /* asking twice is free */
     room_rematch(r, p);
 }
 

@@ -112,6 +112,7 @@ static int note_finished(srv *s, game_map *m, uint64_t id, const char *line, siz
     pending_game *g = map_find(m, id);
     if (g) g->finished = true;
     journal_note_game(s, id);
+    if (!journal_record_played(line, n)) return 0; /* kept, but not for history */
     if (m->ndone == m->donecap) {
         size_t cap = m->donecap ? m->donecap * 2 : 1024;
         game_line *d = realloc(m->done, cap * sizeof *d);

@@ -8,6 +8,11 @@
 /* Failed-or-not attempts the whole server accepts per second, so that nobody
  * can try many of the 2^40 codes while a seat waits out its grace period. */
 #define RESUME_ATTEMPTS_PER_S 10
+/* Of those, what one client address may take (guard.c): a burst of 5 (a
+ * connection's tries), then 2 a second, so that one address can never use up
+ * the server's attempts and lock everybody else out of their seats. */
+#define RESUME_ADDR_BURST 5
+#define RESUME_ADDR_PER_S 2
 
 /* Gives p, seated in a running race, the code of that seat (a digest of its
  * token, the room and the seat, so nobody can work it out from what is

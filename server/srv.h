@@ -70,6 +70,8 @@ typedef struct srv_config {
     /* Failed resumes (guard.c; 0 = no limit): per connection before it is
      * closed, and per address at once, then per minute. */
     unsigned resume_tries, resume_burst, resume_per_min;
+    /* Games one address may start at once, then per minute; 0 = no limit. */
+    unsigned max_games_per_min;
 } srv_config;
 
 void srv_log(srv_log_level level, const char *fmt, ...)
@@ -268,8 +270,8 @@ typedef struct srv {
     srv_metrics metrics;
     srv_buf *metrics_cache; /* this turn's /metrics (metrics.c) */
     uint64_t metrics_cache_turn;
-    /* Addresses (entries of addrs) that failed resumes lately, oldest first
-     * (guard.c). */
+    /* Addresses (entries of addrs) that failed resumes or started games
+     * lately, oldest first (guard.c). */
     struct addr_entry *guard_oldest, *guard_newest;
     unsigned guard_active;
 } srv;

@@ -575,26 +575,42 @@ static void play_moves(conn *c, const proto_command *cmd) {
 }
 
 /* `resume CODE` (or a token): takes back a seat waiting out its grace
- * period, from the lobby of this connection. Wrong codes count against the
- * same per-connection and per-address guard as wrong tokens (guard.h), and
- * the whole server takes only so many attempts a second (resume.h), so codes
- * cannot be guessed. */
+ * period, from the lobby of this connection. A token goes the JSON way. A
+ * code is looked up only if its address is not throttled, has not used its
+ * share of this second and the whole server has attempts left (guard.h,
+ * resume.h), so codes cannot be guessed; every refusal counts as a failure of
+ * this connection and its address, as a wrong code does, and an address that
+ * is refused spends nothing of the server's budget. */
 static void resume(conn *c, const proto_command *cmd) {
     text_session *s = c->text;
     srv_player *me = c->player;
     proto_request req = {.type = PROTO_REQ_RESUME};
     if (me && (me->room || me->watching || me->queued)) {
         set_status(s, "resume is for a new connection: type leave first.");
-    } else if (!resume_attempt_allowed(c->srv)) {
-        set_status(s, "Too many resume attempts on this server: try again in a moment.");
-    } else if (cmd->token[0]) {
-        /* A token goes the JSON way, guard included. */
+        request_draw(c);
+        return;
+    }
+    if (cmd->token[0]) {
+        /* 128 bits cannot be guessed: a token costs nothing of the budget of
+         * codes, and meets the JSON way's guard. */
         snprintf(req.token, sizeof req.token, "%s", cmd->token);
-    } else if (guard_resume_check(c) == GUARD_THROTTLED) {
-        set_status(s,
-                   "Too many failed resumes from your address: try again in a minute.");
     } else {
-        srv_player *p = resume_code_find(c->srv, cmd->code);
+        const char *refused = NULL;
+        switch (guard_code_check(c)) {
+        case GUARD_OK:
+            break;
+        case GUARD_THROTTLED:
+            refused = "Too many failed resumes from your address: try again in a minute.";
+            break;
+        case GUARD_ADDR_BUSY:
+            refused =
+                "Too many resume attempts from your address: try again in a moment.";
+            break;
+        case GUARD_SERVER_BUSY:
+            refused = "Too many resume attempts on this server: try again in a moment.";
+            break;
+        }
+        srv_player *p = refused ? NULL : resume_code_find(c->srv, cmd->code);
         if (p && !p->token[0]) { /* restored: only its token's hash is known */
             c->text->any_command = true;
             c->text->end_now = false;
@@ -603,21 +619,20 @@ static void resume(conn *c, const proto_command *cmd) {
             s->resuming = false;
             return;
         }
-        if (p) {
-            snprintf(req.token, sizeof req.token, "%s", p->token);
-        } else if (guard_resume_failed(c)) {
-            outs(c, "\r\nToo many wrong resume codes: closing.");
-            outs(c, s->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
-            conn_close_after_flush(c);
+        if (!p) {
+            if (guard_resume_failed(c)) {
+                outs(c, "\r\nToo many wrong resume codes: closing.");
+                outs(c, s->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
+                conn_close_after_flush(c);
+                return;
+            }
+            set_status(s, refused ? refused
+                                  : "No seat is waiting for that code (a code works only "
+                                    "until its grace period ends).");
+            request_draw(c);
             return;
-        } else {
-            set_status(s, "No seat is waiting for that code (a code works only until "
-                          "its grace period ends).");
         }
-    }
-    if (!req.token[0]) {
-        request_draw(c);
-        return;
+        snprintf(req.token, sizeof req.token, "%s", p->token);
     }
     s->resuming = true;
     request(c, &req);

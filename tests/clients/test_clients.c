@@ -94,8 +94,19 @@ static int setup(void **state) {
         fprintf(stderr, "set RACE2048D, RACE2048_BOT and RACE2048_BENCH\n");
         return -1;
     }
-    char *argv[] = {(char *)server_bin, "--host", "127.0.0.1", "--port", "0",
-                    "--log-level",      "warn",   "--journal", "none",   NULL};
+    /* The bench below starts many games from one address. */
+    char *argv[] = {(char *)server_bin,
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    "0",
+                    "--log-level",
+                    "warn",
+                    "--journal",
+                    "none",
+                    "--max-games-per-min",
+                    "0",
+                    NULL};
     child c = spawn(argv);
     server_pid = c.pid;
     char line[128];

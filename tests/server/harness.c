@@ -212,9 +212,12 @@ th_server *server_start(const char *const *extra) {
     argv[argc++] = bin;
     /* No journal unless a test asks for one (in a directory of its own): tests
      * must not litter the directory they run in. */
-    static const char *const standard[] = {
-        "--host", "127.0.0.1",   "--port", "0",         "--seed",
-        "42",     "--log-level", "warn",   "--journal", "none"};
+    static const char *const standard[] = {"--host", "127.0.0.1", "--port", "0", "--seed",
+                                           "42", "--log-level", "warn", "--journal",
+                                           "none",
+                                           /* Tests start games in bursts from one
+                                            * address; the limit's own tests set it. */
+                                           "--max-games-per-min", "0"};
     for (size_t i = 0; i < sizeof standard / sizeof standard[0]; i++)
         argv[argc++] = standard[i];
     for (int i = 0; extra && extra[i] && argc < 63; i++)
@@ -350,11 +353,22 @@ int harness_teardown(void **state) {
 
 /* ------------------------------------------------------------- clients --- */
 
-client *client_connect_rcvbuf(th_server *s, int rcvbuf) {
+/* Binds fd to source (an IPv4 address of loopback such as 127.0.0.2) with any
+ * port, so that the server sees the connection come from that address. */
+void harness_bind_source(int fd, const char *source) {
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    if (inet_pton(AF_INET, source, &a.sin_addr) != 1)
+        fail_msg("not an IPv4 address: %s", source);
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0)
+        fail_msg("bind to %s: %s", source, strerror(errno));
+}
+
+static client *connect_client(th_server *s, int rcvbuf, const char *source) {
     if (nclients == MAX_CLIENTS) fail_msg("too many clients in one test");
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) fail_msg("socket: %s", strerror(errno));
     if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    if (source) harness_bind_source(fd, source);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
@@ -371,8 +385,16 @@ client *client_connect_rcvbuf(th_server *s, int rcvbuf) {
     return c;
 }
 
+client *client_connect_rcvbuf(th_server *s, int rcvbuf) {
+    return connect_client(s, rcvbuf, NULL);
+}
+
 client *client_connect(th_server *s) {
-    return client_connect_rcvbuf(s, 0);
+    return connect_client(s, 0, NULL);
+}
+
+client *client_connect_from(th_server *s, const char *source) {
+    return connect_client(s, 0, source);
 }
 
 void client_close(client *c) {

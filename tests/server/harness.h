@@ -46,7 +46,8 @@ typedef struct th_server {
 } th_server;
 
 /* Starts race2048d with the standard arguments (--host 127.0.0.1 --port 0
- * --seed 42 --log-level warn) plus `extra` (NULL-terminated, may be NULL;
+ * --seed 42 --log-level warn --journal none --max-games-per-min 0: tests
+ * start many games from one address) plus `extra` (NULL-terminated, may be NULL;
  * later flags win) and waits for its `listening on` line. */
 th_server *server_start(const char *const *extra);
 #define SERVER(...) server_start((const char *const[]){__VA_ARGS__, NULL})
@@ -97,6 +98,11 @@ typedef struct client client;
  * A JSON client must send its first line at once (mode detection). */
 client *client_connect(th_server *s);
 client *client_connect_rcvbuf(th_server *s, int rcvbuf);
+/* Connects from another loopback address (e.g. "127.0.0.2"), so that the
+ * server counts the client under that address. */
+client *client_connect_from(th_server *s, const char *source);
+/* Binds a socket about to connect to that source address (any port). */
+void harness_bind_source(int fd, const char *source);
 /* Closes the socket (the server sees EOF). */
 void client_close(client *c);
 /* Closes with an RST instead (SO_LINGER 0). */

@@ -1,5 +1,6 @@
 /* test_guard_unit.c - server/guard.c in process: failed resumes per connection and per
- * address, IPv6 by /64, and a bounded number of remembered addresses. */
+ * address, IPv6 by /64, games per address, each address's share of the resume-code
+ * budget, and a bounded number of remembered addresses. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 
 #include "addr.h"
 #include "guard.h"
+#include "resume.h"
 
 static srv S;
 static uv_loop_t loop;
@@ -21,6 +23,7 @@ static int setup(void **state) {
     S.cfg.resume_tries = GUARD_RESUME_TRIES;
     S.cfg.resume_burst = GUARD_RESUME_BURST;
     S.cfg.resume_per_min = GUARD_RESUME_PER_MIN;
+    S.cfg.max_games_per_min = GUARD_GAMES_PER_MIN;
     srv_log_set_level(SRV_LOG_ERROR);
     return 0;
 }
@@ -94,8 +97,86 @@ static void test_remembered_addresses_are_bounded(void **state) {
         guard_resume_failed(&c);
         assert_true(S.guard_active <= 65536);
     }
+    /* Addresses that start games are remembered in the same bounded list. */
+    for (uint32_t i = 0; i < 70000; i++) {
+        unsigned char a[4] = {11, (unsigned char)(i >> 16), (unsigned char)(i >> 8),
+                              (unsigned char)i};
+        conn c;
+        fake(&c, a, 4);
+        assert_int_equal(guard_game_start(&c), 0);
+        assert_true(S.guard_active <= 65536);
+    }
     assert_int_equal(S.guard_active, 65536);
     assert_int_equal(addr_size(&S.addrs), 65536);
+}
+
+/* An address gets a burst of --max-games-per-min games, then waits; the
+ * refusal says how long; its neighbour and the same address's other
+ * connections are told apart correctly. The loop's clock stands still here. */
+static void test_games_burst_then_refused(void **state) {
+    static const unsigned char a[4] = {192, 0, 2, 7}, b[4] = {192, 0, 2, 8};
+    conn c, other, again;
+    fake(&c, a, 4);
+    for (int i = 0; i < GUARD_GAMES_PER_MIN; i++)
+        assert_int_equal(guard_game_start(&c), 0);
+    unsigned wait_s = guard_game_start(&c);
+    /* One game comes back every 60 / 120 s: the wait rounds up to 1 s. */
+    assert_int_equal(wait_s, 1);
+    fake(&again, a, 4); /* another connection of the same address */
+    assert_int_equal(guard_game_start(&again), 1);
+    fake(&other, b, 4);
+    assert_int_equal(guard_game_start(&other), 0);
+    /* 0 turns the limit off. */
+    S.cfg.max_games_per_min = 0;
+    assert_int_equal(guard_game_start(&c), 0);
+    S.cfg.max_games_per_min = GUARD_GAMES_PER_MIN;
+}
+
+/* A connection counted in the address table, as conn.c counts every one. */
+static void counted(conn *c, const unsigned char *addr, size_t len) {
+    fake(c, addr, len);
+    unsigned char key[16];
+    assert_true(addr_add(&S.addrs, key, addr_key(addr, len, key)) > 0);
+}
+
+static void uncounted(const conn *c) {
+    unsigned char key[16];
+    addr_remove(&S.addrs, key, addr_key(c->addr, c->addr_len, key));
+}
+
+/* One address takes at most its share of the server's resume-code attempts;
+ * a throttled address takes none; the rest is left to the others. */
+static void test_code_attempts_shared_between_addresses(void **state) {
+    static const unsigned char guesser[4] = {198, 51, 100, 1},
+                               spammer[4] = {198, 51, 100, 2},
+                               victim[4] = {198, 51, 100, 3},
+                               late_addr[4] = {198, 51, 100, 4};
+    uv_update_time(&loop); /* one window of the server-wide budget */
+    /* The spammer's address is throttled first: it then spends nothing. */
+    fail_until_throttled(spammer, 4);
+    conn sp;
+    counted(&sp, spammer, 4);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(guard_code_check(&sp), GUARD_THROTTLED);
+    /* The guesser gets its burst, then is told to wait. */
+    conn g;
+    counted(&g, guesser, 4);
+    for (int i = 0; i < RESUME_ADDR_BURST; i++)
+        assert_int_equal(guard_code_check(&g), GUARD_OK);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(guard_code_check(&g), GUARD_ADDR_BUSY);
+    /* What is left of the second goes to the others, then nobody gets one. */
+    conn v;
+    counted(&v, victim, 4);
+    for (int i = 0; i < RESUME_ATTEMPTS_PER_S - RESUME_ADDR_BURST; i++)
+        assert_int_equal(guard_code_check(&v), GUARD_OK);
+    conn late;
+    counted(&late, late_addr, 4);
+    assert_int_equal(guard_code_check(&late), GUARD_SERVER_BUSY);
+    uncounted(&sp);
+    uncounted(&g);
+    uncounted(&v);
+    uncounted(&late);
 }
 
 int main(void) {
@@ -105,6 +186,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_ipv6_counts_by_64, setup, teardown),
         cmocka_unit_test_setup_teardown(test_remembered_addresses_are_bounded, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_games_burst_then_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_code_attempts_shared_between_addresses,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

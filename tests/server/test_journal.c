@@ -584,6 +584,20 @@ static void test_write_failure(void **state) {
 
 #define BURST 1000
 
+/* A solo game in which a board changes, since history lists no game nobody
+ * played: with two tiles on a 3x3 board, left or right moves one. */
+#define PLAYED_SOLO                                                                      \
+    "{\"type\":\"solo\",\"size\":3}\n{\"type\":\"move\",\"dir\":\"left\"}\n"             \
+    "{\"type\":\"move\",\"dir\":\"right\"}\n{\"type\":\"leave\"}"
+
+static void expect_played_solo(client *a) {
+    client_expect(a, "start", WAIT);
+    client_expect(a, "state", WAIT);
+    client_expect(a, "state", WAIT);
+    client_expect(a, "end", WAIT);
+    client_expect(a, "left", WAIT);
+}
+
 /* A race restored after a crash that nobody comes back to: every seat's grace
  * ends at once, and the race ends with everyone gone (no winner), not as a
  * forfeit won by whichever absent seat happened to be checked last. */
@@ -616,15 +630,13 @@ static void test_kill9_burst(void **state) {
     th_server *s = journal_server(journal, "30");
     client *a = client_named(s, "burst");
     for (int g = 0; g < BURST; g++)
-        client_send(a, "{\"type\":\"solo\",\"size\":3}\n{\"type\":\"leave\"}");
+        client_send(a, PLAYED_SOLO);
     for (int g = 0; g < BURST; g++) {
-        client_expect(a, "start", WAIT);
-        client_expect(a, "end", WAIT);
-        client_expect(a, "left", WAIT);
+        expect_played_solo(a);
     }
     wait_records(journal, "{\"j\":\"game\"", BURST, 5000);
     for (int g = 0; g < BURST; g++)
-        client_send(a, "{\"type\":\"solo\",\"size\":3}\n{\"type\":\"leave\"}");
+        client_send(a, PLAYED_SOLO);
     client_expect(a, "start", WAIT);
     server_kill(s);
     s = journal_server(journal, "30");
@@ -667,11 +679,9 @@ static void test_kill9_compaction(void **state) {
     wait_records(journal, "{\"j\":\"moves\"", 1, 5000);
     client *a = client_named(s, "burst");
     for (int g = 0; g < BURST; g++)
-        client_send(a, "{\"type\":\"solo\",\"size\":3}\n{\"type\":\"leave\"}");
+        client_send(a, PLAYED_SOLO);
     for (int g = 0; g < BURST / 2; g++) {
-        client_expect(a, "start", WAIT);
-        client_expect(a, "end", WAIT);
-        client_expect(a, "left", WAIT);
+        expect_played_solo(a);
     }
     /* At least one compaction is done (its archive exists); later ones may
      * be under way when the kill comes. */

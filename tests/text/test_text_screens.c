@@ -104,9 +104,11 @@ static void wait_str(tt_client *c, size_t from, const char *needle) {
     }
 }
 
-/* A human greeted in the lobby: netcat (cols 0) or a telnet of cols x 24. */
-static void greet(tt_client *c, int port, int cols, const char *name) {
-    tt_connect(c, port);
+/* A human greeted in the lobby: netcat (cols 0) or a telnet of cols x 24,
+ * connected from a loopback address (source, e.g. "127.0.0.2"). */
+static void greet_from(tt_client *c, int port, int cols, const char *name,
+                       const char *source) {
+    tt_connect_from(c, port, source);
     if (cols) {
         if (tt_wait_for(c, 0, TT_PROBE_DCS, TT_PROBE_DCS_LEN, harness_ms(TT_WAIT)) != 0)
             fail_msg("no probe");
@@ -121,6 +123,11 @@ static void greet(tt_client *c, int port, int cols, const char *name) {
         wait_str(c, mark, "You are now ");
         wait_str(c, mark, "\r\n> ");
     }
+}
+
+/* The same from 127.0.0.1. */
+static void greet(tt_client *c, int port, int cols, const char *name) {
+    greet_from(c, port, cols, name, NULL);
 }
 
 /* Waits for the newest screen after `from` to contain needle; leaves its
@@ -610,8 +617,9 @@ static void test_resume_code_takes_the_seat_back(void **state) {
         fail_msg("closed without saying why");
 
     /* From a new connection, typed in lower case with a dash: tom's seat,
-     * his board, and jo is told. */
-    greet(back2, f->srv->port, 0, NULL);
+     * his board, and jo is told. From another address: the guesser's has
+     * used up its share of code attempts for a moment (RESUME_ADDR_BURST). */
+    greet_from(back2, f->srv->port, 0, NULL, "127.0.0.2");
     char typed[32];
     snprintf(typed, sizeof typed, "resume %.4s-%s\n", code, code + 4);
     for (char *c = typed; *c; c++)

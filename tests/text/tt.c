@@ -28,9 +28,14 @@ static void poll_pause(int ms) {
 /* ------------------------------------------------------------- clients --- */
 
 void tt_connect(tt_client *c, int port) {
+    tt_connect_from(c, port, NULL);
+}
+
+void tt_connect_from(tt_client *c, int port, const char *source) {
     *c = (tt_client){.fd = -1};
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) fail_msg("socket: %s", strerror(errno));
+    if (source) harness_bind_source(fd, source);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};

@@ -50,6 +50,8 @@ typedef struct tt_client {
 /* Connects over loopback with TCP_NODELAY (so that separate sends leave as
  * separate segments). Fails the test if the connection fails. */
 void tt_connect(tt_client *c, int port);
+/* The same from another loopback address (e.g. "127.0.0.2"). */
+void tt_connect_from(tt_client *c, int port, const char *source);
 /* Closes the socket and frees the buffer. Safe twice. */
 void tt_close(tt_client *c);
 /* Sends bytes as they are; fails the test on a broken socket. */
