@@ -41,6 +41,8 @@ const char *proto_err_code(proto_err err) {
         return "slow_consumer";
     case PROTO_ERR_GAME_NOT_FOUND:
         return "game_not_found";
+    case PROTO_ERR_ROOM_FULL:
+        return "room_full";
     }
     return "unknown";
 }

@@ -37,6 +37,7 @@ typedef enum proto_err {
     PROTO_ERR_SERVER_FULL,
     PROTO_ERR_SLOW_CONSUMER,
     PROTO_ERR_GAME_NOT_FOUND,
+    PROTO_ERR_ROOM_FULL,
 } proto_err;
 
 /* The wire name of an error code ("bad_json", ...). */

@@ -283,9 +283,26 @@ static void do_watch(srv_player *p, const proto_request *req) {
                     "you are alone in that room: it closes when you leave it");
         return;
     }
+    unsigned most = p->srv->cfg.max_spectators;
+    char full[160];
+    snprintf(full, sizeof full,
+             "room %s has %u spectators, as many as a room takes; try again later",
+             r->code, most);
+    if (most && r->fan.n >= most && p->watching != r) {
+        /* Said before leaving anything: a refused watch changes nothing. */
+        reply_error(p, PROTO_ERR_ROOM_FULL, full);
+        return;
+    }
     leave_everything(p);
-    if (room_watch(r, p) < 0)
+    /* Leaving may have freed a room kept only for its spectators' last
+     * broadcasts (the memory stays until its close callback). */
+    int rc = r->closing ? -3 : room_watch(r, p);
+    if (rc == -1)
         reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+    else if (rc == -2)
+        reply_error(p, PROTO_ERR_ROOM_FULL, full);
+    else if (rc < 0)
+        reply_error(p, PROTO_ERR_ROOM_NOT_FOUND, "that room has just closed");
 }
 
 static void do_move(srv_player *p, const proto_request *req) {

@@ -50,6 +50,8 @@ static const flag flags[] = {
      "close a client whose line stays unfinished this long, 0 = never (default 10)"},
     {"max-per-ip", "RACE2048_MAX_PER_IP", "N",
      "connections at once from one address (default 64)"},
+    {"max-spectators", "RACE2048_MAX_SPECTATORS", "N",
+     "spectators one room takes (default 500)"},
     {"log-level", "RACE2048_LOG_LEVEL", "LEVEL",
      "error, warn, info or debug (default info)"},
     {"journal", "RACE2048_JOURNAL", "FILE",
@@ -150,6 +152,11 @@ static int apply(srv_config *cfg, const char *name, const char *value, const cha
             want = "an integer from 1 to 1000000";
         else
             cfg->max_per_ip = (unsigned)v;
+    } else if (!strcmp(name, "max-spectators")) {
+        if (parse_uint(value, 1, 1000000, &v))
+            want = "an integer from 1 to 1000000";
+        else
+            cfg->max_spectators = (unsigned)v;
     } else if (!strcmp(name, "journal")) {
         if (strlen(value) >= sizeof cfg->journal)
             want = "a file name";
@@ -192,6 +199,7 @@ static int configure(srv_config *cfg, int argc, char **argv) {
                         .max_output = 1 << 20,
                         .request_ms = 10000,
                         .max_per_ip = 64,
+                        .max_spectators = 500,
                         .log_level = SRV_LOG_INFO,
                         .journal = "race2048.journal",
                         .journal_sync_ms = 100,
