@@ -207,8 +207,12 @@ static int enqueue(fanout *f, const srv_msg *m, uint64_t seq) {
     return 0;
 }
 
-void fanout_send(fanout *f, const srv_msg *m) {
+void fanout_touch(fanout *f) {
     f->version = ++versions;
+}
+
+void fanout_send(fanout *f, const srv_msg *m) {
+    fanout_touch(f);
     if (!f->n) return;
     uint64_t seq = f->next_seq++;
     if (!f->head) {

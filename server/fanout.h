@@ -88,6 +88,9 @@ void fanout_detach_all(fanout *f);
  * copy runs out, the rest is delivered now. An `end` makes each spectator
  * stop watching once it has it. */
 void fanout_send(fanout *f, const srv_msg *m);
+/* The room's state changed without a broadcast: renderings of the old one
+ * are not used again. */
+void fanout_touch(fanout *f);
 /* Delivers now whatever is queued for p (a spectator), so that a message
  * sent to p directly comes after the broadcasts made before it. */
 void fanout_catch_up(srv_player *p);

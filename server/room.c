@@ -74,7 +74,10 @@ static void send_start(room *r, srv_player *to, uint64_t you) {
 
 /* `start` to the spectators: one line for all of them (`you` is absent). */
 static void broadcast_start(room *r) {
-    if (!r->fan.n) return;
+    if (!r->fan.n) {
+        fanout_touch(&r->fan); /* the boards changed: no rendering still holds */
+        return;
+    }
     proto_player views[PROTO_PLAYERS_MAX];
     seat_views(r, views);
     size_t len;

@@ -550,6 +550,9 @@ static void draw(conn *c) {
     text_session *s = c->text;
     srv_player *p = c->player;
     room *r = shown_room(p);
+    /* A spectator's `end` is drawn while it is still the room's spectator
+     * (fanout.c lets it go right after): the end screen, not the boards. */
+    if (r && p->watching == r && r->state == ROOM_ENDED && s->has_end) r = NULL;
     /* Every screen is made in one buffer kept for the process: a redraw
      * allocates only its copy in the output queue, and a crowd being greeted
      * leaves no trail of freed, growing buffers between the connections and
