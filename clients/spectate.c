@@ -145,10 +145,12 @@ static int start_server(sp_run *r) {
         dup2(out[1], 1);
         close(out[0]);
         close(out[1]);
+        /* By environment, so that a server from before the flag runs too
+         * (for before-and-after figures). */
+        setenv("RACE2048_MAX_SPECTATORS", spectators, 1);
         execl(r->o.server, r->o.server, "--host", "127.0.0.1", "--port", "0", "--journal",
               "none", "--log-level", "warn", "--move-timeout", "0", "--idle-timeout", "0",
-              "--max-clients", clients, "--max-per-ip", clients, "--max-spectators",
-              spectators, (char *)NULL);
+              "--max-clients", clients, "--max-per-ip", clients, (char *)NULL);
         fprintf(stderr, "race2048-bench: cannot run %s: %s\n", r->o.server,
                 strerror(errno));
         _exit(127);

@@ -101,8 +101,8 @@ static void move_slot(fanout *f, unsigned from, unsigned to) {
     f->slots[to].p->watch_slot = to;
 }
 
-/* Takes slot i out, keeping the cursor's promise: the slots before it still
- * have the head broadcast, those after it do not. */
+/* Takes slot i out, keeping the cursor's promise: the slots before it were
+ * visited in this pass, those after it were not. */
 static void drop_slot(fanout *f, unsigned i) {
     f->slots[i].p->watching = NULL;
     if (i < f->cursor) {
@@ -167,24 +167,58 @@ static unsigned share_left(fanout *f) {
     return f->used < FANOUT_TURN ? FANOUT_TURN - f->used : 0;
 }
 
-/* Gives m (broadcast seq) to the slots from the cursor on, at most budget of
- * them; returns how many it visited. An `end` is a spectator's last. */
-static unsigned give(fanout *f, const srv_msg *m, uint64_t seq, unsigned budget) {
-    unsigned visited = 0;
-    while (f->cursor < f->n && visited < budget) {
-        fanout_slot *sl = &f->slots[f->cursor++];
-        visited++;
-        if (sl->since > seq) continue; /* joined after it: its start showed it */
-        deliver(sl->p, m);
-        if (m->type == SRV_MSG_END) drop_slot(f, f->cursor - 1);
+/* Gives slot i everything queued that it lacks, in order, and marks it up to
+ * date; an `end` is its last (the slot is dropped). Returns the messages
+ * given. */
+static unsigned bring_up(fanout *f, unsigned i) {
+    unsigned given = 0;
+    srv_player *p = f->slots[i].p;
+    uint64_t since = f->slots[i].since;
+    for (fanout_item *it = f->head; it; it = it->next) {
+        if (it->seq < since) continue; /* has it, or joined after it */
+        deliver(p, &it->msg);
+        given++;
+        if (it->msg.type == SRV_MSG_END) {
+            drop_slot(f, i);
+            return given;
+        }
     }
-    return visited;
+    f->slots[i].since = f->next_seq;
+    return given;
+}
+
+/* Visits the slots from the cursor on, bringing each up to date, until the
+ * pass ends or budget is spent (a visit costs its messages, at least 1: one
+ * write per spectator per turn, however many messages it takes). Returns
+ * what it spent. */
+static unsigned pass(fanout *f, unsigned budget) {
+    unsigned spent = 0;
+    while (f->cursor < f->n && spent < budget) {
+        unsigned i = f->cursor++, given = bring_up(f, i);
+        spent += given ? given : 1;
+    }
+    return spent;
+}
+
+/* A pass is over: every spectator has what was queued before it began.
+ * Frees what every spectator has; the next pass starts at slot 0. */
+static void end_pass(fanout *f) {
+    uint64_t owed = f->next_seq; /* the oldest broadcast anyone lacks */
+    for (unsigned i = 0; i < f->n; i++)
+        if (f->slots[i].since < owed) owed = f->slots[i].since;
+    while (f->head && f->head->seq < owed) {
+        fanout_item *it = f->head;
+        f->head = it->next;
+        f->pending--;
+        item_free(it);
+    }
+    if (!f->head) f->tail = NULL;
+    f->cursor = 0;
 }
 
 static void on_fanout_idle(uv_idle_t *h);
 
-/* Queues the rest of m (the cursor says who has it). Returns -1 if memory
- * runs out. */
+/* Queues m for the spectators that lack it. Returns -1 if memory runs out. */
 static int enqueue(fanout *f, const srv_msg *m, uint64_t seq) {
     fanout_item *it = item_new(m, seq);
     if (!it) return -1;
@@ -216,44 +250,48 @@ void fanout_send(fanout *f, const srv_msg *m) {
     if (!f->n) return;
     uint64_t seq = f->next_seq++;
     if (!f->head) {
-        unsigned used = give(f, m, seq, share_left(f));
-        f->used += used;
+        /* Nothing queued: as many as this turn's share allows get it now. */
+        unsigned budget = share_left(f), spent = 0;
+        while (f->cursor < f->n && spent < budget) {
+            unsigned i = f->cursor++;
+            deliver(f->slots[i].p, m);
+            spent++;
+            if (m->type == SRV_MSG_END)
+                drop_slot(f, i);
+            else
+                f->slots[i].since = seq + 1;
+        }
+        f->used += spent;
         if (f->cursor >= f->n) {
             f->cursor = 0;
             return;
         }
     }
     if (enqueue(f, m, seq) == 0) return;
-    /* No memory to keep it for later: everyone gets it now, over the share,
-     * after what was queued before it (the cursor is the oldest one's). The
-     * idle handle still finds f busy, and tells the room it drained. */
-    while (f->head) {
-        fanout_item *it = f->head;
-        give(f, &it->msg, it->seq, UINT32_MAX);
-        f->cursor = 0;
-        f->head = it->next;
-        item_free(it);
-    }
-    f->tail = NULL;
-    f->pending = 0;
-    give(f, m, seq, UINT32_MAX);
+    /* No memory to keep it for later: everyone gets what is queued and m
+     * now, over the share. The idle handle still finds f busy if it was, and
+     * tells the room it drained. */
     f->cursor = 0;
+    while (f->cursor < f->n) {
+        unsigned i = f->cursor++, before = f->n;
+        srv_player *p = f->slots[i].p;
+        bring_up(f, i);              /* up to m, which is not queued */
+        if (f->n < before) continue; /* that was its end */
+        deliver(p, m);
+        if (m->type == SRV_MSG_END) drop_slot(f, i);
+    }
+    end_pass(f);
 }
 
 /* Works through f's queue as far as this turn's share goes. */
 static void advance(fanout *f) {
     unsigned budget = share_left(f);
     while (f->head && budget) {
-        fanout_item *it = f->head;
-        unsigned used = give(f, &it->msg, it->seq, budget);
-        f->used += used;
-        budget -= used;
+        unsigned spent = pass(f, budget);
+        f->used += spent;
+        budget = spent < budget ? budget - spent : 0;
         if (f->cursor < f->n) break;
-        f->cursor = 0;
-        f->head = it->next;
-        if (!f->head) f->tail = NULL;
-        f->pending--;
-        item_free(it);
+        end_pass(f);
     }
 }
 
@@ -289,17 +327,7 @@ void fanout_catch_up(srv_player *p) {
     fanout *f = &r->fan;
     unsigned i = p->watch_slot;
     if (i >= f->n || f->slots[i].p != p || f->slots[i].since >= f->next_seq) return;
-    uint64_t since = f->slots[i].since;
-    for (fanout_item *it = f->head; it; it = it->next) {
-        if (it->seq < since) continue;
-        if (it == f->head && i < f->cursor) continue; /* has it */
-        deliver(p, &it->msg);
-        if (it->msg.type == SRV_MSG_END) {
-            drop_slot(f, i);
-            return;
-        }
-    }
-    f->slots[i].since = f->next_seq;
+    bring_up(f, i);
 }
 
 void fanout_remove(fanout *f, srv_player *p) {

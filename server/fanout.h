@@ -5,9 +5,11 @@
  * the room's fan-out, which delivers to at most FANOUT_TURN spectators of a
  * room per loop turn: a crowd of thousands costs every other room a few
  * milliseconds per turn, not one long stall. What does not fit a turn waits
- * in a queue of broadcasts that own their data, delivered in order, the
- * head one from a cursor over the spectators: spectators before the cursor
- * have it, those from the cursor on do not yet.
+ * in a queue of broadcasts that own their data. A cursor passes over the
+ * spectators, a share per turn, and brings each one up to date: everything
+ * queued that it lacks, in order (so a spectator far behind takes several
+ * messages in one write). A broadcast is freed once a pass has brought
+ * every spectator past it.
  *
  * Order per spectator is what it would be if every broadcast were delivered
  * at once: a spectator who joins skips what was queued before it (its
@@ -37,7 +39,7 @@ struct room;
 /* A spectator, and the first broadcast (by sequence number) it is owed. */
 typedef struct fanout_slot {
     srv_player *p;
-    uint64_t since;
+    uint64_t since; /* everything before it has been delivered, or predates it */
 } fanout_slot;
 
 typedef struct fanout_item fanout_item;
@@ -52,18 +54,18 @@ typedef struct fanout_screen {
 } fanout_screen;
 
 typedef struct fanout {
-    struct room *room;      /* what p->watching is for its spectators */
-    fanout_slot *slots;     /* the spectators, in no order but the cursor's */
-    unsigned n, cap;        /* spectators; slots allocated */
-    unsigned cursor;        /* slots[0, cursor) have the head broadcast */
-    fanout_item *head;      /* queued broadcasts, oldest first */
-    fanout_item *tail;      /* the newest */
-    unsigned pending;       /* how many are queued */
-    uint64_t next_seq;      /* sequence number of the next broadcast */
-    uint64_t turn;          /* srv.turn that `used` counts for */
-    unsigned used;          /* spectators visited this turn */
-    srv_link busy;          /* in srv.fanouts while broadcasts are queued */
-    uint64_t version;       /* changes with every broadcast, unique among rooms */
+    struct room *room;  /* what p->watching is for its spectators */
+    fanout_slot *slots; /* the spectators, in no order but the cursor's */
+    unsigned n, cap;    /* spectators; slots allocated */
+    unsigned cursor;    /* slots[0, cursor) were brought up to date this pass */
+    fanout_item *head;  /* queued broadcasts, oldest first */
+    fanout_item *tail;  /* the newest */
+    unsigned pending;   /* how many are queued */
+    uint64_t next_seq;  /* sequence number of the next broadcast */
+    uint64_t turn;      /* srv.turn that `used` counts for */
+    unsigned used;      /* of this turn's share: messages given (a visit: 1 at least) */
+    srv_link busy;      /* in srv.fanouts while broadcasts are queued */
+    uint64_t version;   /* changes with every broadcast, unique among rooms */
     fanout_screen *screens; /* FANOUT_SCREENS of them once a text spectator drew */
     unsigned next_screen;   /* the entry to replace next */
 } fanout;
