@@ -24,7 +24,7 @@
 
 #define SP_USAGE_LINE                                                                    \
     "usage: race2048-bench spectators [--help] [--kind json|ws|text] [--count N] "       \
-    "[--moves M] [--size S] [--server PATH]\n"
+    "[--moves M] [--rate R] [--size S] [--server PATH]\n"
 
 static void usage(FILE *out) {
     fprintf(
@@ -34,8 +34,9 @@ static void usage(FILE *out) {
         "  on SxS boards (default 6), puts N spectators on it (default 100; JSON\n"
         "  lines, WebSocket or netcat-style text, all of one screen shape), then\n"
         "  the racers make M moves that change a board (default 1000, one in\n"
-        "  flight each) and one leaves; the window ends when every spectator has\n"
-        "  the end. Prints the server's CPU time (its loop thread, from\n"
+        "  flight each; --rate R: each at most R a second, default 0 = as fast\n"
+        "  as answers come) and one leaves; the window ends when every spectator\n"
+        "  has the end. Prints the server's CPU time (its loop thread, from\n"
         "  /proc/PID/schedstat) in that window per move and per move per spectator.\n");
 }
 
@@ -44,6 +45,7 @@ typedef enum sp_kind { SP_JSON, SP_WS, SP_TEXT } sp_kind;
 typedef struct sp_opts {
     sp_kind kind;
     long count, moves, size;
+    long rate; /* moves per second per racer, 0 = each as soon as answered */
     const char *server;
 } sp_opts;
 
@@ -62,6 +64,7 @@ typedef struct sp_client {
     int tries;        /* directions tried in a row without a change */
     bool over;        /* its board is stuck */
     uint64_t sent_ns; /* when the move in flight was sent */
+    uint64_t next_at; /* --rate: when the next move is due, 0 = none due */
 } sp_client;
 
 typedef struct sp_run {
@@ -258,7 +261,11 @@ static void racer_line(sp_run *r, sp_client *c, const char *line) {
         if (!moved && ++c->tries >= 4) c->over = true;
         if (strstr(line, "\"status\":\"over\"")) c->over = true;
         c->seq = 0;
-        if (!c->over && r->moved < r->o.moves) send_move(r, c);
+        if (c->over || r->moved >= r->o.moves) return;
+        if (r->o.rate)
+            c->next_at = c->sent_ns + 1000000000u / (uint64_t)r->o.rate;
+        else
+            send_move(r, c);
     }
 }
 
@@ -451,9 +458,24 @@ static int run(sp_run *r) {
     uint64_t cpu0 = server_cpu_ns(r->pid), t0 = now_ns();
     send_move(r, &r->racer[0]);
     send_move(r, &r->racer[1]);
-    while (!r->fatal && !r->race_ended &&
-           (r->racer[0].seq || r->racer[1].seq)) /* a move in flight */
-        poll_once(r, 100);
+    for (;;) {
+        int ms = 100;
+        bool going = false;
+        for (int k = 0; k < 2; k++) {
+            sp_client *c = &r->racer[k];
+            if (c->next_at && now_ns() >= c->next_at) {
+                c->next_at = 0;
+                send_move(r, c);
+            }
+            if (c->next_at) {
+                int due = (int)((c->next_at - now_ns()) / 1000000u);
+                ms = due < ms ? due : ms;
+            }
+            going |= c->seq || c->next_at; /* a move in flight or due */
+        }
+        if (r->fatal || r->race_ended || !going) break;
+        poll_once(r, ms);
+    }
     long moved = r->moved;
     if (!r->race_ended) says(r, &r->racer[1], "{\"type\":\"leave\"}\n");
     wait_all(r, false, 60 + 0.02 * (double)n, "the end");
@@ -465,12 +487,12 @@ static int run(sp_run *r) {
     qsort(r->lat, r->nlat, sizeof *r->lat, cmp_u32);
     double cpu_us = (double)(cpu1 - cpu0) / 1e3, per_move = moved ? cpu_us / moved : 0;
     static const char *const kinds[] = {"json", "ws", "text"};
-    printf("spectators kind=%s count=%ld size=%ld moves=%ld seconds=%.2f "
+    printf("spectators kind=%s count=%ld size=%ld rate=%ld moves=%ld seconds=%.2f "
            "server_cpu_ms=%.1f cpu_us_per_move=%.2f cpu_ns_per_move_per_spectator=%.0f "
            "move_lat_p50_us=%" PRIu32 " move_lat_p99_us=%" PRIu32 "\n",
-           kinds[r->o.kind], r->o.count, r->o.size, moved, (double)(t1 - t0) / 1e9,
-           cpu_us / 1e3, per_move, n ? per_move * 1e3 / (double)n : 0,
-           r->nlat ? r->lat[r->nlat / 2] : 0,
+           kinds[r->o.kind], r->o.count, r->o.size, r->o.rate, moved,
+           (double)(t1 - t0) / 1e9, cpu_us / 1e3, per_move,
+           n ? per_move * 1e3 / (double)n : 0, r->nlat ? r->lat[r->nlat / 2] : 0,
            r->nlat ? r->lat[(size_t)ceil(0.99 * (double)r->nlat) - 1] : 0);
     fflush(stdout);
     return 0;
@@ -496,6 +518,8 @@ int spectate_main(int argc, char **argv) {
             ok = ok && net_parse_long(v, 0, 50000, &r.o.count);
         } else if (!strcmp(a, "--moves")) {
             ok = ok && net_parse_long(v, 1, 10000000, &r.o.moves);
+        } else if (!strcmp(a, "--rate")) {
+            ok = ok && net_parse_long(v, 0, 1000000, &r.o.rate);
         } else if (!strcmp(a, "--size")) {
             ok = ok && net_parse_long(v, 3, 8, &r.o.size);
         } else if (!strcmp(a, "--server")) {
