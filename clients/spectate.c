@@ -461,14 +461,15 @@ static int run(sp_run *r) {
     for (;;) {
         int ms = 100;
         bool going = false;
+        uint64_t now = now_ns(); /* once: a later reading could pass next_at */
         for (int k = 0; k < 2; k++) {
             sp_client *c = &r->racer[k];
-            if (c->next_at && now_ns() >= c->next_at) {
+            if (c->next_at && now >= c->next_at) {
                 c->next_at = 0;
                 send_move(r, c);
             }
             if (c->next_at) {
-                int due = (int)((c->next_at - now_ns()) / 1000000u);
+                int due = (int)((c->next_at - now) / 1000000u);
                 ms = due < ms ? due : ms;
             }
             going |= c->seq || c->next_at; /* a move in flight or due */
