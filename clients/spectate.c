@@ -486,15 +486,20 @@ static int run(sp_run *r) {
         return 1;
     }
     qsort(r->lat, r->nlat, sizeof *r->lat, cmp_u32);
+    /* JSON and WebSocket: the fewest states a spectator got (each should
+     * have every one: moves); text screens are paced, so 0 there. */
+    long states_min = n ? LONG_MAX : 0;
+    for (size_t i = 0; i < n; i++)
+        if (r->spect[i].states < states_min) states_min = r->spect[i].states;
     double cpu_us = (double)(cpu1 - cpu0) / 1e3, per_move = moved ? cpu_us / moved : 0;
     static const char *const kinds[] = {"json", "ws", "text"};
     printf("spectators kind=%s count=%ld size=%ld rate=%ld moves=%ld seconds=%.2f "
            "server_cpu_ms=%.1f cpu_us_per_move=%.2f cpu_ns_per_move_per_spectator=%.0f "
-           "move_lat_p50_us=%" PRIu32 " move_lat_p99_us=%" PRIu32 "\n",
+           "move_lat_p50_us=%" PRIu32 " move_lat_p99_us=%" PRIu32 " states_min=%ld\n",
            kinds[r->o.kind], r->o.count, r->o.size, r->o.rate, moved,
            (double)(t1 - t0) / 1e9, cpu_us / 1e3, per_move,
            n ? per_move * 1e3 / (double)n : 0, r->nlat ? r->lat[r->nlat / 2] : 0,
-           r->nlat ? r->lat[(size_t)ceil(0.99 * (double)r->nlat) - 1] : 0);
+           r->nlat ? r->lat[(size_t)ceil(0.99 * (double)r->nlat) - 1] : 0, states_min);
     fflush(stdout);
     return 0;
 }
