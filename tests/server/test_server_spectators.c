@@ -80,7 +80,9 @@ typedef struct spect {
     int64_t ids[2], last[2];
     long states;
     int64_t end_moves[2];
-    const char *bad; /* the first thing that went wrong, or NULL */
+    const char *bad;   /* the first thing that went wrong, or NULL */
+    bool ponged, left; /* a pong came (with last[] as it was then); `left` came */
+    int64_t at_pong[2];
     /* Text: screens (clear-screen sequences) seen, and the end screen. */
     long screens;
     bool end_screen;
@@ -104,8 +106,8 @@ static void on_json_line(spect *sp, char *line, size_t len) {
         /* Scanned, not parsed: a few hundred thousand of them. */
         int64_t id = scan_int(line, "\"id\":"), moves = scan_int(line, "\"moves\":");
         int k = id == sp->ids[0] ? 0 : id == sp->ids[1] ? 1 : -1;
-        if (!sp->started || sp->ended)
-            sp->bad = "a state outside start..end";
+        if (!sp->started || sp->ended || sp->left)
+            sp->bad = "a state outside start..end, or after leaving";
         else if (k < 0)
             sp->bad = "a state of nobody in the race";
         else if (moves != sp->last[k] + 1)
@@ -138,6 +140,12 @@ static void on_json_line(spect *sp, char *line, size_t len) {
                     sp->end_moves[k] = json_integer_value(json_object_get(pl, "moves"));
         }
         sp->ended = true;
+    } else if (type && !strcmp(type, "pong")) {
+        sp->ponged = true;
+        sp->at_pong[0] = sp->last[0];
+        sp->at_pong[1] = sp->last[1];
+    } else if (type && !strcmp(type, "left")) {
+        sp->left = true;
     } else if (!type || !strcmp(type, "error") || !strcmp(type, "bye")) {
         sp->bad = "an error, a bye or a line that is no message";
     }
@@ -235,6 +243,9 @@ static bool has_end(const spect *sp) {
 static bool has_screen(const spect *sp) {
     return sp->screens > 0;
 }
+static bool has_end_or_left(const spect *sp) {
+    return sp->ended || sp->left || sp->eof;
+}
 static bool has_end_screen(const spect *sp) {
     return sp->end_screen;
 }
@@ -259,14 +270,15 @@ static int burst(client *c, int seq, int n) {
     return seq;
 }
 
-static void await_answer(client *c, json_int_t me, int seq) {
+/* The state answering move seq of racer me (its board's moves so far). */
+static json_t *await_answer(client *c, json_int_t me, int seq) {
     for (;;) {
         json_t *m = client_next(c, harness_ms(CROWD_WAIT));
         if (!m) fail_msg("a racer's connection closed");
         const char *type = jstr(m, "type");
         if (!strcmp(type, "error")) fail_msg("a racer got an error: %s", jstr(m, "code"));
         if (strcmp(type, "state") || jint(m, "id") != me) continue;
-        if (jhas(m, "seq") && jint(m, "seq") == seq) return;
+        if (jhas(m, "seq") && jint(m, "seq") == seq) return m;
     }
 }
 
@@ -345,6 +357,80 @@ static void test_json_crowd(void **state) {
         fail_msg("the innocent's ping p99 was %lld ms (at most %d)", (long long)p99,
                  harness_ms(PING_P99MS));
     spects_free(sp, CROWD);
+}
+
+/* Spectators that ping, leave or vanish while broadcasts are on their way to
+ * them, and a room whose players all leave while its end is on its way: a
+ * ping's pong comes after every state broadcast before it, nothing comes
+ * after `left`, the rest get every state and the end, and the server stays
+ * sound (ASan, and teardown's clean exit). */
+static void test_churn(void **state) {
+    enum { N = 900 };
+    fit_fds(N + 16);
+    th_server *s = SERVER("--max-clients", "10000", "--max-per-ip", "10000",
+                          "--max-spectators", "5000");
+    client *racers[2];
+    json_t *starts[2];
+    const char *code = race_start(s, 2, "\"size\":6", racers, starts);
+    json_int_t me[2] = {jint(starts[0], "you"), jint(starts[1], "you")};
+    spect *sp = calloc(N, sizeof *sp);
+    assert_non_null(sp);
+    char watch[64];
+    snprintf(watch, sizeof watch, "{\"type\":\"watch\",\"room\":\"%s\"}\n", code);
+    for (int i = 0; i < N; i++) {
+        sp[i].fd = raw_connect(s);
+        send_all(sp[i].fd, watch);
+    }
+    pump_until(sp, N, has_start, false, "a start");
+    int seq[2] = {1, 1};
+    int64_t moves[2];
+    for (int k = 0; k < 2; k++) {
+        int last = seq[k] + 9;
+        seq[k] = burst(racers[k], seq[k], 10);
+        moves[k] = jint(await_answer(racers[k], me[k], last), "moves");
+    }
+    /* Every broadcast of those moves is made; most are still on their way. */
+    for (int i = 0; i < 300; i++) {
+        if (i < 100) {
+            send_all(sp[i].fd, "{\"type\":\"ping\",\"t\":1}\n");
+        } else if (i < 200) {
+            struct linger rst = {.l_onoff = 1, .l_linger = 0};
+            setsockopt(sp[i].fd, SOL_SOCKET, SO_LINGER, &rst, sizeof rst);
+            close(sp[i].fd);
+            sp[i].fd = -1;
+            sp[i].eof = true;
+        } else {
+            send_all(sp[i].fd, "{\"type\":\"leave\"}\n");
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        int last = seq[k] + 9;
+        seq[k] = burst(racers[k], seq[k], 10);
+        await_answer(racers[k], me[k], last);
+    }
+    /* Both racers go: the room has nobody seated while its end is on its way. */
+    client_send(racers[1], "{\"type\":\"leave\"}");
+    client_expect_skip(racers[0], "end", "state player", harness_ms(CROWD_WAIT));
+    client_send(racers[0], "{\"type\":\"leave\"}");
+    client_expect(racers[0], "left", WAIT);
+    pump_until(sp, N, has_end_or_left, false, "the end (or left)");
+    for (int i = 0; i < N; i++) {
+        if (i >= 100 && i < 200) continue;
+        if (i < 100 &&
+            (!sp[i].ponged || sp[i].at_pong[0] < moves[0] || sp[i].at_pong[1] < moves[1]))
+            fail_msg("spectator %d's pong overtook states broadcast before it", i);
+        if (i >= 200 && i < 300 && !sp[i].left) fail_msg("spectator %d: no left", i);
+        if ((i < 100 || i >= 300) && !sp[i].ended) fail_msg("spectator %d: no end", i);
+    }
+    /* The room is gone: its code names nothing. */
+    client *late = client_named(s, "late");
+    client_send(late, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
+    client_expect_error(late, "room_not_found", WAIT);
+    for (int i = 100; i < 200; i++)
+        sp[i].fd = -1;
+    for (int i = 0; i < N; i++)
+        if (sp[i].fd < 0) sp[i].fd = open("/dev/null", O_RDONLY); /* for spects_free */
+    spects_free(sp, N);
 }
 
 /* The (N+1)-th watch gets room_full and changes nothing; a spectator who
@@ -472,6 +558,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_room_full, harness_teardown),
         cmocka_unit_test_teardown(test_text_crowd, harness_teardown),
+        cmocka_unit_test_teardown(test_churn, harness_teardown),
         cmocka_unit_test_teardown(test_json_crowd, harness_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
