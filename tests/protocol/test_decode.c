@@ -590,8 +590,9 @@ static void test_err_code_names(void **state) {
         "server_full",
         "slow_consumer",
         "game_not_found",
+        "room_full",
     };
-    for (int i = 0; i <= PROTO_ERR_GAME_NOT_FOUND; i++)
+    for (int i = 0; i <= PROTO_ERR_ROOM_FULL; i++)
         assert_string_equal(proto_err_code((proto_err)i), names[i]);
 }
 
