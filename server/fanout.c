@@ -149,6 +149,8 @@ void fanout_free(fanout *f) {
     }
     free(f->screens);
     f->screens = NULL;
+    if (f->start) srv_buf_unref(f->start);
+    f->start = NULL;
 }
 
 /* ------------------------------------------------------------- delivery --- */

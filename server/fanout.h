@@ -66,6 +66,8 @@ typedef struct fanout {
     unsigned used;      /* of this turn's share: messages given (a visit: 1 at least) */
     srv_link busy;      /* in srv.fanouts while broadcasts are queued */
     uint64_t version;   /* changes with every broadcast, unique among rooms */
+    srv_buf *start;     /* a spectator's `start` of the state `start_version` */
+    uint64_t start_version;
     fanout_screen *screens; /* FANOUT_SCREENS of them once a text spectator drew */
     unsigned next_screen;   /* the entry to replace next */
 } fanout;

@@ -405,7 +405,10 @@ static void do_hello(conn *c, const proto_request *req) {
     srv_player *p = lobby_player(c, false);
     if (!p) return;
     memcpy(p->name, req->name, sizeof p->name);
-    if (p->room) memcpy(p->room->seats[p->seat].name, p->name, sizeof p->name);
+    if (p->room) {
+        memcpy(p->room->seats[p->seat].name, p->name, sizeof p->name);
+        fanout_touch(&p->room->fan); /* spectators' snapshots show names */
+    }
     send_welcome(p);
 }
 

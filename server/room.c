@@ -712,7 +712,20 @@ int room_watch(room *r, srv_player *p) {
         srv_send(p, &m);
         if (m.json) srv_buf_unref(m.json);
     } else {
-        send_start(r, p, 0);
+        /* One snapshot per state of the room for a crowd that comes at once. */
+        fanout *f = &r->fan;
+        if (!f->start || f->start_version != f->version) {
+            if (f->start) srv_buf_unref(f->start);
+            proto_player views[PROTO_PLAYERS_MAX];
+            seat_views(r, views);
+            size_t len;
+            char *line = proto_enc_start(room_code_or_null(r), 0, &r->settings, views,
+                                         r->nseats, r->commit, &len);
+            f->start = srv_buf_take(line, len);
+            f->start_version = f->version;
+        }
+        srv_msg m = {.type = SRV_MSG_START, .json = f->start};
+        srv_send(p, &m);
     }
     return 0;
 }
