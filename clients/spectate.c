@@ -72,13 +72,17 @@ typedef struct sp_run {
     pid_t pid;
     char port[16];
     char code[16];
-    sp_client racer[2];
+    sp_client racer[3]; /* the two racers, then the victim: a solo player
+                           in another room that pings every 10 ms */
     sp_client *spect;
     struct pollfd *pfd;
     long moved; /* moves that changed a board */
     bool race_ended;
     uint32_t *lat; /* racers' own move latencies, us */
     size_t nlat;
+    uint32_t *ping; /* the victim's ping round trips in the window, us */
+    size_t nping, ping_cap;
+    bool measuring;
     const char *fatal;
     char fatal_buf[256];
 } sp_run;
@@ -236,8 +240,29 @@ static void send_move(sp_run *r, sp_client *c) {
     says(r, c, line);
 }
 
+#define PING_MS 10
+
+/* The victim's line: its game's start, its pongs (the next ping in 10 ms). */
+static void victim_line(sp_run *r, sp_client *c, const char *line) {
+    if (is_type(line, "start")) {
+        c->started = true;
+    } else if (is_type(line, "pong") && c->seq) {
+        uint64_t now = now_ns(), us = (now - c->sent_ns) / 1000;
+        if (r->measuring && r->nping < r->ping_cap)
+            r->ping[r->nping++] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+        c->seq = 0;
+        c->next_at = now + PING_MS * 1000000u;
+    } else if (is_type(line, "error") || is_type(line, "bye")) {
+        fail(r, "the victim got an error");
+    }
+}
+
 /* A racer's line: its start, its answers (then the next move), the end. */
 static void racer_line(sp_run *r, sp_client *c, const char *line) {
+    if (c == &r->racer[2]) {
+        victim_line(r, c, line);
+        return;
+    }
     if (is_type(line, "start")) {
         c->me = scan_int(line, "\"you\":");
         c->started = true;
@@ -356,19 +381,19 @@ static void service(sp_run *r, sp_client *c, bool racer) {
 /* Polls every connection once (up to ms) and services the ready ones. */
 static void poll_once(sp_run *r, int ms) {
     size_t n = (size_t)r->o.count;
-    r->pfd[0] = (struct pollfd){.fd = r->racer[0].fd, .events = POLLIN};
-    r->pfd[1] = (struct pollfd){.fd = r->racer[1].fd, .events = POLLIN};
+    for (size_t k = 0; k < 3; k++)
+        r->pfd[k] = (struct pollfd){.fd = r->racer[k].fd, .events = POLLIN};
     for (size_t i = 0; i < n; i++)
-        r->pfd[2 + i] = (struct pollfd){.fd = r->spect[i].fd, .events = POLLIN};
-    int ready = poll(r->pfd, n + 2, ms);
+        r->pfd[3 + i] = (struct pollfd){.fd = r->spect[i].fd, .events = POLLIN};
+    int ready = poll(r->pfd, n + 3, ms);
     if (ready < 0 && errno != EINTR) fail(r, "poll failed");
-    for (size_t i = 0; i < n + 2 && ready > 0 && !r->fatal; i++) {
+    for (size_t i = 0; i < n + 3 && ready > 0 && !r->fatal; i++) {
         if (!r->pfd[i].revents) continue;
         ready--;
-        if (i < 2)
+        if (i < 3)
             service(r, &r->racer[i], true);
         else
-            service(r, &r->spect[i - 2], false);
+            service(r, &r->spect[i - 3], false);
     }
 }
 
@@ -402,16 +427,20 @@ static int run(sp_run *r) {
     }
     size_t n = (size_t)r->o.count;
     r->spect = calloc(n ? n : 1, sizeof *r->spect);
-    r->pfd = calloc(n + 2, sizeof *r->pfd);
+    r->pfd = calloc(n + 3, sizeof *r->pfd);
+    r->ping_cap = 1 << 20;
+    r->ping = calloc(r->ping_cap, sizeof *r->ping);
     r->lat = calloc((size_t)r->o.moves * 4 + 64, sizeof *r->lat);
-    if (!r->spect || !r->pfd || !r->lat) {
+    if (!r->spect || !r->pfd || !r->lat || !r->ping) {
         fprintf(stderr, "race2048-bench: out of memory\n");
         return 1;
     }
     for (size_t i = 0; i < n; i++)
         r->spect[i].fd = -1;
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 3; k++)
         if (open_client(r, &r->racer[k]) < 0) return 1;
+    says(r, &r->racer[2], "{\"type\":\"hello\",\"name\":\"victim\"}\n");
+    says(r, &r->racer[2], "{\"type\":\"solo\"}\n");
     char line[160];
     says(r, &r->racer[0], "{\"type\":\"hello\",\"name\":\"racer0\"}\n");
     snprintf(line, sizeof line, "{\"type\":\"create\",\"players\":2,\"size\":%ld}\n",
@@ -424,8 +453,8 @@ static int run(sp_run *r) {
     says(r, &r->racer[1], "{\"type\":\"hello\",\"name\":\"racer1\"}\n");
     snprintf(line, sizeof line, "{\"type\":\"join\",\"room\":\"%s\"}\n", r->code);
     says(r, &r->racer[1], line);
-    while (!(r->racer[0].started && r->racer[1].started) && !r->fatal &&
-           now_ns() < deadline)
+    while (!(r->racer[0].started && r->racer[1].started && r->racer[2].started) &&
+           !r->fatal && now_ns() < deadline)
         poll_once(r, 100);
     if (!r->racer[1].started) fail(r, "the race did not start");
 
@@ -456,23 +485,31 @@ static int run(sp_run *r) {
     }
 
     uint64_t cpu0 = server_cpu_ns(r->pid), t0 = now_ns();
+    r->measuring = true;
+    r->racer[2].next_at = t0;
     send_move(r, &r->racer[0]);
     send_move(r, &r->racer[1]);
     for (;;) {
         int ms = 100;
         bool going = false;
         uint64_t now = now_ns(); /* once: a later reading could pass next_at */
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 3; k++) {
             sp_client *c = &r->racer[k];
             if (c->next_at && now >= c->next_at) {
                 c->next_at = 0;
-                send_move(r, c);
+                if (k < 2) {
+                    send_move(r, c);
+                } else {
+                    c->seq = 1;
+                    c->sent_ns = now;
+                    says(r, c, "{\"type\":\"ping\"}\n");
+                }
             }
             if (c->next_at) {
                 int due = (int)((c->next_at - now) / 1000000u);
                 ms = due < ms ? due : ms;
             }
-            going |= c->seq || c->next_at; /* a move in flight or due */
+            if (k < 2) going |= c->seq || c->next_at; /* a move in flight or due */
         }
         if (r->fatal || r->race_ended || !going) break;
         poll_once(r, ms);
@@ -481,11 +518,13 @@ static int run(sp_run *r) {
     if (!r->race_ended) says(r, &r->racer[1], "{\"type\":\"leave\"}\n");
     wait_all(r, false, 60 + 0.02 * (double)n, "the end");
     uint64_t cpu1 = server_cpu_ns(r->pid), t1 = now_ns();
+    r->measuring = false;
     if (r->fatal) {
         fprintf(stderr, "race2048-bench: %s\n", r->fatal);
         return 1;
     }
     qsort(r->lat, r->nlat, sizeof *r->lat, cmp_u32);
+    qsort(r->ping, r->nping, sizeof *r->ping, cmp_u32);
     /* JSON and WebSocket: the fewest states a spectator got (each should
      * have every one: moves); text screens are paced, so 0 there. */
     long states_min = n ? LONG_MAX : 0;
@@ -495,11 +534,16 @@ static int run(sp_run *r) {
     static const char *const kinds[] = {"json", "ws", "text"};
     printf("spectators kind=%s count=%ld size=%ld rate=%ld moves=%ld seconds=%.2f "
            "server_cpu_ms=%.1f cpu_us_per_move=%.2f cpu_ns_per_move_per_spectator=%.0f "
-           "move_lat_p50_us=%" PRIu32 " move_lat_p99_us=%" PRIu32 " states_min=%ld\n",
+           "move_lat_p50_us=%" PRIu32 " move_lat_p99_us=%" PRIu32 " states_min=%ld "
+           "victim_ping_p50_us=%" PRIu32 " victim_ping_p99_us=%" PRIu32
+           " victim_ping_max_us=%" PRIu32 "\n",
            kinds[r->o.kind], r->o.count, r->o.size, r->o.rate, moved,
            (double)(t1 - t0) / 1e9, cpu_us / 1e3, per_move,
            n ? per_move * 1e3 / (double)n : 0, r->nlat ? r->lat[r->nlat / 2] : 0,
-           r->nlat ? r->lat[(size_t)ceil(0.99 * (double)r->nlat) - 1] : 0, states_min);
+           r->nlat ? r->lat[(size_t)ceil(0.99 * (double)r->nlat) - 1] : 0, states_min,
+           r->nping ? r->ping[r->nping / 2] : 0,
+           r->nping ? r->ping[(size_t)ceil(0.99 * (double)r->nping) - 1] : 0,
+           r->nping ? r->ping[r->nping - 1] : 0);
     fflush(stdout);
     return 0;
 }
@@ -507,7 +551,7 @@ static int run(sp_run *r) {
 int spectate_main(int argc, char **argv) {
     sp_run r = {.o = {.kind = SP_JSON, .count = 100, .moves = 1000, .size = 6}};
     r.o.server = default_server();
-    r.racer[0].fd = r.racer[1].fd = -1;
+    r.racer[0].fd = r.racer[1].fd = r.racer[2].fd = -1;
     for (int i = 0; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = v != NULL;
@@ -556,7 +600,8 @@ int spectate_main(int argc, char **argv) {
         if (r.spect[i].fd >= 0) close(r.spect[i].fd);
         free(r.spect[i].in);
     }
-    for (int k = 0; k < 2; k++) {
+    free(r.ping);
+    for (int k = 0; k < 3; k++) {
         if (r.racer[k].fd >= 0) close(r.racer[k].fd);
         free(r.racer[k].in);
     }
