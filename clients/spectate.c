@@ -4,10 +4,13 @@
 #include "spectate.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,20 +27,21 @@
 
 #define SP_USAGE_LINE                                                                    \
     "usage: race2048-bench spectators [--help] [--kind json|ws|text] [--count N] "       \
-    "[--moves M] [--rate R] [--size S] [--server PATH]\n"
+    "[--moves M] [--rate R] [--size S] [--ping] [--server PATH]\n"
 
 static void usage(FILE *out) {
-    fprintf(
-        out, SP_USAGE_LINE
-        "  Starts PATH (default: race2048d of this build, ../server/race2048d from\n"
-        "  this program) on a free loopback port, makes a race of two JSON racers\n"
-        "  on SxS boards (default 6), puts N spectators on it (default 100; JSON\n"
-        "  lines, WebSocket or netcat-style text, all of one screen shape), then\n"
-        "  the racers make M moves that change a board (default 1000, one in\n"
-        "  flight each; --rate R: each at most R a second, default 0 = as fast\n"
-        "  as answers come) and one leaves; the window ends when every spectator\n"
-        "  has the end. Prints the server's CPU time (its loop thread, from\n"
-        "  /proc/PID/schedstat) in that window per move and per move per spectator.\n");
+    fprintf(out, SP_USAGE_LINE
+            "  Starts PATH (default: race2048d of this build, ../server/race2048d from\n"
+            "  this program) on a free loopback port, makes a race of two JSON racers\n"
+            "  on SxS boards (default 6), puts N spectators on it (default 100; JSON\n"
+            "  lines, WebSocket or netcat-style text, all of one screen shape), then\n"
+            "  the racers make M moves that change a board (default 1000, one in\n"
+            "  flight each; --rate R: each at most R a second, default 0 = as fast\n"
+            "  as answers come) and one leaves; the window ends when every spectator\n"
+            "  has the end. Prints the server's CPU time (its loop thread, from\n"
+            "  /proc/PID/schedstat) in that window per move and per move per spectator.\n"
+            "  --ping: a victim in a solo game pings every 10 ms through the window,\n"
+            "  from a thread of its own; its round trips are printed (0 without).\n");
 }
 
 typedef enum sp_kind { SP_JSON, SP_WS, SP_TEXT } sp_kind;
@@ -46,6 +50,7 @@ typedef struct sp_opts {
     sp_kind kind;
     long count, moves, size;
     long rate; /* moves per second per racer, 0 = each as soon as answered */
+    bool ping; /* a victim in another room pings through the window */
     const char *server;
 } sp_opts;
 
@@ -72,8 +77,9 @@ typedef struct sp_run {
     pid_t pid;
     char port[16];
     char code[16];
-    sp_client racer[3]; /* the two racers, then the victim: a solo player
-                           in another room that pings every 10 ms */
+    sp_client racer[3]; /* the two racers, then the victim: a solo player in
+                           another room that pings every 10 ms from a thread of
+                           its own (so the crowd's reading does not delay it) */
     sp_client *spect;
     struct pollfd *pfd;
     long moved; /* moves that changed a board */
@@ -82,7 +88,8 @@ typedef struct sp_run {
     size_t nlat;
     uint32_t *ping; /* the victim's ping round trips in the window, us */
     size_t nping, ping_cap;
-    bool measuring;
+    atomic_bool measuring;
+    pthread_t victim;
     const char *fatal;
     char fatal_buf[256];
 } sp_run;
@@ -242,25 +249,37 @@ static void send_move(sp_run *r, sp_client *c) {
 
 #define PING_MS 10
 
-/* The victim's line: its game's start, its pongs (the next ping in 10 ms). */
-static void victim_line(sp_run *r, sp_client *c, const char *line) {
-    if (is_type(line, "start")) {
-        c->started = true;
-    } else if (is_type(line, "pong") && c->seq) {
-        uint64_t now = now_ns(), us = (now - c->sent_ns) / 1000;
-        if (r->measuring && r->nping < r->ping_cap)
+/* The victim's thread: a ping, its pong (blocking, lines skipped until it),
+ * 10 ms, again, while the window lasts. */
+static void *victim_main(void *arg) {
+    sp_run *r = arg;
+    int fd = r->racer[2].fd;
+    int flags = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    char buf[4096];
+    while (atomic_load(&r->measuring)) {
+        uint64_t t0 = now_ns();
+        if (send(fd, "{\"type\":\"ping\"}\n", 16, MSG_NOSIGNAL) != 16) break;
+        bool pong = false;
+        while (!pong) {
+            ssize_t n = recv(fd, buf, sizeof buf - 1, 0);
+            if (n <= 0) return NULL;
+            buf[n] = '\0';
+            pong = strstr(buf, "\"pong\"") != NULL; /* its only reply */
+        }
+        uint64_t us = (now_ns() - t0) / 1000;
+        if (r->nping < r->ping_cap)
             r->ping[r->nping++] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
-        c->seq = 0;
-        c->next_at = now + PING_MS * 1000000u;
-    } else if (is_type(line, "error") || is_type(line, "bye")) {
-        fail(r, "the victim got an error");
+        struct timespec gap = {0, PING_MS * 1000000L};
+        nanosleep(&gap, NULL);
     }
+    return NULL;
 }
 
 /* A racer's line: its start, its answers (then the next move), the end. */
 static void racer_line(sp_run *r, sp_client *c, const char *line) {
-    if (c == &r->racer[2]) {
-        victim_line(r, c, line);
+    if (c == &r->racer[2]) { /* the victim, before its thread starts */
+        if (is_type(line, "start")) c->started = true;
         return;
     }
     if (is_type(line, "start")) {
@@ -381,8 +400,10 @@ static void service(sp_run *r, sp_client *c, bool racer) {
 /* Polls every connection once (up to ms) and services the ready ones. */
 static void poll_once(sp_run *r, int ms) {
     size_t n = (size_t)r->o.count;
-    for (size_t k = 0; k < 3; k++)
-        r->pfd[k] = (struct pollfd){.fd = r->racer[k].fd, .events = POLLIN};
+    for (size_t k = 0; k < 3; k++) /* the victim only until its thread runs */
+        r->pfd[k] = (struct pollfd){
+            .fd = k < 2 || !atomic_load(&r->measuring) ? r->racer[k].fd : -1,
+            .events = POLLIN};
     for (size_t i = 0; i < n; i++)
         r->pfd[3 + i] = (struct pollfd){.fd = r->spect[i].fd, .events = POLLIN};
     int ready = poll(r->pfd, n + 3, ms);
@@ -485,31 +506,28 @@ static int run(sp_run *r) {
     }
 
     uint64_t cpu0 = server_cpu_ns(r->pid), t0 = now_ns();
-    r->measuring = true;
-    r->racer[2].next_at = t0;
+    atomic_store(&r->measuring, true);
+    if (r->o.ping && pthread_create(&r->victim, NULL, victim_main, r) != 0) {
+        fprintf(stderr, "race2048-bench: cannot start the victim's thread\n");
+        return 1;
+    }
     send_move(r, &r->racer[0]);
     send_move(r, &r->racer[1]);
     for (;;) {
         int ms = 100;
         bool going = false;
         uint64_t now = now_ns(); /* once: a later reading could pass next_at */
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 2; k++) {
             sp_client *c = &r->racer[k];
             if (c->next_at && now >= c->next_at) {
                 c->next_at = 0;
-                if (k < 2) {
-                    send_move(r, c);
-                } else {
-                    c->seq = 1;
-                    c->sent_ns = now;
-                    says(r, c, "{\"type\":\"ping\"}\n");
-                }
+                send_move(r, c);
             }
             if (c->next_at) {
                 int due = (int)((c->next_at - now) / 1000000u);
                 ms = due < ms ? due : ms;
             }
-            if (k < 2) going |= c->seq || c->next_at; /* a move in flight or due */
+            going |= c->seq || c->next_at; /* a move in flight or due */
         }
         if (r->fatal || r->race_ended || !going) break;
         poll_once(r, ms);
@@ -518,7 +536,8 @@ static int run(sp_run *r) {
     if (!r->race_ended) says(r, &r->racer[1], "{\"type\":\"leave\"}\n");
     wait_all(r, false, 60 + 0.02 * (double)n, "the end");
     uint64_t cpu1 = server_cpu_ns(r->pid), t1 = now_ns();
-    r->measuring = false;
+    atomic_store(&r->measuring, false);
+    if (r->o.ping) pthread_join(r->victim, NULL);
     if (r->fatal) {
         fprintf(stderr, "race2048-bench: %s\n", r->fatal);
         return 1;
@@ -568,6 +587,10 @@ int spectate_main(int argc, char **argv) {
             ok = ok && net_parse_long(v, 0, 50000, &r.o.count);
         } else if (!strcmp(a, "--moves")) {
             ok = ok && net_parse_long(v, 1, 10000000, &r.o.moves);
+        } else if (!strcmp(a, "--ping")) { /* the only flag without a value */
+            r.o.ping = true;
+            i--;
+            continue;
         } else if (!strcmp(a, "--rate")) {
             ok = ok && net_parse_long(v, 0, 1000000, &r.o.rate);
         } else if (!strcmp(a, "--size")) {
