@@ -8,6 +8,7 @@
 
 #include "bench_engine.h"
 #include "loadgen.h"
+#include "spectate.h"
 
 /* Every timed result lands here, so no pass can be optimised away. */
 static volatile uint64_t bench_sink;
@@ -137,7 +138,8 @@ done:
 
 /* After a bad argument, this one line; --help prints it with the rest. */
 #define BENCH_USAGE_LINE                                                                 \
-    "usage: race2048-bench [--help] [--version] engine [SECONDS] | server [OPTIONS]\n"
+    "usage: race2048-bench [--help] [--version] engine [SECONDS] | server [OPTIONS] | "  \
+    "spectators [OPTIONS]\n"
 
 static void usage(FILE *out) {
     fprintf(out, BENCH_USAGE_LINE
@@ -145,6 +147,8 @@ static void usage(FILE *out) {
             "           SECONDS per figure, a positive number (default 2)\n"
             "  server   load on a running race2048d: moves/s and latency\n"
             "           (race2048-bench server --help lists its OPTIONS)\n"
+            "  spectators  server CPU per move per spectator, JSON, WebSocket or text\n"
+            "           (race2048-bench spectators --help lists its OPTIONS)\n"
             "  --version prints the version (" RACE2048_VERSION ")\n");
 }
 
@@ -184,6 +188,7 @@ static const struct {
 } commands[] = {
     {"engine", cmd_engine},
     {"server", loadgen_main},
+    {"spectators", spectate_main},
 };
 
 int main(int argc, char **argv) {

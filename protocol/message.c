@@ -43,6 +43,8 @@ const char *proto_err_code(proto_err err) {
         return "game_not_found";
     case PROTO_ERR_RATE_LIMITED:
         return "rate_limited";
+    case PROTO_ERR_ROOM_FULL:
+        return "room_full";
     }
     return "unknown";
 }

@@ -38,6 +38,7 @@ typedef enum proto_err {
     PROTO_ERR_SLOW_CONSUMER,
     PROTO_ERR_GAME_NOT_FOUND,
     PROTO_ERR_RATE_LIMITED,
+    PROTO_ERR_ROOM_FULL,
 } proto_err;
 
 /* The wire name of an error code ("bad_json", ...). */

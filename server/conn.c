@@ -8,6 +8,7 @@
 
 #include "addr.h"
 #include "journal.h"
+#include "fanout.h"
 #include "lobby.h"
 #include "room.h"
 #include "text.h"
@@ -391,6 +392,8 @@ static size_t handle(conn *c, const char *data, size_t n) {
                                            : TURN_WEB_BYTES;
     }
     if (!c->budget) return 0;
+    /* A racer whose room's spectators are far behind waits (fanout.h). */
+    if (c->player && fanout_holds(c->player)) return 0;
     if (c->mode == CONN_DETECT) {
         if (detect_http(c, data, n)) return n;
         if (c->in_front_len) return 0; /* early bytes go first */

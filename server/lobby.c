@@ -299,9 +299,26 @@ static void do_watch(srv_player *p, const proto_request *req) {
                     "you are alone in that room: it closes when you leave it");
         return;
     }
+    unsigned most = p->srv->cfg.max_spectators;
+    char full[160];
+    snprintf(full, sizeof full,
+             "room %s has %u spectators, as many as a room takes; try again later",
+             r->code, most);
+    if (most && r->fan.n >= most && p->watching != r) {
+        /* Said before leaving anything: a refused watch changes nothing. */
+        reply_error(p, PROTO_ERR_ROOM_FULL, full);
+        return;
+    }
     leave_everything(p);
-    if (room_watch(r, p) < 0)
+    /* Leaving may have freed a room kept only for its spectators' last
+     * broadcasts (the memory stays until its close callback). */
+    int rc = r->closing ? -3 : room_watch(r, p);
+    if (rc == -1)
         reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+    else if (rc == -2)
+        reply_error(p, PROTO_ERR_ROOM_FULL, full);
+    else if (rc < 0)
+        reply_error(p, PROTO_ERR_ROOM_NOT_FOUND, "that room has just closed");
 }
 
 static void do_move(srv_player *p, const proto_request *req) {
@@ -405,7 +422,10 @@ static void do_hello(conn *c, const proto_request *req) {
     srv_player *p = lobby_player(c, false);
     if (!p) return;
     memcpy(p->name, req->name, sizeof p->name);
-    if (p->room) memcpy(p->room->seats[p->seat].name, p->name, sizeof p->name);
+    if (p->room) {
+        memcpy(p->room->seats[p->seat].name, p->name, sizeof p->name);
+        fanout_touch(&p->room->fan); /* spectators' snapshots show names */
+    }
     send_welcome(p);
 }
 

@@ -52,6 +52,8 @@ static const flag flags[] = {
      "connections at once from one address (default 64)"},
     {"max-games-per-min", "RACE2048_MAX_GAMES_PER_MIN", "N",
      "games one address may start a minute, 0 = no limit (default 120)"},
+    {"max-spectators", "RACE2048_MAX_SPECTATORS", "N",
+     "spectators one room takes (default 500)"},
     {"log-level", "RACE2048_LOG_LEVEL", "LEVEL",
      "error, warn, info or debug (default info)"},
     {"journal", "RACE2048_JOURNAL", "FILE",
@@ -157,6 +159,11 @@ static int apply(srv_config *cfg, const char *name, const char *value, const cha
             want = "an integer from 0 to 1000000";
         else
             cfg->max_games_per_min = (unsigned)v;
+    } else if (!strcmp(name, "max-spectators")) {
+        if (parse_uint(value, 1, 1000000, &v))
+            want = "an integer from 1 to 1000000";
+        else
+            cfg->max_spectators = (unsigned)v;
     } else if (!strcmp(name, "journal")) {
         if (strlen(value) >= sizeof cfg->journal)
             want = "a file name";
@@ -200,6 +207,7 @@ static int configure(srv_config *cfg, int argc, char **argv) {
                         .request_ms = 10000,
                         .max_per_ip = 64,
                         .max_games_per_min = GUARD_GAMES_PER_MIN,
+                        .max_spectators = 500,
                         .log_level = SRV_LOG_INFO,
                         .journal = "race2048.journal",
                         .journal_sync_ms = 100,

@@ -141,6 +141,14 @@ static srv_buf *render(srv *s) {
            "Connections closed because their output queue passed --max-output.");
     put(&o, "race2048_slow_consumers_total %llu\n",
         (unsigned long long)m->slow_consumers);
+    family(&o, "race2048_text_screens_total", "counter",
+           "Text spectators' screens sent: rendered for them, or shared (the "
+           "rendering of another spectator with the same screen shape).");
+    put(&o,
+        "race2048_text_screens_total{how=\"rendered\"} %llu\n"
+        "race2048_text_screens_total{how=\"shared\"} %llu\n",
+        (unsigned long long)m->text_screens_rendered,
+        (unsigned long long)m->text_screens_shared);
     family(&o, "race2048_connections_total", "counter", "Connections accepted.");
     put(&o, "race2048_connections_total %llu\n", (unsigned long long)m->connections);
     family(&o, "race2048_http_requests_total", "counter", "HTTP requests answered.");

@@ -19,14 +19,15 @@ static void room_maybe_free(room *r);
 
 /* ------------------------------------------------------------- sending --- */
 
-/* Sends m to every connected seated player (except `except`) and every spectator. */
+/* Sends m to every connected seated player (except `except`, always a seated
+ * one) at once, and to every spectator through the fan-out (a share per loop
+ * turn, in order: fanout.h). */
 static void room_broadcast(room *r, const srv_msg *m, const srv_player *except) {
     for (int i = 0; i < r->nseats; i++) {
         srv_player *p = r->seats[i].player;
         if (p && p != except) srv_send(p, m);
     }
-    for (int i = 0; i < r->nwatchers; i++)
-        if (r->watchers[i] != except) srv_send(r->watchers[i], m);
+    fanout_send(&r->fan, m);
 }
 
 void room_seat_view(const room_seat *seat, proto_player *out) {
@@ -69,6 +70,22 @@ static void send_start(room *r, srv_player *to, uint64_t you) {
     char *line = proto_enc_start(room_code_or_null(r), you, &r->settings, views,
                                  r->nseats, r->commit, &len);
     srv_send_line(to, SRV_MSG_START, line, len);
+}
+
+/* `start` to the spectators: one line for all of them (`you` is absent). */
+static void broadcast_start(room *r) {
+    if (!r->fan.n) {
+        fanout_touch(&r->fan); /* the boards changed: no rendering still holds */
+        return;
+    }
+    proto_player views[PROTO_PLAYERS_MAX];
+    seat_views(r, views);
+    size_t len;
+    char *line = proto_enc_start(room_code_or_null(r), 0, &r->settings, views, r->nseats,
+                                 r->commit, &len);
+    srv_msg m = {.type = SRV_MSG_START, .json = srv_buf_take(line, len)};
+    fanout_send(&r->fan, &m);
+    if (m.json) srv_buf_unref(m.json);
 }
 
 /* `player` about seat to everyone but `except`. */
@@ -126,6 +143,7 @@ room *room_new_coded(srv *s, bool solo, const proto_settings *settings,
     }
     uv_timer_init(s->loop, &r->timer);
     r->timer.data = r;
+    fanout_init(&r->fan, r);
     srv_list_push(&s->rooms, &r->link);
     if (!solo)
         srv_log(SRV_LOG_DEBUG, "room %s made: %d players, size %d, target %u", r->code,
@@ -142,20 +160,19 @@ room *room_find(srv *s, const char *code) {
 static void on_room_closed(uv_handle_t *h) {
     room *r = h->data;
     journal_game_free(r);
-    free(r->watchers);
+    fanout_free(&r->fan);
     free(r);
 }
 
-/* Frees the room once no player is seated and nobody watches: players of an
- * ended race stay seated until they leave, for `rematch`. */
+/* Frees the room once no player is seated: players of an ended race stay
+ * seated until they leave, for `rematch`. Spectators stop watching, once
+ * the broadcasts on their way to them are out (room_fanout_drained). */
 static void room_maybe_free(room *r) {
     if (r->closing) return;
     for (int i = 0; i < r->nseats; i++)
         if (r->seats[i].player) return;
-    if (r->state == ROOM_RUNNING) return;
-    for (int i = 0; i < r->nwatchers; i++)
-        r->watchers[i]->watching = NULL;
-    r->nwatchers = 0;
+    if (r->state == ROOM_RUNNING || fanout_busy(&r->fan)) return;
+    fanout_detach_all(&r->fan);
     r->closing = true;
     if (!r->solo) HASH_DELETE(hh, r->srv->by_code, r);
     srv_list_remove(&r->listed);
@@ -225,8 +242,7 @@ void room_start(room *r) {
     journal_game_start(r, journal_wall_ms());
     for (int i = 0; i < r->nseats; i++)
         if (r->seats[i].player) send_start(r, r->seats[i].player, r->seats[i].id);
-    for (int i = 0; i < r->nwatchers; i++)
-        send_start(r, r->watchers[i], 0);
+    broadcast_start(r);
     if (!r->solo) srv_log(SRV_LOG_DEBUG, "room %s: race started", r->code);
     room_rearm(r);
 }
@@ -390,11 +406,9 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
                                                : "forfeit",
                 (unsigned long long)winner);
 
-    /* Spectators are done; so are disconnected players (nothing to resume)
-     * and, in a solo game, the player. Connected racers stay for rematch. */
-    for (int i = 0; i < r->nwatchers; i++)
-        r->watchers[i]->watching = NULL;
-    r->nwatchers = 0;
+    /* Spectators are done once they have the end (fanout.c); so are
+     * disconnected players (nothing to resume) and, in a solo game, the
+     * player. Connected racers stay for rematch. */
     for (int i = 0; i < r->nseats; i++) {
         srv_player *p = r->seats[i].player;
         if (!p || (p->conn && !r->solo)) continue;
@@ -693,32 +707,39 @@ void room_restore_abandon(room *r) {
 /* ------------------------------------------------------------ spectators --- */
 
 int room_watch(room *r, srv_player *p) {
-    if (r->nwatchers == r->watchers_cap) {
-        int cap = r->watchers_cap ? r->watchers_cap * 2 : 4;
-        srv_player **w = realloc(r->watchers, (size_t)cap * sizeof *w);
-        if (!w) return -1;
-        r->watchers = w;
-        r->watchers_cap = cap;
-    }
-    r->watchers[r->nwatchers++] = p;
-    p->watching = r;
+    unsigned most = r->srv->cfg.max_spectators;
+    if (most && r->fan.n >= most) return -2;
+    if (fanout_add(&r->fan, p) < 0) return -1;
+    /* Owed every broadcast after this snapshot, and none before it. */
     if (r->state == ROOM_WAITING) {
         srv_msg m = {.type = SRV_MSG_ROOM, .json = enc_room(r)};
         srv_send(p, &m);
         if (m.json) srv_buf_unref(m.json);
     } else {
-        send_start(r, p, 0);
+        /* One snapshot per state of the room for a crowd that comes at once. */
+        fanout *f = &r->fan;
+        if (!f->start || f->start_version != f->version) {
+            if (f->start) srv_buf_unref(f->start);
+            proto_player views[PROTO_PLAYERS_MAX];
+            seat_views(r, views);
+            size_t len;
+            char *line = proto_enc_start(room_code_or_null(r), 0, &r->settings, views,
+                                         r->nseats, r->commit, &len);
+            f->start = srv_buf_take(line, len);
+            f->start_version = f->version;
+        }
+        srv_msg m = {.type = SRV_MSG_START, .json = f->start};
+        srv_send(p, &m);
     }
     return 0;
 }
 
 void room_unwatch(room *r, srv_player *p) {
-    for (int i = 0; i < r->nwatchers; i++) {
-        if (r->watchers[i] != p) continue;
-        r->watchers[i] = r->watchers[--r->nwatchers];
-        break;
-    }
-    p->watching = NULL;
+    fanout_remove(&r->fan, p);
+    room_maybe_free(r);
+}
+
+void room_fanout_drained(room *r) {
     room_maybe_free(r);
 }
 
@@ -732,6 +753,7 @@ void room_close_all(srv *s) {
             unseat(r, i);
             if (p) srv_player_release(p); /* frees those waiting out a grace period */
         }
+        fanout_detach_all(&r->fan); /* what is queued is not sent: all say bye */
         r->state = ROOM_ENDED;
         room_maybe_free(r);
     }

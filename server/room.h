@@ -3,6 +3,7 @@
 #ifndef RACE2048_ROOM_H
 #define RACE2048_ROOM_H
 
+#include "fanout.h"
 #include "seed.h"
 #include "srv.h"
 
@@ -32,8 +33,7 @@ typedef struct room {
     room_state state;
     room_seat seats[PROTO_PLAYERS_MAX];
     int nseats;
-    srv_player **watchers;
-    int nwatchers, watchers_cap;
+    fanout fan;      /* the spectators, and broadcasts on their way to them */
     eng_seed seed;   /* a server seed, or a solo player's client seed */
     bool seed_fixed; /* a solo game's seed chosen by the player */
     char salt[33];
@@ -86,9 +86,14 @@ void room_time_up(room *r);
 /* After the end of a race: p asks for a rematch. */
 void room_rematch(room *r, srv_player *p);
 
-/* Spectators: adds p (gets `start`, or `room` while waiting). Returns 0 or -1 (OOM). */
+/* Spectators: adds p (gets `start`, or `room` while waiting). Returns 0, -1
+ * if memory runs out, or -2 if the room has --max-spectators already. */
 int room_watch(room *r, srv_player *p);
+/* p stops watching r (after what was queued for it went out). */
 void room_unwatch(room *r, srv_player *p);
+/* The fan-out has delivered everything queued (fanout.c): a room kept for
+ * that may now be freed. */
+void room_fanout_drained(room *r);
 
 /* True while p is seated in a running race (not a solo game). */
 bool room_in_running_race(const srv_player *p);

@@ -14,6 +14,7 @@
 #include <openssl/rand.h>
 
 #include "conn.h"
+#include "fanout.h"
 
 /* ------------------------------------------------------------------ log --- */
 
@@ -129,6 +130,8 @@ void srv_buf_unref(srv_buf *b) {
 /* -------------------------------------------------------------- sending --- */
 
 void srv_send(srv_player *p, const srv_msg *m) {
+    /* A spectator first gets the broadcasts still queued for it. */
+    if (p->watching) fanout_catch_up(p);
     if (p->conn) conn_deliver(p->conn, m);
 }
 

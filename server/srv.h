@@ -72,6 +72,9 @@ typedef struct srv_config {
     unsigned resume_tries, resume_burst, resume_per_min;
     /* Games one address may start at once, then per minute; 0 = no limit. */
     unsigned max_games_per_min;
+    /* Spectators one room takes (--max-spectators); 0 = no limit (in-process
+     * tests that build a config by hand). */
+    unsigned max_spectators;
 } srv_config;
 
 void srv_log(srv_log_level level, const char *fmt, ...)
@@ -185,6 +188,7 @@ typedef struct srv_player {
     srv_link queue_link;     /* in queue->waiting while queued */
     UT_hash_handle hh_token; /* in srv.by_token, keyed by token */
     UT_hash_handle hh_resume;
+    unsigned watch_slot; /* its index in watching->fan.slots (fanout.c) */
     /* Fields are ordered without holes: a player fits a 304-byte malloc
      * chunk (idle memory, issue 9). */
 } srv_player;
@@ -208,6 +212,9 @@ typedef struct srv_metrics {
     uint64_t connections; /* accepted since start */
     uint64_t http_requests;
     uint64_t ws_upgrades;
+    /* Text spectators' screens: made, and sent again from a rendering made
+     * for another spectator with the same screen shape (fanout.h). */
+    uint64_t text_screens_rendered, text_screens_shared;
 } srv_metrics;
 
 /* The server: one per process, reachable from every handle via loop->data. */
@@ -239,6 +246,11 @@ typedef struct srv {
     int poll_timeout;                          /* the timeout it was given, -1 = none */
     uint64_t check_ms;                         /* monotonic ms after the last poll */
     unsigned io_behind; /* turns left to read input that came during a pause */
+    /* Rooms whose broadcasts still go out to spectators, a share per turn
+     * (fanout.c); the idle handle runs while the list is not empty. */
+    uv_idle_t fanout_idle;
+    bool fanout_ready; /* fanout_idle and fanouts are set up (on first use) */
+    srv_link fanouts;
     /* File descriptors: connections beyond fd_capacity are refused. */
     unsigned fd_capacity;
     /* Listeners whose next connection waits: not even a refusal fits. */

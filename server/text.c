@@ -141,10 +141,12 @@ static bool char_mode(const text_session *s) {
     return s->tn.echo;
 }
 
-/* The room whose boards the human sees, if any. */
+/* The room whose boards the human sees, if any. A spectator watches an
+ * ended race until its `end` reaches it (fanout.h): until then it sees the
+ * last boards. */
 static room *shown_room(const srv_player *p) {
     if (p && p->room && p->room->state == ROOM_RUNNING) return p->room;
-    if (p && p->watching && p->watching->state == ROOM_RUNNING) return p->watching;
+    if (p && p->watching && p->watching->state != ROOM_WAITING) return p->watching;
     return NULL;
 }
 
@@ -478,10 +480,79 @@ static void draw_replay(conn *c, proto_buf *b) {
                        s->status[0] ? s->status : status, hint);
 }
 
+/* What a spectator's screen of a room depends on besides the room's state:
+ * screens with equal shapes are equal bytes. Compared whole, so it is
+ * zeroed before it is filled (padding included). */
+typedef struct text_shape {
+    uint64_t now; /* loop time if a countdown is on screen, else 0 */
+    int32_t cols, lines;
+    uint8_t color, telnet, char_mode, prompt;
+    uint32_t line_len;
+    char status[sizeof((text_session *)0)->status];
+    char line[sizeof((text_session *)0)->line];
+} text_shape;
+
+static void shape_of(const conn *c, const room *r, text_shape *k) {
+    const text_session *s = c->text;
+    memset(k, 0, sizeof *k);
+    for (int i = 0; i < r->nseats; i++) {
+        const room_seat *seat = &r->seats[i];
+        if (!seat->connected && seat->player && seat->status != PROTO_LEFT)
+            k->now = uv_now(c->srv->loop); /* a grace countdown (draw_game) */
+    }
+    k->cols = term_cols(s);
+    k->lines = term_lines(s);
+    k->color = (uint8_t)s->color;
+    k->telnet = s->tn.seen;
+    k->char_mode = char_mode(s);
+    k->prompt = s->prompt;
+    k->line_len = (uint32_t)s->line_len;
+    memcpy(k->status, s->status, strnlen(s->status, sizeof s->status));
+    memcpy(k->line, s->line, s->line_len);
+}
+
+/* A spectator's screen of a race: the room's rendering for this shape if
+ * another spectator had it made, else made and kept for the next. Queued by
+ * reference either way. Returns false (nothing sent) if memory runs out. */
+static bool draw_watched(conn *c, room *r, proto_buf *b) {
+    text_session *s = c->text;
+    text_shape key;
+    shape_of(c, r, &key);
+    uint64_t tick_at = 0;
+    srv_buf *screen = fanout_screen_find(&r->fan, &key, sizeof key, &tick_at);
+    if (screen) {
+        c->srv->metrics.text_screens_shared++;
+        s->tick_at = tick_at;
+        conn_send_framed(c, NULL, 0, screen, screen->len);
+        return true;
+    }
+    draw_game(c, b, r);
+    proto_buf_puts(b, s->prompt ? ": " : "> ");
+    proto_buf_append(b, s->line, s->line_len);
+    if (b->failed || !b->len) return false;
+    size_t len = b->len;
+    char *bytes;
+    if (s->tn.seen && memchr(b->data, 0xff, b->len)) { /* as out() does */
+        bytes = malloc(proto_telnet_escaped_len(b->data, b->len));
+        if (bytes) len = proto_telnet_escape(b->data, b->len, (unsigned char *)bytes);
+    } else if ((bytes = malloc(len))) {
+        memcpy(bytes, b->data, len);
+    }
+    if (!(screen = srv_buf_take(bytes, len))) return false;
+    c->srv->metrics.text_screens_rendered++;
+    fanout_screen_keep(&r->fan, &key, sizeof key, screen, s->tick_at);
+    conn_send_framed(c, NULL, 0, screen, len);
+    srv_buf_unref(screen);
+    return true;
+}
+
 static void draw(conn *c) {
     text_session *s = c->text;
     srv_player *p = c->player;
     room *r = shown_room(p);
+    /* A spectator's `end` is drawn while it is still the room's spectator
+     * (fanout.c lets it go right after): the end screen, not the boards. */
+    if (r && p->watching == r && r->state == ROOM_ENDED && s->has_end) r = NULL;
     /* Every screen is made in one buffer kept for the process: a redraw
      * allocates only its copy in the output queue, and a crowd being greeted
      * leaves no trail of freed, growing buffers between the connections and
@@ -495,6 +566,18 @@ static void draw(conn *c) {
         text_replay_free(s->replay);
         s->replay = NULL;
         s->replay_at = 0;
+    }
+    if (r && p->watching == r) {
+        if (!draw_watched(c, r, b)) {
+            proto_buf_free(b);
+            conn_close(c);
+            return;
+        }
+        s->dirty = false;
+        s->draw_at = 0;
+        s->last_draw = uv_now(c->srv->loop);
+        if (s->tick_at) text_arm(c);
+        return;
     }
     if (s->replay)
         draw_replay(c, b);

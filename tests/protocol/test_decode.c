@@ -591,8 +591,9 @@ static void test_err_code_names(void **state) {
         "slow_consumer",
         "game_not_found",
         "rate_limited",
+        "room_full",
     };
-    for (int i = 0; i <= PROTO_ERR_RATE_LIMITED; i++)
+    for (int i = 0; i <= PROTO_ERR_ROOM_FULL; i++)
         assert_string_equal(proto_err_code((proto_err)i), names[i]);
 }
 
