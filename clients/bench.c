@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_ai.h"
 #include "bench_engine.h"
 #include "loadgen.h"
 #include "spectate.h"
@@ -139,7 +140,7 @@ done:
 /* After a bad argument, this one line; --help prints it with the rest. */
 #define BENCH_USAGE_LINE                                                                 \
     "usage: race2048-bench [--help] [--version] engine [SECONDS] | server [OPTIONS] | "  \
-    "spectators [OPTIONS]\n"
+    "spectators [OPTIONS] | ai [OPTIONS]\n"
 
 static void usage(FILE *out) {
     fprintf(out, BENCH_USAGE_LINE
@@ -149,6 +150,8 @@ static void usage(FILE *out) {
             "           (race2048-bench server --help lists its OPTIONS)\n"
             "  spectators  server CPU per move per spectator, JSON, WebSocket or text\n"
             "           (race2048-bench spectators --help lists its OPTIONS)\n"
+            "  ai       the AI's strength and speed on seeded games, offline\n"
+            "           (race2048-bench ai --help lists its OPTIONS)\n"
             "  --version prints the version (" RACE2048_VERSION ")\n");
 }
 
@@ -189,6 +192,7 @@ static const struct {
     {"engine", cmd_engine},
     {"server", loadgen_main},
     {"spectators", spectate_main},
+    {"ai", bench_ai_main},
 };
 
 int main(int argc, char **argv) {

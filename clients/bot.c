@@ -2,7 +2,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "ai.h"
 #include "engine.h"
 #include "message.h"
 #include "net.h"
@@ -181,142 +181,43 @@ static int parse_args(int argc, char **argv, bot_opts *o) {
     return 0;
 }
 
-/* ------------------------------------------------------------ heuristic --- */
-
-/* The evaluation of nneonneo's well-known 2048 AI, per line of exponents:
- * empty cells and merges are good, lines that are not monotonic and big
- * tiles spread out are bad. It works for any board size. */
-#define H_BASE     200000.0
-#define H_EMPTY    270.0
-#define H_MERGES   700.0
-#define H_MONO     47.0
-#define H_MONO_POW 4.0
-#define H_SUM      11.0
-#define H_SUM_POW  3.5
-
-/* pow() of every exponent, computed once (the evaluation is the hot loop). */
-static double pow_mono[ENG_EXP_MAX + 1], pow_sum[ENG_EXP_MAX + 1];
-
-static void heuristic_init(void) {
-    for (int e = 0; e <= ENG_EXP_MAX; e++) {
-        pow_mono[e] = pow(e, H_MONO_POW);
-        pow_sum[e] = pow(e, H_SUM_POW);
-    }
-}
-
-static double line_score(const uint8_t *line, int n) {
-    double sum = 0, mono_left = 0, mono_right = 0;
-    int empty = 0, merges = 0, prev = 0, run = 0;
-    for (int i = 0; i < n; i++) {
-        int e = line[i];
-        sum += pow_sum[e];
-        if (!e) {
-            empty++;
-            continue;
-        }
-        if (e == prev) {
-            run++;
-        } else {
-            if (run) merges += 1 + run;
-            run = 0;
-        }
-        prev = e;
-    }
-    if (run) merges += 1 + run;
-    for (int i = 1; i < n; i++) {
-        if (line[i - 1] > line[i])
-            mono_left += pow_mono[line[i - 1]] - pow_mono[line[i]];
-        else
-            mono_right += pow_mono[line[i]] - pow_mono[line[i - 1]];
-    }
-    return H_BASE + H_EMPTY * empty + H_MERGES * merges -
-           H_MONO * (mono_left < mono_right ? mono_left : mono_right) - H_SUM * sum;
-}
-
-/* Every row left to right plus every column top to bottom. */
-static double board_score(const eng_board *b) {
-    int n = b->size;
-    uint8_t col[ENG_SIZE_MAX];
-    double s = 0;
-    for (int r = 0; r < n; r++)
-        s += line_score(&b->cell[r * n], n);
-    for (int c = 0; c < n; c++) {
-        for (int r = 0; r < n; r++)
-            col[r] = b->cell[r * n + c];
-        s += line_score(col, n);
-    }
-    return s;
-}
-
 /* ------------------------------------------------------------- strategy --- */
 
 static const eng_dir all_dirs[4] = {ENG_LEFT, ENG_RIGHT, ENG_UP, ENG_DOWN};
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+/* The AI (ai/): its tables and one cache, for the bot's life. */
+static ai_model *model;
+static ai_cache cache;
+
+static int strategy_init(void) {
+    model = malloc(sizeof *model);
+    cache.size = 1u << 18;
+    cache.entries = calloc(cache.size, sizeof *cache.entries);
+    if (!model || !cache.entries) return -1;
+    ai_model_init(model);
+    return 0;
 }
 
-/* Greedy: the move whose resulting board scores best. `banned` is a bit per
- * direction to skip. Returns the direction, or -1 if no allowed move
- * changes the board. */
-static int pick_greedy(const eng_board *b, unsigned banned) {
+static void strategy_free(void) {
+    free(model);
+    free(cache.entries);
+}
+
+/* The AI's move for b: one spawn layer (greedy) or its default budget
+ * (expectimax: deepening within 20000 positions). `banned` is a bit per
+ * direction to skip (the server said it changed nothing); then the best
+ * other move by the search's values. Returns -1 if no allowed move changes
+ * the board. */
+static int pick(const eng_board *b, bot_strategy strategy, unsigned banned) {
+    ai_budget budget = ai_budget_default();
+    if (strategy == STRAT_GREEDY) budget.max_depth = 1;
+    ai_cache_clear(&cache);
+    ai_result r = ai_search_board(model, &cache, b, budget);
     int best = -1;
-    double best_score = -INFINITY;
-    for (int i = 0; i < 4; i++) {
-        eng_board next = *b;
-        if ((banned >> all_dirs[i]) & 1 || !eng_move(&next, all_dirs[i], NULL, NULL))
-            continue;
-        double s = board_score(&next);
-        if (s > best_score) best_score = s, best = (int)all_dirs[i];
-    }
-    return best;
-}
-
-/* The best the mover can do from b with one more move (0: no move, lost). */
-static double best_reply(const eng_board *b) {
-    double best = 0;
-    for (int i = 0; i < 4; i++) {
-        eng_board next = *b;
-        if (!eng_move(&next, all_dirs[i], NULL, NULL)) continue;
-        double s = board_score(&next);
-        if (s > best) best = s;
-    }
-    return best;
-}
-
-/* Expectimax to depth 2: my move, every spawn the server could make (2 with
- * probability 0.9, 4 with 0.1, on each empty cell alike), my best reply.
- * Bounded by a time budget: if it runs out (huge boards on a slow machine),
- * the greedy choice is played instead, so a move is never late by much. */
-#define EXPECTIMAX_BUDGET_MS 50.0
-
-static int pick_expectimax(const eng_board *b, unsigned banned) {
-    double deadline = now_ms() + EXPECTIMAX_BUDGET_MS;
-    int best = -1;
-    double best_value = -INFINITY;
-    int cells = b->size * b->size;
-    for (int i = 0; i < 4; i++) {
-        eng_board after = *b;
-        if ((banned >> all_dirs[i]) & 1 || !eng_move(&after, all_dirs[i], NULL, NULL))
-            continue;
-        double sum = 0;
-        int empty = 0;
-        for (int k = 0; k < cells; k++) {
-            if (after.cell[k]) continue;
-            empty++;
-            eng_board spawned = after;
-            spawned.cell[k] = 1;
-            sum += 0.9 * best_reply(&spawned);
-            spawned.cell[k] = 2;
-            sum += 0.1 * best_reply(&spawned);
-            if (now_ms() > deadline) return pick_greedy(b, banned);
-        }
-        /* A move always frees a cell, but stay safe if it somehow did not. */
-        double value = empty ? sum / empty : best_reply(&after);
-        if (value > best_value) best_value = value, best = (int)all_dirs[i];
-    }
+    for (int d = 0; d < 4; d++)
+        if (!((banned >> d) & 1) && r.value[d] >= 0 &&
+            (best < 0 || r.value[d] > r.value[best]))
+            best = d;
     return best;
 }
 
@@ -459,8 +360,7 @@ static bool may_move(const json_t *player) {
  * Returns 0, or -1 on a fatal problem (printed). */
 static int play(bot *b) {
     if (!b->in_game || !b->my_turn_ok || b->in_flight) return 0;
-    int dir = b->o.strategy == STRAT_GREEDY ? pick_greedy(&b->board, b->banned)
-                                            : pick_expectimax(&b->board, b->banned);
+    int dir = pick(&b->board, b->o.strategy, b->banned);
     if (dir < 0) {
         /* The server says I can move but my copy of the board disagrees:
          * try the directions it has not refused yet, in a fixed order. */
@@ -668,7 +568,10 @@ int main(int argc, char **argv) {
         if (rc < 0) fputs(BOT_USAGE_LINE, stderr);
         return rc < 0 ? 2 : 0;
     }
-    heuristic_init();
+    if (strategy_init() < 0) {
+        fprintf(stderr, "race2048-bot: out of memory\n");
+        return 1;
+    }
     b.next_seq = 1;
     rc = net_connect(&b.conn, b.o.host, b.o.port);
     if (rc != NET_OK) {
@@ -697,6 +600,7 @@ int main(int argc, char **argv) {
     }
 done:
     net_close(&b.conn);
+    strategy_free();
     free(b.dirs);
     return status;
 }
