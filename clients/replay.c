@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "analyse.h"
 #include "engine.h"
 #include "message.h"
 #include "render.h"
@@ -18,12 +19,14 @@
 
 typedef struct options {
     const char *file;
-    const char *game; /* --game: check only this id (as text) */
-    const char *show; /* --show: render this id */
-    int delay_ms;     /* --delay between frames of --show */
+    const char *game;    /* --game: check only this id (as text) */
+    const char *show;    /* --show: render this id */
+    const char *analyse; /* --analyse: the AI's verdict on this id's moves */
+    int delay_ms;        /* --delay between frames of --show */
 } options;
 
-#define USAGE "usage: race2048-replay FILE [--game ID] [--show ID] [--delay MS]\n"
+#define USAGE                                                                            \
+    "usage: race2048-replay FILE [--game ID] [--show ID] [--delay MS] [--analyse ID]\n"
 
 /* A bad command line: what is wrong, then the usage line; exit status 2. */
 static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -49,6 +52,9 @@ static void usage(FILE *out) {
             "  --game ID    check only the game with this id\n"
             "  --show ID    play that game on the terminal, move by move\n"
             "  --delay MS   pause between moves of --show (default 120; 0 on a pipe)\n"
+            "  --analyse ID every move of that game beside the AI's choice, with the\n"
+            "               share of the position's value each move gave up, and the\n"
+            "               three biggest mistakes of each player\n"
             "  --help       this help\n"
             "  --version    the version\n");
 }
@@ -389,13 +395,15 @@ static int parse_args(int argc, char **argv, options *o) {
             printf("race2048-replay %s\n", RACE2048_VERSION);
             return 1;
         }
-        bool takes =
-            !strcmp(a, "--game") || !strcmp(a, "--show") || !strcmp(a, "--delay");
+        bool takes = !strcmp(a, "--game") || !strcmp(a, "--show") ||
+                     !strcmp(a, "--delay") || !strcmp(a, "--analyse");
         if (takes && i + 1 >= argc) return bad_usage("%s needs a value", a);
         if (!strcmp(a, "--game"))
             o->game = argv[++i];
         else if (!strcmp(a, "--show"))
             o->show = argv[++i];
+        else if (!strcmp(a, "--analyse"))
+            o->analyse = argv[++i];
         else if (!strcmp(a, "--delay"))
             o->delay_ms = atoi(argv[++i]);
         else if (a[0] == '-' || o->file)
@@ -440,6 +448,12 @@ int main(int argc, char **argv) {
             json_decref(rec);
             continue;
         }
+        if (o.analyse) {
+            if (id_matches(id, o.analyse)) shown = analyse_game(rec, stdout);
+            json_decref(rec);
+            if (shown >= 0) break;
+            continue;
+        }
         if (o.show) {
             if (id_matches(id, o.show)) shown = show_game(rec, o.delay_ms);
             json_decref(rec);
@@ -462,9 +476,10 @@ int main(int argc, char **argv) {
     }
     free(line);
     fclose(f);
-    if (o.show) {
+    if (o.show || o.analyse) {
         if (shown < 0)
-            fprintf(stderr, "race2048-replay: no game %s in %s\n", o.show, o.file);
+            fprintf(stderr, "race2048-replay: no game %s in %s\n",
+                    o.analyse ? o.analyse : o.show, o.file);
         return shown == 0 ? 0 : 1;
     }
     printf("%zu games checked, %zu failed%s", checked, failed, bad ? ", " : "\n");
