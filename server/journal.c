@@ -122,6 +122,7 @@ typedef struct journal {
      * compaction waits until the file has doubled past it (see compact_maybe). */
     uint64_t base;
     bool busy;     /* a write, sync or truncate is in progress */
+    bool hurry;    /* stopping: commit again as soon as one is done */
     bool failing;  /* the last attempt failed: log again only after a success */
     bool dropping; /* records are being dropped: PENDING_MAX is reached */
     uv_fs_t req;
@@ -245,6 +246,7 @@ static void on_synced(uv_fs_t *req) {
         srv_log(SRV_LOG_INFO, "journal %s: writing again", j->path);
     }
     made_durable(j, j->sync_pos);
+    if (j->hurry) commit_start(j);
 }
 
 static void sync_start(journal *j) {
@@ -665,6 +667,13 @@ uint64_t journal_game_end(room *r, const char *end_line, size_t len) {
         free(b.data);
     if (j->pending.len >= EARLY_COMMIT_BYTES) commit_start(j);
     return pos;
+}
+
+void journal_sync_now(srv *s) {
+    journal *j = J(s);
+    if (!j) return;
+    j->hurry = true;
+    commit_start(j);
 }
 
 uint64_t journal_durable_pos(const srv *s) {

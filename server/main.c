@@ -315,6 +315,7 @@ static void srv_stop(srv *s) {
     for (int i = 0; i < s->nlisteners; i++)
         uv_close((uv_handle_t *)&s->listeners[i], NULL);
     room_close_all(s);
+    journal_sync_now(s); /* `end`s held for the journal go out before the byes */
     for (srv_link *l = s->conns.next; l != &s->conns; l = l->next)
         conn_say_bye(srv_container(l, conn, link));
     /* Clients that do not read their bye are cut off; the timer alone does

@@ -154,7 +154,8 @@ static void test_kill9_resume(void **state) {
     const char *journal = path_in("j");
     th_server *s = journal_server(journal, "30");
     client *c[2];
-    race_start(s, 2, "\"size\":4", c, NULL);
+    json_t *starts[2];
+    race_start(s, 2, "\"size\":4", c, starts);
     char token[2][64];
     static const char *const dirs[] = {"left", "up", "right", "down"};
     /* boards[p][k]: player p's board after k moves that changed it. */
@@ -171,8 +172,11 @@ static void test_kill9_resume(void **state) {
             boards[p][++made[p]] = jarr(st, "board");
         }
     }
-    /* Some moves are durable (the rest may be lost with the last window). */
-    wait_records(journal, "{\"j\":\"moves\"", 1, 5000);
+    /* Some moves of each player are durable (the rest may be lost with the
+     * last window): p1 moved last, so a moves record holding p1's moves. */
+    char p1_moves[32];
+    snprintf(p1_moves, sizeof p1_moves, "\"%lld\":\"", (long long)jint(starts[1], "you"));
+    wait_records(journal, p1_moves, 1, 5000);
     server_kill(s);
 
     int64_t t0 = harness_now_ms();
@@ -847,6 +851,32 @@ static void test_kill9_after_ends(void **state) {
     free(out);
 }
 
+/* A SIGTERM while an `end` waits for its group commit (a 10 s sync window):
+ * the stopping server commits at once, so the client gets its `end` and then
+ * its `bye`, rather than a closed connection and no result. */
+static void test_sigterm_sends_held_end(void **state) {
+    (void)state;
+    const char *journal = path_in("j");
+    th_server *s = SERVER("--journal", journal, "--journal-sync-ms", "10000");
+    client *a = client_named(s, "late");
+    client_send(a, "{\"type\":\"solo\",\"size\":3,\"seed\":4}");
+    client_expect(a, "start", WAIT);
+    client_move_any(a);
+    client_send(a, "{\"type\":\"leave\"}");
+    /* Wait for the record to be queued: it is written at once (a 10 s window
+     * without a stop would hold it), so poll the server with another client. */
+    client *b = client_named(s, "other");
+    client_sync(b);
+    int64_t t0 = harness_now_ms();
+    if (kill(s->pid, SIGTERM) < 0) fail_msg("kill: %s", strerror(errno));
+    json_t *end = client_expect(a, "end", WAIT);
+    assert_string_equal(jstr(end, "reason"), "all_over");
+    client_expect_skip(a, "bye", "left", WAIT);
+    assert_true(harness_now_ms() - t0 < 5000);
+    assert_int_equal(server_signal_stop(s, 0), 0); /* signal 0: only wait for the exit */
+    wait_records(journal, "{\"j\":\"game\"", 1, 1000);
+}
+
 /* ------------------------------------------------------ compaction loop --- */
 
 /* Moves that keep an 8x8 game alive for a long time (the first of down,
@@ -1115,6 +1145,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_history_after_torn_compaction, setup_dir,
                                         teardown_dir),
         cmocka_unit_test_setup_teardown(test_kill9_after_ends, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_sigterm_sends_held_end, setup_dir,
+                                        teardown_dir),
         cmocka_unit_test_setup_teardown(test_compaction_converges, setup_dir,
                                         teardown_dir),
         cmocka_unit_test_setup_teardown(test_rotation_keeps_four, setup_dir,
