@@ -483,8 +483,9 @@ static int row_end(const block *blocks, int from, int n, int width) {
 }
 
 /* Lines the first `nfull` blocks take in rows, with a blank line between
- * rows; plus the one-line summaries of the rest, after a blank line. */
-static int boards_lines(const block *blocks, int nfull, int n, int width) {
+ * rows; plus the one-line summaries of the rest, after a blank line if
+ * gap. */
+static int boards_lines(const block *blocks, int nfull, int n, int width, bool gap) {
     int lines = 0;
     for (int from = 0; from < nfull;) {
         int to = row_end(blocks, from, nfull, width);
@@ -494,7 +495,7 @@ static int boards_lines(const block *blocks, int nfull, int n, int width) {
         lines += (from > 0) + tallest;
         from = to;
     }
-    if (nfull < n) lines += (nfull > 0) + (n - nfull);
+    if (nfull < n) lines += (gap && nfull > 0) + (n - nfull);
     return lines;
 }
 
@@ -520,8 +521,9 @@ static void summary_line(proto_buf *b, const block *bk, int width, proto_color c
 }
 
 /* The title line(s): "race2048  room K7Q2  target 2048  watching  commit
- * 3f2a9c1e", its parts moved to a new line when the width is reached. */
-static int title(proto_buf *b, const proto_view *v, int width) {
+ * 3f2a9c1e", its parts moved to a new line when the width is reached; brief:
+ * without "watching" and the commit (on a short terminal). */
+static int title(proto_buf *b, const proto_view *v, int width, bool brief) {
     char parts[5][48];
     int n = 0;
     if (v->room)
@@ -531,8 +533,10 @@ static int title(proto_buf *b, const proto_view *v, int width) {
     if (v->target)
         snprintf(parts[n++], sizeof parts[0], "target %llu",
                  (unsigned long long)v->target);
-    if (v->you == 0 && v->room) snprintf(parts[n++], sizeof parts[0], "watching");
-    if (v->commit) snprintf(parts[n++], sizeof parts[0], "commit %.16s", v->commit);
+    if (!brief && v->you == 0 && v->room)
+        snprintf(parts[n++], sizeof parts[0], "watching");
+    if (!brief && v->commit)
+        snprintf(parts[n++], sizeof parts[0], "commit %.16s", v->commit);
     int lines = 1, used = 8;
     if (b) styled(b, v->color, "1", "race2048");
     for (int i = 0; i < n; i++) {
@@ -566,16 +570,17 @@ typedef struct layout {
 
 /* The most blocks of `blocks` that fit avail lines in full, with a summary
  * line for every other player; -1 if not even none do. */
-static int fit_all(const block *blocks, int n, int width, int avail) {
+static int fit_all(const block *blocks, int n, int width, int avail, bool gap) {
     for (int m = n; m >= 0; m--)
-        if (boards_lines(blocks, m, n, width) <= avail) return m;
+        if (boards_lines(blocks, m, n, width, gap) <= avail) return m;
     return -1;
 }
 
 int proto_render_game(proto_buf *b, const proto_view *v) {
     int width = v->width > 0 ? v->width : 80;
     size_t start = b->len;
-    int n_title = title(NULL, v, width);
+    int n_title = title(NULL, v, width, false);
+    int n_brief = title(NULL, v, width, true);
     int n_status = v->status ? proto_render_wrapped(NULL, v->status, width) : 0;
     int n_hint = v->hint ? proto_render_wrapped(NULL, v->hint, width) : 0;
 
@@ -618,19 +623,20 @@ int proto_render_game(proto_buf *b, const proto_view *v) {
         bool found = false;
         for (int pass = 0; pass < 2 && !found; pass++) {
             for (chrome = CHROME_ALL; chrome <= CHROME_NO_TITLE && !found; chrome++) {
-                int avail = v->height - (chrome < CHROME_NO_TITLE ? n_title : 0) -
+                int head = chrome == CHROME_ALL ? n_title : n_brief;
+                int avail = v->height - (chrome < CHROME_NO_TITLE ? head : 0) -
                             (chrome < CHROME_NO_STATUS ? n_status : 0) -
                             (chrome < CHROME_NO_HINT ? n_hint : 0) -
                             (chrome == CHROME_ALL ? 1 + (v->status || v->hint) : 0);
                 for (int st = 0; st < 3; st++) {
                     int m;
                     if (pass == 0) {
-                        m = fit_all(styles[st], v->n, width, avail);
+                        m = fit_all(styles[st], v->n, width, avail, chrome == CHROME_ALL);
                         if (m < 1 || (found && m <= lay.nfull)) continue;
                         lay = (layout){styles[st], m, v->n - m};
                     } else {
                         if (styles[st][0].lines > avail) continue;
-                        int rest = avail - styles[st][0].lines - 1;
+                        int rest = avail - styles[st][0].lines - (chrome == CHROME_ALL);
                         if (rest > v->n - 1) rest = v->n - 1;
                         lay = (layout){styles[st], 1, rest > 0 ? rest : 0};
                         found = true;
@@ -650,7 +656,7 @@ int proto_render_game(proto_buf *b, const proto_view *v) {
     }
 
     proto_buf_puts(b, "\x1b[H\x1b[2J");
-    if (chrome < CHROME_NO_TITLE) title(b, v, width);
+    if (chrome < CHROME_NO_TITLE) title(b, v, width, chrome != CHROME_ALL);
     if (chrome == CHROME_ALL) crlf(b);
     for (int from = 0; from < lay.nfull;) {
         int to = row_end(lay.blocks, from, lay.nfull, width);
@@ -659,7 +665,7 @@ int proto_render_game(proto_buf *b, const proto_view *v) {
         from = to;
     }
     if (lay.nsummary > 0) {
-        if (lay.nfull > 0) crlf(b);
+        if (lay.nfull > 0 && chrome == CHROME_ALL) crlf(b);
         for (int i = lay.nfull; i < lay.nfull + lay.nsummary; i++)
             summary_line(b, &lay.blocks[i], width, v->color);
     }

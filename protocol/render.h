@@ -88,8 +88,9 @@ typedef struct proto_view {
  * or compact for all, whichever shows more (the earlier on a tie), and
  * every other player as a one-line summary (name, score, max tile,
  * status). Where not even the viewer's board and the summaries fit, it
- * gives up, in this order, the blank lines, the hint, the status, the
- * title, then summaries; lines beyond the height are left out.
+ * gives up, in this order, the blank lines with the title's "watching"
+ * and commit, the hint, the status, the title, then summaries; lines
+ * beyond the height are left out.
  * Lines end in CRLF.
  * Returns 0, or -1 if memory ran out (see proto_buf). */
 int proto_render_game(proto_buf *b, const proto_view *v);

@@ -563,10 +563,8 @@ static void draw_replay(conn *c, proto_buf *b) {
     /* Once the last move is shown, pause and pace mean nothing: say how to go on. */
     const char *hint;
     if (text_replay_done(s->replay))
-        hint = char_mode(s) ? "The replay is over: q goes back to the lobby, : for a "
-                              "command (:history)."
-                            : "The replay is over: type q to go back to the lobby, or "
-                              "a command (history, replay ID).";
+        hint = char_mode(s) ? "Replay over: q for the lobby, : for a command."
+                            : "Replay over: type q, or a command.";
     else
         hint = char_mode(s)
                    ? "Keys: space pause, + faster, - slower, q stop."
