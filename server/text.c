@@ -204,6 +204,8 @@ static const char *const lobby_commands[][2] = {
     {"rematch", "race them again"},
     {"name NAME", "choose your name"},
     {"resume CODE", "seat back after a drop"},
+    {"history", "the games that ended lately"},
+    {"replay ID", "watch one again"},
     {"color on|off", "colours"},
     {"help", "every command"},
     {"quit", "leave the server"},
