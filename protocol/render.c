@@ -558,7 +558,8 @@ static int title(proto_buf *b, const proto_view *v, int width, bool brief) {
 
 /* What a redraw leaves out on a short terminal, in the order it gives them
  * up so that the viewer's board stays whole: the blank lines around the
- * boards, then the hint, then the status, then the title. */
+ * boards (and the title's "watching" and commit), then the hint, then the
+ * status, then the title. */
 enum { CHROME_ALL, CHROME_NO_BLANKS, CHROME_NO_HINT, CHROME_NO_STATUS, CHROME_NO_TITLE };
 
 /* The chosen layout: the blocks' style, how many are drawn in full, and how
@@ -592,7 +593,7 @@ int proto_render_game(proto_buf *b, const proto_view *v) {
         b->failed = true;
         return -1;
     }
-    block *mixed = full + v->n, *compact = full + 2 * v->n;
+    block *mixed = full ? full + v->n : NULL, *compact = full ? full + 2 * v->n : NULL;
     bool kilo;
     int cellw = cell_width(v, width, &kilo);
     int k = 0;
