@@ -343,8 +343,8 @@ static int show_game(const json_t *rec, int delay_ms) {
                     step < nmoves ? step : nmoves, nmoves, final, step == longest)};
         }
         char status[96];
-        snprintf(status, sizeof status, "Game %s, move %zu of %zu", "replay", step,
-                 longest);
+        snprintf(status, sizeof status, "Game %lld, move %zu of %zu",
+                 (long long)jint_or(rec, "game", 0), step, longest);
         proto_buf b;
         proto_buf_init(&b);
         proto_view view = {.players = views,

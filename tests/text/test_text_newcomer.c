@@ -328,6 +328,9 @@ static void test_show_prints_statuses_frame_by_frame(void **state) {
     waitpid(pid, &status, 0);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     check_frames(out, n, 0, "--show");
+    char caption[48];
+    snprintf(caption, sizeof caption, "Game %ld, move 0 of ", id);
+    if (!strstr(out, caption)) fail_msg("--show does not name game %ld", id);
     free(out);
 }
 
