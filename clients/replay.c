@@ -332,16 +332,25 @@ static int show_game(const json_t *rec, int delay_ms) {
             if (step > 0 && step <= strlen(mv[i]) &&
                 proto_dir_from_letter(mv[i][step - 1], &d) == 0)
                 eng_game_move(&games[i], d, NULL);
-            views[i] = (proto_player){.id = (uint64_t)jint_or(order[i], "id", 0),
-                                      .name = names[i],
-                                      .board = &games[i].board,
-                                      .score = games[i].score,
-                                      .moves = games[i].moves,
-                                      .status = PROTO_PLAYING};
+            /* Each player's status at this frame (render.h: left from its
+             * last move on, won or over when it was, as recorded at the end). */
+            proto_status final = PROTO_PLAYING;
+            proto_status_parse(json_string_value(json_object_get(order[i], "status")),
+                               &final);
+            size_t nmoves = strlen(mv[i]);
+            views[i] = (proto_player){
+                .id = (uint64_t)jint_or(order[i], "id", 0),
+                .name = names[i],
+                .board = &games[i].board,
+                .score = games[i].score,
+                .moves = games[i].moves,
+                .status = proto_replay_status(
+                    &games[i].board, (uint64_t)jint_or(rec, "target", 0),
+                    step < nmoves ? step : nmoves, nmoves, final, step == longest)};
         }
         char status[96];
-        snprintf(status, sizeof status, "Game %s, move %zu of %zu", "replay", step,
-                 longest);
+        snprintf(status, sizeof status, "Game %lld, move %zu of %zu",
+                 (long long)jint_or(rec, "game", 0), step, longest);
         proto_buf b;
         proto_buf_init(&b);
         proto_view view = {.players = views,

@@ -237,7 +237,8 @@ proto_cmd_type proto_command_parse(const char *line, size_t len, proto_command *
         return cmd->type;
     }
     if (word_is(w, "name")) {
-        static const char msg[] = "name takes one name: 1 to 16 letters, digits, - or _";
+        static const char msg[] =
+            "name takes one name: 1 to 16 letters A-Z, digits, _ or -";
         if (nargs != 1 || args[0].len > PROTO_NAME_MAX) return fail(cmd, msg);
         memcpy(cmd->name, args[0].p, args[0].len);
         cmd->name[args[0].len] = '\0';
@@ -335,7 +336,7 @@ int proto_resume_code_parse(const char *typed, size_t len,
 /* Under 50 columns a line, so that it fits a narrow terminal unwrapped. */
 const char *proto_command_help(void) {
     return "Commands (type one and press Enter):\r\n"
-           "  name NAME     your name (letters, digits, - _)\r\n"
+           "  name NAME     letters A-Z, digits, _ or -\r\n"
            "  solo [SIZE]   play alone, SIZE 3-8 (default 4)\r\n"
            "  quick [N]     race the next who ask (N 2-8)\r\n"
            "  create [N]    make a room for N players (2-8)\r\n"

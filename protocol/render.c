@@ -253,18 +253,25 @@ static const char *status_sgr(proto_status s) {
 
 /* ---------------------------------------------------------------- tiles --- */
 
-void proto_render_tile(uint64_t value, char out[8]) {
+/* A tile's text; with kilo, from 1024 on in binary prefixes (1k, 2k, ...
+ * 64k: at most 3 characters up to 65536), for boards that would not fit the
+ * terminal otherwise. */
+static void tile_text(uint64_t value, bool kilo, char out[8]) {
     if (value == 0) {
         strcpy(out, ".");
         return;
     }
-    if (value < 131072) {
+    if (value < (kilo ? 1024u : 131072u)) {
         snprintf(out, 8, "%u", (unsigned)value);
         return;
     }
     /* 2^e as its mantissa and a binary prefix: 2^17 = 128k, 2^20 = 1M. */
     int e = tile_exp(value);
     snprintf(out, 8, "%u%c", 1u << (e % 10), "kMGTPE"[e / 10 - 1]);
+}
+
+void proto_render_tile(uint64_t value, char out[8]) {
+    tile_text(value, false, out);
 }
 
 /* --------------------------------------------------------------- boards --- */
@@ -279,6 +286,7 @@ typedef struct block {
     const char *note; /* shown instead of the status, or NULL */
     int size;
     bool compact;             /* no borders; score and status on one line */
+    bool kilo;                /* tiles from 1024 on as 1k, 2k, ... (tile_text) */
     int lines;                /* full: name, top, size rows, bottom, score, moves */
     int width;                /* display columns of the widest line */
     char name[NAME_SHOW + 1]; /* printable, with " (you)" for the viewer */
@@ -384,7 +392,7 @@ static int block_line(proto_buf *b, const block *bk, int line, int cellw,
     for (int col = 0; col < size; col++) {
         uint64_t v = eng_cell_value(bk->p->board, row, col);
         char text[8];
-        proto_render_tile(v, text);
+        tile_text(v, bk->kilo, text);
         spaces(b, 1 + cellw - (int)strlen(text));
         if (v == 0 && color != PROTO_COLOR_OFF) {
             proto_buf_puts(b, SGR_DIM "." SGR_RESET);
@@ -398,39 +406,67 @@ static int block_line(proto_buf *b, const block *bk, int line, int cellw,
     return inner + 2;
 }
 
-/* The widest tile text over all boards, so every board has the same cells. */
-static int cell_width(const proto_view *v) {
-    int w = CELL_MIN;
+/* The widest tile text over all boards, and their largest size. */
+static int widest_tile(const proto_view *v, bool kilo, int *size) {
+    int w = 1;
+    *size = 0;
     for (int i = 0; i < v->n; i++) {
         const eng_board *board = v->players[i].board;
         if (!board) continue;
+        if (board->size > *size) *size = board->size;
         /* Every cell, not just the largest tile: 65536 is wider than 128k. */
         for (int c = 0; c < board->size * board->size; c++) {
             char text[8];
-            proto_render_tile(eng_exp_value(board->cell[c]), text);
+            tile_text(eng_exp_value(board->cell[c]), kilo, text);
             if ((int)strlen(text) > w) w = (int)strlen(text);
         }
     }
     return w;
 }
 
+/* The cells' width, the same on every board: as wide as the widest tile
+ * and at least CELL_MIN, unless that makes the boards wider than the
+ * terminal; then as narrow as the tiles allow, with 1k, 2k, ... (*kilo)
+ * if that is what it takes. */
+static int cell_width(const proto_view *v, int width, bool *kilo) {
+    int size;
+    int w = widest_tile(v, false, &size);
+    int cellw = CELL_MIN > w ? CELL_MIN : w;
+    while (cellw > w && board_width(size, cellw) > width)
+        cellw--;
+    *kilo = false;
+    if (board_width(size, cellw) > width) {
+        int short_w = widest_tile(v, true, &size);
+        if (short_w < cellw) {
+            cellw = short_w;
+            *kilo = true;
+        }
+    }
+    return cellw;
+}
+
 /* Writes blocks [from, to) side by side, line by line, without trailing
- * spaces. */
+ * spaces. Beside a full block, a compact one starts a line lower, so that
+ * the rows of their tiles are on the same lines. */
 static void block_row(proto_buf *b, const block *blocks, int from, int to, int cellw,
                       proto_color color) {
     int lines = 0;
-    for (int k = from; k < to; k++)
+    bool any_full = false;
+    for (int k = from; k < to; k++) {
         if (blocks[k].lines > lines) lines = blocks[k].lines;
+        if (!blocks[k].compact) any_full = true;
+    }
     for (int line = 0; line < lines; line++) {
         int pending = 0;
         for (int k = from; k < to; k++) {
             const block *bk = &blocks[k];
-            if (line >= bk->lines) {
+            int at = line - (any_full && bk->compact ? 1 : 0);
+            if (at < 0 || at >= bk->lines) {
                 pending += bk->width + GAP;
                 continue;
             }
             spaces(b, pending);
-            int w = block_line(b, bk, line, cellw, color);
+            int w = block_line(b, bk, at, cellw, color);
             pending = bk->width - w + GAP;
         }
         crlf(b);
@@ -447,8 +483,9 @@ static int row_end(const block *blocks, int from, int n, int width) {
 }
 
 /* Lines the first `nfull` blocks take in rows, with a blank line between
- * rows; plus the one-line summaries of the rest, after a blank line. */
-static int boards_lines(const block *blocks, int nfull, int n, int width) {
+ * rows; plus the one-line summaries of the rest, after a blank line if
+ * gap. */
+static int boards_lines(const block *blocks, int nfull, int n, int width, bool gap) {
     int lines = 0;
     for (int from = 0; from < nfull;) {
         int to = row_end(blocks, from, nfull, width);
@@ -458,7 +495,7 @@ static int boards_lines(const block *blocks, int nfull, int n, int width) {
         lines += (from > 0) + tallest;
         from = to;
     }
-    if (nfull < n) lines += (nfull > 0) + (n - nfull);
+    if (nfull < n) lines += (gap && nfull > 0) + (n - nfull);
     return lines;
 }
 
@@ -484,8 +521,9 @@ static void summary_line(proto_buf *b, const block *bk, int width, proto_color c
 }
 
 /* The title line(s): "race2048  room K7Q2  target 2048  watching  commit
- * 3f2a9c1e", its parts moved to a new line when the width is reached. */
-static int title(proto_buf *b, const proto_view *v, int width) {
+ * 3f2a9c1e", its parts moved to a new line when the width is reached; brief:
+ * without "watching" and the commit (on a short terminal). */
+static int title(proto_buf *b, const proto_view *v, int width, bool brief) {
     char parts[5][48];
     int n = 0;
     if (v->room)
@@ -495,8 +533,10 @@ static int title(proto_buf *b, const proto_view *v, int width) {
     if (v->target)
         snprintf(parts[n++], sizeof parts[0], "target %llu",
                  (unsigned long long)v->target);
-    if (v->you == 0 && v->room) snprintf(parts[n++], sizeof parts[0], "watching");
-    if (v->commit) snprintf(parts[n++], sizeof parts[0], "commit %.16s", v->commit);
+    if (!brief && v->you == 0 && v->room)
+        snprintf(parts[n++], sizeof parts[0], "watching");
+    if (!brief && v->commit)
+        snprintf(parts[n++], sizeof parts[0], "commit %.16s", v->commit);
     int lines = 1, used = 8;
     if (b) styled(b, v->color, "1", "race2048");
     for (int i = 0; i < n; i++) {
@@ -516,75 +556,128 @@ static int title(proto_buf *b, const proto_view *v, int width) {
     return lines;
 }
 
+/* What a redraw leaves out on a short terminal, in the order it gives them
+ * up so that the viewer's board stays whole: the blank lines around the
+ * boards (and the title's "watching" and commit), then the hint, then the
+ * status, then the title. */
+enum { CHROME_ALL, CHROME_NO_BLANKS, CHROME_NO_HINT, CHROME_NO_STATUS, CHROME_NO_TITLE };
+
+/* The chosen layout: the blocks' style, how many are drawn in full, and how
+ * many of the others get a summary line. */
+typedef struct layout {
+    const block *blocks;
+    int nfull, nsummary;
+} layout;
+
+/* The most blocks of `blocks` that fit avail lines in full, with a summary
+ * line for every other player; -1 if not even none do. */
+static int fit_all(const block *blocks, int n, int width, int avail, bool gap) {
+    for (int m = n; m >= 0; m--)
+        if (boards_lines(blocks, m, n, width, gap) <= avail) return m;
+    return -1;
+}
+
 int proto_render_game(proto_buf *b, const proto_view *v) {
     int width = v->width > 0 ? v->width : 80;
     size_t start = b->len;
-    proto_buf_puts(b, "\x1b[H\x1b[2J");
-    int head = title(b, v, width);
-    crlf(b);
-    head++;
-    int foot = 0;
-    if (v->status || v->hint) foot++;
-    if (v->status) foot += proto_render_wrapped(NULL, v->status, width);
-    if (v->hint) foot += proto_render_wrapped(NULL, v->hint, width);
+    int n_title = title(NULL, v, width, false);
+    int n_brief = title(NULL, v, width, true);
+    int n_status = v->status ? proto_render_wrapped(NULL, v->status, width) : 0;
+    int n_hint = v->hint ? proto_render_wrapped(NULL, v->hint, width) : 0;
 
-    if (v->n > 0) {
-        /* Both styles, in drawing order: the viewer's first, then the others
-         * in room order. */
-        block *full = calloc((size_t)v->n * 2, sizeof *full);
-        if (!full) {
-            b->failed = true;
-            return -1;
+    /* The blocks in three styles (full; the viewer's full and the others
+     * compact; all compact), in drawing order: the viewer's first, then the
+     * others in room order. */
+    block *full = v->n > 0 ? calloc((size_t)v->n * 3, sizeof *full) : NULL;
+    if (v->n > 0 && !full) {
+        b->failed = true;
+        return -1;
+    }
+    block *mixed = full ? full + v->n : NULL, *compact = full ? full + 2 * v->n : NULL;
+    bool kilo;
+    int cellw = cell_width(v, width, &kilo);
+    int k = 0;
+    bool has_you = false;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < v->n; i++) {
+            bool you = v->you && v->players[i].id == v->you;
+            if (you != (pass == 0)) continue;
+            has_you = has_you || you;
+            const char *note = v->notes ? v->notes[i] : NULL;
+            make_block(&full[k], &v->players[i], note, you, cellw, false);
+            make_block(&compact[k], &v->players[i], note, you, cellw, true);
+            full[k].kilo = compact[k].kilo = kilo;
+            mixed[k] = you ? full[k] : compact[k];
+            k++;
         }
-        block *compact = full + v->n;
-        int cellw = cell_width(v);
-        int k = 0;
-        for (int pass = 0; pass < 2; pass++) {
-            for (int i = 0; i < v->n; i++) {
-                bool you = v->you && v->players[i].id == v->you;
-                if (you != (pass == 0)) continue;
-                const char *note = v->notes ? v->notes[i] : NULL;
-                make_block(&full[k], &v->players[i], note, you, cellw, false);
-                make_block(&compact[k], &v->players[i], note, you, cellw, true);
-                k++;
+    }
+    const block *styles[3] = {full, has_you ? mixed : compact, compact};
+
+    /* The first of the chrome levels at which some style shows every player
+     * (the first board in full, the others in full or as summaries); if
+     * none does, the first at which the first board fits at all, with as
+     * many summaries as fit. The style: the one that shows most boards in
+     * full, the earlier on a tie. */
+    layout lay = {full, v->n, 0};
+    int chrome = CHROME_ALL;
+    if (v->height > 0 && v->n > 0) {
+        bool found = false;
+        for (int pass = 0; pass < 2 && !found; pass++) {
+            for (chrome = CHROME_ALL; chrome <= CHROME_NO_TITLE && !found; chrome++) {
+                int head = chrome == CHROME_ALL ? n_title : n_brief;
+                int avail = v->height - (chrome < CHROME_NO_TITLE ? head : 0) -
+                            (chrome < CHROME_NO_STATUS ? n_status : 0) -
+                            (chrome < CHROME_NO_HINT ? n_hint : 0) -
+                            (chrome == CHROME_ALL ? 1 + (v->status || v->hint) : 0);
+                for (int st = 0; st < 3; st++) {
+                    int m;
+                    if (pass == 0) {
+                        m = fit_all(styles[st], v->n, width, avail, chrome == CHROME_ALL);
+                        if (m < 1 || (found && m <= lay.nfull)) continue;
+                        lay = (layout){styles[st], m, v->n - m};
+                    } else {
+                        if (styles[st][0].lines > avail) continue;
+                        int rest = avail - styles[st][0].lines - (chrome == CHROME_ALL);
+                        if (rest > v->n - 1) rest = v->n - 1;
+                        lay = (layout){styles[st], 1, rest > 0 ? rest : 0};
+                        found = true;
+                        break;
+                    }
+                    found = true;
+                }
+                if (found) break;
             }
         }
-        /* As many boards in full as the height allows, in the style that
-         * shows more of them (the full style on a tie). */
-        block *blocks = full;
-        int nfull = v->n;
-        if (v->height > 0) {
-            int avail = v->height - head - foot;
-            int fit_full = -1, fit_compact = -1;
-            for (int m = v->n; m >= 0 && fit_full < 0; m--)
-                if (boards_lines(full, m, v->n, width) <= avail) fit_full = m;
-            for (int m = v->n; m >= 0 && fit_compact < 0; m--)
-                if (boards_lines(compact, m, v->n, width) <= avail) fit_compact = m;
-            if (fit_compact > fit_full) blocks = compact;
-            nfull = fit_compact > fit_full ? fit_compact : fit_full;
-            if (nfull < 0) nfull = 0;
+        if (!found) { /* not even the first board fits: the summaries that do */
+            chrome = CHROME_NO_TITLE;
+            lay = (layout){full, 0, v->n < v->height ? v->n : v->height};
         }
-        for (int from = 0; from < nfull;) {
-            int to = row_end(blocks, from, nfull, width);
-            if (from > 0) crlf(b);
-            block_row(b, blocks, from, to, cellw, v->color);
-            from = to;
-        }
-        /* The summaries, when they fit (with no height, nfull is n). */
-        int rest = v->n - nfull;
-        if (rest > 0 && (nfull > 0) + rest <= v->height - head - foot) {
-            if (nfull > 0) crlf(b);
-            for (int i = nfull; i < v->n; i++)
-                summary_line(b, &blocks[i], width, v->color);
-        }
-        free(full);
+    } else {
+        lay.nsummary = 0;
     }
 
-    if (v->status || v->hint) crlf(b);
-    if (v->status) proto_render_wrapped(b, v->status, width);
-    if (v->hint) proto_render_wrapped(b, v->hint, width);
-    /* A terminal too short for even the title and the hint: the lines
-     * beyond its height are left out (colour is reset at every line end). */
+    proto_buf_puts(b, "\x1b[H\x1b[2J");
+    if (chrome < CHROME_NO_TITLE) title(b, v, width, chrome != CHROME_ALL);
+    if (chrome == CHROME_ALL) crlf(b);
+    for (int from = 0; from < lay.nfull;) {
+        int to = row_end(lay.blocks, from, lay.nfull, width);
+        if (from > 0) crlf(b);
+        block_row(b, lay.blocks, from, to, cellw, v->color);
+        from = to;
+    }
+    if (lay.nsummary > 0) {
+        if (lay.nfull > 0 && chrome == CHROME_ALL) crlf(b);
+        for (int i = lay.nfull; i < lay.nfull + lay.nsummary; i++)
+            summary_line(b, &lay.blocks[i], width, v->color);
+    }
+    free(full);
+
+    if (chrome == CHROME_ALL && (v->status || v->hint)) crlf(b);
+    if (v->status && chrome < CHROME_NO_STATUS) proto_render_wrapped(b, v->status, width);
+    if (v->hint && chrome < CHROME_NO_HINT) proto_render_wrapped(b, v->hint, width);
+    /* Should anything still be over the height (a terminal too narrow for
+     * the lines counted), the lines beyond it are left out (colour is reset
+     * at every line end). */
     if (v->height > 0 && !b->failed) {
         int lines = 0;
         for (size_t i = start; i + 1 < b->len; i++) {
@@ -625,8 +718,38 @@ static void flush_wrapped(proto_buf *b, proto_buf *tmp, int width) {
     proto_buf_free(tmp);
 }
 
+/* Appends "label token" as one line if it fits the width; else the label
+ * alone ("label:") and the token on a line of its own. A token is never
+ * split: on a terminal narrower than the token, the terminal wraps that
+ * line, and copying it copies the token whole. */
+static void token_lines(proto_buf *b, const char *label, const char *token, int width) {
+    if ((int)(strlen(label) + 1 + strlen(token)) <= width)
+        proto_render_linef(b, "%s %s", label, token);
+    else
+        proto_render_linef(b, "%s:\r\n%s", label, token);
+}
+
+/* Moves a part into b if it fits the rows left (all of them with no
+ * height); returns whether it did. tmp is emptied either way. */
+static bool put_part(proto_buf *b, proto_buf *tmp, int width, int *left) {
+    bool fits = false;
+    if (tmp->failed) {
+        b->failed = true;
+    } else if (tmp->len) {
+        int rows = proto_render_count_rows(tmp->data, tmp->len, width);
+        if (*left < 0 || rows <= *left) {
+            proto_buf_append(b, tmp->data, tmp->len);
+            if (*left >= 0) *left -= rows;
+            fits = true;
+        }
+    }
+    proto_buf_free(tmp);
+    return fits;
+}
+
 int proto_render_end(proto_buf *b, const proto_end_view *e) {
     int width = e->width > 0 ? e->width : 80;
+    int left = e->height > 0 ? e->height : -1; /* rows left; -1: no limit */
     const proto_player *winner = NULL;
     bool all_left = true;
     for (int i = 0; i < e->n; i++) {
@@ -634,8 +757,9 @@ int proto_render_end(proto_buf *b, const proto_end_view *e) {
         if (e->results[i].status != PROTO_LEFT) all_left = false;
     }
 
-    proto_buf t;
+    proto_buf t, w;
     proto_buf_init(&t);
+    proto_buf_init(&w);
     if (e->room)
         proto_buf_printf(&t, "Race over in room %s: ", e->room);
     else
@@ -652,9 +776,16 @@ int proto_render_end(proto_buf *b, const proto_end_view *e) {
     } else {
         proto_buf_printf(&t, "a draw - %s", reason_text(e->reason));
     }
-    flush_wrapped(b, &t, width);
+    /* The verdict comes whatever the height (the caller keeps room for it). */
+    flush_wrapped(&w, &t, width);
+    int verdict_rows = w.failed ? 0 : proto_render_count_rows(w.data, w.len, width);
+    if (left >= 0) left = left > verdict_rows ? left - verdict_rows : 0;
+    if (w.failed) b->failed = true;
+    if (w.len) proto_buf_append(b, w.data, w.len);
+    proto_buf_free(&w);
 
-    /* The aligned table needs 78 columns; narrower, the columns close up. */
+    /* The aligned table needs 78 columns; narrower, the columns close up.
+     * On a short terminal, the ranking is cut after the lines that fit. */
     bool narrow = width < 78;
     for (int i = 0; i < e->n; i++) {
         const proto_player *p = &e->results[i];
@@ -674,29 +805,77 @@ int proto_render_end(proto_buf *b, const proto_end_view *e) {
                              p->moves == 1 ? " " : "s");
         }
         styled(&t, e->color, status_sgr(p->status), proto_status_name(p->status));
-        flush_wrapped(b, &t, width);
+        flush_wrapped(&w, &t, width);
+        if (!put_part(b, &w, width, &left)) break;
     }
 
+    /* The seed, salt and commit, all or none: half of them checks nothing.
+     * One line for a client's seed and the salt if it fits, else one each. */
     char seed[ENG_SEED_TEXT_MAX];
     eng_seed_format(&e->seed, seed, sizeof seed);
-    /* One line if it fits (a client's seed), else one each: 64 + 32 digits
-     * do not fit 80 columns, and a hex string is never cut if the width
-     * allows it. */
-    proto_buf_printf(&t, "seed %s", seed);
     if (e->salt && (int)(strlen(seed) + strlen(e->salt) + 12) <= width &&
-        e->seed.kind != ENG_SEED_SERVER)
-        proto_buf_printf(&t, "  salt %s", e->salt);
-    else if (e->salt)
-        proto_buf_printf(&t, "\nsalt %s", e->salt);
-    flush_wrapped(b, &t, width);
-    if (e->commit) {
-        proto_buf_printf(&t, "commit %s", e->commit);
-        flush_wrapped(b, &t, width);
-        if (e->salt) {
-            proto_buf_puts(&t, "Check: printf '%s' 'SALT:SEED' | sha256sum "
-                               "must print the commit.");
-            flush_wrapped(b, &t, width);
-        }
+        e->seed.kind != ENG_SEED_SERVER) {
+        proto_render_linef(&t, "seed %s  salt %s", seed, e->salt);
+    } else {
+        token_lines(&t, "seed", seed, width);
+        if (e->salt) token_lines(&t, "salt", e->salt, width);
+    }
+    if (e->commit) token_lines(&t, "commit", e->commit, width);
+    if (!put_part(b, &t, width, &left)) {
+        proto_render_wrapped(&t, "(A larger window shows the seed and commit.)", width);
+        put_part(b, &t, width, &left);
+    } else if (e->commit && e->salt) {
+        if (width >= 67)
+            proto_render_linef(
+                &t, "%s",
+                "Check: printf '%s' 'SALT:SEED' | sha256sum must print the "
+                "commit.");
+        else
+            proto_render_wrapped(&t,
+                                 "This must print the commit:\n"
+                                 "printf '%s' 'SALT:SEED' | sha256sum",
+                                 width);
+        put_part(b, &t, width, &left);
     }
     return b->failed ? -1 : 0;
+}
+
+int proto_render_count_rows(const char *data, size_t len, int width) {
+    int rows = 0, w = 0;
+    for (size_t i = 0; i < len; i++) {
+        size_t esc = csi_len(data + i, data + len);
+        if (esc) {
+            i += esc - 1;
+            continue;
+        }
+        if (data[i] == '\r' && i + 1 < len && data[i + 1] == '\n') {
+            rows += width > 0 && w > width ? (w + width - 1) / width : 1;
+            w = 0;
+            i++;
+            continue;
+        }
+        if (((unsigned char)data[i] & 0xc0) != 0x80) w++;
+    }
+    return rows;
+}
+
+/* --------------------------------------------------------------- replay --- */
+
+proto_status proto_replay_status(const eng_board *board, uint64_t target, size_t shown,
+                                 size_t nmoves, proto_status final, bool last) {
+    if (last) return final;
+    if (final == PROTO_LEFT && shown >= nmoves) return PROTO_LEFT;
+    if (eng_is_over(board)) return PROTO_OVER;
+    if (target && eng_has_won(board, target)) return PROTO_WON;
+    return PROTO_PLAYING;
+}
+
+int proto_status_parse(const char *name, proto_status *out) {
+    static const proto_status all[] = {PROTO_PLAYING, PROTO_WON, PROTO_OVER, PROTO_LEFT};
+    for (size_t i = 0; name && i < sizeof all / sizeof all[0]; i++) {
+        if (strcmp(name, proto_status_name(all[i])) != 0) continue;
+        *out = all[i];
+        return 0;
+    }
+    return -1;
 }

@@ -77,13 +77,20 @@ typedef struct proto_view {
  * otherwise; under each board its player's name, score, moves and status;
  * then the status and hint lines, word-wrapped to the width. Tiles are
  * right-aligned in cells as wide as the largest tile (values from 2^17 up
- * are written 128k, 1M, ...), so an 8x8 board stays within 51 columns. A
- * 2-player 4x4 race takes 49 columns and 14 lines.
- * With a height, the redraw never takes more lines: it shows as many boards
- * in full as fit, in the full style or a compact one (no borders, score and
- * status on one line), whichever shows more, and every other player as a
- * one-line summary (name, score, max tile, status); on a terminal too short
- * for the title and the hint, the lines beyond the height are left out.
+ * are written 128k, 1M, ...), so an 8x8 board stays within 51 columns; on
+ * a narrower terminal the cells shrink to the tiles, and if that is not
+ * enough tiles from 1024 on are written 1k, 2k, ... (an 8x8 board then
+ * takes 35 columns). A 2-player 4x4 race takes 49 columns and 14 lines.
+ * With a height, the redraw never takes more lines, and the viewer's board
+ * is drawn whole whenever the height holds it: it shows as many boards in
+ * full as fit, in the full style, the full style for the viewer's and a
+ * compact one (no borders, score and status on one line) for the others,
+ * or compact for all, whichever shows more (the earlier on a tie), and
+ * every other player as a one-line summary (name, score, max tile,
+ * status). Where not even the viewer's board and the summaries fit, it
+ * gives up, in this order, the blank lines with the title's "watching"
+ * and commit, the hint, the status, the title, then summaries; lines
+ * beyond the height are left out.
  * Lines end in CRLF.
  * Returns 0, or -1 if memory ran out (see proto_buf). */
 int proto_render_game(proto_buf *b, const proto_view *v);
@@ -101,13 +108,21 @@ typedef struct proto_end_view {
     proto_color color;
     const char *commit; /* the full commit from `start`, or NULL */
     int width;          /* terminal columns; 0 (unknown) means 80 */
+    /* Terminal rows this may take, 0 for no limit: the verdict always, then
+     * the ranking lines that fit, then the seed, salt and commit (or, if
+     * they do not fit, one line saying a larger window shows them), then
+     * how to check them. */
+    int height;
 } proto_end_view;
 
 /* Appends the end screen (no clear-screen, so it can follow the last
  * boards): who won and why, every player's rank, score, max tile, moves
  * and status, the revealed seed and salt, and with a commit, the commit
- * and how to check it. Lines are wrapped to the width and end in CRLF.
- * Returns 0, or -1 if memory ran out. */
+ * and how to check them. Lines are wrapped to the width at words and end
+ * in CRLF; the seed, salt and commit are never split: "seed TOKEN" where
+ * it fits, else "seed:" and the token alone on the next line (which a
+ * terminal narrower than the token wraps itself, so that a copy of it is
+ * whole). Returns 0, or -1 if memory ran out. */
 int proto_render_end(proto_buf *b, const proto_end_view *e);
 
 /* Appends text as lines: every '\n' (with or without a '\r' before it)
@@ -121,6 +136,11 @@ int proto_render_text(proto_buf *b, const char *text);
  * written, or -1 if memory ran out. With b NULL, only counts them. */
 int proto_render_wrapped(proto_buf *b, const char *text, int width);
 
+/* The terminal rows the CRLF-ended lines in data[0..len) take at width
+ * columns: one per line, more for a line wider than the width (the
+ * terminal wraps it). Escape sequences take no width. Cannot fail. */
+int proto_render_count_rows(const char *data, size_t len, int width);
+
 /* Counts the CRLF-ended lines in data[0..len). Cannot fail. */
 int proto_render_count_lines(const char *data, size_t len);
 
@@ -133,5 +153,23 @@ int proto_render_linef(proto_buf *b, const char *fmt, ...)
  * "128k", "256k", ..., "1M", ... (at most 5 characters). 0 gives ".".
  * Writes a NUL-terminated string to out. Cannot fail. */
 void proto_render_tile(uint64_t value, char out[8]);
+
+/* ---------------------------------------------------------------- replay --- */
+
+/* A player's status in one frame of a recorded game played back, from its
+ * board at that frame and what the record says at the end: `shown` of its
+ * `nmoves` moves are on the board, `final` is its recorded status and
+ * `last` says the frame is the game's last. The rule (protocol/README.md,
+ * "The journal"): a player recorded as left is left from the frame of its
+ * last move on (from the first frame if it made none), since the record
+ * keeps no time of leaving; any other is over once its board is stuck, won
+ * from the move that made the target tile, playing before; and the last
+ * frame shows every recorded status. Cannot fail. */
+proto_status proto_replay_status(const eng_board *board, uint64_t target, size_t shown,
+                                 size_t nmoves, proto_status final, bool last);
+
+/* Reads a status name ("playing", "won", "over", "left") into *out; returns
+ * 0, or -1 (out untouched) for anything else, NULL included. */
+int proto_status_parse(const char *name, proto_status *out);
 
 #endif

@@ -307,8 +307,14 @@ static int ground(proto_keys *k, uint8_t c, proto_key *out) {
         *out = (proto_key){.type = PROTO_KEY_COLON, .ch = ':'};
         return 1;
     }
-    if (c < 0x20 || c > 0x7e)
-        return 0; /* NUL (also the tail of "\r\0"), other controls, non-ASCII */
+    if (c >= 0x80) {
+        /* A byte of a non-ASCII character (UTF-8 or not): text, so that a
+         * command line holds what was typed and refuses it as netcat's would,
+         * rather than losing it silently ("name caf\xc3\xa9" is no "name caf"). */
+        *out = (proto_key){.type = PROTO_KEY_CHAR, .ch = (char)c};
+        return 1;
+    }
+    if (c < 0x20) return 0; /* NUL (also the tail of "\r\0") and other controls */
     eng_dir dir;
     switch (c | 0x20) {
     case 'w':

@@ -122,7 +122,7 @@ typedef enum proto_key_type {
     PROTO_KEY_CTRL_D,    /* 0x04 */
     PROTO_KEY_COLON,     /* ':' opens the command line */
     PROTO_KEY_ESCAPE,    /* Esc on its own */
-    PROTO_KEY_CHAR,      /* any other printable ASCII byte, in ch */
+    PROTO_KEY_CHAR,      /* any other printable ASCII byte, or a byte >= 0x80, in ch */
 } proto_key_type;
 
 typedef struct proto_key {

@@ -109,6 +109,23 @@ static void outs(conn *c, const char *str) {
     out(c, str, strlen(str));
 }
 
+/* A continuation byte of a UTF-8 character (10xxxxxx). */
+static bool utf8_tail(char ch) {
+    return ((unsigned char)ch & 0xc0) == 0x80;
+}
+
+/* The command line being typed, as its echo showed it: ASCII as typed, a
+ * '?' for each non-ASCII character (it is refused anyway, and a terminal
+ * never gets bytes it could take for a control). */
+static void typed_line(proto_buf *b, const char *line, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        if ((unsigned char)line[i] < 0x80)
+            proto_buf_append(b, &line[i], 1);
+        else if (!utf8_tail(line[i]))
+            proto_buf_puts(b, "?");
+    }
+}
+
 static void set_status(text_session *s, const char *msg) {
     snprintf(s->status, sizeof s->status, "%s", msg);
 }
@@ -139,6 +156,18 @@ static bool in_game(const srv_player *p) {
 
 static bool char_mode(const text_session *s) {
     return s->tn.echo;
+}
+
+/* True where a key is a move at once (telnet, in a game): a command is
+ * typed after ':' there, so what the screen tells to type says ":help". */
+static bool keys_play(const conn *c) {
+    return c->text && char_mode(c->text) && in_game(c->player);
+}
+
+/* The command word as it is typed where the message is shown ("leave" or,
+ * where keys play, ":leave"), for the messages below. */
+static const char *typed(const conn *c) {
+    return keys_play(c) ? ":" : "";
 }
 
 /* The room whose boards the human sees, if any. A spectator watches an
@@ -177,6 +206,8 @@ static const char *const lobby_commands[][2] = {
     {"rematch", "race them again"},
     {"name NAME", "choose your name"},
     {"resume CODE", "seat back after a drop"},
+    {"history", "the games that ended lately"},
+    {"replay ID", "watch one again"},
     {"color on|off", "colours"},
     {"help", "every command"},
     {"quit", "leave the server"},
@@ -253,8 +284,27 @@ static void lobby_situation(conn *c, proto_buf *b, int cols) {
     if (s->status[0]) proto_render_wrapped(b, s->status, cols);
 }
 
+/* Cuts what b holds from `from` on after `rows` terminal rows at cols
+ * columns (a line wider than cols takes more than one). */
+static void clip_rows(proto_buf *b, size_t from, int rows, int cols) {
+    if (b->failed) return;
+    size_t line = from;
+    for (size_t i = from; i + 1 < b->len; i++) {
+        if (b->data[i] != '\r' || b->data[i + 1] != '\n') continue;
+        rows -= proto_render_count_rows(b->data + line, i + 2 - line, cols);
+        if (rows < 0) {
+            b->len = line;
+            b->data[b->len] = '\0';
+            return;
+        }
+        line = i + 2;
+    }
+}
+
 /* The lobby fits the terminal: the rules, the commands and where the player
- * stands, dropping the rules first, then the commands, when it is short. */
+ * stands, dropping the rules first, then the commands, when it is short.
+ * What was asked for (help, history) keeps the screen before the rules: as
+ * much of it as fits. */
 static void draw_lobby(conn *c, proto_buf *b) {
     text_session *s = c->text;
     int cols = term_cols(s), lines = term_lines(s);
@@ -262,25 +312,35 @@ static void draw_lobby(conn *c, proto_buf *b) {
     proto_buf_init(&situation);
     proto_buf_init(&commands);
     lobby_situation(c, &situation, cols);
+    int n_title = proto_render_wrapped(NULL, title, cols);
+    int n_situation = proto_render_count_lines(situation.data, situation.len);
+    bool asked = s->show_history || s->show_help;
+    /* Rows for what was asked: the rest but the blank lines around it. */
+    int room_for = lines - n_title - n_situation - 2;
     if (s->show_history) {
-        proto_render_linef(&commands, "%s",
-                           "Recently finished games (replay ID watches one):");
-        if (text_replay_history(c->srv, &commands, 10) == 0)
-            proto_render_linef(&commands, "%s", "  none yet");
+        static const char heading[] = "Recently finished games (replay ID watches one):";
+        int n_heading = proto_render_wrapped(NULL, heading, cols);
+        proto_render_wrapped(&commands, heading, cols);
+        int rows = room_for > n_heading ? room_for - n_heading : 0;
+        int listed = text_replay_history(c->srv, &commands, 10, cols, rows);
+        if (listed == 0 && rows > 0) proto_render_wrapped(&commands, "  none yet", cols);
+        if (listed < 0) commands.failed = true;
     } else if (s->show_help) {
         proto_render_wrapped(&commands, proto_command_help(), cols);
     } else {
         lobby_command_list(&commands, cols);
     }
-    int n_situation = proto_render_count_lines(situation.data, situation.len);
+    if (asked && !commands.failed && room_for > 0)
+        clip_rows(&commands, 0, room_for, cols);
     int n_commands = proto_render_count_lines(commands.data, commands.len);
     int n_rules = proto_render_wrapped(NULL, lobby_rules, cols);
     int n_keys = proto_render_wrapped(NULL, lobby_keys, cols);
 
+    size_t start = b->len;
     proto_buf_puts(b, "\x1b[H\x1b[2J");
     proto_render_wrapped(b, title, cols);
-    int left = lines - proto_render_wrapped(NULL, title, cols) - n_situation;
-    if (!s->show_help && left >= 1 + n_rules + 1 + n_commands + n_keys + 1) {
+    int left = lines - n_title - n_situation;
+    if (!asked && left >= 1 + n_rules + 1 + n_commands + n_keys + 1) {
         proto_render_linef(b, "%s", "");
         proto_render_wrapped(b, lobby_rules, cols);
         left -= 1 + n_rules;
@@ -289,11 +349,13 @@ static void draw_lobby(conn *c, proto_buf *b) {
         proto_render_linef(b, "%s", "");
         if (commands.len) proto_buf_append(b, commands.data, commands.len);
         left -= 1 + n_commands;
-        if (!s->show_help && left >= n_keys + 1) {
+        if (!asked && left >= n_keys + 1) {
             proto_render_wrapped(b, lobby_keys, cols);
             left -= n_keys;
         }
         proto_render_linef(b, "%s", "");
+    } else if (asked && left >= n_commands) {
+        if (commands.len) proto_buf_append(b, commands.data, commands.len);
     } else if (left >= 2) {
         proto_render_wrapped(b, "Type help for the commands.", cols);
     }
@@ -301,6 +363,9 @@ static void draw_lobby(conn *c, proto_buf *b) {
     if (situation.failed || commands.failed) b->failed = true;
     proto_buf_free(&situation);
     proto_buf_free(&commands);
+    /* Whatever still does not fit (a very short terminal) is cut off at the
+     * bottom, so that the title stays on the top line. */
+    clip_rows(b, start + 7, lines, cols);
 }
 
 /* Seconds left of a seat's grace period, rounded up; sets *change_at to the
@@ -355,10 +420,28 @@ static void draw_game(conn *c, proto_buf *b, room *r) {
             hint, sizeof hint,
             "Type w a s d (or h j k l) and Enter to move; several at once work too.");
     if (seated && !r->solo && p->resume_code[0]) {
+        /* "resume CODE" is never split over two lines (it is copied or
+         * typed as one): the sentence before it gets shorter instead. */
+        unsigned long long grace = (unsigned long long)(c->srv->cfg.grace_ms / 1000);
+        const char *code = p->resume_code;
+        char line[96];
+        for (int form = 0; form < 4; form++) {
+            if (form == 0)
+                snprintf(line, sizeof line,
+                         "Dropped? Connect again within %llu s and type:  resume %s",
+                         grace, code);
+            else if (form == 1)
+                snprintf(line, sizeof line,
+                         "Dropped? Reconnect within %llu s:  resume %s", grace, code);
+            else if (form == 2)
+                snprintf(line, sizeof line, "If dropped (%llu s):  resume %s", grace,
+                         code);
+            else
+                snprintf(line, sizeof line, "resume %s", code);
+            if ((int)strlen(line) <= term_cols(s)) break;
+        }
         size_t at = strlen(hint);
-        snprintf(hint + at, sizeof hint - at,
-                 "\nDropped? Connect again within %llu s and type:  resume %s",
-                 (unsigned long long)(c->srv->cfg.grace_ms / 1000), p->resume_code);
+        snprintf(hint + at, sizeof hint - at, "\n%s", line);
     }
     proto_view v = {.players = views,
                     .n = r->nseats,
@@ -438,13 +521,22 @@ static void draw_end(conn *c, proto_buf *b) {
                         .width = cols};
     char hint[256];
     end_hint(c, hint, sizeof hint);
-    /* The verdict and what to type come first; the boards get what is left. */
+    /* What to type next and the verdict come first, then the status, the
+     * ranking and the seed (proto_render_end keeps their order); the boards
+     * get what is left. */
+    int rows = term_lines(s);
+    int hint_rows = proto_render_wrapped(NULL, hint, cols);
+    int status_rows = s->status[0] ? proto_render_wrapped(NULL, s->status, cols) : 0;
+    int avail = rows - hint_rows;
+    bool with_status = status_rows && status_rows < avail - 1;
+    e.height = avail - (with_status ? status_rows : 0);
+    if (e.height < 1) e.height = 1;
     proto_buf tail;
     proto_buf_init(&tail);
     proto_render_end(&tail, &e);
-    if (s->status[0]) proto_render_wrapped(&tail, s->status, cols);
+    if (with_status) proto_render_wrapped(&tail, s->status, cols);
     proto_render_wrapped(&tail, hint, cols);
-    int left = term_lines(s) - proto_render_count_lines(tail.data, tail.len);
+    int left = rows - proto_render_count_rows(tail.data, tail.len, cols);
     proto_view v = {.players = views,
                     .n = s->end->n,
                     .you = you,
@@ -452,7 +544,10 @@ static void draw_end(conn *c, proto_buf *b) {
                     .width = cols,
                     .color = s->color,
                     .height = left};
-    if (left >= 4) {
+    /* The boards only if the viewer's fits whole (compact: its name, its
+     * rows and its score), with the title and a blank line. */
+    int size = s->end->n > 0 ? s->end->results[0].board.size : 4;
+    if (left - 1 >= size + 3) {
         v.height = left - 1;
         proto_render_game(b, &v);
         proto_render_linef(b, "%s", ""); /* between the boards and the verdict */
@@ -469,9 +564,15 @@ static void draw_replay(conn *c, proto_buf *b) {
     text_session *s = c->text;
     char caption[192];
     text_replay_caption(s->replay, caption, sizeof caption);
-    const char *hint =
-        char_mode(s) ? "Keys: space pause, + faster, - slower, q stop."
-                     : "Type p (pause), + (faster), - (slower) or q (stop) and Enter.";
+    /* Once the last move is shown, pause and pace mean nothing: say how to go on. */
+    const char *hint;
+    if (text_replay_done(s->replay))
+        hint = char_mode(s) ? "Replay over: q for the lobby, : for a command."
+                            : "Replay over: type q, or a command.";
+    else
+        hint = char_mode(s)
+                   ? "Keys: space pause, + faster, - slower, q stop."
+                   : "Type p (pause), + (faster), - (slower) or q (stop) and Enter.";
     char status[256];
     snprintf(status, sizeof status, "%s%s%s", caption, s->replay_paused ? " Paused." : "",
              s->status[0] ? "" : "");
@@ -589,7 +690,7 @@ static void draw(conn *c) {
         draw_lobby(c, b);
     if (!in_game(p) || s->prompt) {
         proto_buf_puts(b, s->prompt ? ": " : "> ");
-        proto_buf_append(b, s->line, s->line_len);
+        typed_line(b, s->line, s->line_len);
     }
     if (b->failed || !b->len) {
         proto_buf_free(b);
@@ -669,7 +770,8 @@ static void resume(conn *c, const proto_command *cmd) {
     srv_player *me = c->player;
     proto_request req = {.type = PROTO_REQ_RESUME};
     if (me && (me->room || me->watching || me->queued)) {
-        set_status(s, "resume is for a new connection: type leave first.");
+        snprintf(s->status, sizeof s->status,
+                 "resume is for a new connection: type %sleave first.", typed(c));
         request_draw(c);
         return;
     }
@@ -773,7 +875,8 @@ static bool replay_control(conn *c, char key) {
 static void start_replay(conn *c, uint64_t id) {
     text_session *s = c->text;
     if (shown_room(c->player)) {
-        set_status(s, "You are in a game: leave it first to watch a replay.");
+        snprintf(s->status, sizeof s->status,
+                 "You are in a game: type %sleave first to watch a replay.", typed(c));
         return;
     }
     const char *why;
@@ -811,9 +914,17 @@ static void run_command(conn *c, const char *line, size_t len) {
     case PROTO_CMD_EMPTY:
         request_draw(c);
         return;
-    case PROTO_CMD_ERROR:
-        set_status(s, cmd.error);
+    case PROTO_CMD_ERROR: {
+        /* "... - type help": where keys play, help is typed ":help". */
+        static const char suffix[] = " - type help";
+        size_t n = strlen(cmd.error), k = sizeof suffix - 1;
+        if (keys_play(c) && n >= k && !strcmp(cmd.error + n - k, suffix))
+            snprintf(s->status, sizeof s->status, "%.*s - type :help", (int)(n - k),
+                     cmd.error);
+        else
+            set_status(s, cmd.error);
         break;
+    }
     case PROTO_CMD_MOVES:
         play_moves(c, &cmd);
         return;
@@ -873,7 +984,8 @@ static void run_command(conn *c, const char *line, size_t len) {
         return;
     case PROTO_CMD_HISTORY:
         if (shown_room(c->player)) {
-            set_status(s, "history is for the lobby: leave your game first.");
+            snprintf(s->status, sizeof s->status,
+                     "history is for the lobby: type %sleave first.", typed(c));
         } else {
             s->has_end = false;
             s->show_history = true;
@@ -978,6 +1090,9 @@ static void on_key(conn *c, const proto_key *k) {
     }
     case PROTO_KEY_BACKSPACE:
         if (s->line_len) {
+            /* One character: a non-ASCII one with all its bytes. */
+            while (s->line_len > 1 && utf8_tail(s->line[s->line_len - 1]))
+                s->line_len--;
             s->line_len--;
             outs(c, "\b \b");
         }
@@ -993,7 +1108,10 @@ static void on_key(conn *c, const proto_key *k) {
         /* Move letters, ':' and other printable bytes are text here; arrows are not. */
         if (k->ch && s->line_len < sizeof s->line - 1) {
             s->line[s->line_len++] = k->ch;
-            out(c, &k->ch, 1);
+            if ((unsigned char)k->ch < 0x80)
+                out(c, &k->ch, 1);
+            else if (!utf8_tail(k->ch))
+                outs(c, "?"); /* one column per character, whatever its bytes */
         }
         break;
     }
@@ -1301,9 +1419,18 @@ void text_deliver(conn *c, const srv_msg *m) {
         s->status[0] = '\0'; /* what was said during the game is over too */
         keep_end(s, m, p ? (p->room ? p->room : p->watching) : NULL);
         break;
-    case SRV_MSG_ERROR:
-        set_status(s, m->text ? m->text : "That did not work.");
+    case SRV_MSG_ERROR: {
+        /* The lobby's words are for JSON ("send leave first"): a human types
+         * it, after ':' where keys play. */
+        const char *text = m->text ? m->text : "That did not work.";
+        const char *send = strstr(text, "send leave");
+        if (send)
+            snprintf(s->status, sizeof s->status, "%.*stype %sleave%s",
+                     (int)(send - text), text, typed(c), send + 10);
+        else
+            set_status(s, text);
         break;
+    }
     case SRV_MSG_LEFT:
         /* A leave that ended the race came with its `end`: keep showing it. */
         if (!s->end_now) s->has_end = false;

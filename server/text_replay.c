@@ -22,6 +22,7 @@ struct text_replay {
     char *moves[PROTO_PLAYERS_MAX];
     size_t nmoves[PROTO_PLAYERS_MAX];
     eng_game games[PROTO_PLAYERS_MAX];
+    proto_status final[PROTO_PLAYERS_MAX]; /* each player's recorded status */
     size_t step, steps;
     int ms;
     char verdict[96];
@@ -41,7 +42,7 @@ static const char *name_of(const json_t *results, json_int_t id) {
     return NULL;
 }
 
-int text_replay_history(srv *s, proto_buf *b, int max) {
+int text_replay_history(srv *s, proto_buf *b, int max, int width, int rows) {
     size_t len;
     char *line = journal_history(s, max, &len);
     if (!line) return -1;
@@ -49,6 +50,7 @@ int text_replay_history(srv *s, proto_buf *b, int max) {
     free(line);
     json_t *games = json_object_get(h, "games");
     int listed = 0;
+    bool limited = rows >= 0;
     for (size_t g = 0; g < json_array_size(games); g++) {
         const json_t *rec = json_array_get(games, g);
         const json_t *results = json_object_get(rec, "results");
@@ -68,10 +70,17 @@ int text_replay_history(srv *s, proto_buf *b, int max) {
         struct tm tm;
         char when[32] = "";
         if (gmtime_r(&ended, &tm)) strftime(when, sizeof when, "%H:%M UTC", &tm);
-        proto_render_linef(b, "  #%-5lld %-6s %s%s%s  %s",
-                           (long long)jint_or(rec, "game", 0), room ? room : "solo",
-                           players, room ? (wname ? ", won by " : ", a draw") : "",
-                           room && wname ? wname : "", when);
+        char entry[320];
+        snprintf(entry, sizeof entry, "  #%-5lld %-6s %s%s%s  %s",
+                 (long long)jint_or(rec, "game", 0), room ? room : "solo", players,
+                 room ? (wname ? ", won by " : ", a draw") : "",
+                 room && wname ? wname : "", when);
+        /* Wrapped at words; a game that would not fit whole is left out,
+         * and so are the older ones. */
+        int need = proto_render_wrapped(NULL, entry, width);
+        if (limited && need > rows) break;
+        proto_render_wrapped(b, entry, width);
+        rows -= need;
         listed++;
     }
     json_decref(h);
@@ -117,6 +126,13 @@ text_replay *text_replay_open(srv *s, uint64_t id, const char **why) {
     for (int i = 0; i < t->n && ok; i++) {
         const char *name = name_of(results, (json_int_t)t->ids[i]);
         snprintf(t->names[i], sizeof t->names[i], "%s", name ? name : "?");
+        t->final[i] = PROTO_PLAYING;
+        for (size_t r = 0; r < n; r++) {
+            const json_t *res = json_array_get(results, r);
+            if ((uint64_t)jint_or(res, "id", 0) == t->ids[i])
+                proto_status_parse(json_string_value(json_object_get(res, "status")),
+                                   &t->final[i]);
+        }
         char key[24];
         snprintf(key, sizeof key, "%llu", (unsigned long long)t->ids[i]);
         const char *mv = json_string_value(json_object_get(moves, key));
@@ -192,15 +208,15 @@ int text_replay_render(const text_replay *t, proto_buf *b, int width, int height
     proto_player views[PROTO_PLAYERS_MAX];
     for (int i = 0; i < t->n; i++) {
         const eng_game *g = &t->games[i];
-        views[i] =
-            (proto_player){.id = t->ids[i],
-                           .name = t->names[i],
-                           .board = &g->board,
-                           .score = g->score,
-                           .moves = g->moves,
-                           .status = eng_is_over(&g->board)              ? PROTO_OVER
-                                     : eng_has_won(&g->board, t->target) ? PROTO_WON
-                                                                         : PROTO_PLAYING};
+        views[i] = (proto_player){.id = t->ids[i],
+                                  .name = t->names[i],
+                                  .board = &g->board,
+                                  .score = g->score,
+                                  .moves = g->moves,
+                                  .status = proto_replay_status(
+                                      &g->board, t->target,
+                                      t->step < t->nmoves[i] ? t->step : t->nmoves[i],
+                                      t->nmoves[i], t->final[i], text_replay_done(t))};
     }
     proto_view v = {.players = views,
                     .n = t->n,

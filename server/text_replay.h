@@ -13,10 +13,12 @@
 
 typedef struct text_replay text_replay;
 
-/* Appends up to max lines, one per recently finished game (most recent
- * first): id, room, players and scores, winner, when. Returns how many
- * games it listed (0: none yet), or -1 if memory ran out. */
-int text_replay_history(srv *s, proto_buf *b, int max);
+/* Appends up to max games, recently finished ones (most recent first),
+ * each as lines wrapped at words to width: id, room, players and scores,
+ * winner, when; with rows >= 0, only the games that fit whole in that
+ * many lines (rows < 0: no limit). Returns how many games it listed (0: none yet, or none
+ * fit), or -1 if memory ran out. */
+int text_replay_history(srv *s, proto_buf *b, int max, int width, int rows);
 
 /* Loads game id from the record for playing back; NULL with *why set to a
  * message for the user if there is no such game (or memory ran out). */

@@ -31,8 +31,10 @@ static void mix(uint64_t *h, const void *p, size_t n) {
 static void note_key(result *r, const proto_key *k) {
     CHECK(k->type >= PROTO_KEY_MOVE && k->type <= PROTO_KEY_CHAR);
     if (k->type == PROTO_KEY_MOVE) CHECK(k->dir >= ENG_LEFT && k->dir <= ENG_DOWN);
-    if (k->type == PROTO_KEY_CHAR || k->type == PROTO_KEY_COLON)
-        CHECK(k->ch >= 0x20 && k->ch <= 0x7e);
+    /* Printable ASCII, or (text only) a byte of a non-ASCII character. */
+    unsigned char ch = (unsigned char)k->ch;
+    if (k->type == PROTO_KEY_COLON) CHECK(ch == ':');
+    if (k->type == PROTO_KEY_CHAR) CHECK((ch >= 0x20 && ch <= 0x7e) || ch >= 0x80);
     int v[3] = {(int)k->type, k->type == PROTO_KEY_MOVE ? (int)k->dir : 0, k->ch};
     mix(&r->keys, v, sizeof v);
 }

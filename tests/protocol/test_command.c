@@ -78,7 +78,7 @@ static void test_name(void **state) {
     assert_string_equal(cmd.name, "Alice_2-b"); /* case kept */
     assert_int_equal(parse("NAME abcdefghijklmnop"), PROTO_CMD_NAME);
     assert_string_equal(cmd.name, "abcdefghijklmnop");
-    const char *msg = "name takes one name: 1 to 16 letters, digits, - or _";
+    const char *msg = "name takes one name: 1 to 16 letters A-Z, digits, _ or -";
     assert_error("name", msg);
     assert_error("name abcdefghijklmnopq", msg);
     assert_error("name bad!", msg);

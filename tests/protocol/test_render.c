@@ -664,18 +664,185 @@ static void test_end_shows_commit_and_how_to_check(void **state) {
     assert_non_null(strstr(s, want));
     free(s);
 
-    /* At 50 columns: nothing wider, every player still listed. */
-    e.width = 50;
-    proto_buf b;
-    proto_buf_init(&b);
-    assert_int_equal(proto_render_end(&b, &e), 0);
+    /* At 50 and 60 columns: every player still listed, and the seed and
+     * commit never split: their labels go on the line before, and a token
+     * wider than the terminal is alone on its line (the terminal wraps it,
+     * a copy of it is whole). Nothing else is wider than the width. */
+    for (int width = 50; width <= 60; width += 10) {
+        e.width = width;
+        proto_buf b;
+        proto_buf_init(&b);
+        assert_int_equal(proto_render_end(&b, &e), 0);
+        assert_non_null(strstr(b.data, " 1. alice  score 2560  max 2048  playing\r\n"));
+        assert_non_null(strstr(b.data, " 2. bob (you)  score 1424  max 1024  over\r\n"));
+        snprintf(want, sizeof want, "\r\nseed:\r\n%s\r\nsalt %s\r\ncommit:\r\n%s\r\n",
+                 seed, salt, commit);
+        if (!strstr(b.data, want)) fail_msg("at %d columns:\n%s", width, b.data);
+        assert_non_null(strstr(b.data, "\r\nprintf '%s' 'SALT:SEED' | sha256sum\r\n"));
+        for (const char *line = b.data; *line;) {
+            const char *end = strstr(line, "\r\n");
+            assert_non_null(end);
+            int w = (int)(end - line);
+            bool token = (w == 64 && !strncmp(line, seed, 64)) ||
+                         (w == 64 && !strncmp(line, commit, 64));
+            if (w > width && !token)
+                fail_msg("a line of %d columns at %d: %.*s", w, width, w, line);
+            line = end + 2;
+        }
+        proto_buf_free(&b);
+    }
+}
+
+/* On a short terminal the end screen keeps the verdict and the ranking,
+ * then shows the seed, salt and commit whole or says a larger window shows
+ * them: never a part of them. */
+static void test_end_fits_its_height(void **state) {
+    (void)state;
+    const char *salt = "0123456789abcdef0123456789abcdef";
+    const char *commit =
+        "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
+    uint8_t key[ENG_SEED_KEY_BYTES] = {0};
+    for (int width = 40; width <= 80; width += 20) {
+        for (int height = 1; height <= 16; height++) {
+            proto_end_view e = end_view("K7Q2", PROTO_END_TARGET, 1, 2, race, 3, 0, salt,
+                                        PROTO_COLOR_256);
+            e.seed = eng_seed_server(key);
+            e.commit = commit;
+            e.width = width;
+            e.height = height;
+            proto_buf b;
+            proto_buf_init(&b);
+            assert_int_equal(proto_render_end(&b, &e), 0);
+            int rows = proto_render_count_rows(b.data, b.len, width);
+            int verdict = proto_render_wrapped(
+                NULL, "Race over in room K7Q2: alice wins - reached the target", width);
+            if (rows > (height > verdict ? height : verdict))
+                fail_msg("%dx%d: %d rows:\n%s", width, height, rows, b.data);
+            assert_non_null(strstr(b.data, "Race over"));
+            bool seed = strstr(b.data, "000000000000") != NULL;
+            bool has_commit = strstr(b.data, commit) != NULL;
+            bool has_salt = strstr(b.data, salt) != NULL;
+            assert_true(seed == has_commit && seed == has_salt);
+            if (!seed && strstr(b.data, " 3. carol") &&
+                rows <
+                    height -
+                        proto_render_wrapped(
+                            NULL, "(A larger window shows the seed and commit.)", width) +
+                        1)
+                assert_non_null(strstr(b.data, "A larger window shows the seed"));
+            proto_buf_free(&b);
+        }
+    }
+}
+
+static void test_count_rows(void **state) {
+    (void)state;
+    assert_int_equal(proto_render_count_rows("ab\r\n\x1b[1mcd\x1b[0m\r\n", 16, 2), 2);
+    assert_int_equal(proto_render_count_rows("abcde\r\n", 7, 2), 3);
+    assert_int_equal(proto_render_count_rows("\r\n\r\n", 4, 10), 2);
+    assert_int_equal(proto_render_count_rows("\xe2\x94\x82x\r\n", 6, 2), 1);
+}
+
+/* Whether the viewer's board (the leftmost of the first row of boards) is
+ * drawn whole: `size` rows that start with a side, and a bottom under a
+ * top. */
+static bool own_board_whole(const char *s, int size, bool *framed) {
+    int rows = 0;
+    bool top = false, bottom = false;
+    for (const char *line = s; line && *line;) {
+        if (!strncmp(line, "\x1b[H\x1b[2J", 7)) line += 7;
+        if (rows && !strncmp(line, "\r\n", 2)) break; /* the next row of boards */
+        if (!strncmp(line, "│", 3)) rows++;
+        if (!strncmp(line, "┌", 3)) top = true;
+        if (!strncmp(line, "└", 3)) bottom = true;
+        line = strstr(line, "\r\n");
+        if (line) line += 2;
+    }
+    *framed = top && bottom;
+    return rows == size && top == bottom;
+}
+
+/* Four racers at 80x24 on netcat (two hint lines): the viewer's board keeps
+ * its frame, the others are compact beside and under it. */
+static void test_four_players_keep_your_frame(void **state) {
+    (void)state;
+    proto_view v =
+        view(eight, 4, 1, "K7Q2", 2048, 80, PROTO_COLOR_OFF, NULL,
+             "Type w a s d (or h j k l) and Enter to move; several at once work too.\n"
+             "Dropped? Connect again within 30 s and type:  resume K7M2P9XQ");
+    v.height = 23;
+    v.commit = "0123456789abcdef0123456789abcdef";
+    char *s = render(&v);
     int lines, widest;
-    measure(b.data, &lines, &widest);
-    assert_true(widest <= 50);
-    assert_non_null(strstr(b.data, " 1. alice  score 2560  max 2048  playing\r\n"));
-    assert_non_null(strstr(b.data, " 2. bob (you)  score 1424  max 1024  over\r\n"));
-    assert_non_null(strstr(b.data, "sha256sum"));
-    proto_buf_free(&b);
+    measure(s, &lines, &widest);
+    assert_true(lines <= 23);
+    assert_true(widest <= 80);
+    bool framed;
+    if (!own_board_whole(s, 4, &framed) || !framed) fail_msg("no frame:\n%s", s);
+    assert_int_equal(boards_shown(s, 4), 4);
+    free(s);
+}
+
+/* An 8x8 solo game on a 40x12 terminal: the board is whole (narrower cells,
+ * the hint given up), and nothing is wider or taller than the terminal. */
+static void test_eight_by_eight_at_40x12(void **state) {
+    (void)state;
+    eng_board big;
+    uint64_t cells[64] = {2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4};
+    set_board(&big, 8, cells);
+    proto_player solo = {7, "player-7", &big, 20000, 300, PROTO_PLAYING};
+    for (int height = 11; height <= 49; height += 38) {
+        for (int width = 40; width <= 160; width += 120) {
+            proto_view v =
+                view(&solo, 1, 7, NULL, 2048, width, PROTO_COLOR_256, "a status",
+                     "Type w a s d (or h j k l) and Enter to move; several at once work "
+                     "too.");
+            v.height = height;
+            char *s = render(&v);
+            int lines, widest;
+            measure(s, &lines, &widest);
+            if (lines > height || widest > width)
+                fail_msg("%dx%d: %d lines, %d columns:\n%s", width, height, lines, widest,
+                         s);
+            bool framed;
+            if (!own_board_whole(s, 8, &framed))
+                fail_msg("%dx%d: the board is not whole:\n%s", width, height, s);
+            /* At 40 columns the 8x8 board's tiles from 1024 on are 1k, 2k. */
+            assert_non_null(strstr(s, width == 40 ? "m2k\x1b[0m" : "m2048\x1b[0m"));
+            free(s);
+        }
+    }
+}
+
+/* A replay's status per frame: left from the last move on, won from the
+ * move that made the target, over when stuck, the record's at the end. */
+static void test_replay_status(void **state) {
+    (void)state;
+    eng_board plain, won, stuck;
+    static const uint64_t none[16] = {2};
+    static const uint64_t target[16] = {2048, 2};
+    static const uint64_t full[16] = {2, 4, 2, 4, 4, 2, 4, 2, 2, 4, 2, 4, 4, 2, 4, 2};
+    set_board(&plain, 4, none);
+    set_board(&won, 4, target);
+    set_board(&stuck, 4, full);
+    assert_int_equal(proto_replay_status(&plain, 2048, 3, 9, PROTO_LEFT, false),
+                     PROTO_PLAYING);
+    assert_int_equal(proto_replay_status(&plain, 2048, 9, 9, PROTO_LEFT, false),
+                     PROTO_LEFT);
+    assert_int_equal(proto_replay_status(&plain, 2048, 0, 0, PROTO_LEFT, false),
+                     PROTO_LEFT);
+    assert_int_equal(proto_replay_status(&won, 2048, 5, 5, PROTO_WON, false), PROTO_WON);
+    assert_int_equal(proto_replay_status(&plain, 2048, 5, 5, PROTO_WON, true), PROTO_WON);
+    assert_int_equal(proto_replay_status(&stuck, 2048, 4, 9, PROTO_OVER, false),
+                     PROTO_OVER);
+    assert_int_equal(proto_replay_status(&plain, 2048, 9, 9, PROTO_PLAYING, true),
+                     PROTO_PLAYING);
+    proto_status st = PROTO_PLAYING;
+    assert_int_equal(proto_status_parse("left", &st), 0);
+    assert_int_equal(st, PROTO_LEFT);
+    assert_int_equal(proto_status_parse("nope", &st), -1);
+    assert_int_equal(proto_status_parse(NULL, &st), -1);
+    assert_int_equal(st, PROTO_LEFT);
 }
 
 int main(void) {
@@ -706,6 +873,11 @@ int main(void) {
         cmocka_unit_test(test_hint_wrapped_at_words),
         cmocka_unit_test_setup(test_colour_reset_before_every_crlf, setup_race),
         cmocka_unit_test_setup(test_end_shows_commit_and_how_to_check, setup_race),
+        cmocka_unit_test_setup(test_end_fits_its_height, setup_race),
+        cmocka_unit_test(test_count_rows),
+        cmocka_unit_test_setup(test_four_players_keep_your_frame, setup_eight),
+        cmocka_unit_test(test_eight_by_eight_at_40x12),
+        cmocka_unit_test(test_replay_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

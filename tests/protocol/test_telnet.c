@@ -393,6 +393,23 @@ static void test_keys_pending_and_flush(void **state) {
     assert_int_equal(out[0].ch, 'B');
 }
 
+/* Non-ASCII bytes are text (a command line keeps them, to refuse them as
+ * netcat's line would), never dropped; other control bytes still are. */
+static void test_keys_non_ascii_are_chars(void **state) {
+    (void)state;
+    proto_keys k;
+    proto_key out[2];
+    proto_keys_init(&k);
+    static const unsigned char typed[] = {0xc3, 0xa9, 0xf0, 0x9f, 0x99, 0x82, 0xff};
+    for (size_t i = 0; i < sizeof typed; i++) {
+        assert_int_equal(proto_keys_feed(&k, typed[i], out), 1);
+        assert_int_equal(out[0].type, PROTO_KEY_CHAR);
+        assert_int_equal((unsigned char)out[0].ch, typed[i]);
+    }
+    assert_int_equal(proto_keys_feed(&k, 0x01, out), 0);
+    assert_int_equal(proto_keys_feed(&k, 0x00, out), 0);
+}
+
 static void test_keys_long_csi_bounded(void **state) {
     /* Endless parameters: given up after a while, later keys work. */
     proto_keys k;
@@ -470,6 +487,7 @@ int main(void) {
         cmocka_unit_test(test_keys_char_mode),
         cmocka_unit_test(test_keys_escape_alone),
         cmocka_unit_test(test_keys_pending_and_flush),
+        cmocka_unit_test(test_keys_non_ascii_are_chars),
         cmocka_unit_test(test_keys_long_csi_bounded),
         cmocka_unit_test(test_escape_doubles_ff),
         cmocka_unit_test(test_offer_bytes),

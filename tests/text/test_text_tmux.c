@@ -522,6 +522,64 @@ static void test_dropped_opponent_marker_on_telnet(void **state) {
     tt_assert_clean_pane(f->pane, "tn");
 }
 
+/* Predicate: the pane's first line is the race title and it shows the
+ * viewer's 8x8 board whole. */
+static bool solo8_on_top(const char *pane, void *arg) {
+    (void)arg;
+    eng_board b;
+    return strncmp(pane, "race2048  solo", 14) == 0 && tt_screen_board(pane, 0, &b) &&
+           b.size == 8;
+}
+
+/* The real telnet in panes of 40x12, 60x20, 80x24 and 160x50: the lobby,
+ * history and an 8x8 solo game keep their first line on the pane's top line
+ * (nothing scrolled away), and the board is whole. */
+static void test_screens_keep_their_top_at_every_size(void **state) {
+    fixture *f = *state;
+    static const int sizes[][2] = {{40, 12}, {60, 20}, {80, 24}, {160, 50}};
+    /* Ten races between long names for the history to list. */
+    for (int i = 0; i < 10; i++) {
+        client *a = client_named(f->srv, "abcdefghijklmnop");
+        client *b = client_named(f->srv, "qrstuvwxyz-12345");
+        client_send(a, "{\"type\":\"create\",\"players\":2}");
+        const char *code = jstr(client_expect(a, "room", harness_ms(TT_WAIT)), "room");
+        client_send(b, "{\"type\":\"join\",\"room\":\"%s\"}", code);
+        client_expect_skip(a, "start", "room", harness_ms(TT_WAIT));
+        client_move_any(a);
+        client_send(a, "{\"type\":\"leave\"}");
+        client_expect_skip(a, "end", "state player", harness_ms(TT_WAIT));
+        client_expect_skip(b, "end", "start state player room", harness_ms(TT_WAIT));
+        client_close(a);
+        client_close(b);
+    }
+    for (int i = 0; i < 4; i++) {
+        char pane[16];
+        snprintf(pane, sizeof pane, "s%d", i);
+        open_client(f, pane, "telnet", sizes[i][0], sizes[i][1]);
+        expect(f, pane, "\n>");
+        if (!first_line_is(f->pane, "race2048 - race your friends at 2048"))
+            fail_msg("%dx%d: the lobby lost its top line:\n%s", sizes[i][0], sizes[i][1],
+                     f->pane);
+        say(f, pane, "history");
+        expect(f, pane, "Recently finished games");
+        expect(f, pane, "\n>");
+        expect(f, pane, "#10");
+        /* No name cut in two by the terminal's wrapping. */
+        for (const char *p = f->pane; (p = strstr(p, "abcdefg")) != NULL; p++)
+            if (strncmp(p, "abcdefghijklmnop", 16) != 0)
+                fail_msg("%dx%d: a name is cut:\n%s", sizes[i][0], sizes[i][1], f->pane);
+        if (!first_line_is(f->pane, "race2048 - race your friends at 2048"))
+            fail_msg("%dx%d: history lost the top line:\n%s", sizes[i][0], sizes[i][1],
+                     f->pane);
+        say(f, pane, "solo 8");
+        if (!tt_tmux_wait(&f->tmux, pane, solo8_on_top, NULL, harness_ms(TT_WAIT),
+                          f->pane, PANE))
+            fail_msg("%dx%d: no whole 8x8 board under the title:\n%s", sizes[i][0],
+                     sizes[i][1], f->pane);
+        tt_assert_clean_pane(f->pane, pane);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_welcome_on_telnet, setup, teardown),
@@ -542,6 +600,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_help_in_a_game_fits_80x24_and_50_columns,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_dropped_opponent_marker_on_telnet, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_screens_keep_their_top_at_every_size, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
