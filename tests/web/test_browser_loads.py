@@ -72,13 +72,15 @@ def start_server(server, legacy):
 
 def browser(profile):
     opts = webdriver.ChromeOptions()
-    # Background networking stays on: the predictor's preconnects are what
-    # this test is about.
+    # Background networking stays on (chromedriver turns it off unless told
+    # not to): the sockets a browser opens ahead of need are what this test
+    # is about.
     for flag in ('--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
                  '--no-first-run', '--disable-dev-shm-usage', '--window-size=1280,800',
                  '--host-resolver-rules=MAP %s 127.0.0.1' % HOST_NAME,
                  '--user-data-dir=' + profile):
         opts.add_argument(flag)
+    opts.add_experimental_option('excludeSwitches', ['disable-background-networking'])
     opts.binary_location = shutil.which('chromium') or '/usr/bin/chromium'
     opts.set_capability('goog:loggingPrefs', {'browser': 'ALL'})
     driver_path = shutil.which('chromedriver') or '/usr/bin/chromedriver'
