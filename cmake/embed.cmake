@@ -2,10 +2,68 @@
 # cmake -DOUT=file.c -DFILES="urlpath=file;..." -P embed.cmake
 # index.html is served at "/"; the rest under "/static/". A file that does
 # not exist (e.g. engine.wasm without a wasm toolchain) is left out.
+#
+# The page at "/" is served as one document: each
+#   <link rel="stylesheet" href="/static/NAME">   and
+#   <script src="/static/NAME"></script>
+# naming a file of the list is replaced by that file's text in a <style> or
+# <script> element, and a page without an icon gets an inline one (data:
+# URL). A load then needs one request, not three: every request on another
+# socket is one a browser may send on a socket it opened long before, which
+# the game port greets as text. The files stay under /static/ too, for pages
+# already loaded and for programs.
 set(body "")
 set(table "")
 set(i 0)
 string(REPLACE "|" ";" FILES "${FILES}")
+
+# The file behind a /static/ path of the list, or "" (in out).
+function(file_for url out)
+  set(found "")
+  foreach(p IN LISTS FILES)
+    string(FIND "${p}" "=" e)
+    string(SUBSTRING "${p}" 0 ${e} u)
+    if(u STREQUAL url)
+      math(EXPR f "${e} + 1")
+      string(SUBSTRING "${p}" ${f} -1 found)
+    endif()
+  endforeach()
+  set(${out} "${found}" PARENT_SCOPE)
+endfunction()
+
+# Writes the one-document page made from html to inlined.
+function(inline_page html inlined)
+  file(READ "${html}" page)
+  if(NOT page MATCHES "rel=\"icon\"")
+    string(REPLACE "</head>" "<link rel=\"icon\" href=\"data:,\">\n</head>" page "${page}")
+  endif()
+  string(REGEX MATCHALL "<link rel=\"stylesheet\" href=\"/static/[^\"]+\">" links "${page}")
+  foreach(tag IN LISTS links)
+    string(REGEX REPLACE ".*href=\"([^\"]+)\".*" "\\1" url "${tag}")
+    file_for("${url}" f)
+    if(f AND EXISTS "${f}")
+      file(READ "${f}" css)
+      if(css MATCHES "</[sS][tT][yY][lL][eE]")
+        message(FATAL_ERROR "embed: ${f} holds </style and cannot be inlined")
+      endif()
+      string(REPLACE "${tag}" "<style>\n${css}</style>" page "${page}")
+    endif()
+  endforeach()
+  string(REGEX MATCHALL "<script src=\"/static/[^\"]+\"></script>" scripts "${page}")
+  foreach(tag IN LISTS scripts)
+    string(REGEX REPLACE ".*src=\"([^\"]+)\".*" "\\1" url "${tag}")
+    file_for("${url}" f)
+    if(f AND EXISTS "${f}")
+      file(READ "${f}" js)
+      if(js MATCHES "</[sS][cC][rR][iI][pP][tT]" OR js MATCHES "<!--")
+        message(FATAL_ERROR "embed: ${f} holds </script or <!-- and cannot be inlined")
+      endif()
+      string(REPLACE "${tag}" "<script>\n${js}</script>" page "${page}")
+    endif()
+  endforeach()
+  file(WRITE "${inlined}" "${page}")
+endfunction()
+
 foreach(pair IN LISTS FILES)
   string(FIND "${pair}" "=" eq)
   string(SUBSTRING "${pair}" 0 ${eq} url)
@@ -13,6 +71,10 @@ foreach(pair IN LISTS FILES)
   string(SUBSTRING "${pair}" ${from} -1 file)
   if(NOT EXISTS "${file}")
     continue()
+  endif()
+  if(url STREQUAL "/")
+    inline_page("${file}" "${OUT}.page.html")
+    set(file "${OUT}.page.html")
   endif()
   file(READ "${file}" hex HEX)
   file(SHA1 "${file}" sha)

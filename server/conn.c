@@ -164,8 +164,10 @@ static void on_refused_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *
         conn_close(c);
         return;
     }
+    /* On --http-port (mode CONN_HTTP from the start) anything gets the 503. */
     if (nread > 0 &&
-        proto_http_detect((const unsigned char *)buf->base, (size_t)nread) > 0) {
+        (c->mode == CONN_HTTP ||
+         proto_http_detect((const unsigned char *)buf->base, (size_t)nread) > 0)) {
         conn_timer_stop(c);
         web_refuse(c);
     } else if (nread > 0) {
@@ -176,6 +178,31 @@ static void on_refused_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *
 
 static void on_refused_timeout(conn *c) {
     refuse(c, false);
+}
+
+/* --http-port writes nothing before a request: a refused connection that
+ * stays silent is closed without a byte (a browser opens another). */
+static void on_refused_silent(conn *c) {
+    conn_close(c);
+}
+
+/* How long a refused connection on --http-port may stay silent. */
+#define REFUSED_HTTP_MS 2000
+
+static bool is_http_listener(const srv *s, const uv_stream_t *listener) {
+    for (int i = 0; i < s->nhttp_listeners; i++)
+        if ((const uv_stream_t *)&s->http_listeners[i] == listener) return true;
+    return false;
+}
+
+/* A connection on --http-port speaks HTTP from its first byte: no detection
+ * window, no greeting, whatever it sends first (a non-HTTP line gets 400). */
+static void begin_http(conn *c) {
+    c->mode = CONN_HTTP;
+    c->budget = TURN_WEB_BYTES;
+    c->budget_turn = c->srv->turn;
+    if (web_begin(c) < 0) return;
+    update_reading(c);
 }
 
 /* Log lines about descriptors at most this often. */
@@ -201,7 +228,7 @@ void conn_accept(srv *s, uv_stream_t *listener) {
         bool known = false;
         for (int i = 0; i < s->npaused; i++)
             known |= s->accept_paused[i] == listener;
-        if (!known && s->npaused < SRV_MAX_LISTENERS)
+        if (!known && s->npaused < 2 * SRV_MAX_LISTENERS)
             s->accept_paused[s->npaused++] = listener;
         return;
     }
@@ -253,7 +280,12 @@ void conn_accept(srv *s, uv_stream_t *listener) {
         refusal(c, why, sizeof why);
         srv_log_client(SRV_LOG_WARN, "refusing %s: %s", conn_peer(c), why);
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_refused_read);
-        arm(c, on_refused_timeout, DETECT_MS);
+        if (is_http_listener(s, listener)) {
+            c->mode = CONN_HTTP;
+            arm(c, on_refused_silent, REFUSED_HTTP_MS);
+        } else {
+            arm(c, on_refused_timeout, DETECT_MS);
+        }
         return;
     }
     uv_tcp_nodelay(&c->tcp, 1);
@@ -262,6 +294,10 @@ void conn_accept(srv *s, uv_stream_t *listener) {
     uv_tcp_keepalive(&c->tcp, 1, 60);
     srv_log(SRV_LOG_DEBUG, "connect %s (#%llu, %u open)", conn_peer(c),
             (unsigned long long)c->id, s->nconns);
+    if (is_http_listener(s, listener)) {
+        begin_http(c);
+        return;
+    }
     update_reading(c);
     arm(c, on_detect_timeout, DETECT_MS);
 }

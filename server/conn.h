@@ -114,7 +114,9 @@ typedef struct conn {
  * the next call reuses. */
 const char *conn_peer(const conn *c);
 
-/* Accepts a pending connection on listener (one of srv.listeners). */
+/* Accepts a pending connection on listener: one of srv.listeners (mode
+ * detection, text greeting after a silence) or of srv.http_listeners (HTTP
+ * from the first byte, nothing written before a request). */
 void conn_accept(srv *s, uv_stream_t *listener);
 
 /* Sets up the server's per-turn machinery (input turns, output flushes,

@@ -33,6 +33,9 @@ typedef struct flag {
 static const flag flags[] = {
     {"host", "RACE2048_HOST", "ADDR", "address to listen on (default 0.0.0.0)"},
     {"port", "RACE2048_PORT", "PORT", "TCP port, 0 picks a free one (default 2048)"},
+    {"http-port", "RACE2048_HTTP_PORT", "PORT",
+     "port for browsers (HTTP, WebSocket only), 0 = a free one, off = none (default "
+     "8048)"},
     {"seed", "RACE2048_SEED", "N",
      "derive server seeds from N, for tests (default: OS random)"},
     {"max-clients", "RACE2048_MAX_CLIENTS", "N", "connections at once (default 10000)"},
@@ -72,7 +75,8 @@ static void usage(FILE *out) {
     fprintf(
         out, USAGE_LINE
         "\n"
-        "Hosts 2048 races: JSON lines for programs, telnet/netcat for people, one port.\n"
+        "Hosts 2048 races: JSON lines for programs, telnet/netcat for people, one port;\n"
+        "browsers on a port of their own (--http-port).\n"
         "Each flag can also be set by its environment variable; a flag wins.\n\n");
     for (size_t i = 0; i < NFLAGS; i++) {
         char left[64];
@@ -109,6 +113,13 @@ static int apply(srv_config *cfg, const char *name, const char *value, const cha
             want = "a port from 0 to 65535";
         else
             cfg->port = (int)v;
+    } else if (!strcmp(name, "http-port")) {
+        if (!strcmp(value, "off"))
+            cfg->http_port = -1;
+        else if (parse_uint(value, 0, 65535, &v))
+            want = "a port from 0 to 65535, or off";
+        else
+            cfg->http_port = (int)v;
     } else if (!strcmp(name, "seed")) {
         if (parse_uint(value, 0, UINT32_MAX, &v))
             want = "an integer from 0 to 4294967295";
@@ -195,6 +206,7 @@ static int apply(srv_config *cfg, const char *name, const char *value, const cha
 static int configure(srv_config *cfg, int argc, char **argv) {
     *cfg = (srv_config){.host = "0.0.0.0",
                         .port = 2048,
+                        .http_port = 8048,
                         .max_clients = 10000,
                         .max_line = 4096,
                         .grace_ms = 30000,
@@ -250,6 +262,14 @@ static int configure(srv_config *cfg, int argc, char **argv) {
         char from[48];
         snprintf(from, sizeof from, "--%s", f->name);
         if (apply(cfg, f->name, value, from) < 0) return -1;
+    }
+    /* One socket cannot be both: the game port greets silent clients. */
+    if (cfg->http_port > 0 && cfg->http_port == cfg->port) {
+        fprintf(stderr,
+                "race2048d: --http-port: '%d' is not valid; expected a port other "
+                "than --port's, 0 or off\n",
+                cfg->http_port);
+        return -1;
     }
     return 0;
 }
@@ -314,6 +334,8 @@ static void srv_stop(srv *s) {
     srv_log(SRV_LOG_INFO, "stopping: %u connections to close", s->nconns);
     for (int i = 0; i < s->nlisteners; i++)
         uv_close((uv_handle_t *)&s->listeners[i], NULL);
+    for (int i = 0; i < s->nhttp_listeners; i++)
+        uv_close((uv_handle_t *)&s->http_listeners[i], NULL);
     room_close_all(s);
     journal_sync_now(s); /* `end`s held for the journal go out before the byes */
     for (srv_link *l = s->conns.next; l != &s->conns; l = l->next)
@@ -368,9 +390,11 @@ static bool seen_before(const struct addrinfo *list, const struct addrinfo *ai) 
     return false;
 }
 
-/* Binds and listens on one address; returns 0 or a libuv error. */
-static int listen_one(srv *s, const struct sockaddr *addr, unsigned bind_flags) {
-    uv_tcp_t *l = &s->listeners[s->nlisteners];
+/* Binds and listens on one address, as the next of the n listeners in
+ * `set`; returns 0 or a libuv error. */
+static int listen_one(srv *s, uv_tcp_t *set, int *n, const struct sockaddr *addr,
+                      unsigned bind_flags) {
+    uv_tcp_t *l = &set[*n];
     uv_tcp_init(s->loop, l);
     l->data = s;
     int rc = uv_tcp_bind(l, addr, bind_flags);
@@ -379,37 +403,26 @@ static int listen_one(srv *s, const struct sockaddr *addr, unsigned bind_flags) 
         uv_close((uv_handle_t *)l, NULL);
         return rc;
     }
-    s->nlisteners++;
+    (*n)++;
     return 0;
 }
 
-/* Resolves --host (an address or a name such as localhost) and listens on
- * every address it yields that can be bound, IPv4 and IPv6, all on one port:
- * with --port 0 the first bind picks it and the others reuse it. Prints one
- * `race2048d listening on ADDR:PORT` line per address, all at once, so the
- * first line is there for whoever waits on it. Returns 0 or -1. */
-static int listen_all(srv *s) {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-    uv_getaddrinfo_t req;
-    int rc = uv_getaddrinfo(s->loop, &req, NULL, s->cfg.host, NULL, &hints);
-    if (rc < 0) {
-        fprintf(stderr, "race2048d: cannot resolve --host '%s': %s\n", s->cfg.host,
-                uv_strerror(rc));
-        return -1;
-    }
+/* Listens on port at every address of the list that can be bound, as the
+ * listeners `set` (n of them open): with port 0 the first bind picks it and
+ * the others reuse it. Appends one `PREFIX ADDR:PORT` line per address to
+ * lines. Returns how many addresses it listens on. */
+static int listen_port(srv *s, const struct addrinfo *list, int port, uv_tcp_t *set,
+                       int *n, const char *prefix, char *lines, size_t size) {
     /* An IPv6 socket also takes IPv4 unless told not to; when the name has
      * both families, each address gets its own socket. */
     bool has_ipv4 = false;
-    for (const struct addrinfo *ai = req.addrinfo; ai; ai = ai->ai_next)
+    for (const struct addrinfo *ai = list; ai; ai = ai->ai_next)
         has_ipv4 |= ai->ai_family == AF_INET;
-
-    int port = s->cfg.port;
-    char lines[SRV_MAX_LISTENERS * 80] = "";
-    for (struct addrinfo *ai = req.addrinfo; ai; ai = ai->ai_next) {
+    for (const struct addrinfo *ai = list; ai; ai = ai->ai_next) {
         if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6) continue;
-        if (seen_before(req.addrinfo, ai)) continue;
+        if (seen_before(list, ai)) continue;
         char where[INET6_ADDRSTRLEN + 16];
-        if (s->nlisteners == SRV_MAX_LISTENERS) {
+        if (*n == SRV_MAX_LISTENERS) {
             format_endpoint(ai->ai_addr, port, where, sizeof where);
             fprintf(stderr, "race2048d: --host '%s' has too many addresses; not on %s\n",
                     s->cfg.host, where);
@@ -420,7 +433,8 @@ static int listen_all(srv *s) {
         sockaddr_set_port((struct sockaddr *)&addr, port);
         format_endpoint((struct sockaddr *)&addr, port, where, sizeof where);
         unsigned bind_flags = ai->ai_family == AF_INET6 && has_ipv4 ? UV_TCP_IPV6ONLY : 0;
-        if ((rc = listen_one(s, (struct sockaddr *)&addr, bind_flags)) < 0) {
+        int rc = listen_one(s, set, n, (struct sockaddr *)&addr, bind_flags);
+        if (rc < 0) {
             fprintf(stderr, "race2048d: cannot listen on %s: %s\n", where,
                     uv_strerror(rc));
             continue;
@@ -428,18 +442,52 @@ static int listen_all(srv *s) {
         if (port == 0) {
             struct sockaddr_storage bound;
             int len = sizeof bound;
-            uv_tcp_getsockname(&s->listeners[s->nlisteners - 1],
-                               (struct sockaddr *)&bound, &len);
+            uv_tcp_getsockname(&set[*n - 1], (struct sockaddr *)&bound, &len);
             port = sockaddr_port((struct sockaddr *)&bound);
             format_endpoint((struct sockaddr *)&addr, port, where, sizeof where);
         }
         size_t used = strlen(lines);
-        snprintf(lines + used, sizeof lines - used, "race2048d listening on %s\n", where);
+        snprintf(lines + used, size - used, "%s %s\n", prefix, where);
     }
+    return *n;
+}
+
+/* Resolves --host (an address or a name such as localhost) and listens on
+ * every address it yields that can be bound, IPv4 and IPv6: the game port,
+ * then --http-port on the same addresses. Prints one `race2048d listening on
+ * ADDR:PORT` line per address, then one `race2048d http on ADDR:PORT` per
+ * address, all at once, so the first line is there for whoever waits on it
+ * and the http lines follow it. Returns 0 or -1. */
+static int listen_all(srv *s) {
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    uv_getaddrinfo_t req;
+    int rc = uv_getaddrinfo(s->loop, &req, NULL, s->cfg.host, NULL, &hints);
+    if (rc < 0) {
+        fprintf(stderr, "race2048d: cannot resolve --host '%s': %s\n", s->cfg.host,
+                uv_strerror(rc));
+        return -1;
+    }
+    char lines[2 * SRV_MAX_LISTENERS * 80] = "";
+    int game = listen_port(s, req.addrinfo, s->cfg.port, s->listeners, &s->nlisteners,
+                           "race2048d listening on", lines, sizeof lines);
+    /* Browsers were told this port: without it they would be sent to the
+     * game port's greeting, so a port that cannot be had stops the start. */
+    int http =
+        game && s->cfg.http_port >= 0
+            ? listen_port(s, req.addrinfo, s->cfg.http_port, s->http_listeners,
+                          &s->nhttp_listeners, "race2048d http on", lines, sizeof lines)
+            : 0;
     uv_freeaddrinfo(req.addrinfo);
-    if (s->nlisteners == 0) {
+    if (game == 0) {
         fprintf(stderr, "race2048d: no address of --host '%s' could be listened on\n",
                 s->cfg.host);
+        return -1;
+    }
+    if (s->cfg.http_port >= 0 && http == 0) {
+        fprintf(stderr,
+                "race2048d: no address of --host '%s' could take --http-port %d "
+                "(0 picks a free one, off turns it off)\n",
+                s->cfg.host, s->cfg.http_port);
         return -1;
     }
     fputs(lines, stdout);

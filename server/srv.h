@@ -52,6 +52,9 @@ typedef enum srv_log_level {
 typedef struct srv_config {
     char host[256];
     int port;
+    /* The listener for browsers (only HTTP and WebSocket, nothing written
+     * before a request); 0 = a free one, -1 = none. */
+    int http_port;
     bool has_seed; /* --seed given: server seeds are derived from it, for tests */
     uint32_t seed;
     unsigned max_clients;
@@ -223,6 +226,10 @@ typedef struct srv {
     srv_config cfg;
     uv_tcp_t listeners[SRV_MAX_LISTENERS]; /* the first nlisteners are open */
     int nlisteners;
+    /* --http-port's, on the same addresses: connections there start in HTTP
+     * mode (no detection, no greeting). */
+    uv_tcp_t http_listeners[SRV_MAX_LISTENERS];
+    int nhttp_listeners;
     uv_signal_t sigterm, sigint;
     uv_timer_t sweep; /* closes idle connections */
     /* Every connection's deadline, on this one timer (conn_timer.c). */
@@ -254,7 +261,7 @@ typedef struct srv {
     /* File descriptors: connections beyond fd_capacity are refused. */
     unsigned fd_capacity;
     /* Listeners whose next connection waits: not even a refusal fits. */
-    uv_stream_t *accept_paused[SRV_MAX_LISTENERS];
+    uv_stream_t *accept_paused[2 * SRV_MAX_LISTENERS];
     int npaused;
     uint64_t fd_log_ms;       /* rate limit for "out of descriptors" logs */
     struct addr_entry *addrs; /* open connections per address (addr.c) */

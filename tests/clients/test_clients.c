@@ -95,18 +95,11 @@ static int setup(void **state) {
         return -1;
     }
     /* The bench below starts many games from one address. */
-    char *argv[] = {(char *)server_bin,
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
+    char *argv[] = {(char *)server_bin, "--host", "127.0.0.1", "--port", "0",
+                    "--log-level", "warn", "--journal", "none", "--max-games-per-min",
                     "0",
-                    "--log-level",
-                    "warn",
-                    "--journal",
-                    "none",
-                    "--max-games-per-min",
-                    "0",
-                    NULL};
+                    /* Tests run in parallel: none may take 8048. */
+                    "--http-port", "off", NULL};
     child c = spawn(argv);
     server_pid = c.pid;
     char line[128];

@@ -217,7 +217,11 @@ th_server *server_start(const char *const *extra) {
                                            "none",
                                            /* Tests start games in bursts from one
                                             * address; the limit's own tests set it. */
-                                           "--max-games-per-min", "0"};
+                                           "--max-games-per-min", "0",
+                                           /* Tests run in parallel: none may take
+                                            * the default 8048; the http port's
+                                            * tests ask for one (0). */
+                                           "--http-port", "off"};
     for (size_t i = 0; i < sizeof standard / sizeof standard[0]; i++)
         argv[argc++] = standard[i];
     for (int i = 0; extra && extra[i] && argc < 63; i++)
@@ -363,7 +367,7 @@ void harness_bind_source(int fd, const char *source) {
         fail_msg("bind to %s: %s", source, strerror(errno));
 }
 
-static client *connect_client(th_server *s, int rcvbuf, const char *source) {
+static client *connect_port(th_server *s, int port, int rcvbuf, const char *source) {
     if (nclients == MAX_CLIENTS) fail_msg("too many clients in one test");
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) fail_msg("socket: %s", strerror(errno));
@@ -371,18 +375,26 @@ static client *connect_client(th_server *s, int rcvbuf, const char *source) {
     if (source) harness_bind_source(fd, source);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
         int e = errno;
         close(fd);
-        fail_msg("connect to port %d: %s", s->port, strerror(e));
+        fail_msg("connect to port %d: %s", port, strerror(e));
     }
     client *c = calloc(1, sizeof *c);
     c->fd = fd;
     c->skipped = json_array();
     clients[nclients++] = c;
     return c;
+}
+
+static client *connect_client(th_server *s, int rcvbuf, const char *source) {
+    return connect_port(s, s->port, rcvbuf, source);
+}
+
+client *client_connect_port(th_server *s, int port) {
+    return connect_port(s, port, 0, NULL);
 }
 
 client *client_connect_rcvbuf(th_server *s, int rcvbuf) {
@@ -634,6 +646,10 @@ size_t client_read_raw(client *c, void *buf, size_t len, int ms) {
     memmove(c->buf, c->buf + n, c->len - n);
     c->len -= n;
     return n;
+}
+
+bool client_quiet_for(client *c, int ms) {
+    return c->len == 0 && read_more(c, now_ms() + ms) < 0;
 }
 
 size_t client_peek_raw(client *c, int ms) {

@@ -47,7 +47,7 @@ typedef struct th_server {
 
 /* Starts race2048d with the standard arguments (--host 127.0.0.1 --port 0
  * --seed 42 --log-level warn --journal none --max-games-per-min 0: tests
- * start many games from one address) plus `extra` (NULL-terminated, may be NULL;
+ * start many games from one address; --http-port off: nothing takes 8048) plus `extra` (NULL-terminated, may be NULL;
  * later flags win) and waits for its `listening on` line. */
 th_server *server_start(const char *const *extra);
 #define SERVER(...) server_start((const char *const[]){__VA_ARGS__, NULL})
@@ -98,6 +98,8 @@ typedef struct client client;
  * A JSON client must send its first line at once (mode detection). */
 client *client_connect(th_server *s);
 client *client_connect_rcvbuf(th_server *s, int rcvbuf);
+/* Connects to another port of s's address (e.g. its --http-port). */
+client *client_connect_port(th_server *s, int port);
 /* Connects from another loopback address (e.g. "127.0.0.2"), so that the
  * server counts the client under that address. */
 client *client_connect_from(th_server *s, const char *source);
@@ -139,6 +141,9 @@ size_t client_drain_to_eof(client *c, int ms);
 /* Raw bytes: up to len bytes that arrive within ms (at least one unless EOF);
  * returns the count, 0 on EOF. Reads the harness's line buffer first. */
 size_t client_read_raw(client *c, void *buf, size_t len, int ms);
+/* True if nothing at all (no byte, no EOF) arrives for ms, which is not
+ * scaled: a lower bound on a silence. */
+bool client_quiet_for(client *c, int ms);
 /* Waits until at least one byte is buffered (or EOF) and returns how many
  * are, without consuming them. */
 size_t client_peek_raw(client *c, int ms);

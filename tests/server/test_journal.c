@@ -365,8 +365,8 @@ static void test_unopenable(void **state) {
         int devnull = open("/dev/null", O_WRONLY);
         dup2(devnull, 1);
         dup2(devnull, 2);
-        execl(bin, bin, "--port", "0", "--host", "127.0.0.1", "--journal",
-              "/nonexistent-dir/race2048.journal", (char *)NULL);
+        execl(bin, bin, "--port", "0", "--host", "127.0.0.1", "--http-port", "off",
+              "--journal", "/nonexistent-dir/race2048.journal", (char *)NULL);
         _exit(127);
     }
     int status;

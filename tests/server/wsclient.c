@@ -72,8 +72,8 @@ bool http_header(const http_response *r, const char *name, char *out, size_t cap
     return false;
 }
 
-client *ws_connect_rcvbuf(th_server *s, int rcvbuf) {
-    client *c = rcvbuf > 0 ? client_connect_rcvbuf(s, rcvbuf) : client_connect(s);
+/* The handshake on a fresh connection c; returns c. */
+static client *ws_handshake(client *c) {
     static const char req[] = "GET /ws HTTP/1.1\r\nHost: test\r\nUpgrade: websocket\r\n"
                               "Connection: Upgrade\r\n"
                               "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
@@ -95,8 +95,17 @@ client *ws_connect_rcvbuf(th_server *s, int rcvbuf) {
     return c;
 }
 
+client *ws_connect_rcvbuf(th_server *s, int rcvbuf) {
+    return ws_handshake(rcvbuf > 0 ? client_connect_rcvbuf(s, rcvbuf)
+                                   : client_connect(s));
+}
+
 client *ws_connect(th_server *s) {
     return ws_connect_rcvbuf(s, 0);
+}
+
+client *ws_connect_port(th_server *s, int port) {
+    return ws_handshake(client_connect_port(s, port));
 }
 
 void ws_send_frame(client *c, bool fin, int opcode, const void *payload, size_t len,

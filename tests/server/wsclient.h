@@ -25,6 +25,8 @@ bool http_header(const http_response *r, const char *name, char *out, size_t cap
 /* A connection that has done the WebSocket handshake on /ws (101 checked). */
 client *ws_connect(th_server *s);
 client *ws_connect_rcvbuf(th_server *s, int rcvbuf);
+/* The same on another port of s (its --http-port). */
+client *ws_connect_port(th_server *s, int port);
 /* Sends one frame; masked unless unmasked. */
 void ws_send_frame(client *c, bool fin, int opcode, const void *payload, size_t len,
                    bool unmasked);

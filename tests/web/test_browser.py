@@ -36,14 +36,20 @@ def start_server():
     # A fresh journal each run, so the recent games are this run's.
     temp_dirs.append(tempfile.mkdtemp(prefix='race2048-web-'))
     journal = os.path.join(temp_dirs[-1], 'race2048.journal')
-    p = subprocess.Popen([SERVER, '--host', '127.0.0.1', '--port', '0', '--log-level', 'warn',
-                          '--journal', journal], stdout=subprocess.PIPE, text=True)
+    # The page from --http-port, as the README sends browsers (a free one:
+    # tests run in parallel); programs and netcat use the game port.
+    p = subprocess.Popen([SERVER, '--host', '127.0.0.1', '--port', '0', '--http-port', '0',
+                          '--log-level', 'warn', '--journal', journal],
+                         stdout=subprocess.PIPE, text=True)
     procs.append(p)
-    line = p.stdout.readline()
-    m = re.search(r':(\d+)$', line.strip())
-    if not m:
-        raise SystemExit('race2048d did not say where it listens: %r' % line)
-    return int(m.group(1))
+    ports = []
+    for want in ('listening on', 'http on'):
+        line = p.stdout.readline()
+        m = re.search(r'^race2048d %s .*:(\d+)$' % want, line.strip())
+        if not m:
+            raise SystemExit('race2048d did not say where it listens (%s): %r' % (want, line))
+        ports.append(int(m.group(1)))
+    return ports
 
 
 def browser():
@@ -139,8 +145,8 @@ def press_until_end(driver, limit_s):
 
 
 def main():
-    port = start_server()
-    url = 'http://127.0.0.1:%d/' % port
+    port, http_port = start_server()
+    url = 'http://127.0.0.1:%d/' % http_port
     d = browser()
     try:
         started = time.time()
