@@ -124,6 +124,7 @@ typedef struct journal {
     bool busy;     /* a write, sync or truncate is in progress */
     bool failing;  /* the last attempt failed: log again only after a success */
     bool dropping; /* records are being dropped: PENDING_MAX is reached */
+    bool hurry;    /* stopping: commit again as soon as a commit is done */
     uv_fs_t req;
     uv_timer_t timer;
     srv_link dirty;
@@ -245,6 +246,7 @@ static void on_synced(uv_fs_t *req) {
         srv_log(SRV_LOG_INFO, "journal %s: writing again", j->path);
     }
     made_durable(j, j->sync_pos);
+    if (j->hurry) commit_start(j); /* what came during this commit, at once too */
 }
 
 static void sync_start(journal *j) {
@@ -330,6 +332,13 @@ static void commit_start(journal *j) {
 
 static void on_commit_timer(uv_timer_t *t) {
     commit_start(t->data);
+}
+
+void journal_commit_now(srv *s) {
+    journal *j = J(s);
+    if (!j) return;
+    j->hurry = true;
+    commit_start(j);
 }
 
 /* Queues one whole record (a line with its '\n'). */

@@ -31,6 +31,10 @@ int journal_open(srv *s);
 /* After the loop has stopped: writes and syncs what is still buffered,
  * synchronously, and frees everything. */
 void journal_close(srv *s);
+/* The server is stopping: commits what is buffered now, and each commit's
+ * successor at once, instead of on the timer, so that `end`s held for the
+ * journal go out before the connections are cut off. */
+void journal_commit_now(srv *s);
 
 /* Game events, called by room.c. Each is a no-op for a room without a
  * jrn_game (memory ran out at its start). */
