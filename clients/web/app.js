@@ -416,9 +416,14 @@ function handle(m) {
       showRematch(m); // about the race that ended: who asked for a rematch
       break;
     }
-    showWait('Room ' + m.room + ': ' + m.players.length + ' of ' + m.need + ' players. ' +
-             (m.players.length < m.need ? 'Give the code to your friends.' : 'Starting…'),
-             m.players);
+    {
+      // A rematch asked for alone (everyone else had gone) waits in a new room.
+      const alone = app.view === 'end' && app.lastEnd && app.lastEnd.room && m.players.length < m.need;
+      showWait((alone ? 'The others have gone; your rematch waits in a new room. ' : '') +
+               'Room ' + m.room + ': ' + m.players.length + ' of ' + m.need + ' players. ' +
+               (m.players.length < m.need ? 'Give the code to your friends.' : 'Starting…'),
+               m.players);
+    }
     break;
   case 'start': app.pending = false; startGame(m); break;
   case 'state': onState(m); break;
@@ -704,6 +709,8 @@ function onEnd(m) {
   if (g) g.ended = true;
   app.lastEnd = m;
   show('end');
+  // "Reconnected: your game goes on" is about a game that is over now.
+  if (app.ws && app.ws.readyState === WebSocket.OPEN) setConn('Connected');
   const reasons = { target: 'reached the target', all_over: 'no moves left',
                     time: 'the time ran out', forfeit: 'everyone else left' };
   const winner = (m.results || []).find((p) => p.id === m.winner);

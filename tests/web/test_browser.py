@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -84,6 +85,7 @@ class JsonClient:
         raise SystemExit('no move changed the board')
 
     def close(self):
+        self.file.close()  # the socket stays open while its file is
         self.sock.close()
 
 
@@ -115,10 +117,7 @@ def shoot(driver, name, check=None, still_css='body', scroll_to=None):
             driver.execute_script(
                 "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
                 scroll_to)
-        try:  # the whole page still if it gets so (other players move on meanwhile)
-            WebDriverWait(driver, 5 * SLOWDOWN, poll_frequency=0.02).until(still('body'))
-        except Exception:
-            wait(driver, 'a still page', still(still_css))
+        wait(driver, 'a still page', still(still_css))
         if check:
             check(driver, size)
         driver.save_screenshot(os.path.join(OUT, '%s-%s.png' % (name, tag)))
@@ -365,9 +364,16 @@ def rematch(d, port):
     if not shown('end')(d) or 'Give the code' in body or ('Room ' + code) in body:
         raise SystemExit('the rematch wait shows the old room: ' + body[:300])
     shoot(d, 'rematch', fits_width)
-    click(d, '#b-lobby')
-    wait(d, 'the lobby after the rematch', shown('lobby'))
+    # rmbob goes: the rematch waits in a new room, whose code is the one to give.
     r.close()
+    wait(d, 'the rematch room of one', lambda d: shown('wait')(d) and
+         'others have gone' in text_of(d, 'wait-text'))
+    new_code = re.search(r'Room ([A-Z0-9]+)', text_of(d, 'wait-text')).group(1)
+    if new_code == code:
+        raise SystemExit('the rematch room has the old code ' + code)
+    shoot(d, 'rematch-alone', fits_width)
+    click(d, '#b-wait-leave')
+    wait(d, 'the lobby after the rematch', shown('lobby'))
 
 
 def main():
@@ -469,8 +475,11 @@ def main():
         body = d.find_element(By.TAG_NAME, 'body')
         for k in [Keys.ARROW_LEFT, Keys.ARROW_DOWN, Keys.ARROW_RIGHT, Keys.ARROW_DOWN] * 3:
             body.send_keys(k)
-        # The bot moves on meanwhile; shoot between its animations.
-        shoot(d, 'race', lambda d, size: (labels_fit(d, size), fits_width(d, size)), '#me')
+        # The bot waits while the screenshots are taken, so that no tile is caught
+        # mid-slide (docs/ shows them).
+        bot.send_signal(signal.SIGSTOP)
+        shoot(d, 'race', lambda d, size: (labels_fit(d, size), fits_width(d, size)))
+        bot.send_signal(signal.SIGCONT)
         # On the phone, swipes move: some direction changes the board.
         viewport(d, PHONE)
         d.execute_cdp_cmd('Emulation.setTouchEmulationEnabled', {'enabled': True})
