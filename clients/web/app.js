@@ -456,7 +456,7 @@ function onError(m) {
   }
   app.pending = false;
   const text = m.message || m.code;
-  showError(text.charAt(0).toUpperCase() + text.slice(1) + '.');
+  showError(text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? '' : '.'));
 }
 
 // ------------------------------------------------------------------ lobby ---
