@@ -252,7 +252,17 @@ def first_screen(d, port):
     host = JsonClient(port, 'host')
     host.send({'type': 'create'})
     code = host.expect('room')['room']
-    d.get('http://127.0.0.1:%d/' % port)
+    # On the game port a load can hang at "Connecting..." when the browser sends a
+    # request on a socket it opened early (the telnet probe answers it); that has its
+    # own test and its own port (--http-port). Here it is tried again, and said.
+    for attempt in range(3):
+        d.get('http://127.0.0.1:%d/' % port)
+        try:
+            WebDriverWait(d, 10 * SLOWDOWN, poll_frequency=0.05).until(shown('name'))
+            break
+        except Exception:
+            print('load %d hung at: %r; loading again' % (attempt + 1, text_of(d, 'conn')))
+            d.get_log('browser')  # its console errors are that hang's, not the page's
     wait(d, 'the first screen', shown('name'))
     intro = d.find_element(By.CSS_SELECTOR, '#v-name .intro').text
     if 'same tiles' not in intro or 'race' not in intro:
