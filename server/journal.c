@@ -122,9 +122,9 @@ typedef struct journal {
      * compaction waits until the file has doubled past it (see compact_maybe). */
     uint64_t base;
     bool busy;     /* a write, sync or truncate is in progress */
-    bool hurry;    /* stopping: commit again as soon as one is done */
     bool failing;  /* the last attempt failed: log again only after a success */
     bool dropping; /* records are being dropped: PENDING_MAX is reached */
+    bool hurry;    /* stopping: commit again as soon as a commit is done */
     uv_fs_t req;
     uv_timer_t timer;
     srv_link dirty;
@@ -246,7 +246,7 @@ static void on_synced(uv_fs_t *req) {
         srv_log(SRV_LOG_INFO, "journal %s: writing again", j->path);
     }
     made_durable(j, j->sync_pos);
-    if (j->hurry) commit_start(j);
+    if (j->hurry) commit_start(j); /* what came during this commit, at once too */
 }
 
 static void sync_start(journal *j) {
@@ -332,6 +332,13 @@ static void commit_start(journal *j) {
 
 static void on_commit_timer(uv_timer_t *t) {
     commit_start(t->data);
+}
+
+void journal_commit_now(srv *s) {
+    journal *j = J(s);
+    if (!j) return;
+    j->hurry = true;
+    commit_start(j);
 }
 
 /* Queues one whole record (a line with its '\n'). */
@@ -667,13 +674,6 @@ uint64_t journal_game_end(room *r, const char *end_line, size_t len) {
         free(b.data);
     if (j->pending.len >= EARLY_COMMIT_BYTES) commit_start(j);
     return pos;
-}
-
-void journal_sync_now(srv *s) {
-    journal *j = J(s);
-    if (!j) return;
-    j->hurry = true;
-    commit_start(j);
 }
 
 uint64_t journal_durable_pos(const srv *s) {

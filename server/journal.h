@@ -31,6 +31,10 @@ int journal_open(srv *s);
 /* After the loop has stopped: writes and syncs what is still buffered,
  * synchronously, and frees everything. */
 void journal_close(srv *s);
+/* The server is stopping: commits what is buffered now, and each commit's
+ * successor at once, instead of on the timer, so that `end`s held for the
+ * journal go out before the connections are cut off. */
+void journal_commit_now(srv *s);
 
 /* Game events, called by room.c. Each is a no-op for a room without a
  * jrn_game (memory ran out at its start). */
@@ -43,10 +47,6 @@ void journal_seat(struct room *r, int seat, const char *event);
  * Returns the record's position: the `end` may go out once
  * journal_durable_pos() has reached it (0: at once, nothing to wait for). */
 uint64_t journal_game_end(struct room *r, const char *end_line, size_t len);
-/* The server is stopping: commits from now on follow each other at once
- * rather than wait for the sync timer, so that the `end`s waiting for them
- * go out before the connections close. */
-void journal_sync_now(srv *s);
 /* How far the journal's records are on disk (see journal_game_end). */
 uint64_t journal_durable_pos(const srv *s);
 /* cb runs each time journal_durable_pos() grows: the transports write what

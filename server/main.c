@@ -15,8 +15,10 @@
 #include "metrics.h"
 #include "room.h"
 
-/* How long shutdown waits for clients to take their last bytes. */
-#define SHUTDOWN_MS 1500
+/* How long shutdown waits for clients to take their last bytes: a client that
+ * reads takes them (and its FIN) within a few ms; only one that does not read
+ * meets this deadline. The figure the docs give ("within 1 s"). */
+#define SHUTDOWN_MS 1000
 /* Descriptors kept beyond the connections' (files, libuv, refusals). */
 #define FD_SPARE 32
 #define SWEEP_MS 1000
@@ -337,9 +339,11 @@ static void srv_stop(srv *s) {
     for (int i = 0; i < s->nhttp_listeners; i++)
         uv_close((uv_handle_t *)&s->http_listeners[i], NULL);
     room_close_all(s);
-    journal_sync_now(s); /* `end`s held for the journal go out before the byes */
     for (srv_link *l = s->conns.next; l != &s->conns; l = l->next)
         conn_say_bye(srv_container(l, conn, link));
+    /* `end`s held for the journal (and the byes queued behind them) are
+     * released by a commit now, not by one up to --journal-sync-ms away. */
+    journal_commit_now(s);
     /* Clients that do not read their bye are cut off; the timer alone does
      * not keep the loop running. */
     uv_timer_start(&s->sweep, on_shutdown_deadline, SHUTDOWN_MS, 0);

@@ -25,13 +25,49 @@ const app = {
   engine: null,   // the wasm exports, or null if unavailable
   engineNote: 'loading the verifier…',
   replay: null,
+  named: false,   // the player chose to enter (a name, or a race at once)
+  pending: false, // a request sent with the hello: its answer, not the lobby, comes next
+  actionAt: null, // where the last request was made: its error is shown there
 };
 const GRACE_MS = 30000; // the server's default grace period
 
 function show(view) {
+  if (view !== app.view) hideError();
   app.view = view;
   for (const v of ['name', 'lobby', 'wait', 'game', 'end', 'replay'])
     $('v-' + v).hidden = v !== view;
+}
+
+// "1 move", "2 moves".
+const plural = (n, word) => n + ' ' + word + (n === 1 ? '' : 's');
+
+function hideError() {
+  $('error').hidden = true;
+}
+
+// Shows an error next to where the request was made (its form, card or list
+// row), or at the top of the screen when that is no longer on it.
+function showError(text) {
+  const el = $('error');
+  const at = app.actionAt;
+  const view = $('v-' + app.view);
+  if (at && view.contains(at)) {
+    if (at.matches('form, .card')) at.appendChild(el); // inside its card, under the buttons
+    else if (at.matches('li')) at.parentElement.insertAdjacentElement('afterend', el);
+    else at.insertAdjacentElement('afterend', el);
+  } else {
+    view.insertAdjacentElement('afterbegin', el);
+  }
+  el.textContent = text;
+  el.hidden = false;
+  el.scrollIntoView({ block: 'nearest' });
+}
+
+// Sends a request made by the control el (whose error, if any, shows there).
+function act(el, msg) {
+  hideError();
+  app.actionAt = el ? (el.closest('form, .card, li, .row') || el) : null;
+  send(msg);
 }
 
 function setConn(text, bad) {
@@ -280,8 +316,9 @@ class PlayerView {
     this.label.innerHTML = '';
     const name = document.createElement('span');
     name.textContent = who + status + away;
+    name.title = name.textContent; // cut short with an ellipsis over a small board
     const nums = document.createElement('b');
-    nums.textContent = p.score + ' pts · ' + p.moves + ' moves';
+    nums.textContent = p.score + ' pts · ' + plural(p.moves, 'move');
     this.label.append(name, nums);
     this.el.classList.toggle('gone', p.status === 'left' || !this.connected);
   }
@@ -310,8 +347,13 @@ function connect() {
       send({ type: 'resume', token: app.token });
     } else {
       setConn('Connected');
-      if (app.name) send({ type: 'hello', name: app.name });
-      else show('name');
+      if (app.name) {
+        app.named = true;
+        send({ type: 'hello', name: app.name });
+      } else {
+        show('name');
+        send({ type: 'rooms' }); // for the first screen (the server names us meanwhile)
+      }
     }
   };
   ws.onmessage = (ev) => {
@@ -348,32 +390,49 @@ function handle(m) {
   case 'welcome':
     app.me = m.id;
     app.token = m.token;
-    app.name = m.name;
     app.retries = 0;
     $('who').textContent = '(' + m.name + ')';
     if (app.wantResume) {
       setConn('Reconnected: your game goes on');
       app.wantResume = false;
+    } else if (!app.named) {
+      // The name the server gave while the first screen asked for the rooms:
+      // the player has not chosen yet.
+    } else if (app.pending) {
+      app.name = m.name; // a race asked for with the hello: its answer comes next
     } else if (app.view === 'name' || app.view === 'wait' || !app.game || app.game.ended) {
+      app.name = m.name;
       if (app.view !== 'end' && app.view !== 'replay') enterLobby();
     }
     break;
   case 'queued':
+    app.pending = false;
     showWait('Looking for ' + (m.players - 1) + ' opponent' + (m.players > 2 ? 's' : '') +
              ' (' + m.waiting + ' of ' + m.players + ' here)…', []);
     break;
   case 'room':
-    showWait('Room ' + m.room + ': ' + m.players.length + ' of ' + m.need +
-             ' players. Give the code to your friends.', m.players);
+    app.pending = false;
+    if (app.view === 'end' && app.lastEnd && m.room === app.lastEnd.room) {
+      showRematch(m); // about the race that ended: who asked for a rematch
+      break;
+    }
+    {
+      // A rematch asked for alone (everyone else had gone) waits in a new room.
+      const alone = app.view === 'end' && app.lastEnd && app.lastEnd.room && m.players.length < m.need;
+      showWait((alone ? 'The others have gone; your rematch waits in a new room. ' : '') +
+               'Room ' + m.room + ': ' + m.players.length + ' of ' + m.need + ' players. ' +
+               (m.players.length < m.need ? 'Give the code to your friends.' : 'Starting…'),
+               m.players);
+    }
     break;
-  case 'start': startGame(m); break;
+  case 'start': app.pending = false; startGame(m); break;
   case 'state': onState(m); break;
   case 'player': onPlayer(m); break;
   case 'end': onEnd(m); break;
   case 'left':
     if (app.view === 'game' || app.view === 'wait') enterLobby();
     break;
-  case 'rooms': drawRooms(m.rooms); break;
+  case 'rooms': drawRooms(m.rooms); drawFirstRooms(m.rooms); break;
   case 'history': drawHistory(m.games); break;
   case 'replay': startReplay(m); break;
   case 'bye': setConn('The server is stopping.', true); break;
@@ -395,7 +454,9 @@ function onError(m) {
     $('history').textContent = 'Recent games are not available on this server.';
     return;
   }
-  setConn(m.message || m.code, true);
+  app.pending = false;
+  const text = m.message || m.code;
+  showError(text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? '' : '.'));
 }
 
 // ------------------------------------------------------------------ lobby ---
@@ -405,6 +466,33 @@ function enterLobby() {
   show('lobby');
   send({ type: 'rooms' });
   send({ type: 'history', limit: 10 });
+}
+
+// The end screen of a race after someone asked for a rematch: who asked, and
+// whom we wait for (the players of the race still here who have not asked).
+function showRematch(m) {
+  const asked = m.players || [];
+  const askedIds = new Set(asked.map((p) => p.id));
+  const names = (list, last) => list.length < 2 ? list.join('')
+    : list.slice(0, -1).join(', ') + ' ' + last + ' ' + list[list.length - 1];
+  const others = (app.lastEnd.results || [])
+    .filter((p) => p.status !== 'left' && p.id !== app.me && !askedIds.has(p.id))
+    .map((p) => p.name);
+  const missing = Math.max(0, m.need - asked.length);
+  let text;
+  if (askedIds.has(app.me)) {
+    const who = others.length === missing ? names(others, 'and')
+      : plural(missing, 'more player') + (others.length ? ' (of ' + names(others, 'and') + ')' : '');
+    text = 'Rematch asked: waiting for ' + (who || 'the others') + ' to ask too. ' +
+           'It starts when everyone still here has.';
+    $('b-rematch').disabled = true;
+  } else {
+    const who = asked.filter((p) => p.id !== app.me).map((p) => p.name);
+    text = names(who, 'and') + (who.length === 1 ? ' wants' : ' want') +
+           ' a rematch: press Rematch to race again, or go back to the lobby.';
+  }
+  $('rematch-status').textContent = text;
+  $('rematch-status').hidden = false;
 }
 
 function showWait(text, players) {
@@ -443,12 +531,45 @@ function drawRooms(rooms) {
     li.className = 'empty';
     ul.appendChild(li);
   }
-  for (const r of rooms) {
-    const buttons = [['Watch', () => send({ type: 'watch', room: r.room })]];
-    if (!r.started) buttons.unshift(['Join', () => send({ type: 'join', room: r.room })]);
-    ul.appendChild(item(r.room + ' · ' + r.players + '/' + r.need + ' · ' + r.size + '×' + r.size +
-                        ' to ' + r.target + (r.started ? ' · racing' : ''), buttons));
+  for (const r of rooms) ul.appendChild(roomItem(r, (el, msg) => act(el, msg)));
+}
+
+function roomItem(r, go) {
+  const buttons = [['Watch', (e) => go(e.target, { type: 'watch', room: r.room })]];
+  if (!r.started) buttons.unshift(['Join', (e) => go(e.target, { type: 'join', room: r.room })]);
+  return item(r.room + ' · ' + r.players + '/' + r.need + ' · ' + r.size + '×' + r.size +
+              ' to ' + r.target + (r.started ? ' · racing' : ''), buttons);
+}
+
+// The first screen's list: joining or watching from it enters with the name typed.
+function drawFirstRooms(rooms) {
+  const ul = $('first-rooms');
+  ul.innerHTML = '';
+  if (!rooms.length) {
+    const li = item('No open rooms right now: race now, or make one in the lobby.', []);
+    li.className = 'empty';
+    ul.appendChild(li);
   }
+  for (const r of rooms.slice(0, 8)) ul.appendChild(roomItem(r, (el, msg) => enterWith(el, msg)));
+}
+
+// Enters from the first screen with the name typed (or the one the server gave
+// when the box is empty) and sends msg at once.
+function enterWith(el, msg) {
+  const box = $('name');
+  const name = box.value.trim();
+  if (name && !box.checkValidity()) {
+    box.reportValidity();
+    return;
+  }
+  app.named = true;
+  app.pending = true;
+  if (name) {
+    app.name = name;
+    localStorage.setItem('race2048.name', name);
+    send({ type: 'hello', name });
+  }
+  act(el, msg);
 }
 
 function drawHistory(games) {
@@ -504,6 +625,8 @@ function startGame(m) {
   } else {
     others.classList.remove('wide');
   }
+  $('hint').textContent = game.you ? 'Arrow keys or WASD to move; swipe on a phone.'
+    : 'You are watching: the boards move as their players play.';
   show('game');
   tickClock();
   if (game.you) attachSwipe(game.views.get(game.you).board.el);
@@ -524,7 +647,7 @@ function status() {
   const g = app.game;
   if (!g || !g.you) return;
   const p = g.views.get(g.you).p;
-  $('game-status').textContent = 'Score ' + p.score + ', ' + p.moves + ' moves, ' + p.status;
+  $('game-status').textContent = 'Score ' + p.score + ', ' + plural(p.moves, 'move') + ', ' + p.status;
 }
 
 function onState(m) {
@@ -586,6 +709,8 @@ function onEnd(m) {
   if (g) g.ended = true;
   app.lastEnd = m;
   show('end');
+  // "Reconnected: your game goes on" is about a game that is over now.
+  if (app.ws && app.ws.readyState === WebSocket.OPEN) setConn('Connected');
   const reasons = { target: 'reached the target', all_over: 'no moves left',
                     time: 'the time ran out', forfeit: 'everyone else left' };
   const winner = (m.results || []).find((p) => p.id === m.winner);
@@ -610,6 +735,8 @@ function onEnd(m) {
   boards.innerHTML = '';
   for (const p of m.results || []) new PlayerView(boards, p, p.board.length, false);
   $('b-rematch').hidden = !m.room || !(g && g.you);
+  $('b-rematch').disabled = false;
+  $('rematch-status').hidden = true;
   $('b-again').hidden = !!m.room;
   $('h-end').focus();
   verify(g, m).then((res) => {
@@ -643,7 +770,7 @@ async function verify(g, end) {
   const mine = (end.results || []).find((p) => p.id === g.you);
   if (mine && (mine.moves !== g.moves.length || mine.score !== app.engine.w_score()))
     return { text: 'Not verified: ' + (mine.moves - g.moves.length) + ' of your moves never reached this page (a dropped connection).', cls: 'bad' };
-  return { text: 'verified: this game was fair (seed matches the commitment; ' + g.moves.length + ' moves replayed by the engine).', cls: 'ok' };
+  return { text: 'verified: this game was fair (seed matches the commitment; ' + plural(g.moves.length, 'move') + ' replayed by the engine).', cls: 'ok' };
 }
 
 // ----------------------------------------------------------------- replay ---
@@ -701,6 +828,7 @@ function replayTo(step) {
   }
   $('r-step').value = step;
   $('r-pos').textContent = 'move ' + step + ' of ' + rp.longest;
+  $('r-step').style.setProperty('--done', (rp.longest ? 100 * step / rp.longest : 0) + '%');
 }
 
 function replayPlay() {
@@ -734,27 +862,32 @@ function wire() {
     e.preventDefault();
     app.name = $('name').value.trim();
     localStorage.setItem('race2048.name', app.name);
-    send({ type: 'hello', name: app.name });
+    app.named = true;
+    app.pending = false;
+    act(e.target, { type: 'hello', name: app.name });
   };
+  $('b-race-now').onclick = (e) => enterWith(e.target, { type: 'quick', players: 2, size: 4 });
   $('b-rename').onclick = () => { show('name'); $('name').focus(); };
-  $('f-quick').onsubmit = (e) => { e.preventDefault(); send({ type: 'quick', ...formObj(e.target, ['players', 'size']) }); };
+  $('f-quick').onsubmit = (e) => { e.preventDefault(); act(e.target, { type: 'quick', ...formObj(e.target, ['players', 'size']) }); };
   $('f-create').onsubmit = (e) => {
     e.preventDefault();
-    send({ type: 'create', ...formObj(e.target, ['players', 'size', 'target', 'time_limit']) });
+    act(e.target, { type: 'create', ...formObj(e.target, ['players', 'size', 'target', 'time_limit']) });
   };
-  $('f-join').onsubmit = (e) => { e.preventDefault(); send({ type: 'join', room: $('code').value.trim().toUpperCase() }); };
-  $('b-watch-code').onclick = () => send({ type: 'watch', room: $('code').value.trim().toUpperCase() });
+  $('f-join').onsubmit = (e) => { e.preventDefault(); act(e.target, { type: 'join', room: $('code').value.trim().toUpperCase() }); };
+  $('b-watch-code').onclick = (e) => {
+    if ($('code').reportValidity()) act(e.target, { type: 'watch', room: $('code').value.trim().toUpperCase() });
+  };
   $('f-solo').onsubmit = (e) => {
     e.preventDefault();
     app.lastSolo = formObj(e.target, ['size']);
-    send({ type: 'solo', ...app.lastSolo });
+    act(e.target, { type: 'solo', ...app.lastSolo });
   };
   $('b-rooms').onclick = () => send({ type: 'rooms' });
   $('b-history').onclick = () => send({ type: 'history', limit: 10 });
   $('b-wait-leave').onclick = () => send({ type: 'leave' });
   $('b-leave').onclick = () => send({ type: 'leave' });
-  $('b-rematch').onclick = () => send({ type: 'rematch' });
-  $('b-again').onclick = () => send({ type: 'solo', ...app.lastSolo });
+  $('b-rematch').onclick = (e) => act(e.target, { type: 'rematch' });
+  $('b-again').onclick = (e) => act(e.target, { type: 'solo', ...app.lastSolo });
   $('b-lobby').onclick = () => { send({ type: 'leave' }); enterLobby(); };
   $('b-replay-back').onclick = () => { if (app.replay && app.replay.timer) replayPlay(); enterLobby(); };
   $('r-first').onclick = () => replayTo(0);
@@ -767,4 +900,6 @@ function wire() {
 
 wire();
 if (!app.name) show('name');
+// The open rooms change as people come and go: the screens that list them ask again.
+setInterval(() => { if (app.view === 'name' || app.view === 'lobby') send({ type: 'rooms' }); }, 5000);
 loadEngine().finally(connect);

@@ -407,6 +407,22 @@ static void test_history_replay(void **state) {
     assert_int_equal(json_object_size(moves), 1);
     const char *mv = json_string_value(json_object_iter_value(json_object_iter(moves)));
     assert_int_equal(strlen(mv), 3);
+    /* The reply is the journal's record ("j":"game" kept, protocol/README.md
+     * says why): saved as a line of a file, race2048-replay checks it. */
+    assert_string_equal(jstr(r, "j"), "game");
+    char *line = json_dumps(r, JSON_COMPACT);
+    assert_non_null(line);
+    char file[8192];
+    assert_true(strlen(line) + 2 <= sizeof file);
+    size_t flen = (size_t)snprintf(file, sizeof file, "%s\n", line);
+    free(line);
+    const char *saved = path_in("saved-replay");
+    write_file(saved, file, flen);
+    char *out;
+    int rc = run_replay(&out, saved, NULL, NULL);
+    if (rc != 0 || !strstr(out, "1 games checked, 0 failed"))
+        fail_msg("race2048-replay on a saved replay reply exits %d: %s", rc, out);
+    free(out);
     client_send(a, "{\"type\":\"replay\",\"game\":424242}");
     client_expect_error(a, "game_not_found", WAIT);
     client_send(a, "{\"type\":\"replay\",\"game\":\"nope\"}");

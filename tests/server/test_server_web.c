@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "wsclient.h"
@@ -583,6 +584,48 @@ static void test_ws_bye_on_shutdown(void **state) {
     assert_int_equal(ws_expect_close(w, WAIT), 1001);
 }
 
+/* SIGTERM with browsers connected, one of them just told its race ended (an
+ * `end` that waits for the journal's commit, here up to 10 s away): the stop
+ * commits at once, so the `end` still reaches the browser before its bye, and
+ * the server exits well within the 1 s the docs give (that is the deadline for
+ * clients that do not read; these read). */
+static void test_ws_shutdown_fast(void **state) {
+    char journal[64];
+    snprintf(journal, sizeof journal, "/tmp/race2048-web-stop-%d.journal", (int)getpid());
+    unlink(journal);
+    th_server *s = SERVER("--journal", journal, "--journal-sync-ms", "10000");
+    client *lobby = ws_connect(s);
+    ws_send(lobby, "{\"type\":\"hello\",\"name\":\"lobby\"}");
+    ws_expect(lobby, "welcome", WAIT);
+    client *w = ws_connect(s);
+    ws_send(w, "{\"type\":\"hello\",\"name\":\"web\"}");
+    ws_expect(w, "welcome", WAIT);
+    ws_send(w, "{\"type\":\"create\"}");
+    json_t *room = ws_expect(w, "room", WAIT);
+    client *b = client_named(s, "tcp");
+    client_send(b, "{\"type\":\"join\",\"room\":\"%s\"}", jstr(room, "room"));
+    client_expect_skip(b, "start", "room", WAIT);
+    ws_expect_skip(w, "start", "room", WAIT);
+    client_send(b, "{\"type\":\"leave\"}"); /* a forfeit: the race ends */
+    int64_t deadline = harness_now_ms() + harness_ms(WAIT);
+    while (metric(s, "race2048_games_finished_total{reason=\"forfeit\"}") < 1)
+        if (!harness_remaining(deadline)) fail_msg("the race did not end");
+
+    int64_t t0 = harness_now_ms();
+    assert_int_equal(server_stop(s), 0);
+    int64_t took = harness_now_ms() - t0;
+    print_message("SIGTERM to exit with browsers connected: %lld ms\n", (long long)took);
+    json_t *end = ws_expect_skip(w, "end", "player state", WAIT);
+    assert_string_equal(jstr(end, "reason"), "forfeit");
+    ws_expect(w, "bye", WAIT);
+    assert_int_equal(ws_expect_close(w, WAIT), 1001);
+    client_expect_skip(b, "bye", "end left", WAIT);
+    ws_expect(lobby, "bye", WAIT);
+    assert_int_equal(ws_expect_close(lobby, WAIT), 1001);
+    assert_true(took <= harness_ms(1000));
+    unlink(journal);
+}
+
 /* One client frame into buf: text, final, a zero mask key (the payload as is). */
 static size_t put_frame(char *buf, const char *payload) {
     size_t len = strlen(payload);
@@ -684,6 +727,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_ws_flood_is_fair, harness_teardown),
         cmocka_unit_test_teardown(test_http_pipeline_flood_bounded, harness_teardown),
         cmocka_unit_test_teardown(test_ws_bye_on_shutdown, harness_teardown),
+        cmocka_unit_test_teardown(test_ws_shutdown_fast, harness_teardown),
         cmocka_unit_test_teardown(test_ws_close_at_output_limit, harness_teardown),
         cmocka_unit_test_teardown(test_metrics_move, harness_teardown),
     };

@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
 """test_browser.py - a real browser (Debian's headless Chromium through chromedriver and
-python3-selenium) plays the web client against the real race2048d: a solo game to its
-end with the keyboard, then a race against race2048-bot, checking that the page shows the
-opponent's board changing, resumes by itself when its socket drops, and says the game
-verified. Screenshots (1280x800 and 390x844)
-are kept in the build directory. Any console error fails the test.
+python3-selenium) plays the web client against the real race2048d: the first screen (what
+race2048 is, the open rooms, a race at once), an error shown where it was caused, a solo
+game to its end with the keyboard and its replay, watching a race, a race against
+race2048-bot and a netcat player (the page shows the opponents' boards changing, resumes by
+itself when its socket drops, says the game verified), and a rematch that says whom it
+waits for. Layout checks at 1280x800 and 390x844 (labels never wrap, the end screen fits a
+phone), with screenshots of every screen at both sizes kept in the build directory. Any
+console error fails the test.
 
 usage: test_browser.py RACE2048D RACE2048_BOT OUTDIR
 """
+import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -50,6 +55,108 @@ def start_server():
             raise SystemExit('race2048d did not say where it listens (%s): %r' % (want, line))
         ports.append(int(m.group(1)))
     return ports
+
+
+class JsonClient:
+    """A program speaking JSON lines to the game port (as race2048-bot does)."""
+
+    def __init__(self, port, name):
+        self.sock = socket.create_connection(('127.0.0.1', port))
+        self.file = self.sock.makefile('rb')
+        self.send({'type': 'hello', 'name': name})
+        self.expect('welcome')
+
+    def send(self, obj):
+        self.sock.sendall((json.dumps(obj) + '\n').encode())
+
+    def expect(self, kind, secs=10):
+        """The next message of this type; others are skipped."""
+        self.sock.settimeout(secs * SLOWDOWN)
+        while True:
+            line = self.file.readline()
+            if not line:
+                raise SystemExit('the server closed a JSON client waiting for ' + kind)
+            m = json.loads(line)
+            if m['type'] == kind:
+                return m
+            if m['type'] == 'error':
+                raise SystemExit('JSON client waiting for %s got %r' % (kind, m))
+
+    def move_once(self):
+        """One move that changes the board (some direction does at the start)."""
+        for d in ('left', 'right', 'up', 'down'):
+            self.send({'type': 'move', 'dir': d})
+            if self.expect('state')['moved']:
+                return
+        raise SystemExit('no move changed the board')
+
+    def close(self):
+        self.file.close()  # the socket stays open while its file is
+        self.sock.close()
+
+
+DESKTOP = (1280, 800)
+PHONE = (390, 844)
+
+
+def viewport(driver, size):
+    w, h = size
+    driver.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
+                           {'width': w, 'height': h, 'deviceScaleFactor': 1,
+                            'mobile': size == PHONE})
+
+
+def still(css):
+    """No animation runs under css: a screenshot shows whole tiles."""
+    return lambda d: d.execute_script(
+        "return document.querySelector(arguments[0]).getAnimations({subtree: true}).length === 0",
+        css)
+
+
+def shoot(driver, name, check=None, still_css='body', scroll_to=None):
+    """Screenshots NAME-desktop.png (1280x800) and NAME-phone.png (390x844); check(driver,
+    size) runs at each size; scroll_to (a CSS selector) is brought into view first. Back at
+    the desktop size afterwards."""
+    for size, tag in ((DESKTOP, 'desktop'), (PHONE, 'phone')):
+        viewport(driver, size)
+        if scroll_to:
+            driver.execute_script(
+                "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
+                scroll_to)
+        wait(driver, 'a still page', still(still_css))
+        if check:
+            check(driver, size)
+        driver.save_screenshot(os.path.join(OUT, '%s-%s.png' % (name, tag)))
+    viewport(driver, DESKTOP)
+
+
+def labels_fit(driver, size):
+    """Every label over a board keeps its name and its numbers on one line each, and
+    the numbers are never cut short."""
+    bad = driver.execute_script("""
+        const bad = [];
+        for (const label of document.querySelectorAll('.view:not([hidden]) .player .label')) {
+            for (const el of label.children) {
+                const line = parseFloat(getComputedStyle(el).fontSize) * 1.7;
+                if (el.offsetHeight > line || (el.tagName === 'B' && el.scrollWidth > el.clientWidth + 1))
+                    bad.push(el.textContent + ' (' + el.offsetWidth + 'x' + el.offsetHeight + ')');
+            }
+        }
+        return bad;""")
+    if bad:
+        raise SystemExit('labels wrap or are cut at %dx%d: %r' % (size + (bad,)))
+
+
+def fits_width(driver, size):
+    """Nothing is wider than the screen: no sideways scrolling."""
+    over = driver.execute_script("""
+        const w = document.documentElement.clientWidth, out = [];
+        if (document.documentElement.scrollWidth > w) out.push('page ' + document.documentElement.scrollWidth);
+        for (const el of document.querySelectorAll('.view:not([hidden]) *'))
+            if (el.getBoundingClientRect().right > w + 1 && el.offsetParent) out.push(el.tagName + '#' + el.id + '.' + el.className);
+        return out.slice(0, 5);""")
+    if over:
+        raise SystemExit('wider than the screen at %dx%d: %r' % (size + (over,)))
 
 
 def browser():
@@ -103,7 +210,7 @@ def tiles(driver, css):
 def my_moves(driver):
     """The move count on our own board's label."""
     text = driver.find_element(By.CSS_SELECTOR, '#me .label b').text
-    return int(re.search(r'(\d+) moves', text).group(1))
+    return int(re.search(r'(\d+) moves?', text).group(1))
 
 
 def swipe(driver, x, y, dx, dy):
@@ -124,12 +231,6 @@ def drop_all(sock):
         pass
 
 
-def settled(driver):
-    """No animation runs on our board: a screenshot shows whole tiles."""
-    return driver.execute_script(
-        "return document.getElementById('me').getAnimations({subtree: true}).length === 0")
-
-
 def press_until_end(driver, limit_s):
     keys = [Keys.ARROW_LEFT, Keys.ARROW_DOWN, Keys.ARROW_RIGHT, Keys.ARROW_DOWN, 'a', 's', 'd', 'w',
             Keys.ARROW_UP]
@@ -144,18 +245,155 @@ def press_until_end(driver, limit_s):
     return False
 
 
+def text_of(driver, id_):
+    return driver.find_element(By.ID, id_).text
+
+
+def click(driver, css):
+    driver.find_element(By.CSS_SELECTOR, css).click()
+
+
+def first_screen(d, port, url):
+    """The first screen says what race2048 is, lists the open rooms and races at once."""
+    host = JsonClient(port, 'host')
+    host.send({'type': 'create'})
+    code = host.expect('room')['room']
+    # From --http-port, which never greets a socket the browser opened early:
+    # one load, no retry (test_browser_loads makes many).
+    d.get(url)
+    wait(d, 'the first screen', shown('name'))
+    intro = d.find_element(By.CSS_SELECTOR, '#v-name .intro').text
+    if 'same tiles' not in intro or 'race' not in intro:
+        raise SystemExit('the first screen does not say what race2048 is: %r' % intro)
+    wait(d, 'the open room on the first screen', lambda d: code in text_of(d, 'first-rooms'))
+    shoot(d, 'first', fits_width)
+    d.find_element(By.ID, 'name').send_keys('browser')
+    click(d, '#b-race-now')
+    wait(d, 'the quick race queue', lambda d: shown('wait')(d) and
+         'Looking for 1 opponent' in text_of(d, 'wait-text'))
+    click(d, '#b-wait-leave')
+    wait(d, 'the lobby', shown('lobby'))
+    host.close()
+
+
+def error_where_it_happens(d):
+    """A join with an unknown code says so inside the join form, plainly."""
+    d.find_element(By.ID, 'code').send_keys('ZZZZ9')
+    click(d, '#f-join button[type=submit]')
+    wait(d, 'the error', lambda d: d.find_element(By.ID, 'error').is_displayed())
+    where = d.execute_script("""
+        const e = document.getElementById('error');
+        return [e.textContent, !!e.closest('#f-join'), parseFloat(getComputedStyle(e).fontSize),
+                getComputedStyle(e).fontWeight];""")
+    if 'no room has that code' not in where[0].lower() or not where[1] or where[2] < 14:
+        raise SystemExit('the error is not shown in the join form, plainly: %r' % where)
+    if 'no room' in text_of(d, 'conn').lower():
+        raise SystemExit('the error is still in the header')
+    shoot(d, 'error', fits_width, scroll_to='#error')
+    d.find_element(By.ID, 'code').clear()
+
+
+def replay_checks(d, size):
+    labels_fit(d, size)
+    fits_width(d, size)
+    shapes = d.execute_script("""
+        return ['r-first', 'r-prev', 'r-next', 'r-last'].map((id) => {
+            const b = document.getElementById(id);
+            return [id, b.textContent.trim(), !!b.querySelector('svg path')];});""")
+    for bid, text, svg in shapes:
+        if text or not svg:
+            raise SystemExit('%s draws with a glyph %r, not a shape' % (bid, text))
+    look = d.execute_script("return getComputedStyle(document.getElementById('r-step')).appearance")
+    if look != 'none':
+        raise SystemExit('the replay slider is the browser default (appearance %r)' % look)
+    gap = d.execute_script("""
+        return document.getElementById('b-replay-back').getBoundingClientRect().top -
+               document.getElementById('replay-boards').getBoundingClientRect().bottom;""")
+    if gap < 12:
+        raise SystemExit('"Back to the lobby" is %.0f px from the boards' % gap)
+
+
+def watch_a_race(d, port):
+    """A spectator is not told to use the arrow keys; one move is "1 move"."""
+    a, b = JsonClient(port, 'ann'), JsonClient(port, 'bob-the-builder')
+    a.send({'type': 'create'})
+    code = a.expect('room')['room']
+    b.send({'type': 'join', 'room': code})
+    a.expect('start')
+    b.expect('start')
+    a.move_once()
+    click(d, '#b-rooms')
+    wait(d, 'the running room in the list',
+         lambda d: code in text_of(d, 'rooms') and 'racing' in text_of(d, 'rooms'))
+    row = [li for li in d.find_elements(By.CSS_SELECTOR, '#rooms li') if code in li.text][0]
+    row.find_element(By.XPATH, './/button[text()="Watch"]').click()
+    wait(d, 'the race watched', lambda d: shown('game')(d) and
+         'Watching' in text_of(d, 'h-game'))
+    hint = text_of(d, 'hint')
+    if 'Arrow' in hint or 'WASD' in hint:
+        raise SystemExit('a spectator is told: ' + hint)
+    wait(d, "ann's one move", lambda d: '1 move' in text_of(d, 'others'))
+    if re.search(r'\b1 moves\b', text_of(d, 'others')):
+        raise SystemExit('"1 moves" on: ' + text_of(d, 'others'))
+    shoot(d, 'watch', lambda d, size: (labels_fit(d, size), fits_width(d, size)))
+    click(d, '#b-leave')
+    wait(d, 'the lobby after watching', shown('lobby'))
+    a.close()
+    b.close()
+
+
+def rematch(d, port):
+    """After a race, the end screen says who asked for a rematch and whom it waits for,
+    never the old room's code to give away."""
+    r = JsonClient(port, 'rmbob')
+    r.send({'type': 'create', 'time_limit': 1})
+    code = r.expect('room')['room']
+    d.find_element(By.ID, 'code').send_keys(code)
+    click(d, '#f-join button[type=submit]')
+    wait(d, 'the timed race', shown('game'))
+    r.expect('start')
+    wait(d, 'the end of the timed race', shown('end'), 15)
+    r.expect('end')
+    r.send({'type': 'rematch'})
+    wait(d, 'the rematch asked by rmbob',
+         lambda d: 'rmbob wants a rematch' in text_of(d, 'rematch-status'))
+    if not shown('end')(d):
+        raise SystemExit('the page left the end screen when rmbob asked for a rematch')
+    shoot(d, 'rematch-asked', fits_width)
+    click(d, '#b-rematch')
+    wait(d, 'the rematch race', shown('game'))
+    r.expect('start')
+    wait(d, 'the end of the rematch', shown('end'), 15)
+    r.expect('end')
+    click(d, '#b-rematch')
+    wait(d, 'the rematch wait',
+         lambda d: 'waiting for rmbob' in text_of(d, 'rematch-status'))
+    body = d.find_element(By.TAG_NAME, 'body').text
+    if not shown('end')(d) or 'Give the code' in body or ('Room ' + code) in body:
+        raise SystemExit('the rematch wait shows the old room: ' + body[:300])
+    shoot(d, 'rematch', fits_width)
+    # rmbob goes: the rematch waits in a new room, whose code is the one to give.
+    r.close()
+    wait(d, 'the rematch room of one', lambda d: shown('wait')(d) and
+         'others have gone' in text_of(d, 'wait-text'))
+    new_code = re.search(r'Room ([A-Z0-9]+)', text_of(d, 'wait-text')).group(1)
+    if new_code == code:
+        raise SystemExit('the rematch room has the old code ' + code)
+    shoot(d, 'rematch-alone', fits_width)
+    click(d, '#b-wait-leave')
+    wait(d, 'the lobby after the rematch', shown('lobby'))
+
+
 def main():
     port, http_port = start_server()
     url = 'http://127.0.0.1:%d/' % http_port
     d = browser()
     try:
         started = time.time()
-        d.get(url)
-        wait(d, 'the name form', shown('name'))
-        d.find_element(By.ID, 'name').send_keys('browser')
-        d.find_element(By.CSS_SELECTOR, '#f-name button').click()
-        wait(d, 'the lobby', shown('lobby'))
-        d.save_screenshot(os.path.join(OUT, 'lobby-desktop.png'))
+        viewport(d, DESKTOP)
+        first_screen(d, port, url)
+        shoot(d, 'lobby', fits_width)
+        error_where_it_happens(d)
 
         # A solo game on a 3x3 board, played to its end with the keyboard.
         d.find_element(By.CSS_SELECTOR, '#f-solo select[name=size]').send_keys('3')
@@ -199,11 +437,14 @@ def main():
         label = d.find_element(By.CSS_SELECTOR, '#replay-boards .label b').text
         if not label.startswith('%d pts' % solo_score):
             raise SystemExit('replay score %r, the game ended with %d' % (label, solo_score))
+        shoot(d, 'replay', replay_checks)
         d.find_element(By.ID, 'r-first').click()
         d.find_element(By.ID, 'r-play').click()
         wait(d, 'the replay to play to its end', lambda d: tiles(d, '#replay-boards') == solo_end)
         d.find_element(By.ID, 'b-replay-back').click()
         wait(d, 'the lobby after the replay', shown('lobby'))
+        watch_a_race(d, port)
+
         # A race of three: the browser, race2048-bot over JSON, and a person on
         # netcat (text mode) in the same room.
         form = '#f-create '
@@ -217,8 +458,11 @@ def main():
         # netcat shows what it gets; here it is read and dropped.
         threading.Thread(target=drop_all, args=(nc,), daemon=True).start()
         wait(d, 'netcat in the room', lambda d: 'netcat' in d.find_element(By.ID, 'v-wait').text)
-        bot = subprocess.Popen([BOT, '--port', str(port), '--name', 'tcpbot', '--join', code,
-                                '--games', '1', '--delay-ms', '100', '--strategy', 'greedy'],
+        shoot(d, 'wait', fits_width)
+        # The longest name there is (16), to show that labels over small boards fit it.
+        bot = subprocess.Popen([BOT, '--port', str(port), '--name', 'tcpbot-player-31',
+                                '--join', code, '--games', '1', '--delay-ms', '100',
+                                '--strategy', 'greedy'],
                                stdout=subprocess.PIPE, text=True)
         procs.append(bot)
         wait(d, 'the race', shown('game'))
@@ -240,14 +484,13 @@ def main():
         body = d.find_element(By.TAG_NAME, 'body')
         for k in [Keys.ARROW_LEFT, Keys.ARROW_DOWN, Keys.ARROW_RIGHT, Keys.ARROW_DOWN] * 3:
             body.send_keys(k)
-        # The bot moves on meanwhile; shoot between its animations.
-        wait(d, 'a still board', settled)
-        d.save_screenshot(os.path.join(OUT, 'race-desktop.png'))
-        d.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
-                          {'width': 390, 'height': 844, 'deviceScaleFactor': 1, 'mobile': True})
-        wait(d, 'a still board', settled)
-        d.save_screenshot(os.path.join(OUT, 'race-phone.png'))
+        # The bot waits while the screenshots are taken, so that no tile is caught
+        # mid-slide (docs/ shows them).
+        bot.send_signal(signal.SIGSTOP)
+        shoot(d, 'race', lambda d, size: (labels_fit(d, size), fits_width(d, size)))
+        bot.send_signal(signal.SIGCONT)
         # On the phone, swipes move: some direction changes the board.
+        viewport(d, PHONE)
         d.execute_cdp_cmd('Emulation.setTouchEmulationEnabled', {'enabled': True})
         moves_before = my_moves(d)
         box = d.execute_script(
@@ -264,7 +507,7 @@ def main():
         if my_moves(d) <= moves_before:
             raise SystemExit('no swipe moved the board')
         d.execute_cdp_cmd('Emulation.setTouchEmulationEnabled', {'enabled': False})
-        d.execute_cdp_cmd('Emulation.clearDeviceMetricsOverride', {})
+        viewport(d, DESKTOP)
         # netcat walks away (it would otherwise stay `playing` for ever, and a race where
         # the browser and the bot are both stuck before 256 could never end).
         nc.sendall(b'leave\r\n')
@@ -276,9 +519,13 @@ def main():
             raise SystemExit('race not verified: ' + verdict)
         out, _ = bot.communicate(timeout=30)
         print('bot:', out.strip())
-        d.save_screenshot(os.path.join(OUT, 'end-desktop.png'))
+        shoot(d, 'end', lambda d, size: (labels_fit(d, size), fits_width(d, size)))
         check_console(d)
         nc.close()
+        d.find_element(By.ID, 'b-lobby').click()
+        wait(d, 'the lobby after the race', shown('lobby'))
+        rematch(d, port)
+        check_console(d)
         print('browser test passed in %.1f s; screenshots in %s' % (time.time() - started, OUT))
     finally:
         d.quit()
