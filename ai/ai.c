@@ -2,7 +2,6 @@
  * engine. */
 #include "ai.h"
 
-#include <math.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ evaluation ---
@@ -18,18 +17,25 @@
 #define LINE_BASE  200000.0 /* a line that is merely there: keeps values positive */
 #define W_EMPTY    300.0
 #define W_MERGE    600.0
-#define MONO_POWER 4.0
 #define W_MONO     40.0
-#define SUM_POWER  3.5
 #define W_SUM      10.0
 
+/* A square root by Newton's method (libm-free; only the tables use it). */
+static double root(double x) {
+    if (x <= 0) return 0;
+    double r = x > 1 ? x : 1;
+    for (int i = 0; i < 60; i++)
+        r = 0.5 * (r + x / r);
+    return r;
+}
+
 /* The value of one line of n exponents, in order along the line. */
-static double line_score(const uint8_t *e, int n) {
+static double line_score(const ai_model *m, const uint8_t *e, int n) {
     int empty = 0, merges = 0;
     int prev = 0, run = 0;
     double sum = 0, up = 0, down = 0;
     for (int i = 0; i < n; i++) {
-        sum += pow(e[i], SUM_POWER);
+        sum += m->pow_sum[e[i]];
         if (!e[i]) {
             empty++;
             continue;
@@ -44,7 +50,7 @@ static double line_score(const uint8_t *e, int n) {
     }
     if (run) merges += run;
     for (int i = 0; i + 1 < n; i++) {
-        double a = pow(e[i], MONO_POWER), b = pow(e[i + 1], MONO_POWER);
+        double a = m->pow_mono[e[i]], b = m->pow_mono[e[i + 1]];
         if (a > b)
             down += a - b;
         else
@@ -56,11 +62,17 @@ static double line_score(const uint8_t *e, int n) {
 
 void ai_model_init(ai_model *m) {
     eng_tables_init(&m->moves);
+    /* Monotonicity weighs e^4, the sum e^3.5 (e^3 * sqrt(e)). */
+    for (int e = 0; e <= ENG_EXP_MAX; e++) {
+        double x = e;
+        m->pow_mono[e] = x * x * x * x;
+        m->pow_sum[e] = x * x * x * root(x);
+    }
     for (unsigned line = 0; line < 65536; line++) {
         uint8_t e[4];
         for (int i = 0; i < 4; i++)
             e[i] = (uint8_t)((line >> (4 * i)) & 0xF);
-        m->line_value[line] = (float)line_score(e, 4);
+        m->line_value[line] = (float)line_score(m, e, 4);
     }
 }
 
@@ -229,27 +241,27 @@ ai_result ai_search_timed(const ai_model *m, ai_cache *cache, eng_bits board,
 
 /* ------------------------------------------------------- any board size --- */
 
-static double board_score(const eng_board *b) {
+static double board_score(const ai_model *m, const eng_board *b) {
     int n = b->size;
     double v = 0;
     uint8_t col[ENG_SIZE_MAX];
     for (int i = 0; i < n; i++) {
-        v += line_score(&b->cell[i * n], n);
+        v += line_score(m, &b->cell[i * n], n);
         for (int k = 0; k < n; k++)
             col[k] = b->cell[k * n + i];
-        v += line_score(col, n);
+        v += line_score(m, col, n);
     }
     return v;
 }
 
 /* The mover's best evaluation one move ahead (0: no move, lost). */
-static double best_reply(const eng_board *b, const eng_tables *t, uint64_t *nodes) {
+static double best_reply(const ai_model *m, const eng_board *b, uint64_t *nodes) {
     double best = 0;
     for (int d = 0; d < 4; d++) {
         eng_board next = *b;
-        if (!eng_move(&next, (eng_dir)d, t, NULL)) continue;
+        if (!eng_move(&next, (eng_dir)d, &m->moves, NULL)) continue;
         (*nodes)++;
-        double v = board_score(&next);
+        double v = board_score(m, &next);
         if (v > best) best = v;
     }
     return best;
@@ -274,11 +286,11 @@ ai_result ai_search_board(const ai_model *m, ai_cache *cache, const eng_board *b
             empty++;
             eng_board spawned = after;
             spawned.cell[i] = 1;
-            sum += 0.9 * best_reply(&spawned, &m->moves, &r.nodes);
+            sum += 0.9 * best_reply(m, &spawned, &r.nodes);
             spawned.cell[i] = 2;
-            sum += 0.1 * best_reply(&spawned, &m->moves, &r.nodes);
+            sum += 0.1 * best_reply(m, &spawned, &r.nodes);
         }
-        double v = empty ? sum / empty : board_score(&after);
+        double v = empty ? sum / empty : board_score(m, &after);
         r.value[d] = (float)v;
         if (v > best) best = v, r.best = d;
     }

@@ -27,6 +27,9 @@
 typedef struct ai_model {
     eng_tables moves;
     float line_value[65536];
+    /* Each exponent's powers that the evaluation uses, so that no libm is
+     * needed (the WebAssembly build has none) and other sizes score fast. */
+    double pow_mono[ENG_EXP_MAX + 1], pow_sum[ENG_EXP_MAX + 1];
 } ai_model;
 
 /* Fills the tables. Cannot fail. */
