@@ -328,6 +328,33 @@ void server_kill(th_server *s) {
         fail_msg("the server (pid %d) did not die of SIGKILL", (int)s->pid);
 }
 
+/* Directories made by harness_temp_dir(), removed at teardown. */
+static char temp_dirs[8][64];
+static int ntemp_dirs;
+
+const char *harness_temp_dir(const char *name) {
+    if (ntemp_dirs == 8) fail_msg("more than 8 temporary directories in one test");
+    char *d = temp_dirs[ntemp_dirs];
+    snprintf(d, sizeof temp_dirs[0], "/tmp/r2048-%s-XXXXXX", name);
+    if (!mkdtemp(d)) fail_msg("mkdtemp: %s", strerror(errno));
+    ntemp_dirs++;
+    return d;
+}
+
+char *harness_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("cannot open %s: %s", path, strerror(errno));
+    size_t cap = 65536, n = 0;
+    char *data = malloc(cap);
+    for (size_t r; data && (r = fread(data + n, 1, cap - n - 1, f)) > 0;)
+        if ((n += r) + 1 == cap) data = realloc(data, cap *= 2);
+    fclose(f);
+    if (!data) fail_msg("out of memory reading %s", path);
+    data[n] = '\0';
+    if (len) *len = n;
+    return data;
+}
+
 int harness_teardown(void **state) {
     for (int i = 0; i < nclients; i++) {
         client *c = clients[i];
@@ -351,6 +378,12 @@ int harness_teardown(void **state) {
     nservers = 0;
     json_decref(pool);
     pool = NULL;
+    for (int i = 0; i < ntemp_dirs; i++) {
+        char cmd[96];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", temp_dirs[i]);
+        if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", temp_dirs[i]);
+    }
+    ntemp_dirs = 0;
     if (*errors) fail_msg("teardown: %s", errors);
     return 0;
 }
@@ -656,6 +689,50 @@ size_t client_peek_raw(client *c, int ms) {
     if (c->len == 0 && read_more(c, now_ms() + harness_ms(ms)) < 0)
         fail_msg("timed out waiting for raw bytes");
     return c->len;
+}
+
+int harness_raw_connect(const th_server *s, int rcvbuf) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)s->port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
+        fail_msg("connect: %s", strerror(errno));
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    return fd;
+}
+
+int harness_run(const char *const *argv, char **out) {
+    int p[2];
+    if (pipe(p) < 0) fail_msg("pipe: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) fail_msg("fork: %s", strerror(errno));
+    if (pid == 0) {
+        dup2(p[1], 1);
+        close(p[0]);
+        close(p[1]);
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0) dup2(null, 0);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(p[1]);
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap);
+    ssize_t r;
+    while ((r = read(p[0], buf + n, cap - n - 1)) > 0)
+        if ((n += (size_t)r) + 1 == cap) buf = realloc(buf, cap *= 2);
+    close(p[0]);
+    buf[n] = '\0';
+    int status;
+    waitpid(pid, &status, 0);
+    if (out)
+        *out = buf;
+    else
+        free(buf);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 const char *client_token(const client *c) {

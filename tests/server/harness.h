@@ -47,8 +47,9 @@ typedef struct th_server {
 
 /* Starts race2048d with the standard arguments (--host 127.0.0.1 --port 0
  * --seed 42 --log-level warn --journal none --max-games-per-min 0: tests
- * start many games from one address; --http-port off: nothing takes 8048) plus `extra` (NULL-terminated, may be NULL;
- * later flags win) and waits for its `listening on` line. */
+ * start many games from one address; --http-port off: nothing takes 8048) plus `extra`
+ * (NULL-terminated, may be NULL; later flags win) and waits for its `listening on` line.
+ */
 th_server *server_start(const char *const *extra);
 #define SERVER(...) server_start((const char *const[]){__VA_ARGS__, NULL})
 
@@ -150,6 +151,22 @@ size_t client_peek_raw(client *c, int ms);
 /* The objects of skipped types seen by client_expect_skip since the last
  * call to this (a JSON array, borrowed), then forgets them. */
 json_t *client_skipped(client *c);
+
+/* A fresh directory for this test's files (/tmp/r2048-NAME-XXXXXX),
+ * removed with everything in it by harness_teardown(). */
+const char *harness_temp_dir(const char *name);
+/* A whole file as a NUL-terminated string (malloc'd); its length in *len
+ * (may be NULL). Fails the test if it cannot be read. */
+char *harness_read_file(const char *path, size_t *len);
+
+/* A raw, non-blocking TCP socket connected to s over loopback (rcvbuf > 0
+ * sets SO_RCVBUF first), for tests that speak bytes rather than JSON. */
+int harness_raw_connect(const th_server *s, int rcvbuf);
+
+/* Runs a program (argv[0] is its path, argv NULL-terminated), its stdin
+ * closed; returns its exit status (128 + signal if it died of one) and, if
+ * out is not NULL, its stdout (malloc'd, NUL-terminated). */
+int harness_run(const char *const *argv, char **out);
 
 /* The token of the last welcome c received ("" before any). */
 const char *client_token(const client *c);

@@ -23,20 +23,12 @@
 
 /* ------------------------------------------------------------- helpers --- */
 
-static char dir[64];
+static const char *dir;
 
 static int setup_dir(void **state) {
-    snprintf(dir, sizeof dir, "/tmp/r2048-journal-XXXXXX");
-    if (!mkdtemp(dir)) fail_msg("mkdtemp: %s", strerror(errno));
+    (void)state;
+    dir = harness_temp_dir("journal");
     return 0;
-}
-
-static int teardown_dir(void **state) {
-    int rc = harness_teardown(state);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-    return rc;
 }
 
 static const char *path_in(const char *name) {
@@ -45,27 +37,6 @@ static const char *path_in(const char *name) {
     char *p = paths[next++ % 8];
     snprintf(p, 128, "%s/%s", dir, name);
     return p;
-}
-
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) fail_msg("cannot open %s: %s", path, strerror(errno));
-    char *data = NULL;
-    size_t cap = 0, n = 0;
-    for (;;) {
-        if (n + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 65536;
-            data = realloc(data, cap);
-            assert_non_null(data);
-        }
-        size_t r = fread(data + n, 1, cap - n - 1, f);
-        n += r;
-        if (r == 0) break;
-    }
-    fclose(f);
-    data[n] = '\0';
-    if (len) *len = n;
-    return data;
 }
 
 static void write_file(const char *path, const char *data, size_t len) {
@@ -87,7 +58,7 @@ static void wait_records(const char *path, const char *needle, size_t count, int
     int64_t deadline = harness_now_ms() + harness_ms(ms);
     size_t seen = 0;
     for (;;) {
-        char *data = read_file(path, NULL);
+        char *data = harness_read_file(path, NULL);
         seen = count_of(data, needle);
         free(data);
         if (seen >= count) return;
@@ -101,33 +72,8 @@ static void wait_records(const char *path, const char *needle, size_t count, int
 static int run_replay(char **out, const char *file, const char *a1, const char *a2) {
     const char *bin = getenv("RACE2048_REPLAY");
     if (!bin) fail_msg("RACE2048_REPLAY is not set");
-    int p[2];
-    if (pipe(p) < 0) fail_msg("pipe");
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(p[1], 1);
-        close(p[0]);
-        close(p[1]);
-        execl(bin, bin, file, a1, a2, (char *)NULL);
-        _exit(127);
-    }
-    close(p[1]);
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
-    ssize_t r;
-    while ((r = read(p[0], buf + n, cap - n - 1)) > 0) {
-        n += (size_t)r;
-        if (n + 1 == cap) buf = realloc(buf, cap *= 2);
-    }
-    close(p[0]);
-    buf[n] = '\0';
-    int status;
-    waitpid(pid, &status, 0);
-    if (out)
-        *out = buf;
-    else
-        free(buf);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    const char *argv[] = {bin, file, a1, a2, NULL};
+    return harness_run(argv, out);
 }
 
 static th_server *journal_server(const char *journal, const char *grace) {
@@ -259,7 +205,7 @@ static void test_torn_tail(void **state) {
     client_expect(a, "left", WAIT);
     server_stop(s);
     size_t whole;
-    char *data = read_file(journal, &whole);
+    char *data = harness_read_file(journal, &whole);
     free(data);
     /* A crash in the middle of a write: half a record, no newline. */
     FILE *f = fopen(journal, "ab");
@@ -272,7 +218,7 @@ static void test_torn_tail(void **state) {
     assert_int_equal(json_array_size(jarr(h, "games")), 1);
     server_stop(s);
     size_t now;
-    data = read_file(journal, &now);
+    data = harness_read_file(journal, &now);
     assert_int_equal(now, whole); /* cut back to the last whole record */
     free(data);
     assert_int_equal(run_replay(NULL, journal, NULL, NULL), 0);
@@ -298,7 +244,7 @@ static void test_garbage_lines_skipped(void **state) {
     wait_records(journal, "{\"j\":\"moves\"", 1, 5000);
     server_kill(s);
     size_t len;
-    char *data = read_file(journal, &len);
+    char *data = harness_read_file(journal, &len);
     static const char junk[] =
         "not json\n"
         "{}\n"
@@ -447,7 +393,7 @@ static char *finished_race(const char *journal) {
     client_send(c[1], "{\"type\":\"leave\"}");
     client_expect_skip(c[0], "end", "player state", WAIT);
     server_stop(s);
-    return read_file(journal, NULL);
+    return harness_read_file(journal, NULL);
 }
 
 /* Replaces the first occurrence of from (after the finished record's start)
@@ -589,7 +535,7 @@ static void test_write_failure(void **state) {
                      12);
     server_stop(s);
     size_t len;
-    char *data = read_file(journal, &len);
+    char *data = harness_read_file(journal, &len);
     assert_true(len > 3000);
     assert_true(data[len - 1] == '\n'); /* whole records only */
     assert_int_equal(count_of(data, "{\"j\":\"game\""), 12);
@@ -665,7 +611,7 @@ static void test_kill9_burst(void **state) {
     assert_int_equal(json_array_size(jarr(client_expect(b, "history", WAIT), "games")),
                      100);
     server_stop(s);
-    char *data = read_file(journal, NULL);
+    char *data = harness_read_file(journal, NULL);
     assert_true(count_of(data, "{\"j\":\"game\"") >= BURST);
     free(data);
     char *out;
@@ -795,7 +741,7 @@ static void test_failed_compaction_keeps_records(void **state) {
         client_expect(a, "left", WAIT);
     }
     server_stop(s);
-    char *data = read_file(journal, NULL);
+    char *data = harness_read_file(journal, NULL);
     assert_int_equal(count_of(data, "{\"j\":\"game\""), GAMES);
     free(data);
     char *out;
@@ -987,7 +933,7 @@ static void test_compaction_converges(void **state) {
 
 /* The game ids of an archive's records, in file order; returns the count. */
 static size_t archive_ids(const char *path, long long *ids, size_t max) {
-    char *data = read_file(path, NULL);
+    char *data = harness_read_file(path, NULL);
     size_t n = 0;
     static const char head[] = "{\"j\":\"game\",\"game\":";
     for (char *p = data; (p = strstr(p, head)) && n < max; p += sizeof head - 1)
@@ -1093,7 +1039,7 @@ static void test_replay_any_size(void **state) {
     /* Its record, rewritten with a million more moves (history and replay
      * answer from the record; race2048-replay is not asked). */
     size_t len;
-    char *data = read_file(journal, &len);
+    char *data = harness_read_file(journal, &len);
     char *rec = strstr(data, "{\"j\":\"game\"");
     assert_non_null(rec);
     char *mv = strstr(rec, "\"moves\":{\"");
@@ -1142,34 +1088,39 @@ static void test_replay_any_size(void **state) {
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_kill9_resume, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_torn_tail, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_kill9_resume, setup_dir, harness_teardown),
+        cmocka_unit_test_setup_teardown(test_torn_tail, setup_dir, harness_teardown),
         cmocka_unit_test_setup_teardown(test_seed_not_dealt_twice, setup_dir,
-                                        teardown_dir),
+                                        harness_teardown),
         cmocka_unit_test_setup_teardown(test_garbage_lines_skipped, setup_dir,
-                                        teardown_dir),
+                                        harness_teardown),
         cmocka_unit_test_setup_teardown(test_time_limit_spans_restart, setup_dir,
-                                        teardown_dir),
-        cmocka_unit_test_setup_teardown(test_unopenable, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_history_replay, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_tampering, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_write_failure, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_nobody_comes_back, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_kill9_burst, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_kill9_compaction, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_walk_away_recorded, setup_dir, teardown_dir),
+                                        harness_teardown),
+        cmocka_unit_test_setup_teardown(test_unopenable, setup_dir, harness_teardown),
+        cmocka_unit_test_setup_teardown(test_history_replay, setup_dir, harness_teardown),
+        cmocka_unit_test_setup_teardown(test_tampering, setup_dir, harness_teardown),
+        cmocka_unit_test_setup_teardown(test_write_failure, setup_dir, harness_teardown),
+        cmocka_unit_test_setup_teardown(test_nobody_comes_back, setup_dir,
+                                        harness_teardown),
+        cmocka_unit_test_setup_teardown(test_kill9_burst, setup_dir, harness_teardown),
+        cmocka_unit_test_setup_teardown(test_kill9_compaction, setup_dir,
+                                        harness_teardown),
+        cmocka_unit_test_setup_teardown(test_walk_away_recorded, setup_dir,
+                                        harness_teardown),
         cmocka_unit_test_setup_teardown(test_history_after_torn_compaction, setup_dir,
-                                        teardown_dir),
-        cmocka_unit_test_setup_teardown(test_kill9_after_ends, setup_dir, teardown_dir),
+                                        harness_teardown),
+        cmocka_unit_test_setup_teardown(test_kill9_after_ends, setup_dir,
+                                        harness_teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_sends_held_end, setup_dir,
-                                        teardown_dir),
+                                        harness_teardown),
         cmocka_unit_test_setup_teardown(test_compaction_converges, setup_dir,
-                                        teardown_dir),
+                                        harness_teardown),
         cmocka_unit_test_setup_teardown(test_rotation_keeps_four, setup_dir,
-                                        teardown_dir),
-        cmocka_unit_test_setup_teardown(test_replay_any_size, setup_dir, teardown_dir),
+                                        harness_teardown),
+        cmocka_unit_test_setup_teardown(test_replay_any_size, setup_dir,
+                                        harness_teardown),
         cmocka_unit_test_setup_teardown(test_failed_compaction_keeps_records, setup_dir,
-                                        teardown_dir),
+                                        harness_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,42 +26,18 @@
 #define GAMES_PER_MIN 120
 #define SCREEN        16384
 
-static char dir[64];
+static const char *dir;
 
 static int setup_dir(void **state) {
-    snprintf(dir, sizeof dir, "/tmp/r2048-budget-XXXXXX");
-    if (!mkdtemp(dir)) fail_msg("mkdtemp: %s", strerror(errno));
+    (void)state;
+    dir = harness_temp_dir("budget");
     return 0;
-}
-
-static int teardown_dir(void **state) {
-    int rc = harness_teardown(state);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-    return rc;
 }
 
 static const char *journal_path(void) {
     static char path[128];
     snprintf(path, sizeof path, "%s/j", dir);
     return path;
-}
-
-/* The whole file as a string (malloc'd). */
-static char *read_all(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) fail_msg("open %s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    char *data = malloc(cap);
-    for (size_t n; data && (n = fread(data + len, 1, cap - len - 1, f)) > 0;) {
-        len += n;
-        if (len + 1 == cap) data = realloc(data, cap *= 2);
-    }
-    fclose(f);
-    if (!data) fail_msg("out of memory");
-    data[len] = '\0';
-    return data;
 }
 
 /* The last screen a failed wait saw, as plain text. */
@@ -191,7 +167,7 @@ static void test_spammer_limited_victim_keeps_history(void **state) {
         assert_true(strlen(json_string_value(mv)) >= 3);
     }
     /* A spam game is in the journal, but replay does not know it. */
-    char *data = read_all(journal_path());
+    char *data = harness_read_file(journal_path(), NULL);
     const char *unplayed = strstr(data, "\":\"\"}}\n");
     assert_non_null(unplayed);
     while (unplayed > data && unplayed[-1] != '\n')
@@ -216,7 +192,7 @@ static void test_spammer_limited_victim_keeps_history(void **state) {
     games = history_of(reader);
     assert_int_equal(json_array_size(games), 1);
     assert_int_equal(jint(json_array_get(games, 0), "game"), game);
-    data = read_all(journal_path());
+    data = harness_read_file(journal_path(), NULL);
     int records = 0;
     for (const char *p = data; (p = strstr(p, "{\"j\":\"game\"")); p++)
         records++;
@@ -251,7 +227,7 @@ static void test_unplayed_game_not_listed(void **state) {
             a = client_named(s, "reader");
         }
     }
-    char *data = read_all(journal_path());
+    char *data = harness_read_file(journal_path(), NULL);
     assert_non_null(strstr(data, "\"seed\":2,"));
     free(data);
 }
@@ -428,9 +404,9 @@ static void test_resume_lockout(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_spammer_limited_victim_keeps_history,
-                                        setup_dir, teardown_dir),
+                                        setup_dir, harness_teardown),
         cmocka_unit_test_setup_teardown(test_unplayed_game_not_listed, setup_dir,
-                                        teardown_dir),
+                                        harness_teardown),
         cmocka_unit_test_teardown(test_text_mode_told_when, harness_teardown),
         cmocka_unit_test_teardown(test_resume_lockout, harness_teardown),
     };

@@ -28,19 +28,6 @@
 
 /* A raw loopback socket to s, connected, non-blocking. rcvbuf > 0 shrinks
  * its receive buffer first (a client that reads slowly, or not at all). */
-static int raw_connect(const th_server *s, int rcvbuf) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    assert_true(fd >= 0);
-    if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)s->port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
-        fail_msg("connect: %s", strerror(errno));
-    fcntl(fd, F_SETFL, O_NONBLOCK);
-    return fd;
-}
-
 /* Sends all of data on a non-blocking socket within ms; false if the server
  * closed it. */
 static bool raw_send_all(int fd, const void *data, size_t len, int ms) {
@@ -136,7 +123,7 @@ static void flood_start(flood *f, const th_server *s) {
     static const char hello[] = "{\"type\":\"hello\",\"name\":\"flood\"}\n"
                                 "{\"type\":\"solo\",\"size\":8}\n";
     for (int i = 0; i < FLOODERS; i++) {
-        f->fds[i] = raw_connect(s, 0);
+        f->fds[i] = harness_raw_connect(s, 0);
         assert_true(raw_send_all(f->fds[i], hello, sizeof hello - 1, WAIT));
     }
     assert_int_equal(pthread_create(&f->thread, NULL, flood_run, f), 0);
@@ -196,7 +183,7 @@ static void test_nonreader_cut_off(void **state) {
     th_server *s = SERVER("--max-output", "65536", "--request-timeout", "2");
     long rss_start = server_rss_kib(s);
     client *honest = client_named(s, "honest");
-    int fd = raw_connect(s, 4096);
+    int fd = harness_raw_connect(s, 4096);
     static const char hello[] = "{\"type\":\"hello\",\"name\":\"deaf\"}\n";
     assert_true(raw_send_all(fd, hello, sizeof hello - 1, WAIT));
     static char pings[26 * 1000];
@@ -253,7 +240,7 @@ static void test_slowloris(void **state) {
     memset(seen, 0, sizeof seen);
     for (int k = 0; k < KINDS; k++)
         for (int i = 0; i < EACH; i++)
-            fds[k][i] = raw_connect(s, 0);
+            fds[k][i] = harness_raw_connect(s, 0);
     client *honest = client_named(s, "honest");
     int64_t start = harness_now_ms();
     int64_t deadline = start + harness_ms(9000);
@@ -303,7 +290,7 @@ static void test_per_address_limit(void **state) {
     assert_non_null(strstr(jstr(e, "message"), "your address"));
     client_expect_eof(extra, WAIT);
     /* A person is told in words, never in JSON. */
-    int fd = raw_connect(s, 0);
+    int fd = harness_raw_connect(s, 0);
     assert_true(raw_send_all(fd, "help\r\n", 6, WAIT));
     char seen[512] = "";
     assert_true(raw_closed_within(fd, WAIT, seen, sizeof seen));
@@ -351,7 +338,7 @@ static void test_refused_do_not_fill_the_server(void **state) {
     client *a = client_named(s, "local");
     int silent[4];
     for (int i = 0; i < 4; i++)
-        silent[i] = raw_connect(s, 0); /* refused: too many from 127.0.0.1 */
+        silent[i] = harness_raw_connect(s, 0); /* refused: too many from 127.0.0.1 */
     int fd = raw_connect_from(s, "127.0.0.2");
     static const char hello[] = "{\"type\":\"hello\",\"name\":\"other\"}\n";
     assert_int_equal(send(fd, hello, sizeof hello - 1, MSG_NOSIGNAL), sizeof hello - 1);

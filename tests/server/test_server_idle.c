@@ -30,18 +30,6 @@
 #define IDLE_WAIT_MS  60000
 #define GREETING_TAIL "> " /* the lobby's prompt ends a text greeting */
 
-static int raw_connect(const th_server *s) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)s->port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
-        fail_msg("connect: %s", strerror(errno));
-    fcntl(fd, F_SETFL, O_NONBLOCK);
-    return fd;
-}
-
 /* One idle client: its socket and the tail of what it was sent. */
 typedef struct idler {
     int fd;
@@ -70,7 +58,7 @@ static bool read_for(idler *c, const char *want) {
 static void open_idlers(const th_server *s, idler *c, int n, bool json) {
     const char *want = json ? "\"welcome\"" : GREETING_TAIL;
     for (int i = 0; i < n; i++) {
-        c[i] = (idler){.fd = raw_connect(s)};
+        c[i] = (idler){.fd = harness_raw_connect(s, 0)};
         if (json) {
             char hello[64];
             int len = snprintf(hello, sizeof hello,

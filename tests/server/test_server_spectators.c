@@ -50,18 +50,6 @@ static void fit_fds(int n) {
     }
 }
 
-static int raw_connect(const th_server *s) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)s->port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
-        fail_msg("connect: %s", strerror(errno));
-    fcntl(fd, F_SETFL, O_NONBLOCK);
-    return fd;
-}
-
 static void send_all(int fd, const char *data) {
     size_t len = strlen(data);
     assert_int_equal(send(fd, data, len, MSG_NOSIGNAL), (ssize_t)len);
@@ -309,7 +297,7 @@ static void test_json_crowd(void **state) {
     char watch[64];
     snprintf(watch, sizeof watch, "{\"type\":\"watch\",\"room\":\"%s\"}\n", code);
     for (int i = 0; i < CROWD; i++) {
-        sp[i].fd = raw_connect(s);
+        sp[i].fd = harness_raw_connect(s, 0);
         send_all(sp[i].fd, watch);
         if (i % 64 == 63) pump(sp, i + 1, 0, false);
     }
@@ -378,7 +366,7 @@ static void test_churn(void **state) {
     char watch[64];
     snprintf(watch, sizeof watch, "{\"type\":\"watch\",\"room\":\"%s\"}\n", code);
     for (int i = 0; i < N; i++) {
-        sp[i].fd = raw_connect(s);
+        sp[i].fd = harness_raw_connect(s, 0);
         send_all(sp[i].fd, watch);
     }
     pump_until(sp, N, has_start, false, "a start");
@@ -451,7 +439,7 @@ static void test_room_full(void **state) {
     assert_non_null(strstr(jstr(e, "message"), "3 spectators"));
 
     /* Text mode: the screen says so. */
-    int fd = raw_connect(s);
+    int fd = harness_raw_connect(s, 0);
     char line[64];
     snprintf(line, sizeof line, "watch %s\n", code);
     send_all(fd, line);
@@ -489,7 +477,7 @@ static void test_room_full(void **state) {
 
 /* The value of a /metrics line (its full name and labels), or -1. */
 static long long metric(const th_server *s, const char *name) {
-    int fd = raw_connect(s);
+    int fd = harness_raw_connect(s, 0);
     send_all(fd, "GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
     static char body[65536];
     size_t len = 0;
@@ -522,7 +510,7 @@ static void test_text_crowd(void **state) {
     char watch[64];
     snprintf(watch, sizeof watch, "watch %s\n", code);
     for (int i = 0; i < TEXT_CROWD; i++) {
-        sp[i].fd = raw_connect(s);
+        sp[i].fd = harness_raw_connect(s, 0);
         send_all(sp[i].fd, watch);
     }
     pump_until(sp, TEXT_CROWD, has_screen, true, "the race's screen"); /* greeted */
