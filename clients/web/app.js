@@ -865,7 +865,7 @@ function replayTo(step) {
 // The AI in the wasm module (an older module has the engine only).
 const analysisReady = () => !!(app.engine && app.engine.w_ai_judge);
 const analysisNote = () => app.engine ? 'analysis unavailable: this server\'s WebAssembly module has no AI'
-  : app.engineNote.replace('verification', 'analysis');
+  : (app.engineNote || 'verification unavailable: no WebAssembly engine').replace('verification', 'analysis');
 const MISTAKES = 3;
 const SLICE_MS = 40;   // the longest the page is busy between two frames
 const SLICE_MOVES = 50;
@@ -876,8 +876,8 @@ function drawAnalysisBox(rp) {
   const b = $('b-analyse');
   b.disabled = !rp || !analysisReady();
   b.textContent = b.disabled ? 'Analysis unavailable' : 'Analyse';
-  b.title = b.disabled ? (rp ? analysisNote() : 'replays need the engine') : '';
-  $('a-status').textContent = b.disabled && rp ? analysisNote() + '.' : '';
+  b.title = b.disabled ? analysisNote() : '';
+  $('a-status').textContent = b.disabled ? analysisNote() + '.' : '';
   $('a-status').className = 'a-status';
   $('a-mistakes').innerHTML = '';
   $('a-strip').innerHTML = '';
@@ -960,7 +960,7 @@ function biggestMistakes(verdicts) {
     .sort((a, b) => verdicts[b].givenUp - verdicts[a].givenUp || a - b).slice(0, MISTAKES);
 }
 
-const pct = (x) => (x >= 10 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(2)) + ' %';
+const pct = (x) => (x >= 10 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(2)) + '\u00a0%';
 
 function finishAnalysis(rp, an) {
   const v = an.verdicts;
@@ -981,8 +981,8 @@ function finishAnalysis(rp, an) {
     ul.appendChild(li);
   }
   worst.forEach((k, i) => {
-    const li = item('Mistake ' + (i + 1) + ': move ' + (k + 1) + ', ' + v[k].played + ' where the AI plays ' +
-                    v[k].best + ' (' + pct(v[k].givenUp) + ' of the value given up)',
+    const li = item('Mistake ' + (i + 1) + ': move ' + (k + 1) + ', ' + v[k].played + ', the AI plays ' +
+                    v[k].best + ' (' + pct(v[k].givenUp) + ' given up)',
                     [['Go to move ' + (k + 1), () => replayTo(k)]]);
     li.dataset.move = k + 1;
     ul.appendChild(li);

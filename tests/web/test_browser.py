@@ -410,7 +410,7 @@ def analysis(d, what):
                                        for i, t in enumerate(texts)):
         raise SystemExit('the mistakes are not shown: %r' % texts)
     # Each as given up as the next or more, as race2048-replay --analyse orders them.
-    given = [float(re.search(r'\(([\d.]+) %', t).group(1)) for t in texts]
+    given = [float(re.search(r'\(([\d.]+)\s%', t).group(1)) for t in texts]
     if given != sorted(given, reverse=True) or given[-1] <= 0:
         raise SystemExit('the mistakes are not the biggest first: %r' % texts)
     marks = d.find_elements(By.CSS_SELECTOR, '#a-strip .mark.worst')
@@ -626,6 +626,20 @@ def main():
             document.getElementById('a-player').dispatchEvent(new Event('change'));""")
         d.find_element(By.ID, 'b-analyse').click()
         same_as_cli(d, analysis(d, "race2048-bot's 4x4 race"))
+        # Without the AI in the module (an older server), or without WebAssembly, the
+        # button says analysis is unavailable.
+        for engine, why in (("Object.fromEntries(Object.entries(real).filter(([k]) => !k.startsWith('w_ai')))",
+                             'no AI'), ('null', 'unavailable')):
+            state = d.execute_script("""const real = app.engine;
+                app.engine = %s;
+                startReplay(app.replay.rec);
+                const b = document.getElementById('b-analyse');
+                const out = [b.disabled, b.textContent, document.getElementById('a-status').textContent,
+                             b.title];
+                app.engine = real;
+                return out;""" % engine)
+            if not state[0] or state[1] != 'Analysis unavailable' or why not in state[2] + state[3]:
+                raise SystemExit('without %s the Analyse button says %r' % (why, state))
         d.find_element(By.ID, 'b-replay-back').click()
         wait(d, 'the lobby after the race replay', shown('lobby'))
         rematch(d, port)
