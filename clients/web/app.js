@@ -1,6 +1,7 @@
 // app.js - the race2048 web client: JSON mode over a WebSocket, boards with animations,
-// reconnection with the resume token, and verification of every game through the
-// project's own engine compiled to WebAssembly (the rules are not written here).
+// reconnection with the resume token, verification of every game through the project's
+// own engine compiled to WebAssembly (the rules are not written here), and the analysis of
+// a replayed game by the project's AI, compiled in with it.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -738,6 +739,12 @@ function onEnd(m) {
   $('b-rematch').disabled = false;
   $('rematch-status').hidden = true;
   $('b-again').hidden = !!m.room;
+  // Our own moves, as a record the replay viewer (and its analysis) takes.
+  app.ownRecord = g && g.you && g.commit ? recordOfOwnGame(g, m) : null;
+  $('b-end-analyse').hidden = !app.ownRecord;
+  $('b-end-analyse').disabled = !analysisReady();
+  $('b-end-analyse').textContent = analysisReady() ? 'Analyse my moves' : 'Analysis unavailable';
+  $('b-end-analyse').title = analysisReady() ? '' : analysisNote();
   $('h-end').focus();
   verify(g, m).then((res) => {
     $('verify').textContent = res.text;
@@ -773,10 +780,24 @@ async function verify(g, end) {
   return { text: 'verified: this game was fair (seed matches the commitment; ' + plural(g.moves.length, 'move') + ' replayed by the engine).', cls: 'ok' };
 }
 
+// The record of a game we played, as the protocol's `replay` gives one, from
+// what the page saw: the seed `end` revealed and our moves that changed the board.
+function recordOfOwnGame(g, end) {
+  return { type: 'replay', size: g.size, target: g.target, room: g.room, seed: end.seed,
+           salt: end.salt, commit: g.commit, reason: end.reason, winner: end.winner,
+           results: (end.results || []).filter((p) => p.id === g.you),
+           moves: { [g.you]: g.moves.map((mv) => mv.dir[0]).join('') } };
+}
+
 // ----------------------------------------------------------------- replay ---
 
-function startReplay(rec) {
+// opts.back: 'end' when opened from the end screen (Back returns there);
+// opts.analyse: start the analysis at once, of opts.player (an id).
+function startReplay(rec, opts = {}) {
+  stopAnalysis();
   show('replay');
+  $('b-replay-back').textContent = opts.back === 'end' ? 'Back to the results' : 'Back to the lobby';
+  app.replayBack = opts.back || 'lobby';
   const box = $('replay-boards');
   box.innerHTML = '';
   const results = rec.results || [];
@@ -785,6 +806,7 @@ function startReplay(rec) {
   if (!app.engine) {
     $('replay-info').textContent += ' — replays need the engine; ' + app.engineNote + '.';
     app.replay = null;
+    drawAnalysisBox(null);
     return;
   }
   // Every player's boards, move by move, from the seed through the engine.
@@ -807,9 +829,15 @@ function startReplay(rec) {
     const view = new PlayerView(box, { ...p, board: boards[0], score: 0, moves: 0, status: 'playing' }, rec.size, false);
     tracks.push({ p, boards, used, view, scores });
   }
-  app.replay = { tracks, step: 0, longest, timer: 0 };
+  app.replay = { tracks, step: 0, longest, timer: 0, rec, analysis: null };
   $('r-step').max = longest;
+  // The player analysed: the one asked for, else the one with our name, else the first.
+  const mine = tracks.findIndex((t) => t.p.id === opts.player);
+  const named = tracks.findIndex((t) => t.p.name === app.name);
+  app.replay.viewed = mine >= 0 ? mine : Math.max(0, named);
+  drawAnalysisBox(app.replay);
   replayTo(0);
+  if (opts.analyse && analysisReady()) analyse();
 }
 
 function replayTo(step) {
@@ -829,6 +857,174 @@ function replayTo(step) {
   $('r-step').value = step;
   $('r-pos').textContent = 'move ' + step + ' of ' + rp.longest;
   $('r-step').style.setProperty('--done', (rp.longest ? 100 * step / rp.longest : 0) + '%');
+  drawMoveNote();
+}
+
+// --------------------------------------------------------------- analysis ---
+
+// The AI in the wasm module (an older module has the engine only).
+const analysisReady = () => !!(app.engine && app.engine.w_ai_judge);
+const analysisNote = () => app.engine ? 'analysis unavailable: this server\'s WebAssembly module has no AI'
+  : (app.engineNote || 'verification unavailable: no WebAssembly engine').replace('verification', 'analysis');
+const MISTAKES = 3;
+const SLICE_MS = 40;   // the longest the page is busy between two frames
+const SLICE_MOVES = 50;
+
+// The analysis controls under the replay's: the button (or why there is none),
+// the player analysed when there are several.
+function drawAnalysisBox(rp) {
+  const b = $('b-analyse');
+  b.disabled = !rp || !analysisReady();
+  b.textContent = b.disabled ? 'Analysis unavailable' : 'Analyse';
+  b.title = b.disabled ? analysisNote() : '';
+  $('a-status').textContent = b.disabled ? analysisNote() + '.' : '';
+  $('a-status').className = 'a-status';
+  $('a-mistakes').innerHTML = '';
+  $('a-strip').innerHTML = '';
+  $('a-strip').hidden = true;
+  $('a-note').textContent = '';
+  const sel = $('a-player');
+  sel.innerHTML = '';
+  const tracks = rp ? rp.tracks : [];
+  tracks.forEach((t, i) => {
+    const o = document.createElement('option');
+    o.value = i;
+    o.textContent = t.p.name;
+    sel.appendChild(o);
+  });
+  if (rp) sel.value = rp.viewed;
+  $('a-player-label').hidden = tracks.length < 2;
+}
+
+function stopAnalysis() {
+  const rp = app.replay;
+  if (rp && rp.analysis && !rp.analysis.done) rp.analysis.cancelled = true;
+}
+
+// The AI's verdict on every move of the viewed player, a slice at a time so
+// that the page stays responsive; the engine's game is set up again from the
+// seed at every slice (verification or another replay may have used it).
+function analyse() {
+  const rp = app.replay;
+  if (!rp || !analysisReady()) return;
+  stopAnalysis();
+  const e = app.engine;
+  const t = rp.tracks[rp.viewed];
+  const dirs = t.used.slice(1);
+  const an = { track: rp.viewed, verdicts: [], done: false, cancelled: false,
+               started: performance.now(), ms: 0 };
+  rp.analysis = an;
+  $('b-analyse').disabled = true;
+  $('a-player').disabled = true;
+  $('a-mistakes').innerHTML = '';
+  $('a-strip').innerHTML = '';
+  $('a-strip').hidden = true;
+  e.w_ai_init();
+  const slice = () => {
+    if (an.cancelled || app.replay !== rp) return;
+    const from = an.verdicts.length;
+    if (!engineNew(rp.rec.size, rp.rec.seed)) return analysisFailed(an, 'the engine refused the seed');
+    for (let k = 0; k < from; k++) e.w_move(WASM_DIR[dirs[k]]);
+    const until = performance.now() + SLICE_MS;
+    for (let k = from; k < dirs.length && k < from + SLICE_MOVES; k++) {
+      const played = WASM_DIR[dirs[k]];
+      const best = e.w_ai_judge(played);
+      an.verdicts.push({ played: dirs[k], best: best >= 0 ? Object.keys(WASM_DIR)[best] : null,
+                         givenUp: e.w_ai_given_up() / 1000 });
+      if (e.w_move(played) !== 1) return analysisFailed(an, 'move ' + (k + 1) + ' does not re-play');
+      if (performance.now() > until) break;
+    }
+    const n = an.verdicts.length;
+    $('a-status').textContent = 'Analysing ' + t.p.name + '\'s moves… ' + n + ' of ' + dirs.length;
+    if (n < dirs.length) { setTimeout(slice, 0); return; }
+    an.ms = performance.now() - an.started;
+    an.done = true;
+    finishAnalysis(rp, an);
+  };
+  $('a-status').textContent = 'Analysing ' + t.p.name + '\'s moves… 0 of ' + dirs.length;
+  setTimeout(slice, 0);
+}
+
+function analysisFailed(an, why) {
+  an.done = true;
+  $('a-status').textContent = 'The analysis stopped: ' + why + '.';
+  $('a-status').className = 'a-status bad';
+  $('b-analyse').disabled = false;
+  $('a-player').disabled = false;
+}
+
+// The three biggest mistakes (largest first; of equal ones the earlier), as
+// race2048-replay --analyse marks them.
+function biggestMistakes(verdicts) {
+  return verdicts.map((v, k) => k).filter((k) => verdicts[k].givenUp > 0)
+    .sort((a, b) => verdicts[b].givenUp - verdicts[a].givenUp || a - b).slice(0, MISTAKES);
+}
+
+const pct = (x) => (x >= 10 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(2)) + '\u00a0%';
+
+function finishAnalysis(rp, an) {
+  const v = an.verdicts;
+  const worst = biggestMistakes(v);
+  an.worst = worst;
+  const differ = v.filter((x) => x.givenUp > 0).length;
+  const name = rp.tracks[an.track].p.name;
+  $('a-status').textContent = name + ': ' + plural(v.length, 'move') + ' analysed in ' +
+    (an.ms < 1000 ? Math.round(an.ms) + ' ms' : (an.ms / 1000).toFixed(1) + ' s') + '; the AI would have played another ' + plural(differ, 'time') + '.';
+  $('b-analyse').disabled = false;
+  $('b-analyse').textContent = 'Analyse again';
+  $('a-player').disabled = false;
+  const ul = $('a-mistakes');
+  ul.innerHTML = '';
+  if (!worst.length) {
+    const li = item('No mistakes: every move was as good as the AI\'s.', []);
+    li.className = 'empty';
+    ul.appendChild(li);
+  }
+  worst.forEach((k, i) => {
+    const li = item('Mistake ' + (i + 1) + ': move ' + (k + 1) + ', ' + v[k].played + ', the AI plays ' +
+                    v[k].best + ' (' + pct(v[k].givenUp) + ' given up)',
+                    [['Go to move ' + (k + 1), () => replayTo(k)]]);
+    li.dataset.move = k + 1;
+    ul.appendChild(li);
+  });
+  // The strip under the slider: a mark at every move the AI would play
+  // otherwise (taller for more given up), numbered for the three biggest.
+  const strip = $('a-strip');
+  strip.innerHTML = '';
+  const span = Math.max(1, rp.longest);
+  v.forEach((x, k) => {
+    if (!(x.givenUp > 0)) return;
+    const rank = worst.indexOf(k);
+    const mark = document.createElement('button');
+    mark.type = 'button';
+    mark.className = 'mark' + (rank >= 0 ? ' worst' : '');
+    mark.style.left = (100 * k / span) + '%';
+    mark.style.setProperty('--h', Math.min(1, 0.25 + x.givenUp / 10));
+    if (rank >= 0) mark.textContent = rank + 1;
+    mark.title = 'move ' + (k + 1) + ': ' + x.played + ', the AI plays ' + x.best + ' (' + pct(x.givenUp) + ')';
+    mark.setAttribute('aria-label', mark.title);
+    mark.onclick = () => replayTo(k);
+    strip.appendChild(mark);
+  });
+  strip.hidden = false;
+  drawMoveNote();
+}
+
+// Under the controls: the AI's verdict on the move about to be played from
+// the position shown.
+function drawMoveNote() {
+  const rp = app.replay;
+  const el = $('a-note');
+  if (!rp || !rp.analysis || !rp.analysis.done || !rp.analysis.worst) { el.textContent = ''; return; }
+  const an = rp.analysis;
+  const v = an.verdicts[rp.step];
+  if (!v) { el.textContent = 'The game is over: no move to judge.'; el.className = 'a-note'; return; }
+  const rank = an.worst.indexOf(rp.step);
+  el.textContent = 'Next, move ' + (rp.step + 1) + ': ' + v.played +
+    (v.givenUp > 0 ? '; the AI plays ' + v.best + ' (' + pct(v.givenUp) + ' of the value given up)' +
+                     (rank >= 0 ? ': mistake ' + (rank + 1) : '')
+                   : ', as good as the AI\'s move');
+  el.className = 'a-note' + (rank >= 0 ? ' worst' : v.givenUp > 0 ? ' differ' : '');
 }
 
 function replayPlay() {
@@ -889,7 +1085,24 @@ function wire() {
   $('b-rematch').onclick = (e) => act(e.target, { type: 'rematch' });
   $('b-again').onclick = (e) => act(e.target, { type: 'solo', ...app.lastSolo });
   $('b-lobby').onclick = () => { send({ type: 'leave' }); enterLobby(); };
-  $('b-replay-back').onclick = () => { if (app.replay && app.replay.timer) replayPlay(); enterLobby(); };
+  $('b-replay-back').onclick = () => {
+    if (app.replay && app.replay.timer) replayPlay();
+    stopAnalysis();
+    if (app.replayBack === 'end' && app.lastEnd) show('end');
+    else enterLobby();
+  };
+  $('b-analyse').onclick = analyse;
+  $('a-player').onchange = (e) => {
+    if (!app.replay) return;
+    stopAnalysis();
+    app.replay.viewed = Number(e.target.value);
+    app.replay.analysis = null;
+    drawAnalysisBox(app.replay);
+    drawMoveNote();
+  };
+  $('b-end-analyse').onclick = () => {
+    if (app.ownRecord) startReplay(app.ownRecord, { back: 'end', analyse: true, player: app.game && app.game.you });
+  };
   $('r-first').onclick = () => replayTo(0);
   $('r-prev').onclick = () => replayTo(app.replay ? app.replay.step - 1 : 0);
   $('r-next').onclick = () => replayTo(app.replay ? app.replay.step + 1 : 0);

@@ -9,7 +9,10 @@ waits for. Layout checks at 1280x800 and 390x844 (labels never wrap, the end scr
 phone), with screenshots of every screen at both sizes kept in the build directory. Any
 console error fails the test.
 
-usage: test_browser.py RACE2048D RACE2048_BOT OUTDIR
+The analysis of a replayed game ("where did I lose?") runs in the page and marks the same
+three biggest mistakes as race2048-replay --analyse on the server's journal.
+
+usage: test_browser.py RACE2048D RACE2048_BOT RACE2048_REPLAY OUTDIR
 """
 import json
 import os
@@ -29,7 +32,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-SERVER, BOT, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
+SERVER, BOT, REPLAY, OUT = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 os.makedirs(OUT, exist_ok=True)
 procs = []
 temp_dirs = []
@@ -40,7 +43,8 @@ SLOWDOWN = float(os.environ.get('RACE2048_TEST_SLOWDOWN', '1'))
 def start_server():
     # A fresh journal each run, so the recent games are this run's.
     temp_dirs.append(tempfile.mkdtemp(prefix='race2048-web-'))
-    journal = os.path.join(temp_dirs[-1], 'race2048.journal')
+    global JOURNAL
+    journal = JOURNAL = os.path.join(temp_dirs[-1], 'race2048.journal')
     # The page from --http-port, as the README sends browsers (a free one:
     # tests run in parallel); programs and netcat use the game port.
     p = subprocess.Popen([SERVER, '--host', '127.0.0.1', '--port', '0', '--http-port', '0',
@@ -384,6 +388,70 @@ def rematch(d, port):
     wait(d, 'the lobby after the rematch', shown('lobby'))
 
 
+def analysis(d, what):
+    """The replay view's analysis runs to its end (a progress line meanwhile), shows the
+    three biggest mistakes (or none), and going to mistake 1 moves the replay to the
+    position before that move. Prints the time it took."""
+    wait(d, 'the analysis of the ' + what, lambda d: 'analysed in' in text_of(d, 'a-status'), 120)
+    status = text_of(d, 'a-status')
+    moves = int(re.search(r'(\d+) moves? analysed in', status).group(1))
+    ms = d.execute_script('return app.replay.analysis.ms')
+    print('analysis (%s): %d moves in %.2f s in the browser, %.0f moves/s | %s' %
+          (what, moves, ms / 1000, moves / max(ms / 1000, 1e-3), status))
+    expected = d.execute_script('return app.replay.tracks[app.replay.viewed].used.length - 1')
+    if moves != expected:
+        raise SystemExit('the analysis judged %d of %d moves' % (moves, expected))
+    items = d.find_elements(By.CSS_SELECTOR, '#a-mistakes li')
+    texts = [li.text for li in items]
+    print('analysis (%s) mistakes: %r' % (what, texts))
+    if len(items) == 1 and 'No mistakes' in texts[0]:
+        return
+    if not 1 <= len(items) <= 3 or any(not t.startswith('Mistake %d: move' % (i + 1))
+                                       for i, t in enumerate(texts)):
+        raise SystemExit('the mistakes are not shown: %r' % texts)
+    # Each as given up as the next or more, as race2048-replay --analyse orders them.
+    given = [float(re.search(r'\(([\d.]+)\s%', t).group(1)) for t in texts]
+    if given != sorted(given, reverse=True) or given[-1] <= 0:
+        raise SystemExit('the mistakes are not the biggest first: %r' % texts)
+    marks = d.find_elements(By.CSS_SELECTOR, '#a-strip .mark.worst')
+    if len(marks) != len(items):
+        raise SystemExit('%d numbered marks for %d mistakes' % (len(marks), len(items)))
+    first = int(items[0].get_attribute('data-move'))
+    d.find_element(By.ID, 'r-last').click()
+    items[0].find_element(By.TAG_NAME, 'button').click()
+    wait(d, 'the replay at mistake 1', lambda d: d.find_element(By.ID, 'r-step')
+         .get_attribute('value') == str(first - 1))
+    note = text_of(d, 'a-note')
+    if ('move %d:' % first) not in note or 'mistake 1' not in note:
+        raise SystemExit('the note at mistake 1 says: %r' % note)
+    if text_of(d, 'r-pos') != 'move %d of %s' % (first - 1, d.find_element(By.ID, 'r-step')
+                                                 .get_attribute('max')):
+        raise SystemExit('the replay is not before move %d: %r' % (first, text_of(d, 'r-pos')))
+    exact = d.execute_script('const an = app.replay.analysis;'
+                             'return an.worst.map((k) => [k + 1, an.verdicts[k].givenUp]);')
+    return [tuple(x) for x in exact]
+
+
+def same_as_cli(d, found):
+    """The page's three mistakes are race2048-replay --analyse's, for the game the
+    replay shows (from the journal) and the player analysed."""
+    game, player = d.execute_script(
+        'const rp = app.replay; return [rp.rec.game, rp.tracks[rp.viewed].p.id];')
+    out = subprocess.run([REPLAY, JOURNAL, '--analyse', str(game)], capture_output=True,
+                         text=True, timeout=120 * SLOWDOWN).stdout
+    line = [ln for ln in out.splitlines()
+            if ln.startswith('player %d (' % player) and 'biggest mistakes:' in ln]
+    if not line:
+        raise SystemExit('race2048-replay --analyse %s says: %r' % (game, out[-400:]))
+    cli = [(int(n), float(g)) for n, g in re.findall(r'move (\d+) \([a-z]+, not [a-z]+: ([\d.]+) %',
+                                                     line[0])]
+    page = found or []
+    print('analysis: race2048-replay --analyse %s: %s' % (game, line[0]))
+    if [n for n, _ in cli] != [n for n, _ in page] or any(
+            abs(a - b) > 0.051 for (_, a), (_, b) in zip(cli, page)):
+        raise SystemExit('the page found %r, race2048-replay %r' % (page, cli))
+
+
 def main():
     port, http_port = start_server()
     url = 'http://127.0.0.1:%d/' % http_port
@@ -438,6 +506,12 @@ def main():
         if not label.startswith('%d pts' % solo_score):
             raise SystemExit('replay score %r, the game ended with %d' % (label, solo_score))
         shoot(d, 'replay', replay_checks)
+        # Where did I lose? The analysis of the replayed game, from its button.
+        d.find_element(By.ID, 'b-analyse').click()
+        found = analysis(d, 'solo 3x3 game')
+        if replays:
+            same_as_cli(d, found)
+        shoot(d, 'analysis-solo', replay_checks)
         d.find_element(By.ID, 'r-first').click()
         d.find_element(By.ID, 'r-play').click()
         wait(d, 'the replay to play to its end', lambda d: tiles(d, '#replay-boards') == solo_end)
@@ -522,8 +596,52 @@ def main():
         shoot(d, 'end', lambda d, size: (labels_fit(d, size), fits_width(d, size)))
         check_console(d)
         nc.close()
+        # The end screen analyses our own moves at once, in the replay viewer.
+        d.find_element(By.ID, 'b-end-analyse').click()
+        wait(d, 'the replay of our race', shown('replay'))
+        wait(d, 'the progress of the analysis', lambda d: 'nalys' in text_of(d, 'a-status'))
+        analysis(d, '4x4 race')
+        shoot(d, 'analysis', replay_checks)
+        check_console(d)
+        d.find_element(By.ID, 'b-replay-back').click()
+        wait(d, 'the results again', shown('end'))
+        # The race from the recent games: the same mistakes as the text version.
         d.find_element(By.ID, 'b-lobby').click()
         wait(d, 'the lobby after the race', shown('lobby'))
+        wait(d, 'the race in the recent games',
+             lambda d: d.find_elements(By.CSS_SELECTOR, '#history button') and
+             'Race ' in text_of(d, 'history'))
+        row = [li for li in d.find_elements(By.CSS_SELECTOR, '#history li')
+               if li.text.startswith('Race ')][0]
+        row.find_element(By.TAG_NAME, 'button').click()
+        wait(d, 'the replay of the race', shown('replay'))
+        d.execute_script("""const rp = app.replay;
+            document.getElementById('a-player').value = rp.tracks.findIndex((t) => t.p.name === 'browser');
+            document.getElementById('a-player').dispatchEvent(new Event('change'));""")
+        d.find_element(By.ID, 'b-analyse').click()
+        same_as_cli(d, analysis(d, '4x4 race from the history'))
+        # The bot's longer game, for the figure (and the same check).
+        d.execute_script("""const rp = app.replay;
+            document.getElementById('a-player').value = rp.tracks.findIndex((t) => t.p.name.startsWith('tcpbot'));
+            document.getElementById('a-player').dispatchEvent(new Event('change'));""")
+        d.find_element(By.ID, 'b-analyse').click()
+        same_as_cli(d, analysis(d, "race2048-bot's 4x4 race"))
+        # Without the AI in the module (an older server), or without WebAssembly, the
+        # button says analysis is unavailable.
+        for engine, why in (("Object.fromEntries(Object.entries(real).filter(([k]) => !k.startsWith('w_ai')))",
+                             'no AI'), ('null', 'unavailable')):
+            state = d.execute_script("""const real = app.engine;
+                app.engine = %s;
+                startReplay(app.replay.rec);
+                const b = document.getElementById('b-analyse');
+                const out = [b.disabled, b.textContent, document.getElementById('a-status').textContent,
+                             b.title];
+                app.engine = real;
+                return out;""" % engine)
+            if not state[0] or state[1] != 'Analysis unavailable' or why not in state[2] + state[3]:
+                raise SystemExit('without %s the Analyse button says %r' % (why, state))
+        d.find_element(By.ID, 'b-replay-back').click()
+        wait(d, 'the lobby after the race replay', shown('lobby'))
         rematch(d, port)
         check_console(d)
         print('browser test passed in %.1f s; screenshots in %s' % (time.time() - started, OUT))
