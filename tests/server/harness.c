@@ -379,7 +379,7 @@ int harness_teardown(void **state) {
     json_decref(pool);
     pool = NULL;
     for (int i = 0; i < ntemp_dirs; i++) {
-        char cmd[96];
+        char cmd[sizeof temp_dirs + 16]; /* gcc sizes %s by the whole array */
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", temp_dirs[i]);
         if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", temp_dirs[i]);
     }
