@@ -14,11 +14,11 @@
  * small totals (big tiles not yet merged are a liability). The weights were
  * set by hand and checked with `race2048-bench ai`. */
 
-#define LINE_BASE  200000.0 /* a line that is merely there: keeps values positive */
-#define W_EMPTY    300.0
-#define W_MERGE    600.0
-#define W_MONO     40.0
-#define W_SUM      10.0
+#define LINE_BASE 200000.0 /* a line that is merely there: keeps values positive */
+#define W_EMPTY   300.0
+#define W_MERGE   600.0
+#define W_MONO    40.0
+#define W_SUM     10.0
 
 /* A square root by Newton's method (libm-free; only the tables use it). */
 static double root(double x) {

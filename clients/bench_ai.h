@@ -1,4 +1,5 @@
-/* bench_ai.h - `race2048-bench ai`: the AI's strength and speed, offline, on seeded games. */
+/* bench_ai.h - `race2048-bench ai`: the AI's strength and speed, offline, on seeded
+ * games. */
 #ifndef RACE2048_BENCH_AI_H
 #define RACE2048_BENCH_AI_H
 

@@ -789,14 +789,20 @@ static bool is_running(const compaction *c, uint64_t id) {
 }
 
 static record_kind record_of(const compaction *c, const char *line, size_t n) {
-    static const char *const kinds[] = {"game", "start", "moves", "seat"};
-    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-        char head[32];
-        int h = snprintf(head, sizeof head, "{\"j\":\"%s\",\"game\":", kinds[k]);
-        if (n <= (size_t)h || memcmp(line, head, (size_t)h) != 0) continue;
+    /* Heads as the record writers above spell them; the first is a finished game. */
+#define HEAD(kind)                                                                       \
+    { "{\"j\":\"" kind "\",\"game\":", sizeof "{\"j\":\"" kind "\",\"game\":" - 1 }
+    static const struct {
+        const char *text;
+        size_t len;
+    } heads[] = {HEAD("game"), HEAD("start"), HEAD("moves"), HEAD("seat")};
+#undef HEAD
+    for (size_t k = 0; k < sizeof heads / sizeof heads[0]; k++) {
+        size_t h = heads[k].len;
+        if (n <= h || memcmp(line, heads[k].text, h) != 0) continue;
         if (k == 0) return REC_FINISHED;
         uint64_t id = 0;
-        for (size_t i = (size_t)h; i < n && line[i] >= '0' && line[i] <= '9'; i++)
+        for (size_t i = h; i < n && line[i] >= '0' && line[i] <= '9'; i++)
             id = id * 10 + (uint64_t)(line[i] - '0');
         return is_running(c, id) ? REC_RUNNING : REC_OTHER;
     }
