@@ -9,7 +9,7 @@
 #include "addr.h"
 #include "journal.h"
 #include "fanout.h"
-#include "lobby.h"
+#include "session.h"
 #include "room.h"
 #include "text.h"
 #include "web.h"
@@ -317,7 +317,7 @@ void conn_request_done(conn *c) {
 static int on_json_line(void *ctx, const char *line, size_t len) {
     conn *c = ctx;
     conn_request_done(c);
-    lobby_json_line(c, line, len);
+    session_json_line(c, line, len);
     if (c->budget) c->budget--;
     /* A reply that filled half the output queue: the next request waits until
      * the client has read it (a large `replay` must not pile on another). */
@@ -552,7 +552,7 @@ void conn_become_json(conn *c, const char *line, size_t len) {
      * skips lines that do not. */
     conn_write(c, "\r\n", 2);
     conn_request_done(c);
-    lobby_json_line(c, line, len);
+    session_json_line(c, line, len);
 }
 
 void conn_feed_json(conn *c, const char *data, size_t n) {
@@ -1023,7 +1023,7 @@ static void flush_all(srv *s) {
 
 static void conn_free(conn *c) {
     srv *s = c->srv;
-    if (c->player) lobby_conn_gone(c);
+    if (c->player) session_conn_gone(c);
     if (text_has_session(c)) text_free(c);
     if (c->web) web_free(c);
     proto_framer_free(&c->framer);

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
 #include "room.h"
 
 /* The data an `end` points to, owned by its queued copy. */
@@ -156,14 +155,14 @@ void fanout_free(fanout *f) {
 /* ------------------------------------------------------------- delivery --- */
 
 static void deliver(srv_player *p, const srv_msg *m) {
-    if (p->conn) conn_deliver(p->conn, m);
+    if (p->sink.ops) p->sink.ops->deliver(p->sink.dest, m);
 }
 
 /* Spectators this room may still be given this turn. */
 static unsigned share_left(fanout *f) {
-    srv *s = f->room->srv;
-    if (f->turn != s->turn) {
-        f->turn = s->turn;
+    uint64_t turn = game_turn(f->room->game);
+    if (f->turn != turn) {
+        f->turn = turn;
         f->used = 0;
     }
     return f->used < FANOUT_TURN ? FANOUT_TURN - f->used : 0;
@@ -230,9 +229,10 @@ static int enqueue(fanout *f, const srv_msg *m, uint64_t seq) {
         f->head = it;
     f->tail = it;
     f->pending++;
-    srv *s = f->room->srv;
+    game *s = f->room->game;
     if (!s->fanout_ready) {
         uv_idle_init(s->loop, &s->fanout_idle);
+        s->fanout_idle.data = s;
         srv_list_init(&s->fanouts);
         s->fanout_ready = true;
     }
@@ -299,7 +299,7 @@ static void advance(fanout *f) {
 
 /* Each room with queued broadcasts gets its share of this turn. */
 static void on_fanout_idle(uv_idle_t *h) {
-    srv *s = h->loop->data;
+    game *s = h->data;
     srv_link todo;
     srv_list_init(&todo);
     if (!srv_list_empty(&s->fanouts)) { /* move the list to todo */
@@ -325,7 +325,7 @@ static void on_fanout_idle(uv_idle_t *h) {
 
 void fanout_catch_up(srv_player *p) {
     struct room *r = p->watching;
-    if (!r || !r->fan.head || !p->conn) return;
+    if (!r || !r->fan.head || !p->sink.ops) return;
     fanout *f = &r->fan;
     unsigned i = p->watch_slot;
     if (i >= f->n || f->slots[i].p != p || f->slots[i].since >= f->next_seq) return;

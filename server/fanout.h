@@ -25,7 +25,7 @@
 #ifndef RACE2048_FANOUT_H
 #define RACE2048_FANOUT_H
 
-#include "srv.h"
+#include "game.h"
 
 /* Spectators of one room delivered to per loop turn, at most. */
 #define FANOUT_TURN 256
@@ -62,9 +62,9 @@ typedef struct fanout {
     fanout_item *tail;  /* the newest */
     unsigned pending;   /* how many are queued */
     uint64_t next_seq;  /* sequence number of the next broadcast */
-    uint64_t turn;      /* srv.turn that `used` counts for */
+    uint64_t turn;      /* the loop turn that `used` counts for */
     unsigned used;      /* of this turn's share: messages given (a visit: 1 at least) */
-    srv_link busy;      /* in srv.fanouts while broadcasts are queued */
+    srv_link busy;      /* in game.fanouts while broadcasts are queued */
     uint64_t version;   /* changes with every broadcast, unique among rooms */
     srv_buf *start;     /* a spectator's `start` of the state `start_version` */
     uint64_t start_version;

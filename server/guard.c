@@ -144,7 +144,7 @@ guard_verdict guard_code_check(conn *c) {
     addr_bucket *share = e ? &addr_guard_of(e)->codes : NULL;
     if (share && level(share, now, RESUME_ADDR_BURST, RESUME_ADDR_PER_S * 60) < 1)
         return GUARD_ADDR_BUSY;
-    if (!resume_attempt_allowed(s)) return GUARD_SERVER_BUSY;
+    if (!resume_attempt_allowed(&s->game)) return GUARD_SERVER_BUSY;
     if (share) {
         take(share, now, RESUME_ADDR_BURST, RESUME_ADDR_PER_S * 60);
         touch(s, e);

@@ -137,9 +137,8 @@ typedef struct journal {
     size_t index_head, index_count, index_bytes;
 } journal;
 
-static journal *J(const srv *s) {
-    return s->journal;
-}
+/* The journal of a server or a game (both point at it). */
+#define J(owner) ((owner)->journal)
 
 int64_t journal_wall_ms(void) {
     struct timespec ts;
@@ -429,7 +428,7 @@ static jrn_game *game_new(room *r, uint64_t id, int64_t started_ms) {
     o->game.id = id;
     o->game.started_ms = started_ms;
     srv_list_init(&o->game.dirty_link);
-    srv_list_push(&J(r->srv)->games, &o->game.all_link);
+    srv_list_push(&J(r->game)->games, &o->game.all_link);
     r->jgame = &o->game;
     return &o->game;
 }
@@ -467,7 +466,7 @@ static void note_token_hashes(const room *r, jrn_game *g) {
 }
 
 void journal_game_start(room *r, int64_t started_ms) {
-    journal *j = J(r->srv);
+    journal *j = J(r->game);
     if (!j) return; /* a server without one (unit tests) */
     jrn_game *g = game_new(r, j->next_game++, started_ms);
     if (!g) return;
@@ -480,10 +479,10 @@ void journal_game_start(room *r, int64_t started_ms) {
 }
 
 void journal_game_restore(room *r, uint64_t game, int64_t started_ms) {
-    if (!J(r->srv)) return;
+    if (!J(r->game)) return;
     jrn_game *g = game_new(r, game, started_ms);
     if (g) note_token_hashes(r, g);
-    journal_note_game(r->srv, game);
+    if (game >= J(r->game)->next_game) J(r->game)->next_game = game + 1;
 }
 
 void journal_game_restored(room *r) {
@@ -504,12 +503,12 @@ void journal_move(room *r, int seat, eng_dir dir) {
     }
     if (!g->dirty) {
         g->dirty = true;
-        srv_list_push(&J(r->srv)->dirty, &g->dirty_link);
+        srv_list_push(&J(r->game)->dirty, &g->dirty_link);
     }
 }
 
 void journal_seat(room *r, int seat, const char *event) {
-    journal *j = J(r->srv);
+    journal *j = J(r->game);
     if (!r->jgame || !j->on) return;
     flush_game_moves(j, r); /* the moves before the event come first */
     bytes b = {0};
@@ -523,7 +522,7 @@ void journal_seat(room *r, int seat, const char *event) {
 }
 
 void journal_rematch(room *from, room *to) {
-    journal *j = J(from->srv);
+    journal *j = J(from->game);
     if (!from->jgame || !j->on) return;
     bytes b = {0};
     if (bytes_printf(&b, "{\"j\":\"rematch\",\"game\":%" PRIu64 ",\"room\":\"%s\"}\n",
@@ -630,7 +629,7 @@ void journal_note_game(srv *s, uint64_t game) {
 }
 
 uint64_t journal_game_end(room *r, const char *end_line, size_t len) {
-    journal *j = J(r->srv);
+    journal *j = J(r->game);
     jrn_game *g = r->jgame;
     if (!g) return 0;
     undirty(g); /* the finished record holds every move */
@@ -687,7 +686,7 @@ void journal_on_durable(srv *s, void (*cb)(srv *s)) {
 void journal_game_free(room *r) {
     jrn_game *g = r->jgame;
     if (!g) return;
-    journal *j = J(r->srv);
+    journal *j = J(r->game);
     if (!g->ended && j->on) flush_game_moves(j, r); /* shutdown: it resumes later */
     undirty(g);
     srv_list_remove(&g->all_link);
@@ -991,7 +990,7 @@ static bool compact_maybe(journal *j) {
     bad |= bytes_printf(&c->head,
                         "{\"j\":\"head\",\"next_game\":%" PRIu64 ",\"next_id\":%" PRIu64
                         ",\"compacted\":%" PRId64 "}\n",
-                        j->next_game, s->next_id, journal_wall_ms());
+                        j->next_game, s->game.next_id, journal_wall_ms());
     if (bad) {
         compaction_free(c);
         srv_log(SRV_LOG_ERROR, "journal: out of memory for a compaction");
@@ -1015,8 +1014,7 @@ static bool compact_maybe(journal *j) {
 
 /* -------------------------------------------------------------- replies --- */
 
-char *journal_history(srv *s, int limit, size_t *len) {
-    journal *j = J(s);
+char *journal_history(const journal *j, int limit, size_t *len) {
     if (!j) return NULL;
     bytes b = {0};
     int bad = bytes_add(&b, "{\"type\":\"history\",\"games\":[",
@@ -1039,8 +1037,7 @@ char *journal_history(srv *s, int limit, size_t *len) {
     return b.data;
 }
 
-char *journal_replay(srv *s, uint64_t id, size_t *len) {
-    journal *j = J(s);
+char *journal_replay(const journal *j, uint64_t id, size_t *len) {
     *len = 0;
     if (!j) return NULL;
     for (size_t k = 0; k < j->index_count; k++) {
@@ -1139,6 +1136,7 @@ int journal_open(srv *s) {
         return -1;
     }
     s->journal = j;
+    s->game.journal = j;
     j->srv = s;
     j->fd = -1;
     j->next_game = 1;
@@ -1172,7 +1170,7 @@ int journal_open(srv *s) {
     size_t good = recover_journal(s, data.data, data.len, &rs);
     /* With --seed, the K-th seed is derived from K: start past every recorded game so
      * that a restarted server never deals a seed it dealt before. */
-    if (s->seeds_made < j->next_game) s->seeds_made = j->next_game;
+    if (s->game.seeds_made < j->next_game) s->game.seeds_made = j->next_game;
     if (good < data.len) {
         srv_log(SRV_LOG_WARN,
                 "journal %s: the last record is torn (%zu bytes after offset %zu); "
@@ -1233,4 +1231,5 @@ void journal_close(srv *s) {
     free(j->inflight.data);
     free(j);
     s->journal = NULL;
+    s->game.journal = NULL;
 }

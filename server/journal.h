@@ -57,10 +57,10 @@ void journal_rematch(struct room *from, struct room *to);
 void journal_game_free(struct room *r);
 
 /* The `history` reply for the `limit` most recent games (malloc'd line). */
-char *journal_history(srv *s, int limit, size_t *len);
+char *journal_history(const struct journal *j, int limit, size_t *len);
 /* The `replay` reply for game id, or NULL (with *len 0) if it is not
  * known; NULL with *len 1 if memory ran out. */
-char *journal_replay(srv *s, uint64_t id, size_t *len);
+char *journal_replay(const struct journal *j, uint64_t id, size_t *len);
 
 journal_stats journal_get_stats(const srv *s);
 

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guard.h"
 #include "journal.h"
 #include "resume.h"
 #include "room.h"
@@ -15,7 +14,7 @@
 
 /* -------------------------------------------------------------- players --- */
 
-static srv_player *player_new(srv *s) {
+static srv_player *player_new(game *s) {
     srv_player *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     if (srv_random_hex(p->token, 16) < 0) {
@@ -28,7 +27,7 @@ static srv_player *player_new(srv *s) {
         free(p);
         return NULL;
     }
-    p->srv = s;
+    p->game = s;
     p->id = s->next_id++;
     snprintf(p->name, sizeof p->name, "player-%llu", (unsigned long long)p->id);
     srv_list_init(&p->queue_link);
@@ -36,11 +35,11 @@ static srv_player *player_new(srv *s) {
     return p;
 }
 
-srv_player *lobby_player_restore(srv *s, uint64_t id, const char *name,
+srv_player *lobby_player_restore(game *s, uint64_t id, const char *name,
                                  const char *token_hash) {
     srv_player *p = calloc(1, sizeof *p);
     if (!p) return NULL;
-    p->srv = s;
+    p->game = s;
     p->id = id;
     snprintf(p->name, sizeof p->name, "%s", name);
     p->welcomed = true;
@@ -68,20 +67,14 @@ static void send_welcome(srv_player *p) {
     srv_send_line(p, SRV_MSG_WELCOME, line, len);
 }
 
-srv_player *lobby_player(conn *c, bool welcome) {
-    if (!c->player) {
-        srv_player *p = player_new(c->srv);
-        if (!p) {
-            srv_log_client(SRV_LOG_ERROR, "out of memory making a player for %s",
-                           conn_peer(c));
-            conn_close(c);
-            return NULL;
-        }
-        p->conn = c;
-        c->player = p;
-    }
-    if (welcome && !c->player->welcomed) send_welcome(c->player);
-    return c->player;
+srv_player *lobby_player_new(game *g, sink dest) {
+    srv_player *p = player_new(g);
+    if (p) p->sink = dest;
+    return p;
+}
+
+void lobby_welcome(srv_player *p) {
+    if (!p->welcomed) send_welcome(p);
 }
 
 /* ------------------------------------------------------------ matchmaking --- */
@@ -112,7 +105,7 @@ static queue_key key_of(const proto_settings *settings) {
 /* Puts p (not queued) at the back of the queue for its queue_key. Returns 0,
  * or -1 if memory runs out (p is then not queued). */
 static int enqueue(srv_player *p) {
-    srv *s = p->srv;
+    game *s = p->game;
     queue_key key = key_of(&p->queue_key);
     lobby_queue *q = NULL;
     HASH_FIND(hh, s->queues, &key, sizeof key, q);
@@ -141,7 +134,7 @@ static void unqueue(srv_player *p) {
     p->queued = false;
     p->queue = NULL;
     if (--q->n == 0) { /* settings nobody waits for take no memory */
-        HASH_DELETE(hh, p->srv->queues, q);
+        HASH_DELETE(hh, p->game->queues, q);
         free(q);
     }
 }
@@ -149,12 +142,12 @@ static void unqueue(srv_player *p) {
 /* -------------------------------------------------------------- leaving --- */
 
 void srv_player_release(srv_player *p) {
-    if (p->conn || p->room) return;
+    if (player_connected(p) || p->room) return;
     unqueue(p);
     if (p->watching) room_unwatch(p->watching, p);
     resume_code_forget(p);
     if (p->token[0] || p->token_hash) /* not when out of memory restoring it */
-        HASH_DELETE(hh_token, p->srv->by_token, p);
+        HASH_DELETE(hh_token, p->game->by_token, p);
     srv_list_remove(&p->link);
     free(p->token_hash);
     free(p);
@@ -185,7 +178,8 @@ static bool refuse_if_racing(srv_player *p) {
  * and push everyone's games out of `history`. Returns false after an error
  * rate_limited that says when the address may start another. */
 static bool allow_game(srv_player *p) {
-    unsigned wait_s = p->conn ? guard_game_start(p->conn) : 0;
+    unsigned wait_s =
+        p->sink.ops && p->sink.ops->game_start_wait ? p->sink.ops->game_start_wait(p->sink.dest) : 0;
     if (!wait_s) return true;
     char message[128];
     snprintf(message, sizeof message,
@@ -198,7 +192,7 @@ static bool allow_game(srv_player *p) {
 static void do_solo(srv_player *p, const proto_request *req) {
     if (refuse_if_racing(p) || !allow_game(p)) return;
     leave_everything(p);
-    room *r = room_new(p->srv, true, &req->settings);
+    room *r = room_new(p->game, true, &req->settings);
     if (!r) {
         reply_error(p, PROTO_ERR_BUSY, "the server could not start a game; try again");
         return;
@@ -214,7 +208,7 @@ static void do_solo(srv_player *p, const proto_request *req) {
 static void do_create(srv_player *p, const proto_request *req) {
     if (refuse_if_racing(p) || !allow_game(p)) return;
     leave_everything(p);
-    room *r = room_new(p->srv, false, &req->settings);
+    room *r = room_new(p->game, false, &req->settings);
     if (!r) {
         reply_error(p, PROTO_ERR_BUSY, "the server could not make a room; try again");
         return;
@@ -223,7 +217,7 @@ static void do_create(srv_player *p, const proto_request *req) {
 }
 
 static void do_join(srv_player *p, const proto_request *req) {
-    room *r = room_find(p->srv, req->room);
+    room *r = room_find(p->game, req->room);
     if (!r) {
         reply_error(p, PROTO_ERR_ROOM_NOT_FOUND, "no room has that code");
         return;
@@ -247,7 +241,7 @@ int lobby_queue_waiting(const srv_player *p) {
 }
 
 static void do_quick(srv_player *p, const proto_request *req) {
-    srv *s = p->srv;
+    game *s = p->game;
     if (refuse_if_racing(p) || !allow_game(p)) return;
     leave_everything(p);
     p->queue_key = req->settings;
@@ -264,7 +258,7 @@ static void do_quick(srv_player *p, const proto_request *req) {
         srv_player *q = srv_container(l, srv_player, queue_link);
         /* Closing connections leave the queue in their close callback; do not
          * seat them in a race their opponents would have to wait out. */
-        if (!q->conn || q->conn->closing || q->conn->draining) continue;
+        if (!player_alive(q)) continue;
         if (waiting < PROTO_PLAYERS_MAX) match[waiting] = q;
         waiting++;
     }
@@ -286,7 +280,7 @@ static void do_quick(srv_player *p, const proto_request *req) {
 }
 
 static void do_watch(srv_player *p, const proto_request *req) {
-    room *r = room_find(p->srv, req->room);
+    room *r = room_find(p->game, req->room);
     if (!r || r->state == ROOM_ENDED) {
         reply_error(p, PROTO_ERR_ROOM_NOT_FOUND,
                     "no room with that code is waiting or running");
@@ -299,7 +293,7 @@ static void do_watch(srv_player *p, const proto_request *req) {
                     "you are alone in that room: it closes when you leave it");
         return;
     }
-    unsigned most = p->srv->cfg.max_spectators;
+    unsigned most = p->game->cfg.max_spectators;
     char full[160];
     snprintf(full, sizeof full,
              "room %s has %u spectators, as many as a room takes; try again later",
@@ -327,7 +321,7 @@ static void do_move(srv_player *p, const proto_request *req) {
         reply_error(p, PROTO_ERR_NOT_PLAYING, "you are not in a running game");
         return;
     }
-    if (r->ends_at && uv_now(p->srv->loop) >= r->ends_at) {
+    if (r->ends_at && uv_now(p->game->loop) >= r->ends_at) {
         /* The time is up even if the timer has not run yet this turn. */
         room_time_up(r);
         reply_error(p, PROTO_ERR_NOT_PLAYING, "the race's time is up");
@@ -360,14 +354,14 @@ static int list_rooms(const srv_link *list, proto_room_info *rows, int n, int ma
     return n;
 }
 
-int lobby_rooms(srv *s, proto_room_info *rows, int max) {
+int lobby_rooms(game *s, proto_room_info *rows, int max) {
     /* Joinable rooms first: they are what most people ask for. */
     int n = list_rooms(&s->waiting_rooms, rows, 0, max);
     return list_rooms(&s->running_rooms, rows, n, max);
 }
 
 static void do_rooms(srv_player *p) {
-    srv *s = p->srv;
+    game *s = p->game;
     if (!s->rooms_reply) { /* the same reply for everyone until a room changes */
         proto_room_info rows[ROOMS_LIST_MAX];
         int n = lobby_rooms(s, rows, ROOMS_LIST_MAX);
@@ -398,7 +392,7 @@ static void do_rematch(srv_player *p) {
 
 static void do_history(srv_player *p, const proto_request *req) {
     size_t len;
-    char *line = journal_history(p->srv, req->limit, &len);
+    char *line = journal_history(p->game->journal, req->limit, &len);
     if (!line) {
         reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
         return;
@@ -408,7 +402,7 @@ static void do_history(srv_player *p, const proto_request *req) {
 
 static void do_replay(srv_player *p, const proto_request *req) {
     size_t len;
-    char *line = req->has_game ? journal_replay(p->srv, req->game, &len) : NULL;
+    char *line = req->has_game ? journal_replay(p->game->journal, req->game, &len) : NULL;
     if (line)
         srv_send_line(p, SRV_MSG_REPLAY, line, len);
     else if (req->has_game && len)
@@ -418,9 +412,7 @@ static void do_replay(srv_player *p, const proto_request *req) {
                     "no finished game with that id is kept (see history)");
 }
 
-static void do_hello(conn *c, const proto_request *req) {
-    srv_player *p = lobby_player(c, false);
-    if (!p) return;
+void lobby_hello(srv_player *p, const proto_request *req) {
     memcpy(p->name, req->name, sizeof p->name);
     if (p->room) {
         memcpy(p->room->seats[p->seat].name, p->name, sizeof p->name);
@@ -429,7 +421,7 @@ static void do_hello(conn *c, const proto_request *req) {
     send_welcome(p);
 }
 
-static srv_player *find_token(srv *s, const char *token) {
+static srv_player *find_token(game *s, const char *token) {
     srv_player *p = NULL;
     HASH_FIND(hh_token, s->by_token, token, strlen(token), p);
     if (p && p->token[0]) return p;
@@ -454,139 +446,78 @@ static srv_player *find_token(srv *s, const char *token) {
     return p;
 }
 
-/* Detaches c's current player as if its connection had dropped. */
-static void drop_player(conn *c) {
-    srv_player *p = c->player;
-    c->player = NULL;
-    p->conn = NULL;
+void lobby_player_gone(srv_player *p) {
+    p->sink = (sink){0};
     unqueue(p);
     if (p->watching) room_unwatch(p->watching, p);
     if (p->room) room_disconnect(p->room, p);
     srv_player_release(p);
 }
 
-/* A failed resume: bad_token with why, and the connection is closed once it
- * has used up its tries (guard.c). */
-static void resume_failed(conn *c, const char *why) {
-    bool close = guard_resume_failed(c);
-    srv_player *me = lobby_player(c, false);
-    if (!me) return;
-    char message[160];
-    snprintf(message, sizeof message, "%s%s", why,
-             close ? "; too many failed resumes on this connection: closing it" : "");
-    reply_error(me, PROTO_ERR_BAD_TOKEN, message);
-    if (close) conn_close_after_flush(c);
-}
-
-static void do_resume(conn *c, const proto_request *req) {
-    if (guard_resume_check(c) == GUARD_THROTTLED) {
-        /* Not even looked up: guessing from this address is slowed down. */
-        resume_failed(c, "too many failed resumes from your address; "
-                         "try again in a minute");
-        return;
-    }
-    srv_player *p = find_token(c->srv, req->token);
+srv_player *lobby_find_resumable(game *g, const char *token) {
+    srv_player *p = find_token(g, token);
     /* Only a seat in a game or room that has not ended can be taken back. */
-    if (!p || !p->room || p->room->state == ROOM_ENDED) {
-        resume_failed(c, "that token belongs to no game in progress");
-        return;
-    }
-    lobby_take_back(c, p);
+    return p && p->room && p->room->state != ROOM_ENDED ? p : NULL;
 }
 
-void lobby_take_back(conn *c, srv_player *p) {
-    if (p != c->player) {
-        if (p->conn) { /* the old connection is still open: it loses the seat */
-            conn *old = p->conn;
-            old->player = NULL;
-            p->conn = NULL;
-            conn_close(old);
-        }
-        if (c->player) drop_player(c);
-        c->player = p;
-        p->conn = c;
+void lobby_take_back(srv_player *p, sink dest) {
+    if (p->sink.ops && (p->sink.ops != dest.ops || p->sink.dest != dest.dest)) {
+        /* The old destination is still there: it loses the seat. */
+        sink old = p->sink;
+        p->sink = (sink){0};
+        old.ops->close(old.dest, SINK_TAKEN_OVER);
     }
-    srv_log(SRV_LOG_DEBUG, "player %llu resumed on %s", (unsigned long long)p->id,
-            conn_peer(c));
+    p->sink = dest;
     send_welcome(p);
     if (p->room) room_reconnect(p->room, p);
 }
 
-void lobby_request(conn *c, proto_request *req) {
-    if (req->type == PROTO_REQ_HELLO) {
-        do_hello(c, req);
-    } else if (req->type == PROTO_REQ_RESUME) {
-        do_resume(c, req);
-    } else {
-        srv_player *p = lobby_player(c, true);
-        if (p) {
-            switch (req->type) {
-            case PROTO_REQ_SOLO:
-                do_solo(p, req);
-                break;
-            case PROTO_REQ_CREATE:
-                do_create(p, req);
-                break;
-            case PROTO_REQ_JOIN:
-                do_join(p, req);
-                break;
-            case PROTO_REQ_QUICK:
-                do_quick(p, req);
-                break;
-            case PROTO_REQ_WATCH:
-                do_watch(p, req);
-                break;
-            case PROTO_REQ_MOVE:
-                do_move(p, req);
-                break;
-            case PROTO_REQ_LEAVE:
-                do_leave(p);
-                break;
-            case PROTO_REQ_ROOMS:
-                do_rooms(p);
-                break;
-            case PROTO_REQ_PING:
-                do_ping(p, req);
-                break;
-            case PROTO_REQ_REMATCH:
-                do_rematch(p);
-                break;
-            case PROTO_REQ_HISTORY:
-                do_history(p, req);
-                break;
-            case PROTO_REQ_REPLAY:
-                do_replay(p, req);
-                break;
-            case PROTO_REQ_HELLO:
-            case PROTO_REQ_RESUME:
-            case PROTO_REQ_NONE:
-                break;
-            }
-        }
+void lobby_request(srv_player *p, proto_request *req) {
+    /* A first reply of any other kind comes after the automatic welcome. */
+    if (req->type != PROTO_REQ_HELLO && req->type != PROTO_REQ_RESUME) lobby_welcome(p);
+    switch (req->type) {
+    case PROTO_REQ_SOLO:
+        do_solo(p, req);
+        break;
+    case PROTO_REQ_CREATE:
+        do_create(p, req);
+        break;
+    case PROTO_REQ_JOIN:
+        do_join(p, req);
+        break;
+    case PROTO_REQ_QUICK:
+        do_quick(p, req);
+        break;
+    case PROTO_REQ_WATCH:
+        do_watch(p, req);
+        break;
+    case PROTO_REQ_MOVE:
+        do_move(p, req);
+        break;
+    case PROTO_REQ_LEAVE:
+        do_leave(p);
+        break;
+    case PROTO_REQ_ROOMS:
+        do_rooms(p);
+        break;
+    case PROTO_REQ_PING:
+        do_ping(p, req);
+        break;
+    case PROTO_REQ_REMATCH:
+        do_rematch(p);
+        break;
+    case PROTO_REQ_HISTORY:
+        do_history(p, req);
+        break;
+    case PROTO_REQ_REPLAY:
+        do_replay(p, req);
+        break;
+    case PROTO_REQ_HELLO:
+        lobby_hello(p, req);
+        break;
+    case PROTO_REQ_RESUME:
+    case PROTO_REQ_NONE:
+        break;
     }
     proto_request_clear(req);
-}
-
-void lobby_json_line(conn *c, const char *line, size_t len) {
-    proto_request req;
-    proto_error err;
-    if (proto_decode(line, len, &req, &err) == 0) {
-        lobby_request(c, &req);
-        return;
-    }
-    /* Everything but a failed hello or resume is a first "other reply", which
-     * the automatic welcome must precede. */
-    bool naming = (err.code == PROTO_ERR_BAD_MESSAGE || err.code == PROTO_ERR_BAD_DIR) &&
-                  (req.type == PROTO_REQ_HELLO || req.type == PROTO_REQ_RESUME);
-    srv_player *p = lobby_player(c, !naming);
-    if (p) reply_error(p, err.code, err.message);
-}
-
-void lobby_conn_gone(conn *c) {
-    srv_player *p = c->player;
-    if (!p) return;
-    if (p->room && p->room->state == ROOM_RUNNING)
-        srv_log(SRV_LOG_DEBUG, "player %llu lost its connection; seat kept",
-                (unsigned long long)p->id);
-    drop_player(c);
 }

@@ -2,34 +2,35 @@
 #ifndef RACE2048_LOBBY_H
 #define RACE2048_LOBBY_H
 
-#include "conn.h"
+#include "game.h"
 
-/* Handles one JSON line from c: decode, then act; every failure gets one error. */
-void lobby_json_line(conn *c, const char *line, size_t len);
-
-/* Acts on a decoded request from c (JSON or text mode). Takes over req's
- * owned parts and clears it. */
-void lobby_request(conn *c, proto_request *req);
-
-/* The player of c, made (named player-N) if c has none yet; NULL if memory
- * runs out. welcome: send its welcome if it has not had one. */
-srv_player *lobby_player(conn *c, bool welcome);
-
-/* A player restored from the journal: no connection, known by its token's
+/* A new player (named player-N, with a fresh token) delivering to dest;
+ * NULL if memory runs out. */
+srv_player *lobby_player_new(game *g, sink dest);
+/* A player restored from the journal: no destination, known by its token's
  * hash. NULL if memory runs out. */
-srv_player *lobby_player_restore(srv *s, uint64_t id, const char *name,
+srv_player *lobby_player_restore(game *g, uint64_t id, const char *name,
                                  const char *token_hash);
-
-/* c takes player p (found by its token or resume code) and p's seat back. */
-void lobby_take_back(conn *c, srv_player *p);
-
-/* c is closing: its player is disconnected (a running game keeps the seat). */
-void lobby_conn_gone(conn *c);
-
+/* Sends p its welcome if it has not had one. */
+void lobby_welcome(srv_player *p);
+/* Acts on a decoded request of p (any but resume, which the caller resolves
+ * with lobby_find_resumable and lobby_take_back). Takes over req's owned
+ * parts and clears it. */
+void lobby_request(srv_player *p, proto_request *req);
+/* `hello`: p's name becomes req's; p gets its welcome. */
+void lobby_hello(srv_player *p, const proto_request *req);
+/* The player whose token this is, if its seat (in a game or room that has
+ * not ended) can be taken back; else NULL. */
+srv_player *lobby_find_resumable(game *g, const char *token);
+/* p (found by its token or resume code) delivers to dest from now on and
+ * gets its seat back; a destination it still had is closed (taken over). */
+void lobby_take_back(srv_player *p, sink dest);
+/* p's destination is gone: it is disconnected (a running game keeps the
+ * seat for the grace period) and freed if nothing holds it. */
+void lobby_player_gone(srv_player *p);
 /* How many players (p included) are queued with p's matchmaking settings. */
 int lobby_queue_waiting(const srv_player *p);
-
 /* The rows of the `rooms` reply (up to max), for the text mode too. */
-int lobby_rooms(srv *s, proto_room_info *rows, int max);
+int lobby_rooms(game *g, proto_room_info *rows, int max);
 
 #endif

@@ -338,7 +338,7 @@ static void srv_stop(srv *s) {
         uv_close((uv_handle_t *)&s->listeners[i], NULL);
     for (int i = 0; i < s->nhttp_listeners; i++)
         uv_close((uv_handle_t *)&s->http_listeners[i], NULL);
-    room_close_all(s);
+    room_close_all(&s->game);
     for (srv_link *l = s->conns.next; l != &s->conns; l = l->next)
         conn_say_bye(srv_container(l, conn, link));
     /* `end`s held for the journal (and the byes queued behind them) are
@@ -513,21 +513,14 @@ int main(int argc, char **argv) {
     /* A file size limit makes a journal write fail (EFBIG), not the server die. */
     signal(SIGXFSZ, SIG_IGN);
 
-    s.tables = malloc(sizeof *s.tables);
-    if (!s.tables) {
+    eng_tables *tables = malloc(sizeof *tables);
+    if (!tables) {
         fprintf(stderr, "race2048d: out of memory\n");
         return 1;
     }
-    eng_tables_init(s.tables);
-    s.next_id = 1;
-    srv_list_init(&s.conns);
-    s.metrics.started_ns = uv_hrtime();
-    srv_list_init(&s.players);
-    srv_list_init(&s.rooms);
-    srv_list_init(&s.waiting_rooms);
-    srv_list_init(&s.running_rooms);
-    s.loop = uv_default_loop();
-    s.loop->data = &s;
+    eng_tables_init(tables);
+    srv_config cfg = s.cfg;
+    srv_init(&s, uv_default_loop(), &cfg, tables);
 
     /* Signals are caught before the `listening on` line is printed: whoever
      * reads it may stop the server at once, and must get a clean exit. */
@@ -566,8 +559,8 @@ int main(int argc, char **argv) {
     metrics_free(&s);
     conn_timers_free(&s);
     guard_free(&s);
-    srv_rooms_changed(&s); /* frees the cached `rooms` reply */
-    free(s.tables);
+    game_free(&s.game);
+    free(tables);
     if (exit_code == 0) srv_log(SRV_LOG_INFO, "stopped");
     return exit_code;
 }

@@ -103,7 +103,7 @@ static srv_buf *render(srv *s) {
         put(&o, "race2048_connections{mode=\"%s\"} %u\n", mode_names[i], by_mode[i]);
 
     unsigned waiting = 0, running = 0, solo = 0;
-    for (srv_link *l = s->rooms.next; l != &s->rooms; l = l->next) {
+    for (srv_link *l = s->game.rooms.next; l != &s->game.rooms; l = l->next) {
         const room *r = srv_container(l, room, link);
         if (r->solo && r->state == ROOM_RUNNING)
             solo++;

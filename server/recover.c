@@ -86,7 +86,7 @@ static int map_insert(game_map *m, pending_game *g) {
     return 0;
 }
 
-static void game_free(pending_game *g) {
+static void pending_free(pending_game *g) {
     json_decref(g->start);
     for (int i = 0; i < PROTO_PLAYERS_MAX; i++)
         free(g->moves[i]);
@@ -133,10 +133,10 @@ static pending_game *new_game(srv *s, game_map *m, uint64_t id, int nseats,
     g->nseats = nseats;
     for (int i = 0; i < nseats; i++) {
         g->seat_id[i] = seat_ids[i];
-        if (seat_ids[i] >= s->next_id) s->next_id = seat_ids[i] + 1;
+        if (seat_ids[i] >= s->game.next_id) s->game.next_id = seat_ids[i] + 1;
     }
     if (map_insert(m, g) < 0) {
-        game_free(g);
+        pending_free(g);
         return NULL;
     }
     journal_note_game(s, id);
@@ -296,7 +296,7 @@ static int on_game(srv *s, game_map *m, json_t *rec, const char *line, size_t le
 static int on_head(srv *s, json_t *rec) {
     uint64_t next_game = juint(rec, "next_game"), next_id = juint(rec, "next_id");
     if (next_game > 1) journal_note_game(s, next_game - 1);
-    if (next_id > s->next_id) s->next_id = next_id;
+    if (next_id > s->game.next_id) s->game.next_id = next_id;
     return 0;
 }
 
@@ -325,7 +325,7 @@ static int rebuild(srv *s, pending_game *g) {
         return -1;
     for (const char *k = code; k && *k; k++) /* it is written back into records */
         if (!((*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9'))) return -1;
-    room *r = room_new_coded(s, code == NULL, &settings, code);
+    room *r = room_new_coded(&s->game, code == NULL, &settings, code);
     if (!r) return -1;
     if (journal_seed_parse(r, json_object_get(st, "seed")) < 0) {
         room_restore_abandon(r);
@@ -340,7 +340,7 @@ static int rebuild(srv *s, pending_game *g) {
         const char *hash = json_string_value(json_object_get(e, "token"));
         if (name && !proto_valid_name(name))
             name = NULL; /* names are written back into records unescaped */
-        srv_player *p = lobby_player_restore(s, g->seat_id[i], name ? name : "player",
+        srv_player *p = lobby_player_restore(&s->game, g->seat_id[i], name ? name : "player",
                                              hash ? hash : "");
         if (!p) {
             room_restore_abandon(r);
@@ -356,7 +356,7 @@ static int rebuild(srv *s, pending_game *g) {
         for (size_t k = 0; k < g->nmoves[i]; k++) {
             eng_dir d;
             if (proto_dir_from_letter(g->moves[i][k], &d) < 0) continue;
-            eng_move_result res = eng_game_move(&r->seats[i].game, d, s->tables);
+            eng_move_result res = eng_game_move(&r->seats[i].game, d, s->game.tables);
             if (res.moved) journal_move(r, i, d);
         }
     }
@@ -442,7 +442,7 @@ size_t recover_journal(srv *s, const char *data, size_t len, recover_stats *st) 
                 srv_log(SRV_LOG_WARN, "journal: game %llu could not be restored",
                         (unsigned long long)g->id);
         }
-        game_free(g);
+        pending_free(g);
     }
     free(m.all);
     free(m.slot);

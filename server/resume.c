@@ -14,11 +14,11 @@
 
 void resume_code_forget(srv_player *p) {
     if (!p->resume_code[0]) return;
-    HASH_DELETE(hh_resume, p->srv->by_resume, p);
+    HASH_DELETE(hh_resume, p->game->by_resume, p);
     p->resume_code[0] = '\0';
 }
 
-static srv_player *lookup(srv *s, const char *code) {
+static srv_player *lookup(game *s, const char *code) {
     srv_player *p = NULL;
     HASH_FIND(hh_resume, s->by_resume, code, strlen(code), p);
     return p;
@@ -62,14 +62,14 @@ void resume_code_assign(srv_player *p) {
     }
     if (strcmp(code, p->resume_code) == 0) return; /* already indexed */
     resume_code_forget(p);
-    if (lookup(p->srv, code)) return; /* someone else's: none rather than a shared one */
+    if (lookup(p->game, code)) return; /* someone else's: none rather than a shared one */
     memcpy(p->resume_code, code, sizeof code);
     int hash_oom = 0;
-    HASH_ADD(hh_resume, p->srv->by_resume, resume_code, strlen(p->resume_code), p);
+    HASH_ADD(hh_resume, p->game->by_resume, resume_code, strlen(p->resume_code), p);
     if (hash_oom) p->resume_code[0] = '\0'; /* no code: the seat waits out its grace */
 }
 
-srv_player *resume_code_find(srv *s, const char *code) {
+srv_player *resume_code_find(game *s, const char *code) {
     srv_player *p = lookup(s, code);
     if (!p || !p->room) return NULL;
     const room *r = p->room;
@@ -80,7 +80,7 @@ srv_player *resume_code_find(srv *s, const char *code) {
     return p;
 }
 
-bool resume_attempt_allowed(srv *s) {
+bool resume_attempt_allowed(game *s) {
     uint64_t now = uv_now(s->loop);
     if (now >= s->resume_window_start + 1000) {
         s->resume_window_start = now;

@@ -3,7 +3,7 @@
 #ifndef RACE2048_RESUME_H
 #define RACE2048_RESUME_H
 
-#include "srv.h"
+#include "game.h"
 
 /* Failed-or-not attempts the whole server accepts per second, so that nobody
  * can try many of the 2^40 codes while a seat waits out its grace period. */
@@ -29,11 +29,11 @@ void resume_code_forget(srv_player *p);
 /* The player whose seat has this code (normalised, see
  * proto_resume_code_parse) if that seat is in a running race and within its
  * grace period (disconnected); else NULL. O(1). */
-srv_player *resume_code_find(srv *s, const char *code);
+srv_player *resume_code_find(game *s, const char *code);
 
 /* Takes one attempt from the server-wide allowance: returns true if the
  * attempt may go ahead, false if RESUME_ATTEMPTS_PER_S were already made in
  * the last second. */
-bool resume_attempt_allowed(srv *s);
+bool resume_attempt_allowed(game *s);
 
 #endif

@@ -100,7 +100,7 @@ static void broadcast_player(room *r, const room_seat *seat, const srv_player *e
 
 /* ------------------------------------------------------------ lifetime --- */
 
-static int make_code(srv *s, char *out) {
+static int make_code(game *s, char *out) {
     for (int attempt = 0; attempt < 100; attempt++) {
         unsigned char rnd[CODE_LEN];
         if (srv_random(rnd, sizeof rnd) < 0) return -1;
@@ -112,15 +112,15 @@ static int make_code(srv *s, char *out) {
     return -1;
 }
 
-room *room_new(srv *s, bool solo, const proto_settings *settings) {
+room *room_new(game *s, bool solo, const proto_settings *settings) {
     return room_new_coded(s, solo, settings, NULL);
 }
 
-room *room_new_coded(srv *s, bool solo, const proto_settings *settings,
+room *room_new_coded(game *s, bool solo, const proto_settings *settings,
                      const char *code) {
     room *r = calloc(1, sizeof *r);
     if (!r) return NULL;
-    r->srv = s;
+    r->game = s;
     r->solo = solo;
     r->settings = *settings;
     if (solo) r->settings.players = 1;
@@ -139,7 +139,7 @@ room *room_new_coded(srv *s, bool solo, const proto_settings *settings,
             return NULL;
         }
         srv_list_push(&s->waiting_rooms, &r->listed);
-        srv_rooms_changed(s);
+        game_rooms_changed(s);
     }
     uv_timer_init(s->loop, &r->timer);
     r->timer.data = r;
@@ -151,7 +151,7 @@ room *room_new_coded(srv *s, bool solo, const proto_settings *settings,
     return r;
 }
 
-room *room_find(srv *s, const char *code) {
+room *room_find(game *s, const char *code) {
     room *r = NULL;
     HASH_FIND(hh, s->by_code, code, strlen(code), r);
     return r;
@@ -174,9 +174,9 @@ static void room_maybe_free(room *r) {
     if (r->state == ROOM_RUNNING || fanout_busy(&r->fan)) return;
     fanout_detach_all(&r->fan);
     r->closing = true;
-    if (!r->solo) HASH_DELETE(hh, r->srv->by_code, r);
+    if (!r->solo) HASH_DELETE(hh, r->game->by_code, r);
     srv_list_remove(&r->listed);
-    if (!r->solo) srv_rooms_changed(r->srv);
+    if (!r->solo) game_rooms_changed(r->game);
     srv_list_remove(&r->link);
     uv_timer_stop(&r->timer);
     uv_close((uv_handle_t *)&r->timer, on_room_closed);
@@ -190,7 +190,7 @@ static void seat_init(room_seat *seat, srv_player *p) {
     seat->id = p->id;
     memcpy(seat->name, p->name, sizeof seat->name);
     seat->status = PROTO_PLAYING;
-    seat->connected = p->conn != NULL;
+    seat->connected = p->sink.ops != NULL;
 }
 
 int room_add_player(room *r, srv_player *p, bool announce) {
@@ -199,7 +199,7 @@ int room_add_player(room *r, srv_player *p, bool announce) {
     seat_init(seat, p);
     p->room = r;
     p->seat = r->nseats++;
-    if (!r->solo) srv_rooms_changed(r->srv);
+    if (!r->solo) game_rooms_changed(r->game);
     if (r->solo || !announce) return 0;
     broadcast_room(r);
     if (r->nseats >= r->settings.players) room_start(r);
@@ -211,14 +211,14 @@ static void remove_seat(room *r, int i) {
     memmove(&r->seats[i], &r->seats[i + 1],
             (size_t)(r->nseats - i - 1) * sizeof r->seats[0]);
     r->nseats--;
-    srv_rooms_changed(r->srv);
+    game_rooms_changed(r->game);
     for (int k = i; k < r->nseats; k++)
         if (r->seats[k].player) r->seats[k].player->seat = k;
 }
 
 void room_start(room *r) {
-    srv *s = r->srv;
-    if (!r->seed_fixed) r->seed = srv_next_seed(s);
+    game *s = r->game;
+    if (!r->seed_fixed) r->seed = game_next_seed(s);
     if (srv_random_hex(r->salt, 16) < 0 ||
         proto_commit(r->salt, &r->seed, r->commit) < 0) {
         /* Without a commitment the game would not be verifiable; the OS random
@@ -232,11 +232,11 @@ void room_start(room *r) {
         r->seats[i].last_move = now;
     }
     r->state = ROOM_RUNNING;
-    s->metrics.games_started++;
+    s->metrics->games_started++;
     if (!r->solo) { /* listed from now on as a race to watch */
         srv_list_remove(&r->listed);
         srv_list_push(&s->running_rooms, &r->listed);
-        srv_rooms_changed(s);
+        game_rooms_changed(s);
     }
     r->ends_at = r->settings.time_limit ? now + r->settings.time_limit * 1000ull : 0;
     journal_game_start(r, journal_wall_ms());
@@ -293,15 +293,15 @@ static void check_end(room *r, const room_seat *mover) {
 
 void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) {
     room_seat *seat = &r->seats[p->seat];
-    eng_move_result res = eng_game_move(&seat->game, dir, r->srv->tables);
+    eng_move_result res = eng_game_move(&seat->game, dir, r->game->tables);
     if (res.moved) {
-        r->srv->metrics.moves++;
+        r->game->metrics->moves++;
         journal_move(r, p->seat, dir);
         update_status(r, seat);
         if (seat->status == PROTO_OVER) journal_seat(r, p->seat, "over");
         /* The timer is not re-armed: when it fires early it finds nothing
          * due and arms itself for the next deadline. */
-        seat->last_move = uv_now(r->srv->loop);
+        seat->last_move = uv_now(r->game->loop);
     }
     proto_player view;
     room_seat_view(seat, &view);
@@ -344,9 +344,9 @@ static int rank_qsort(const void *a, const void *b) {
 static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     if (r->state != ROOM_RUNNING) return;
     r->state = ROOM_ENDED;
-    if ((unsigned)reason < 4) r->srv->metrics.games_finished[reason]++;
+    if ((unsigned)reason < 4) r->game->metrics->games_finished[reason]++;
     srv_list_remove(&r->listed);
-    if (!r->solo) srv_rooms_changed(r->srv);
+    if (!r->solo) game_rooms_changed(r->game);
     uv_timer_stop(&r->timer);
 
     const room_seat *order[PROTO_PLAYERS_MAX];
@@ -411,10 +411,10 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
      * player. Connected racers stay for rematch. */
     for (int i = 0; i < r->nseats; i++) {
         srv_player *p = r->seats[i].player;
-        if (!p || (p->conn && !r->solo)) continue;
+        if (!p || (player_connected(p) && !r->solo)) continue;
         r->seats[i].player = NULL;
         p->room = NULL;
-        if (!p->conn) srv_player_release(p);
+        if (!player_connected(p)) srv_player_release(p);
     }
     room_maybe_free(r);
 }
@@ -437,7 +437,7 @@ static void seat_left(room *r, int i) {
 
 /* When seat's --move-timeout runs out (0 = never): only racers still playing. */
 static uint64_t move_deadline(const room *r, const room_seat *seat) {
-    uint64_t timeout = r->srv->cfg.move_timeout_ms;
+    uint64_t timeout = r->game->cfg.move_timeout_ms;
     if (!timeout || r->solo || !seat->player || seat->status != PROTO_PLAYING) return 0;
     return seat->last_move + timeout;
 }
@@ -445,8 +445,8 @@ static uint64_t move_deadline(const room *r, const room_seat *seat) {
 static void on_room_timer(uv_timer_t *t) {
     room *r = t->data;
     /* After a pause, a resume or a move that arrived in time is read first. */
-    if (srv_defer_until_io(r->srv, t, on_room_timer)) return;
-    uint64_t now = uv_now(r->srv->loop);
+    if (game_defer_until_io(r->game, t, on_room_timer)) return;
+    uint64_t now = uv_now(r->game->loop);
     if (r->state != ROOM_RUNNING) return;
     bool gave_up = false;
     for (int i = 0; i < r->nseats && r->state == ROOM_RUNNING; i++) {
@@ -495,7 +495,7 @@ static void room_rearm(room *r) {
         uv_timer_stop(&r->timer);
         return;
     }
-    uint64_t now = uv_now(r->srv->loop);
+    uint64_t now = uv_now(r->game->loop);
     uv_timer_start(&r->timer, on_room_timer, next > now ? next - now : 0, 0);
 }
 
@@ -516,7 +516,7 @@ static void walk_away(room *r, int i) {
     room_seat *seat = &r->seats[i];
     srv_log(SRV_LOG_DEBUG, "room %s: player %llu made no move for %llus; it has left",
             r->code, (unsigned long long)seat->id,
-            (unsigned long long)(r->srv->cfg.move_timeout_ms / 1000));
+            (unsigned long long)(r->game->cfg.move_timeout_ms / 1000));
     if (!seat->connected) { /* the grace expiry that follows gives the seat up */
         seat->grace_until = 0;
         return;
@@ -541,7 +541,7 @@ void room_leave(room *r, srv_player *p) {
         break;
     case ROOM_RUNNING:
         seat_left(r, i);
-        seat->connected = p->conn != NULL;
+        seat->connected = p->sink.ops != NULL;
         if (!r->solo) broadcast_player(r, seat, seat->player);
         check_end(r, NULL); /* the leaver still gets the `end` if this ends it */
         if (seat->player) unseat(r, i);
@@ -562,7 +562,7 @@ void room_disconnect(room *r, srv_player *p) {
         return;
     }
     seat->connected = false;
-    seat->grace_until = uv_now(r->srv->loop) + r->srv->cfg.grace_ms;
+    seat->grace_until = uv_now(r->game->loop) + r->game->cfg.grace_ms;
     journal_seat(r, p->seat, "disconnected");
     if (!r->solo) broadcast_player(r, seat, seat->player);
     room_rearm(r);
@@ -591,7 +591,7 @@ static void rematch_progress(room *r) {
     int asked = 0, present = 0;
     for (int i = 0; i < r->nseats; i++) {
         const room_seat *seat = &r->seats[i];
-        if (!seat->player || !seat->player->conn) continue;
+        if (!seat->player || !seat->player->sink.ops) continue;
         present++;
         if (seat->rematch) ready[asked++] = seat->player;
     }
@@ -618,7 +618,7 @@ static void rematch_progress(room *r) {
      * which is freed below). */
     proto_settings settings = r->settings;
     if (asked >= PROTO_PLAYERS_MIN) settings.players = asked;
-    room *next = room_new(r->srv, false, &settings);
+    room *next = room_new(r->game, false, &settings);
     if (!next) {
         for (int i = 0; i < asked; i++)
             srv_send_error(ready[i], PROTO_ERR_BUSY,
@@ -647,7 +647,7 @@ void room_rematch(room *r, srv_player *p) {
 /* --------------------------------------------------------------- restore --- */
 
 void room_restore_begin(room *r) {
-    uint64_t now = uv_now(r->srv->loop);
+    uint64_t now = uv_now(r->game->loop);
     for (int i = 0; i < r->nseats; i++) {
         eng_game_new(&r->seats[i].game, r->settings.size, &r->seed);
         r->seats[i].status = PROTO_PLAYING;
@@ -656,18 +656,18 @@ void room_restore_begin(room *r) {
     r->state = ROOM_RUNNING;
     if (!r->solo) {
         srv_list_remove(&r->listed);
-        srv_list_push(&r->srv->running_rooms, &r->listed);
+        srv_list_push(&r->game->running_rooms, &r->listed);
     }
 }
 
 void room_restore_finish(room *r, const bool *left, uint64_t remaining_ms) {
-    uint64_t now = uv_now(r->srv->loop);
+    uint64_t now = uv_now(r->game->loop);
     const room_seat *winner = NULL;
     for (int i = 0; i < r->nseats; i++) {
         room_seat *seat = &r->seats[i];
         update_status(r, seat);
         seat->connected = false;
-        seat->grace_until = now + r->srv->cfg.grace_ms;
+        seat->grace_until = now + r->game->cfg.grace_ms;
         if (left[i]) {
             if (seat->status != PROTO_OVER) seat->status = PROTO_LEFT;
             srv_player *p = seat->player;
@@ -707,7 +707,7 @@ void room_restore_abandon(room *r) {
 /* ------------------------------------------------------------ spectators --- */
 
 int room_watch(room *r, srv_player *p) {
-    unsigned most = r->srv->cfg.max_spectators;
+    unsigned most = r->game->cfg.max_spectators;
     if (most && r->fan.n >= most) return -2;
     if (fanout_add(&r->fan, p) < 0) return -1;
     /* Owed every broadcast after this snapshot, and none before it. */
@@ -745,7 +745,7 @@ void room_fanout_drained(room *r) {
 
 /* -------------------------------------------------------------- shutdown --- */
 
-void room_close_all(srv *s) {
+void room_close_all(game *s) {
     while (!srv_list_empty(&s->rooms)) {
         room *r = srv_container(s->rooms.next, room, link);
         for (int i = 0; i < r->nseats; i++) {
@@ -757,5 +757,5 @@ void room_close_all(srv *s) {
         r->state = ROOM_ENDED;
         room_maybe_free(r);
     }
-    srv_rooms_changed(s);
+    game_rooms_changed(s);
 }

@@ -5,7 +5,7 @@
 
 #include "fanout.h"
 #include "seed.h"
-#include "srv.h"
+#include "game.h"
 
 typedef enum room_state { ROOM_WAITING, ROOM_RUNNING, ROOM_ENDED } room_state;
 
@@ -23,10 +23,10 @@ typedef struct room_seat {
 } room_seat;
 
 typedef struct room {
-    srv_link link;     /* in srv.rooms */
-    srv_link listed;   /* in srv.waiting_rooms or running_rooms while listed */
-    UT_hash_handle hh; /* in srv.by_code while it has a code and is not closing */
-    srv *srv;
+    srv_link link;     /* in game.rooms */
+    srv_link listed;   /* in game.waiting_rooms or running_rooms while listed */
+    UT_hash_handle hh; /* in game.by_code while it has a code and is not closing */
+    game *game;
     char code[PROTO_ROOM_MAX + 1]; /* "" for a solo game */
     bool solo;
     proto_settings settings;
@@ -46,10 +46,10 @@ typedef struct room {
 
 /* Makes a waiting room (or, solo, a game about to start) with a fresh code.
  * Returns NULL if memory runs out. */
-room *room_new(srv *s, bool solo, const proto_settings *settings);
+room *room_new(game *s, bool solo, const proto_settings *settings);
 /* The same with a given code (a game restored from the journal); code NULL
  * makes a fresh one. */
-room *room_new_coded(srv *s, bool solo, const proto_settings *settings, const char *code);
+room *room_new_coded(game *s, bool solo, const proto_settings *settings, const char *code);
 /* Restoring a running game from the journal (recover.c): after the seats are
  * added and r->seed set, _begin deals the boards; the moves are replayed
  * into the seats' games; _finish sets the statuses (left[i]: the seat's
@@ -60,7 +60,7 @@ void room_restore_begin(room *r);
 void room_restore_finish(room *r, const bool *left, uint64_t remaining_ms);
 void room_restore_abandon(room *r);
 /* Finds a room by its (upper-case) code, in constant time; NULL if none. */
-room *room_find(srv *s, const char *code);
+room *room_find(game *s, const char *code);
 
 /* Seats p (not in any room). With announce, everyone in the waiting room gets
  * `room` and a full room starts; without, the caller starts it (matchmaking
@@ -102,6 +102,6 @@ bool room_in_running_race(const srv_player *p);
 void room_seat_view(const room_seat *seat, proto_player *out);
 
 /* Ends every game and frees every room (server shutdown). */
-void room_close_all(srv *s);
+void room_close_all(game *s);
 
 #endif

@@ -8,6 +8,7 @@
 #include "command.h"
 #include "guard.h"
 #include "lobby.h"
+#include "session.h"
 #include "render.h"
 #include "resume.h"
 #include "room.h"
@@ -472,7 +473,7 @@ static void end_hint(conn *c, char *out, size_t cap) {
     int n_asked = 0, n_waiting = 0;
     for (int i = 0; i < r->nseats; i++) {
         const room_seat *seat = &r->seats[i];
-        if (!seat->player || seat->player == p || !seat->player->conn) continue;
+        if (!seat->player || seat->player == p || !player_connected(seat->player)) continue;
         char *list = seat->rematch ? asked : waiting;
         int *n = seat->rematch ? &n_asked : &n_waiting;
         size_t at = strlen(list);
@@ -714,7 +715,7 @@ static void quit(conn *c, const char *why) {
         proto_request req = {.type = PROTO_REQ_LEAVE};
         if (p->room || p->watching || p->queued) {
             s->greeted = false; /* no redraws for what leaving sends */
-            lobby_request(c, &req);
+            session_request(c, &req);
         }
     }
     outs(c, "\r\n");
@@ -726,7 +727,7 @@ static void quit(conn *c, const char *why) {
 static void request(conn *c, proto_request *req) {
     c->text->any_command = true;
     c->text->end_now = false;
-    lobby_request(c, req);
+    session_request(c, req);
 }
 
 static proto_settings settings_for(int players, int size) {
@@ -795,12 +796,12 @@ static void resume(conn *c, const proto_command *cmd) {
             refused = "Too many resume attempts on this server: try again in a moment.";
             break;
         }
-        srv_player *p = refused ? NULL : resume_code_find(c->srv, cmd->code);
+        srv_player *p = refused ? NULL : resume_code_find(&c->srv->game, cmd->code);
         if (p && !p->token[0]) { /* restored: only its token's hash is known */
             c->text->any_command = true;
             c->text->end_now = false;
             s->resuming = true;
-            lobby_take_back(c, p);
+            session_take_back(c, p);
             s->resuming = false;
             return;
         }
@@ -1134,7 +1135,7 @@ static void greet(conn *c) {
     text_session *s = c->text;
     s->greeted = true;
     s->greet_at = 0;
-    if (!lobby_player(c, false)) return;
+    if (!session_player(c, false)) return;
     c->player->welcomed = true; /* a human needs no JSON welcome */
     draw(c);
 }
@@ -1458,7 +1459,7 @@ void text_deliver(conn *c, const srv_msg *m) {
     }
     case SRV_MSG_ROOMS: {
         proto_room_info rows[8];
-        int n = lobby_rooms(c->srv, rows, 8);
+        int n = lobby_rooms(&c->srv->game, rows, 8);
         if (n == 0) {
             set_status(s, "No rooms right now: type create to make one, or quick.");
             break;

@@ -44,7 +44,7 @@ static const char *name_of(const json_t *results, json_int_t id) {
 
 int text_replay_history(srv *s, proto_buf *b, int max, int width, int rows) {
     size_t len;
-    char *line = journal_history(s, max, &len);
+    char *line = journal_history(s->journal, max, &len);
     if (!line) return -1;
     json_t *h = json_loadb(line, len, 0, NULL);
     free(line);
@@ -89,7 +89,7 @@ int text_replay_history(srv *s, proto_buf *b, int max, int width, int rows) {
 
 text_replay *text_replay_open(srv *s, uint64_t id, const char **why) {
     size_t len;
-    char *line = journal_replay(s, id, &len);
+    char *line = journal_replay(s->journal, id, &len);
     *why = "No finished game has that number here (type history).";
     if (!line) return NULL;
     json_t *rec = json_loadb(line, len, 0, NULL);

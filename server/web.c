@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lobby.h"
+#include "session.h"
 #include "metrics.h"
 #include "web_assets.h"
 
@@ -89,7 +89,7 @@ static void on_ws_text(void *ctx, const char *msg, size_t len) {
     conn *c = ctx;
     if (c->closing || c->draining) return;
     conn_request_done(c);
-    lobby_json_line(c, msg, len);
+    session_json_line(c, msg, len);
 }
 
 static void on_ws_too_long(void *ctx) {

@@ -12,11 +12,12 @@
 #include <netinet/in.h>
 
 #include "conn.h"
-#include "lobby.h"
+#include "session.h"
 #include "room.h"
 
 static srv S;
 static uv_loop_t loop;
+static eng_tables *tables;
 /* Client ends of the server's connections: [0] measures, [1] and [2] seat racers. */
 static int client_fd[3] = {-1, -1, -1};
 static conn *server_conn[3];
@@ -65,38 +66,30 @@ static int open_client(int i, int port) {
 }
 
 static void say(int i, const char *line) {
-    lobby_json_line(server_conn[i], line, strlen(line));
+    session_json_line(server_conn[i], line, strlen(line));
 }
 
 /* The connection's player loses its connection (its seat is kept) and the
  * connection gets a fresh player with its next request. */
 static void let_go(int i) {
-    lobby_conn_gone(server_conn[i]);
+    session_conn_gone(server_conn[i]);
 }
 
 /* ----------------------------------------------------------------- build --- */
 
 int crowd_build(unsigned players, unsigned racers) {
-    memset(&S, 0, sizeof S);
     if (uv_loop_init(&loop) < 0) return -1;
-    S.loop = &loop;
-    loop.data = &S;
-    S.cfg = (srv_config){.max_clients = 100,
+    srv_config cfg = (srv_config){.max_clients = 100,
                          .max_line = 4096,
                          .grace_ms = 86400000ull,
                          .max_output = 64 << 20,
                          .max_per_ip = 100,
                          .log_level = SRV_LOG_ERROR};
     srv_log_set_level(SRV_LOG_ERROR);
-    S.tables = malloc(sizeof *S.tables);
-    if (!S.tables) return -1;
-    eng_tables_init(S.tables);
-    S.next_id = 1;
-    srv_list_init(&S.conns);
-    srv_list_init(&S.players);
-    srv_list_init(&S.rooms);
-    srv_list_init(&S.waiting_rooms);
-    srv_list_init(&S.running_rooms);
+    tables = malloc(sizeof *tables);
+    if (!tables) return -1;
+    eng_tables_init(tables);
+    srv_init(&S, &loop, &cfg, tables);
     conn_loop_init(&S);
 
     struct sockaddr_in addr;
@@ -160,7 +153,7 @@ double crowd_cpu_us(const char *line, int iterations) {
     double start = cpu_us();
     for (int i = 0; i < iterations; i++) {
         if (c->closing || c->draining) return -1;
-        lobby_json_line(c, line, len);
+        session_json_line(c, line, len);
         if (i % 16 == 15) {
             uv_run(&loop, UV_RUN_NOWAIT);
             drain_clients();
@@ -177,14 +170,14 @@ srv *crowd_srv(void) {
 
 unsigned crowd_players(void) {
     unsigned n = 0;
-    for (srv_link *l = S.players.next; l != &S.players; l = l->next)
+    for (srv_link *l = S.game.players.next; l != &S.game.players; l = l->next)
         n++;
     return n;
 }
 
 unsigned crowd_rooms(void) {
     unsigned n = 0;
-    for (srv_link *l = S.rooms.next; l != &S.rooms; l = l->next)
+    for (srv_link *l = S.game.rooms.next; l != &S.game.rooms; l = l->next)
         n++;
     return n;
 }
@@ -196,7 +189,7 @@ static void close_any(uv_handle_t *h, void *arg) {
 }
 
 int crowd_free(void) {
-    room_close_all(&S);
+    room_close_all(&S.game);
     for (int i = 0; i < 3; i++) {
         if (server_conn[i]) conn_close(server_conn[i]);
         server_conn[i] = NULL;
@@ -209,7 +202,7 @@ int crowd_free(void) {
     uv_run(&loop, UV_RUN_DEFAULT);
     int rc = uv_loop_close(&loop);
     conn_timers_free(&S);
-    free(S.tables);
-    S.tables = NULL;
+    free(tables);
+    tables = NULL;
     return rc;
 }

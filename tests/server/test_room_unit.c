@@ -15,12 +15,13 @@
 
 #include "checks.h"
 #include "conn.h"
-#include "lobby.h"
+#include "session.h"
 #include "room.h"
 
 /* One server, as main.c sets it up, without a listener. */
 static srv S;
 static uv_loop_t loop;
+static eng_tables *tables;
 
 /* A connection whose socket is one end of a socketpair; the test reads the
  * other end. */
@@ -35,11 +36,8 @@ static fake fakes[8];
 static int nfakes;
 
 static int setup(void **state) {
-    memset(&S, 0, sizeof S);
     assert_int_equal(uv_loop_init(&loop), 0);
-    S.loop = &loop;
-    loop.data = &S;
-    S.cfg = (srv_config){.max_clients = 100,
+    srv_config cfg = (srv_config){.max_clients = 100,
                          .max_line = 4096,
                          .grace_ms = 30000,
                          .max_output = 1 << 20,
@@ -47,16 +45,10 @@ static int setup(void **state) {
                          .seed = 42,
                          .log_level = SRV_LOG_WARN};
     srv_log_set_level(SRV_LOG_WARN);
-    S.tables = malloc(sizeof *S.tables);
-    eng_tables_init(S.tables);
-    S.next_id = 1;
-    srv_list_init(&S.conns);
-    srv_list_init(&S.players);
-    srv_list_init(&S.rooms);
-    srv_list_init(&S.waiting_rooms);
-    srv_list_init(&S.running_rooms);
-    srv_list_init(&S.flush_list);
-    srv_list_init(&S.input_list);
+    tables = malloc(sizeof *tables);
+    if (!tables) return -1;
+    eng_tables_init(tables);
+    srv_init(&S, &loop, &cfg, tables);
     nfakes = 0;
     return 0;
 }
@@ -64,16 +56,16 @@ static int setup(void **state) {
 /* Closes every connection and room the way shutdown does; the loop must end
  * with nothing left (and ASan finds no leak). */
 static int teardown(void **state) {
-    room_close_all(&S);
+    room_close_all(&S.game);
     for (int i = 0; i < nfakes; i++) {
         conn_close(fakes[i].c);
         close(fakes[i].peer);
     }
     uv_run(&loop, UV_RUN_DEFAULT);
     int rc = uv_loop_close(&loop);
-    free(S.tables);
-    assert_true(srv_list_empty(&S.players));
-    assert_true(srv_list_empty(&S.rooms));
+    free(tables);
+    assert_true(srv_list_empty(&S.game.players));
+    assert_true(srv_list_empty(&S.game.rooms));
     assert_int_equal(rc, 0);
     return 0;
 }
@@ -99,12 +91,12 @@ static fake *fake_new(const char *name) {
     f->peer = sv[1];
     char hello[64];
     snprintf(hello, sizeof hello, "{\"type\":\"hello\",\"name\":\"%s\"}", name);
-    lobby_json_line(c, hello, strlen(hello));
+    session_json_line(c, hello, strlen(hello));
     return f;
 }
 
 static void say(fake *f, const char *line) {
-    lobby_json_line(f->c, line, strlen(line));
+    session_json_line(f->c, line, strlen(line));
 }
 
 /* The next message the server wrote to f, or NULL if none is there. Output

@@ -67,11 +67,11 @@ static void test_lookups_do_not_grow_with_players(void **state) {
 static void test_rooms_reply_is_capped(void **state) {
     assert_int_equal(crowd_build(400, 300), 0); /* 150 running races */
     proto_room_info rows[200];
-    int n = lobby_rooms(crowd_srv(), rows, 100);
+    int n = lobby_rooms(&crowd_srv()->game, rows, 100);
     assert_int_equal(n, 100);
     for (int i = 0; i < n; i++)
         assert_true(rows[i].started);
-    assert_int_equal(lobby_rooms(crowd_srv(), rows, 200), 150);
+    assert_int_equal(lobby_rooms(&crowd_srv()->game, rows, 200), 150);
     assert_int_equal(crowd_free(), 0);
 }
 

@@ -16,7 +16,7 @@
 
 #define PLAYERS 1000
 
-static srv S;
+static game S;
 static uv_loop_t loop;
 static room rooms[2];
 static srv_player players[PLAYERS];
@@ -36,7 +36,7 @@ static int setup(void **state) {
     }
     for (int i = 0; i < PLAYERS; i++) {
         srv_player *p = &players[i];
-        p->srv = &S;
+        p->game = &S;
         p->id = (uint64_t)i + 1;
         snprintf(p->token, sizeof p->token, "%032x", i * 2654435761u);
         p->room = &rooms[i % 2];

@@ -1,0 +1,63 @@
+/* game.c - the game's state, its clock, and players' messages on their way to their sinks. */
+#include "game.h"
+
+#include <string.h>
+
+#include "fanout.h"
+
+/* How soon a timer deferred by game_defer_until_io runs again. */
+#define DEFER_MS 5
+
+void game_init(game *g, uv_loop_t *loop, const srv_config *cfg, srv_metrics *metrics,
+               eng_tables *tables) {
+    memset(g, 0, sizeof *g);
+    g->loop = loop;
+    g->cfg = *cfg;
+    g->metrics = metrics;
+    g->tables = tables;
+    g->next_id = 1;
+    srv_list_init(&g->players);
+    srv_list_init(&g->rooms);
+    srv_list_init(&g->waiting_rooms);
+    srv_list_init(&g->running_rooms);
+}
+
+void game_free(game *g) {
+    game_rooms_changed(g); /* frees the cached `rooms` reply */
+}
+
+eng_seed game_next_seed(game *g) {
+    return srv_seed_make(g->cfg.has_seed, g->cfg.seed, g->seeds_made++);
+}
+
+bool game_defer_until_io(game *g, uv_timer_t *t, uv_timer_cb cb) {
+    if (!g->clock.paused || !g->clock.paused(g->clock.ctx)) return false;
+    if (t) uv_timer_start(t, cb, DEFER_MS, 0);
+    return true;
+}
+
+/* -------------------------------------------------------------- sending --- */
+
+void srv_send(srv_player *p, const srv_msg *m) {
+    /* A spectator first gets the broadcasts still queued for it. */
+    if (p->watching) fanout_catch_up(p);
+    if (p->sink.ops) p->sink.ops->deliver(p->sink.dest, m);
+}
+
+void srv_send_line(srv_player *p, srv_msg_type type, char *line, size_t len) {
+    srv_msg m = {.type = type, .json = srv_buf_take(line, len)};
+    srv_send(p, &m);
+    if (m.json) srv_buf_unref(m.json);
+}
+
+void srv_send_error(srv_player *p, proto_err code, const char *message) {
+    if (p->sink.ops) srv_metrics_error(p->game->metrics, code);
+    size_t len;
+    char *line = proto_enc_error(code, message, &len);
+    srv_msg m = {.type = SRV_MSG_ERROR,
+                 .json = srv_buf_take(line, len),
+                 .error = code,
+                 .text = message};
+    srv_send(p, &m);
+    if (m.json) srv_buf_unref(m.json);
+}

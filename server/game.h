@@ -1,0 +1,84 @@
+/* game.h - the game's own state: players, rooms, matchmaking queues, resume codes,
+ * its indexes and its clock. The game talks only to players (player.h). */
+#ifndef RACE2048_GAME_H
+#define RACE2048_GAME_H
+
+#include "base.h"
+#include "player.h"
+
+struct journal;
+struct room;
+struct lobby_queue;
+
+/* What the game asks of the loop it runs on, registered by the layer that
+ * runs the loop (the transports): the game never calls up into them. */
+typedef struct game_clock {
+    /* True while the loop has not read input since the process was paused
+     * (SIGSTOP, a frozen VM): a timer that expires players must wait. */
+    bool (*paused)(void *ctx);
+    /* The loop turn, which the spectators' per-turn share counts in. */
+    uint64_t (*turn)(void *ctx);
+    void *ctx;
+} game_clock;
+
+typedef struct game {
+    uv_loop_t *loop;
+    srv_config cfg;
+    srv_metrics *metrics;    /* counters the game adds to */
+    struct journal *journal; /* the record; NULL until it is open */
+    eng_tables *tables;
+    game_clock clock;
+    srv_link players;
+    srv_link rooms;
+    /* The rooms `rooms` lists, oldest first, so the reply costs the same
+     * however many solo games and ended races there are. */
+    srv_link waiting_rooms, running_rooms;
+    /* The `rooms` reply, made once and sent until a listed room changes. */
+    srv_buf *rooms_reply;
+    /* Matchmaking: one queue per settings (lobby.c), so that a `quick`
+     * looks only at players who want the same race. */
+    struct lobby_queue *queues;
+    srv_player *by_token;  /* every player, by resume token */
+    srv_player *by_resume; /* players with a resume code, by code (resume.c) */
+    /* The game-wide pace of resume-code attempts (resume.c). */
+    uint64_t resume_window_start;
+    int resume_window_attempts;
+    struct room *by_code; /* rooms with a code (not solo, not closing) */
+    uint64_t next_id;
+    uint64_t seeds_made; /* server seeds so far: the --seed derivation's counter */
+    /* Rooms whose broadcasts still go out to spectators, a share per turn
+     * (fanout.c); the idle handle runs while the list is not empty. */
+    uv_idle_t fanout_idle;
+    bool fanout_ready; /* fanout_idle and fanouts are set up (on first use) */
+    srv_link fanouts;
+} game;
+
+/* Sets up an empty game on loop with cfg (copied); metrics and tables are
+ * borrowed. The journal and clock are set by the caller. */
+void game_init(game *g, uv_loop_t *loop, const srv_config *cfg, srv_metrics *metrics,
+               eng_tables *tables);
+/* Frees what game_init and the game's life left (after room_close_all). */
+void game_free(game *g);
+
+/* A listed room came, went, started or changed its player count: the
+ * `rooms` reply must be made again. */
+static inline void game_rooms_changed(game *g) {
+    if (g->rooms_reply) srv_buf_unref(g->rooms_reply);
+    g->rooms_reply = NULL;
+}
+
+/* A fresh server seed for a race or an unseeded solo game (--seed makes
+ * the K-th one repeatable, for tests). */
+eng_seed game_next_seed(game *g);
+
+/* The loop turn (for per-turn shares); 0 if no clock is registered. */
+static inline uint64_t game_turn(const game *g) {
+    return g->clock.turn ? g->clock.turn(g->clock.ctx) : 0;
+}
+
+/* True while the loop has not read input since a pause: a timer that
+ * expires players then re-arms t to run cb again shortly and the caller
+ * returns at once. t may be NULL (a repeating timer skips this run). */
+bool game_defer_until_io(game *g, uv_timer_t *t, uv_timer_cb cb);
+
+#endif

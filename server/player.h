@@ -1,0 +1,59 @@
+/* player.h - a player identity of the game: its name, token, seat and destination. */
+#ifndef RACE2048_PLAYER_H
+#define RACE2048_PLAYER_H
+
+#include "base.h"
+#include "sink.h"
+
+struct game;
+struct room;
+
+/* A player identity: it outlives a connection while its race runs (resume). */
+typedef struct srv_player {
+    srv_link link; /* in game.players */
+    struct game *game;
+    uint64_t id;
+    char name[PROTO_NAME_MAX + 1];
+    char token[33]; /* 128 random bits as hex: the resume secret; "" if only
+                       its hash is known (restored from the journal) */
+    bool welcomed;  /* has been sent its welcome */
+    bool queued;    /* waiting in matchmaking */
+    /* A human's resume code for its current race seat ("" for none: not
+     * in game.by_resume), see resume.h. */
+    char resume_code[9];
+    int seat; /* its index in room->seats */
+    proto_settings queue_key;
+    sink sink;                 /* where its messages go; ops NULL while disconnected */
+    struct room *room;         /* the room or game it has a seat in, or NULL */
+    struct room *watching;     /* the room it spectates, or NULL */
+    struct lobby_queue *queue; /* the queue for queue_key while queued */
+    /* Restored players: SHA-256 of the token, 64 hex digits (malloc'd, kept
+     * only by the few restored from the journal), else NULL. */
+    char *token_hash;
+    srv_link queue_link;     /* in queue->waiting while queued */
+    UT_hash_handle hh_token; /* in game.by_token, keyed by token */
+    UT_hash_handle hh_resume;
+    unsigned watch_slot; /* its index in watching->fan.slots (fanout.c) */
+} srv_player;
+
+/* True while p has a destination. */
+static inline bool player_connected(const srv_player *p) {
+    return p->sink.ops != NULL;
+}
+/* True while p has a destination that still takes messages. */
+static inline bool player_alive(const srv_player *p) {
+    return p->sink.ops && p->sink.ops->alive(p->sink.dest);
+}
+
+/* Frees p if nothing holds it any more: no destination and no seat. Takes it
+ * out of the queue and any room it watches first. */
+void srv_player_release(srv_player *p);
+/* Delivers m to p's destination, if it has one (a spectator first gets the
+ * broadcasts still queued for it). */
+void srv_send(srv_player *p, const srv_msg *m);
+/* Sends a one-off message built by an encoder (takes the line). */
+void srv_send_line(srv_player *p, srv_msg_type type, char *line, size_t len);
+/* Sends error code with message to p (counted for /metrics). */
+void srv_send_error(srv_player *p, proto_err code, const char *message);
+
+#endif

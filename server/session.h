@@ -1,0 +1,29 @@
+/* session.h - delivery: a connection's player, through a sink of the connection's kind.
+ *
+ * Transports hand complete requests here; the session makes the connection's
+ * player (with the connection as its destination), resolves `hello` and
+ * `resume` with the address guards (guard.c), and passes everything else to
+ * the game (lobby.h). The game never sees a connection. */
+#ifndef RACE2048_SESSION_H
+#define RACE2048_SESSION_H
+
+#include "conn.h"
+
+/* The player of c, made (named player-N) if c has none yet; NULL if memory
+ * runs out (c is then closed). welcome: send its welcome if it has not had
+ * one. */
+srv_player *session_player(conn *c, bool welcome);
+/* Handles one JSON line from c: decode, then act; every failure gets one error. */
+void session_json_line(conn *c, const char *line, size_t len);
+/* Acts on a decoded request from c (JSON or text mode). Takes over req's
+ * owned parts and clears it. */
+void session_request(conn *c, proto_request *req);
+/* c takes player p (found by its token or resume code) and p's seat back. */
+void session_take_back(conn *c, srv_player *p);
+/* A failed resume of c: bad_token with why, and c is closed once it has
+ * used up its tries (guard.c). */
+void session_resume_failed(conn *c, const char *why);
+/* c is closing: its player is disconnected (a running game keeps the seat). */
+void session_conn_gone(conn *c);
+
+#endif
