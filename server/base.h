@@ -138,6 +138,32 @@ typedef enum srv_msg_type {
     SRV_MSG_REPLAY,
 } srv_msg_type;
 
+/* The verdict of a race, owned by its `end` messages (refcounted), so that
+ * no message points into the frame or the room that made it. */
+typedef struct srv_end {
+    unsigned refs;
+    proto_end_reason reason;
+    uint64_t winner; /* 0 = none */
+    int n;
+    proto_player results[PROTO_PLAYERS_MAX]; /* ranked, best first; names and boards
+                                               point into this struct */
+    char names[PROTO_PLAYERS_MAX][PROTO_NAME_MAX + 1];
+    eng_board boards[PROTO_PLAYERS_MAX];
+    eng_seed seed;
+    char salt[33];
+} srv_end;
+
+/* A verdict with refs 1 holding copies of n results (names, boards);
+ * NULL if memory runs out. */
+srv_end *srv_end_make(proto_end_reason reason, uint64_t winner,
+                      const proto_player *results, int n, const eng_seed *seed,
+                      const char *salt);
+static inline srv_end *srv_end_ref(srv_end *e) {
+    e->refs++;
+    return e;
+}
+void srv_end_unref(srv_end *e);
+
 /* What a player is told: the JSON line for JSON connections, and what a text
  * connection needs to draw it without parsing JSON. */
 typedef struct srv_msg {
@@ -147,12 +173,9 @@ typedef struct srv_msg {
     const char *text; /* SRV_MSG_ERROR: the message; others: optional note */
     uint64_t subject; /* STATE: the mover; PLAYER: whose connection; END: winner */
     bool moved;       /* STATE */
-    /* END: the verdict, for text connections to keep after the room is gone. */
-    proto_end_reason reason;
-    const proto_player *results; /* ranked, best first */
-    int nresults;
-    eng_seed seed;
-    const char *salt;
+    /* END: the verdict (shared by every copy of the message), for text
+     * connections to keep after the room is gone. */
+    struct srv_end *end;
     /* A journal position (journal_game_end) that must be durable before this
      * message, and everything sent after it to the same client, is written:
      * an `end` reveals the seed, so it waits for its record. 0 = at once. */

@@ -1,4 +1,5 @@
-/* game.c - the game's state, its clock, and players' messages on their way to their sinks. */
+/* game.c - the game's state, its clock, and players' messages on their way to their
+ * sinks. */
 #include "game.h"
 
 #include <string.h>

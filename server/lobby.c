@@ -178,8 +178,9 @@ static bool refuse_if_racing(srv_player *p) {
  * and push everyone's games out of `history`. Returns false after an error
  * rate_limited that says when the address may start another. */
 static bool allow_game(srv_player *p) {
-    unsigned wait_s =
-        p->sink.ops && p->sink.ops->game_start_wait ? p->sink.ops->game_start_wait(p->sink.dest) : 0;
+    unsigned wait_s = p->sink.ops && p->sink.ops->game_start_wait
+                          ? p->sink.ops->game_start_wait(p->sink.dest)
+                          : 0;
     if (!wait_s) return true;
     char message[128];
     snprintf(message, sizeof message,

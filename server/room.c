@@ -377,17 +377,17 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
      * record's group commit (at most --journal-sync-ms), so no crash can
      * lose or re-open a game whose seed somebody has seen. */
     uint64_t durable_at = line ? journal_game_end(r, line, len) : 0;
+    /* Text connections keep the verdict; without memory for it they show
+     * the end without the results (the JSON line has them all). */
     srv_msg m = {.type = SRV_MSG_END,
                  .durable_at = durable_at,
                  .json = srv_buf_take(line, len),
                  .subject = winner,
-                 .reason = reason,
-                 .results = views,
-                 .nresults = r->nseats,
-                 .seed = r->seed,
-                 .salt = r->salt};
+                 .end =
+                     srv_end_make(reason, winner, views, r->nseats, &r->seed, r->salt)};
     room_broadcast(r, &m, NULL);
     if (m.json) srv_buf_unref(m.json);
+    srv_end_unref(m.end);
     /* The seed is a secret until this end went out; even then only at debug
      * level, as logs are often kept and shared. */
     char seed_text[ENG_SEED_TEXT_MAX];

@@ -1,4 +1,5 @@
-/* session.c - delivery: a connection's player, through a sink of the connection's kind. */
+/* session.c - delivery: a connection's player, through a sink of the connection's kind.
+ */
 #include "session.h"
 
 #include <stdio.h>

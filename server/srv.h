@@ -56,7 +56,7 @@ typedef struct srv {
     struct journal *journal;
     bool stopping;
     srv_metrics metrics;
-    game game; /* the lobby and rooms, on this loop */
+    game game;              /* the lobby and rooms, on this loop */
     srv_buf *metrics_cache; /* this turn's /metrics (metrics.c) */
     uint64_t metrics_cache_turn;
     /* Addresses (entries of addrs) that failed resumes or started games

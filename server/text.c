@@ -1373,11 +1373,12 @@ static void keep_end(text_session *s, const srv_msg *m, const room *r) {
     if (!s->end && !(s->end = malloc(sizeof *s->end))) return;
     s->has_end = true;
     snprintf(s->end->room, sizeof s->end->room, "%s", r && !r->solo ? r->code : "");
-    s->end->reason = m->reason;
+    const srv_end *e = m->end; /* NULL if memory ran out: no results shown */
+    s->end->reason = e ? e->reason : PROTO_END_ALL_OVER;
     s->end->winner = m->subject;
-    s->end->n = m->nresults;
-    for (int i = 0; i < m->nresults && i < PROTO_PLAYERS_MAX; i++) {
-        const proto_player *v = &m->results[i];
+    s->end->n = e ? e->n : 0;
+    for (int i = 0; e && i < e->n; i++) {
+        const proto_player *v = &e->results[i];
         text_result *t = &s->end->results[i];
         t->id = v->id;
         snprintf(t->name, sizeof t->name, "%s", v->name);
@@ -1386,8 +1387,8 @@ static void keep_end(text_session *s, const srv_msg *m, const room *r) {
         t->moves = v->moves;
         t->status = v->status;
     }
-    s->end->seed = m->seed;
-    snprintf(s->end->salt, sizeof s->end->salt, "%s", m->salt ? m->salt : "");
+    if (e) s->end->seed = e->seed;
+    snprintf(s->end->salt, sizeof s->end->salt, "%s", e ? e->salt : "");
     snprintf(s->end->commit, sizeof s->end->commit, "%s", r ? r->commit : "");
 }
 

@@ -17,13 +17,12 @@ static srv S;
 static uv_loop_t loop;
 
 static int setup(void **state) {
-    memset(&S, 0, sizeof S);
     assert_int_equal(uv_loop_init(&loop), 0);
-    S.loop = &loop;
-    S.cfg.resume_tries = GUARD_RESUME_TRIES;
-    S.cfg.resume_burst = GUARD_RESUME_BURST;
-    S.cfg.resume_per_min = GUARD_RESUME_PER_MIN;
-    S.cfg.max_games_per_min = GUARD_GAMES_PER_MIN;
+    srv_config cfg = {.resume_tries = GUARD_RESUME_TRIES,
+                      .resume_burst = GUARD_RESUME_BURST,
+                      .resume_per_min = GUARD_RESUME_PER_MIN,
+                      .max_games_per_min = GUARD_GAMES_PER_MIN};
+    srv_init(&S, &loop, &cfg, NULL);
     srv_log_set_level(SRV_LOG_ERROR);
     return 0;
 }
