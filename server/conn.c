@@ -8,6 +8,7 @@
 
 #include "addr.h"
 #include "journal.h"
+#include "metrics.h"
 #include "fanout.h"
 #include "session.h"
 #include "room.h"
@@ -1172,4 +1173,20 @@ void conn_sweep_idle(srv *s) {
         if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_GOING_AWAY);
         conn_close_after_flush(c);
     }
+}
+
+void conn_write_metrics(metrics_out *o, void *ctx) {
+    const srv *s = ctx;
+    static const char *const mode_names[] = {"detecting", "json", "text", "http", "web"};
+    unsigned by_mode[5] = {0}; /* indexed by conn_mode */
+    for (const srv_link *l = s->conns.next; l != &s->conns; l = l->next) {
+        const conn *c = srv_container(l, conn, link);
+        if ((unsigned)c->mode < 5) by_mode[c->mode]++;
+    }
+    metrics_family(
+        o, "race2048_connections", "gauge",
+        "Open connections by mode (web: WebSocket players, http: plain HTTP).");
+    for (int i = 0; i < 5; i++)
+        metrics_put(o, "race2048_connections{mode=\"%s\"} %u\n", mode_names[i],
+                    by_mode[i]);
 }

@@ -164,6 +164,9 @@ void conn_say_bye(conn *c);
  * of empty queues. */
 void conn_sweep_idle(srv *s);
 
+/* Writes the open connections by mode for /metrics (ctx: the server). */
+struct metrics_out;
+void conn_write_metrics(struct metrics_out *o, void *ctx);
 /* A connection may have closed: accept again if accepting was paused for
  * lack of file descriptors. */
 void conn_accept_resume(srv *s);

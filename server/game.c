@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "fanout.h"
+#include "metrics.h"
+#include "room.h"
 
 /* How soon a timer deferred by game_defer_until_io runs again. */
 #define DEFER_MS 5
@@ -35,6 +37,26 @@ bool game_defer_until_io(game *g, uv_timer_t *t, uv_timer_cb cb) {
     if (!g->clock.paused || !g->clock.paused(g->clock.ctx)) return false;
     if (t) uv_timer_start(t, cb, DEFER_MS, 0);
     return true;
+}
+
+void game_write_metrics(metrics_out *o, void *ctx) {
+    const game *g = ctx;
+    unsigned waiting = 0, running = 0, solo = 0;
+    for (const srv_link *l = g->rooms.next; l != &g->rooms; l = l->next) {
+        const room *r = srv_container(l, room, link);
+        if (r->solo && r->state == ROOM_RUNNING)
+            solo++;
+        else if (!r->solo && r->state == ROOM_WAITING)
+            waiting++;
+        else if (!r->solo && r->state == ROOM_RUNNING)
+            running++;
+    }
+    metrics_family(o, "race2048_rooms", "gauge", "Race rooms by state.");
+    metrics_put(
+        o, "race2048_rooms{state=\"waiting\"} %u\nrace2048_rooms{state=\"running\"} %u\n",
+        waiting, running);
+    metrics_family(o, "race2048_solo_games", "gauge", "Solo games being played.");
+    metrics_put(o, "race2048_solo_games %u\n", solo);
 }
 
 /* -------------------------------------------------------------- sending --- */

@@ -67,6 +67,10 @@ static inline void game_rooms_changed(game *g) {
     g->rooms_reply = NULL;
 }
 
+/* Writes the game's gauges (rooms by state, solo games) for /metrics. */
+struct metrics_out;
+void game_write_metrics(struct metrics_out *o, void *g);
+
 /* A fresh server seed for a race or an unseeded solo game (--seed makes
  * the K-th one repeatable, for tests). */
 eng_seed game_next_seed(game *g);

@@ -15,6 +15,7 @@
 
 #include <openssl/evp.h>
 
+#include "metrics.h"
 #include "recover.h"
 #include "room.h"
 
@@ -1232,4 +1233,23 @@ void journal_close(srv *s) {
     free(j);
     s->journal = NULL;
     s->game.journal = NULL;
+}
+
+void journal_write_metrics(metrics_out *o, void *ctx) {
+    const journal *j = ctx;
+    journal_stats js = j->stats;
+    metrics_family(o, "race2048_journal_errors_total", "counter",
+                   "Journal writes, syncs or compactions that failed (retried).");
+    metrics_put(o, "race2048_journal_errors_total %llu\n", (unsigned long long)js.errors);
+    metrics_family(o, "race2048_journal_commits_total", "counter",
+                   "Group commits: one write and one fdatasync each.");
+    metrics_put(o, "race2048_journal_commits_total %llu\n",
+                (unsigned long long)js.commits);
+    metrics_family(o, "race2048_journal_bytes_total", "counter",
+                   "Journal bytes written.");
+    metrics_put(o, "race2048_journal_bytes_total %llu\n", (unsigned long long)js.bytes);
+    metrics_family(o, "race2048_journal_compactions_total", "counter",
+                   "Journal compactions.");
+    metrics_put(o, "race2048_journal_compactions_total %llu\n",
+                (unsigned long long)js.compactions);
 }

@@ -63,6 +63,9 @@ char *journal_history(const struct journal *j, int limit, size_t *len);
 char *journal_replay(const struct journal *j, uint64_t id, size_t *len);
 
 journal_stats journal_get_stats(const srv *s);
+/* Writes the journal's counters for /metrics (ctx: the journal). */
+struct metrics_out;
+void journal_write_metrics(struct metrics_out *o, void *ctx);
 
 /* For recovery (recover.c): indexes a finished-game record read from the
  * file (one line with its '\n'); notes a game id seen so new ids never

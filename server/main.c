@@ -535,6 +535,8 @@ int main(int argc, char **argv) {
     int exit_code = 0;
     if (journal_open(&s) < 0) {
         exit_code = 1;
+    } else if (metrics_register(&s.metrics_reg, journal_write_metrics, s.journal) < 0) {
+        exit_code = 1;
     } else if (listen_all(&s) < 0) {
         exit_code = 1;
     } else {
@@ -556,7 +558,7 @@ int main(int argc, char **argv) {
         exit_code = 1;
     }
     journal_close(&s);
-    metrics_free(&s);
+    metrics_free(&s.metrics_reg);
     conn_timers_free(&s);
     guard_free(&s);
     game_free(&s.game);

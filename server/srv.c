@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "conn.h"
+
 /* The game's clock (game.h) asks the loop turn machinery (conn.c), which
  * sits above the game: the game sees only these callbacks. */
 static bool clock_paused(void *ctx) {
@@ -24,4 +26,7 @@ void srv_init(srv *s, uv_loop_t *loop, const srv_config *cfg, eng_tables *tables
     s->metrics.started_ns = uv_hrtime();
     game_init(&s->game, loop, cfg, &s->metrics, tables);
     s->game.clock = (game_clock){.paused = clock_paused, .turn = clock_turn, .ctx = s};
+    metrics_init(&s->metrics_reg, &s->metrics);
+    metrics_register(&s->metrics_reg, conn_write_metrics, s);
+    metrics_register(&s->metrics_reg, game_write_metrics, &s->game);
 }

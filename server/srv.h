@@ -6,6 +6,7 @@
 #include "base.h"
 #include "conn_timer.h"
 #include "game.h"
+#include "metrics.h"
 
 struct conn;
 struct addr_entry;
@@ -56,9 +57,8 @@ typedef struct srv {
     struct journal *journal;
     bool stopping;
     srv_metrics metrics;
-    game game;              /* the lobby and rooms, on this loop */
-    srv_buf *metrics_cache; /* this turn's /metrics (metrics.c) */
-    uint64_t metrics_cache_turn;
+    game game;                    /* the lobby and rooms, on this loop */
+    metrics_registry metrics_reg; /* what /metrics shows (metrics.c) */
     /* Addresses (entries of addrs) that failed resumes or started games
      * lately, oldest first (guard.c). */
     struct addr_entry *guard_oldest, *guard_newest;

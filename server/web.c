@@ -148,7 +148,7 @@ static void answer(conn *c, const proto_http_request *r) {
         return;
     }
     if (strcmp(path, "/metrics") == 0) {
-        srv_buf *b = metrics_render(c->srv);
+        srv_buf *b = metrics_render(&c->srv->metrics_reg, c->srv->turn);
         if (!b) {
             conn_close(c);
             return;
