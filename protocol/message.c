@@ -358,8 +358,16 @@ static int decode_fields(const json_t *root, proto_request *req, proto_error *er
         if (opt_players(root, &st->players, err) || opt_size(root, &st->size, err) ||
             opt_target(root, &st->target, err))
             return -1;
-        if (req->type == PROTO_REQ_CREATE)
-            return opt_time_limit(root, &st->time_limit, err);
+        if (req->type != PROTO_REQ_CREATE) return 0;
+        if (opt_time_limit(root, &st->time_limit, err)) return -1;
+        x = 0;
+        if (opt_int(root, "bots", 0, st->players - 1, &x, NULL, err)) return -1;
+        req->bots = (int)x;
+        x = PROTO_BOT_LEVEL_DEFAULT;
+        if (opt_int(root, "level", PROTO_BOT_LEVEL_MIN, PROTO_BOT_LEVEL_MAX, &x, NULL,
+                    err))
+            return -1;
+        req->level = (int)x;
         return 0;
     case PROTO_REQ_JOIN:
     case PROTO_REQ_WATCH:
@@ -572,6 +580,7 @@ static void put_player_fields(json_t *o, const proto_player *p, bool *ok) {
     put(o, "moves", jint(p->moves), ok);
     put(o, "max_tile", jint(p->board ? eng_max_tile(p->board) : 0), ok);
     put(o, "status", json_string_nocheck(proto_status_name(p->status)), ok);
+    if (p->bot) put(o, "bot", json_true(), ok);
 }
 
 static json_t *players_json(const proto_player *players, int n) {
@@ -618,6 +627,7 @@ char *proto_enc_room(const char *room, const proto_player *players, int n,
         json_t *p = json_object();
         put(p, "id", jint(players[i].id), &ok);
         put(p, "name", jstr(players[i].name), &ok);
+        if (players[i].bot) put(p, "bot", json_true(), &ok);
         append(list, p, &ok);
     }
     put(o, "players", list, &ok);
@@ -697,7 +707,7 @@ static char *state_fast(const proto_player *mover, bool has_seq, uint64_t seq,
     at = put_u64(at, eng_max_tile(b));
     at = put_str(at, ",\"status\":\"");
     at = put_str(at, proto_status_name(mover->status));
-    at = put_str(at, "\",\"seq\":");
+    at = put_str(at, mover->bot ? "\",\"bot\":true,\"seq\":" : "\",\"seq\":");
     at = has_seq ? put_u64(at, seq) : put_str(at, "null");
     at = put_str(at, ",\"dir\":\"");
     at = put_str(at, proto_dir_name(dir));

@@ -10,16 +10,19 @@
 
 #include "engine.h"
 
-#define PROTO_VERSION        2
-#define PROTO_NAME_MAX       16 /* a player name is 1..16 of [A-Za-z0-9_-] */
-#define PROTO_ROOM_MIN       4  /* a room code is 4..8 of [A-Z0-9] */
-#define PROTO_ROOM_MAX       8
-#define PROTO_TOKEN_MAX      64 /* resume tokens are at most this many chars */
-#define PROTO_PLAYERS_MIN    2
-#define PROTO_PLAYERS_MAX    8
-#define PROTO_TARGET_MAX     (1u << 20)
-#define PROTO_TIME_LIMIT_MAX 86400
-#define PROTO_SEQ_MAX        ((UINT64_C(1) << 53) - 1)
+#define PROTO_VERSION           2
+#define PROTO_NAME_MAX          16 /* a player name is 1..16 of [A-Za-z0-9_-] */
+#define PROTO_ROOM_MIN          4  /* a room code is 4..8 of [A-Z0-9] */
+#define PROTO_ROOM_MAX          8
+#define PROTO_TOKEN_MAX         64 /* resume tokens are at most this many chars */
+#define PROTO_PLAYERS_MIN       2
+#define PROTO_PLAYERS_MAX       8
+#define PROTO_TARGET_MAX        (1u << 20)
+#define PROTO_TIME_LIMIT_MAX    86400
+#define PROTO_SEQ_MAX           ((UINT64_C(1) << 53) - 1)
+#define PROTO_BOT_LEVEL_MIN     1 /* server-run bots: level 1 (a beginner) .. 5 */
+#define PROTO_BOT_LEVEL_MAX     5
+#define PROTO_BOT_LEVEL_DEFAULT 3
 
 /* The error codes of protocol/README.md; 0 is success. */
 typedef enum proto_err {
@@ -94,6 +97,8 @@ typedef struct proto_request {
     char token[PROTO_TOKEN_MAX + 1]; /* resume */
     json_t *ping_t;                  /* ping: the value to echo (owned), or NULL */
     int limit;                       /* history: 1..100, default 20 */
+    int bots;                        /* create: seats for server-run bots, 0..players-1 */
+    int level;                       /* create: the bots' level, 1..5, default 3 */
     bool has_game;                   /* replay: the id is one this server could have */
     uint64_t game;
 } proto_request;
@@ -137,6 +142,7 @@ typedef struct proto_player {
     uint64_t score;
     uint32_t moves;
     proto_status status;
+    bool bot; /* a server-run bot: its object says "bot":true */
 } proto_player;
 
 typedef enum proto_end_reason {

@@ -77,6 +77,10 @@ typedef struct srv_config {
     /* Spectators one room takes (--max-spectators); 0 = no limit (in-process
      * tests that build a config by hand). */
     unsigned max_spectators;
+    /* Server-run bots at once (--max-bots), and how long a `quick` waits
+     * before bots fill its race (--quick-bots, ms; 0 = never). */
+    unsigned max_bots;
+    uint64_t quick_bots_ms;
 } srv_config;
 
 void srv_log(srv_log_level level, const char *fmt, ...)

@@ -61,6 +61,13 @@ void game_write_metrics(metrics_out *o, void *ctx) {
 
 /* -------------------------------------------------------------- sending --- */
 
+void player_dismiss(srv_player *p, sink_close_reason why) {
+    sink dest = p->sink;
+    p->sink = (sink){0};
+    if (dest.ops) dest.ops->close(dest.dest, why);
+    srv_player_release(p);
+}
+
 void srv_send(srv_player *p, const srv_msg *m) {
     /* A spectator first gets the broadcasts still queued for it. */
     if (p->watching) fanout_catch_up(p);

@@ -21,6 +21,15 @@ typedef struct game_clock {
     void *ctx;
 } game_clock;
 
+/* Server-run bots, registered by the layer that runs them (bot.c): the game
+ * seats what make() returns like any player. */
+typedef struct game_bots {
+    /* A new bot of level 1-5 (a player with a sink of its own), or NULL
+     * when --max-bots are running or memory runs out. */
+    srv_player *(*make)(void *ctx, int level);
+    void *ctx;
+} game_bots;
+
 typedef struct game {
     uv_loop_t *loop;
     srv_config cfg;
@@ -28,6 +37,10 @@ typedef struct game {
     struct journal *journal; /* the record; NULL until it is open */
     eng_tables *tables;
     game_clock clock;
+    game_bots bots;
+    /* Matchmaking's wait for --quick-bots: runs while anyone is queued. */
+    uv_timer_t quick_timer;
+    bool quick_timer_ready;
     srv_link players;
     srv_link rooms;
     /* The rooms `rooms` lists, oldest first, so the reply costs the same

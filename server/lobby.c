@@ -214,7 +214,13 @@ static void do_create(srv_player *p, const proto_request *req) {
         reply_error(p, PROTO_ERR_BUSY, "the server could not make a room; try again");
         return;
     }
-    room_add_player(r, p, true);
+    room_add_player(r, p, req->bots == 0);
+    if (req->bots && room_add_bots(r, req->bots, req->level, true) < 0) {
+        /* Nothing changes but the room that could not be filled. */
+        room_leave(r, p);
+        reply_error(p, PROTO_ERR_SERVER_FULL,
+                    "the server runs as many bots as it takes (--max-bots); try later");
+    }
 }
 
 static void do_join(srv_player *p, const proto_request *req) {
@@ -239,6 +245,86 @@ static void do_join(srv_player *p, const proto_request *req) {
 
 int lobby_queue_waiting(const srv_player *p) {
     return p->queued ? p->queue->n : 0;
+}
+
+/* ------------------------------------------------------------ quick bots --- */
+
+/* --quick-bots: a `quick` that waited that long without a match has its
+ * race filled by level-3 bots, with whoever else waits for the same
+ * settings. One timer for the whole game, armed for the oldest wait. */
+#define QUICK_BOT_LEVEL 3
+
+static void on_quick_timer(uv_timer_t *t);
+
+/* The first alive waiter of q, oldest first, and how many are alive. */
+static int queue_alive(lobby_queue *q, srv_player **match, int max) {
+    int n = 0;
+    for (srv_link *l = q->waiting.next; l != &q->waiting; l = l->next) {
+        srv_player *w = srv_container(l, srv_player, queue_link);
+        if (!player_alive(w)) continue;
+        if (n < max) match[n] = w;
+        n++;
+    }
+    return n;
+}
+
+static void quick_bots_arm(game *g) {
+    uint64_t wait = g->cfg.quick_bots_ms;
+    if (!wait || !g->bots.make) return;
+    if (!g->quick_timer_ready) {
+        uv_timer_init(g->loop, &g->quick_timer);
+        g->quick_timer.data = g;
+        g->quick_timer_ready = true;
+    }
+    uint64_t now = uv_now(g->loop), due = 0;
+    lobby_queue *q, *tmp;
+    HASH_ITER(hh, g->queues, q, tmp) {
+        srv_player *oldest[1];
+        if (!queue_alive(q, oldest, 1)) continue;
+        uint64_t at = oldest[0]->queued_at + wait;
+        if (!due || at < due) due = at;
+    }
+    if (due)
+        uv_timer_start(&g->quick_timer, on_quick_timer, due > now ? due - now : 0, 0);
+    else
+        uv_timer_stop(&g->quick_timer);
+}
+
+/* Starts q's race with its waiters and bots for the missing seats. */
+static void fill_with_bots(game *g, lobby_queue *q) {
+    srv_player *match[PROTO_PLAYERS_MAX];
+    int n = queue_alive(q, match, PROTO_PLAYERS_MAX);
+    proto_settings settings = match[0]->queue_key;
+    if (n > settings.players) n = settings.players;
+    room *r = room_new(g, false, &settings);
+    /* Matchmaking goes straight to `start`: nobody is sent `room`. */
+    if (!r || room_add_bots(r, settings.players - n, QUICK_BOT_LEVEL, false) < 0) {
+        if (r) room_abandon(r);
+        /* No bots to be had (--max-bots): they wait on, and try again after
+         * another wait, for a person or a bot. */
+        for (int i = 0; i < n; i++)
+            match[i]->queued_at = uv_now(g->loop);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        unqueue(match[i]); /* may free q */
+        room_add_player(r, match[i], false);
+    }
+    room_start(r);
+}
+
+static void on_quick_timer(uv_timer_t *t) {
+    game *g = t->data;
+    if (game_defer_until_io(g, t, on_quick_timer)) return;
+    uint64_t now = uv_now(g->loop);
+    lobby_queue *q, *tmp;
+    HASH_ITER(hh, g->queues, q, tmp) {
+        srv_player *oldest[1];
+        if (queue_alive(q, oldest, 1) &&
+            oldest[0]->queued_at + g->cfg.quick_bots_ms <= now)
+            fill_with_bots(g, q);
+    }
+    quick_bots_arm(g);
 }
 
 static void do_quick(srv_player *p, const proto_request *req) {
@@ -266,7 +352,11 @@ static void do_quick(srv_player *p, const proto_request *req) {
     size_t len;
     char *line = proto_enc_queued(p->queue_key.players, waiting, &len);
     srv_send_line(p, SRV_MSG_QUEUED, line, len);
-    if (waiting < p->queue_key.players) return;
+    if (waiting < p->queue_key.players) {
+        p->queued_at = uv_now(s->loop);
+        quick_bots_arm(s);
+        return;
+    }
 
     room *r = room_new(s, false, &p->queue_key);
     if (!r) {

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "bot.h"
 #include "conn.h"
 #include "guard.h"
 #include "journal.h"
@@ -59,6 +60,11 @@ static const flag flags[] = {
      "games one address may start a minute, 0 = no limit (default 120)"},
     {"max-spectators", "RACE2048_MAX_SPECTATORS", "N",
      "spectators one room takes (default 500)"},
+    {"max-bots", "RACE2048_MAX_BOTS", "N",
+     "server-run bots at once, 0 = none (default 1000)"},
+    {"quick-bots", "RACE2048_QUICK_BOTS", "SECONDS",
+     "a quick match still short of players after this long gets bots, 0 = never "
+     "(default 15)"},
     {"log-level", "RACE2048_LOG_LEVEL", "LEVEL",
      "error, warn, info or debug (default info)"},
     {"journal", "RACE2048_JOURNAL", "FILE",
@@ -177,6 +183,16 @@ static int apply(srv_config *cfg, const char *name, const char *value, const cha
             want = "an integer from 1 to 1000000";
         else
             cfg->max_spectators = (unsigned)v;
+    } else if (!strcmp(name, "max-bots")) {
+        if (parse_uint(value, 0, 100000, &v))
+            want = "an integer from 0 to 100000";
+        else
+            cfg->max_bots = (unsigned)v;
+    } else if (!strcmp(name, "quick-bots")) {
+        if (parse_uint(value, 0, 86400, &v))
+            want = "seconds from 0 to 86400";
+        else
+            cfg->quick_bots_ms = v * 1000;
     } else if (!strcmp(name, "journal")) {
         if (strlen(value) >= sizeof cfg->journal)
             want = "a file name";
@@ -222,6 +238,8 @@ static int configure(srv_config *cfg, int argc, char **argv) {
                         .max_per_ip = 64,
                         .max_games_per_min = GUARD_GAMES_PER_MIN,
                         .max_spectators = 500,
+                        .max_bots = 1000,
+                        .quick_bots_ms = 15000,
                         .log_level = SRV_LOG_INFO,
                         .journal = "race2048.journal",
                         .journal_sync_ms = 100,
@@ -339,6 +357,7 @@ static void srv_stop(srv *s) {
     for (int i = 0; i < s->nhttp_listeners; i++)
         uv_close((uv_handle_t *)&s->http_listeners[i], NULL);
     room_close_all(&s->game);
+    bots_stop(&s->game);
     for (srv_link *l = s->conns.next; l != &s->conns; l = l->next)
         conn_say_bye(srv_container(l, conn, link));
     /* `end`s held for the journal (and the byes queued behind them) are
@@ -533,6 +552,9 @@ int main(int argc, char **argv) {
     uv_unref((uv_handle_t *)&s.sigint);
 
     int exit_code = 0;
+    /* Bots first: the journal may restore some that were racing. */
+    if (s.cfg.max_bots && bots_start(&s.game) < 0)
+        srv_log(SRV_LOG_ERROR, "cannot start the bots' worker: no bots on this server");
     if (journal_open(&s) < 0) {
         exit_code = 1;
     } else if (metrics_register(&s.metrics_reg, journal_write_metrics, s.journal) < 0) {
@@ -550,6 +572,7 @@ int main(int argc, char **argv) {
                 s.cfg.max_line, (unsigned long long)(s.cfg.grace_ms / 1000));
         uv_run(s.loop, UV_RUN_DEFAULT);
     }
+    bots_stop(&s.game); /* if the loop never ran (start-up failed) */
     /* Walk-close whatever is left (signals, timers) and let the callbacks run. */
     uv_walk(s.loop, close_any, NULL);
     uv_run(s.loop, UV_RUN_DEFAULT);

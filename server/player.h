@@ -34,6 +34,8 @@ typedef struct srv_player {
     UT_hash_handle hh_token; /* in game.by_token, keyed by token */
     UT_hash_handle hh_resume;
     unsigned watch_slot; /* its index in watching->fan.slots (fanout.c) */
+    uint8_t bot_level;   /* a server-run bot's level (1-5), 0 for everyone else */
+    uint64_t queued_at;  /* loop time it joined matchmaking (--quick-bots) */
 } srv_player;
 
 /* True while p has a destination. */
@@ -48,6 +50,9 @@ static inline bool player_alive(const srv_player *p) {
 /* Frees p if nothing holds it any more: no destination and no seat. Takes it
  * out of the queue and any room it watches first. */
 void srv_player_release(srv_player *p);
+/* The game lets go of p's destination (it is told why) and frees p if
+ * nothing else holds it: a bot that is no longer needed. */
+void player_dismiss(srv_player *p, sink_close_reason why);
 /* Delivers m to p's destination, if it has one (a spectator first gets the
  * broadcasts still queued for it). */
 void srv_send(srv_player *p, const srv_msg *m);

@@ -36,7 +36,8 @@ void room_seat_view(const room_seat *seat, proto_player *out) {
                           .board = &seat->game.board,
                           .score = seat->game.score,
                           .moves = seat->game.moves,
-                          .status = seat->status};
+                          .status = seat->status,
+                          .bot = seat->bot_level != 0};
 }
 
 static void seat_views(const room *r, proto_player *views) {
@@ -164,11 +165,26 @@ static void on_room_closed(uv_handle_t *h) {
     free(r);
 }
 
+/* Bots stay seated after a race for a rematch only while a person does:
+ * once none is left they are dismissed (their sink lets them go). */
+static void dismiss_bots_if_alone(room *r) {
+    for (int i = 0; i < r->nseats; i++)
+        if (r->seats[i].player && !r->seats[i].bot_level) return;
+    for (int i = 0; i < r->nseats; i++) {
+        srv_player *p = r->seats[i].player;
+        if (!p) continue;
+        r->seats[i].player = NULL;
+        p->room = NULL;
+        player_dismiss(p, SINK_DISMISSED);
+    }
+}
+
 /* Frees the room once no player is seated: players of an ended race stay
  * seated until they leave, for `rematch`. Spectators stop watching, once
  * the broadcasts on their way to them are out (room_fanout_drained). */
 static void room_maybe_free(room *r) {
     if (r->closing) return;
+    if (r->state != ROOM_RUNNING) dismiss_bots_if_alone(r);
     for (int i = 0; i < r->nseats; i++)
         if (r->seats[i].player) return;
     if (r->state == ROOM_RUNNING || fanout_busy(&r->fan)) return;
@@ -191,6 +207,7 @@ static void seat_init(room_seat *seat, srv_player *p) {
     memcpy(seat->name, p->name, sizeof seat->name);
     seat->status = PROTO_PLAYING;
     seat->connected = p->sink.ops != NULL;
+    seat->bot_level = p->bot_level;
 }
 
 int room_add_player(room *r, srv_player *p, bool announce) {
@@ -438,7 +455,10 @@ static void seat_left(room *r, int i) {
 /* When seat's --move-timeout runs out (0 = never): only racers still playing. */
 static uint64_t move_deadline(const room *r, const room_seat *seat) {
     uint64_t timeout = r->game->cfg.move_timeout_ms;
-    if (!timeout || r->solo || !seat->player || seat->status != PROTO_PLAYING) return 0;
+    /* Bots are never walked away: they move while their race runs. */
+    if (!timeout || r->solo || !seat->player || seat->status != PROTO_PLAYING ||
+        seat->bot_level)
+        return 0;
     return seat->last_move + timeout;
 }
 
@@ -582,6 +602,29 @@ void room_reconnect(room *r, srv_player *p) {
     room_rearm(r);
 }
 
+/* ------------------------------------------------------------------ bots --- */
+
+int room_add_bots(room *r, int n, int level, bool announce) {
+    game *g = r->game;
+    srv_player *made[PROTO_PLAYERS_MAX];
+    if (n > r->settings.players - r->nseats) return -1;
+    for (int i = 0; i < n; i++) {
+        made[i] = g->bots.make ? g->bots.make(g->bots.ctx, level) : NULL;
+        if (!made[i]) { /* all or none */
+            while (i-- > 0)
+                player_dismiss(made[i], SINK_DISMISSED);
+            return -1;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        room_add_player(r, made[i], announce); /* announced: the last may start it */
+    return 0;
+}
+
+void room_abandon(room *r) {
+    room_restore_abandon(r);
+}
+
 /* --------------------------------------------------------------- rematch --- */
 
 /* Starts the rematch once every still-connected player of the ended race has
@@ -591,20 +634,29 @@ static void rematch_progress(room *r) {
     int asked = 0, present = 0;
     for (int i = 0; i < r->nseats; i++) {
         const room_seat *seat = &r->seats[i];
-        if (!seat->player || !seat->player->sink.ops) continue;
+        if (!seat->player || !seat->player->sink.ops || seat->bot_level) continue;
         present++;
         if (seat->rematch) ready[asked++] = seat->player;
     }
     if (asked == 0) return;
-    if (asked < present) {
-        /* Show who is waiting: the players who asked, out of those present. */
+    /* Bots always agree: they come along once the people have asked. */
+    int people = asked;
+    for (int i = 0; i < r->nseats && asked == present; i++)
+        if (r->seats[i].player && r->seats[i].bot_level)
+            ready[asked++] = r->seats[i].player;
+    if (people < present) {
+        /* Show who is waiting: the players who asked (bots always have), out
+         * of those present. */
         proto_player views[PROTO_PLAYERS_MAX];
-        int n = 0;
-        for (int i = 0; i < r->nseats; i++)
-            if (r->seats[i].player && r->seats[i].rematch)
-                room_seat_view(&r->seats[i], &views[n++]);
+        int n = 0, bots = 0;
+        for (int i = 0; i < r->nseats; i++) {
+            const room_seat *seat = &r->seats[i];
+            if (seat->player && seat->bot_level) bots++;
+            if (seat->player && (seat->rematch || seat->bot_level))
+                room_seat_view(seat, &views[n++]);
+        }
         proto_settings shown = r->settings;
-        shown.players = present; /* need: everyone still here */
+        shown.players = present + bots; /* need: everyone still here */
         size_t len;
         char *line = proto_enc_room(r->code, views, n, &shown, &len);
         srv_msg m = {.type = SRV_MSG_ROOM, .json = srv_buf_take(line, len)};

@@ -16,6 +16,7 @@ typedef struct room_seat {
     eng_game game;
     proto_status status;
     bool connected;
+    uint8_t bot_level;    /* a server-run bot's level, 0 for a person */
     uint64_t grace_until; /* loop time (ms) when a disconnected seat is given up */
     uint64_t last_move;   /* loop time (ms) of its last move that changed the board, or
                              of the start: --move-timeout counts from it */
@@ -49,7 +50,8 @@ typedef struct room {
 room *room_new(game *s, bool solo, const proto_settings *settings);
 /* The same with a given code (a game restored from the journal); code NULL
  * makes a fresh one. */
-room *room_new_coded(game *s, bool solo, const proto_settings *settings, const char *code);
+room *room_new_coded(game *s, bool solo, const proto_settings *settings,
+                     const char *code);
 /* Restoring a running game from the journal (recover.c): after the seats are
  * added and r->seed set, _begin deals the boards; the moves are replayed
  * into the seats' games; _finish sets the statuses (left[i]: the seat's
@@ -95,6 +97,12 @@ void room_unwatch(room *r, srv_player *p);
  * that may now be freed. */
 void room_fanout_drained(room *r);
 
+/* Seats `n` bots of `level` in the waiting room r, all or none; with announce
+ * as room_add_player does (the last may fill and start it). Returns 0, or -1
+ * if --max-bots or memory ran out (r is unchanged). */
+int room_add_bots(room *r, int n, int level, bool announce);
+/* Frees a room nobody will play (made for a race that could not be filled). */
+void room_abandon(room *r);
 /* True while p is seated in a running race (not a solo game). */
 bool room_in_running_race(const srv_player *p);
 

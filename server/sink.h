@@ -14,6 +14,7 @@
 typedef enum sink_close_reason {
     SINK_TAKEN_OVER, /* another connection resumed its player */
     SINK_NO_MEMORY,  /* the game could not keep its player */
+    SINK_DISMISSED,  /* a bot whose room has no human left: it is not needed */
 } sink_close_reason;
 
 typedef struct sink_ops {

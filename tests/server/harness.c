@@ -221,7 +221,10 @@ th_server *server_start(const char *const *extra) {
                                            /* Tests run in parallel: none may take
                                             * the default 8048; the http port's
                                             * tests ask for one (0). */
-                                           "--http-port", "off"};
+                                           "--http-port", "off",
+                                           /* A lone `quick` stays queued: the
+                                            * bots' tests ask for --quick-bots. */
+                                           "--quick-bots", "0"};
     for (size_t i = 0; i < sizeof standard / sizeof standard[0]; i++)
         argv[argc++] = standard[i];
     for (int i = 0; extra && extra[i] && argc < 63; i++)
