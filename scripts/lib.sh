@@ -52,4 +52,4 @@ need_packages() {
 }
 
 BUILD_PACKAGES=(build-essential cmake pkg-config libuv1-dev libjansson-dev libssl-dev
-                libhttp-parser-dev libwslay-dev uthash-dev)
+                libhttp-parser-dev libwslay-dev uthash-dev libnats-dev)

@@ -81,6 +81,9 @@ typedef struct srv_config {
      * before bots fill its race (--quick-bots, ms; 0 = never). */
     unsigned max_bots;
     uint64_t quick_bots_ms;
+    /* Cluster mode: the NATS URL ("" = a single server) and this node's name. */
+    char cluster[512];
+    char node[64];
 } srv_config;
 
 void srv_log(srv_log_level level, const char *fmt, ...)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bot.h"
+#include "cluster.h"
 #include "conn.h"
 #include "guard.h"
 #include "journal.h"
@@ -65,6 +66,10 @@ static const flag flags[] = {
     {"quick-bots", "RACE2048_QUICK_BOTS", "SECONDS",
      "a quick match still short of players after this long gets bots, 0 = never "
      "(default 15)"},
+    {"cluster", "RACE2048_CLUSTER", "URL",
+     "join a cluster of nodes over NATS, e.g. nats://127.0.0.1:4222 (default none)"},
+    {"node", "RACE2048_NODE", "NAME",
+     "this node's name in the cluster, unique (default: the host name)"},
     {"log-level", "RACE2048_LOG_LEVEL", "LEVEL",
      "error, warn, info or debug (default info)"},
     {"journal", "RACE2048_JOURNAL", "FILE",
@@ -193,6 +198,20 @@ static int apply(srv_config *cfg, const char *name, const char *value, const cha
             want = "seconds from 0 to 86400";
         else
             cfg->quick_bots_ms = v * 1000;
+    } else if (!strcmp(name, "cluster")) {
+        if (strlen(value) >= sizeof cfg->cluster || strncmp(value, "nats://", 7) != 0)
+            want = "a NATS URL such as nats://127.0.0.1:4222";
+        else
+            snprintf(cfg->cluster, sizeof cfg->cluster, "%s", value);
+    } else if (!strcmp(name, "node")) {
+        bool ok = *value && strlen(value) < sizeof cfg->node;
+        for (const char *p = value; ok && *p; p++)
+            ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                 (*p >= '0' && *p <= '9') || *p == '-' || *p == '_';
+        if (!ok)
+            want = "1-63 of A-Z a-z 0-9 - _";
+        else
+            snprintf(cfg->node, sizeof cfg->node, "%s", value);
     } else if (!strcmp(name, "journal")) {
         if (strlen(value) >= sizeof cfg->journal)
             want = "a file name";
@@ -518,6 +537,27 @@ static int listen_all(srv *s) {
     return 0;
 }
 
+/* --cluster: joins before anything listens; NATS out of reach is exit 1. */
+static int join_cluster(srv *s) {
+    char err[256];
+    if (!s->cfg.node[0] &&
+        (gethostname(s->cfg.node, sizeof s->cfg.node) < 0 || !s->cfg.node[0]))
+        snprintf(s->cfg.node, sizeof s->cfg.node, "node-%d", (int)getpid());
+    s->cfg.node[sizeof s->cfg.node - 1] = '\0';
+    s->cluster = cluster_open(s->cfg.cluster, s->cfg.node, err, sizeof err);
+    if (!s->cluster) {
+        fprintf(stderr, "race2048d: --cluster %s: %s\n", s->cfg.cluster, err);
+        return -1;
+    }
+    /* Ids (players, and what is made from them) never collide across nodes. */
+    uint64_t base = (uint64_t)cluster_node_number(s->cluster) << CLUSTER_ID_BITS;
+    if (s->game.next_id < base) s->game.next_id = base + 1;
+    metrics_register(&s->metrics_reg, cluster_write_metrics, s->cluster);
+    srv_log(SRV_LOG_INFO, "node %s (number %u) joined the cluster at %s", s->cfg.node,
+            cluster_node_number(s->cluster), s->cfg.cluster);
+    return 0;
+}
+
 static void close_any(uv_handle_t *h, void *arg) {
     if (!uv_is_closing(h)) uv_close(h, NULL);
 }
@@ -552,6 +592,10 @@ int main(int argc, char **argv) {
     uv_unref((uv_handle_t *)&s.sigint);
 
     int exit_code = 0;
+    if (s.cfg.cluster[0] && join_cluster(&s) < 0) {
+        free(tables);
+        return 1;
+    }
     /* Bots first: the journal may restore some that were racing. */
     if (s.cfg.max_bots && bots_start(&s.game) < 0)
         srv_log(SRV_LOG_ERROR, "cannot start the bots' worker: no bots on this server");
@@ -572,7 +616,9 @@ int main(int argc, char **argv) {
                 s.cfg.max_line, (unsigned long long)(s.cfg.grace_ms / 1000));
         uv_run(s.loop, UV_RUN_DEFAULT);
     }
-    bots_stop(&s.game); /* if the loop never ran (start-up failed) */
+    bots_stop(&s.game);       /* if the loop never ran (start-up failed) */
+    cluster_close(s.cluster); /* a planned leave: the others see it at once */
+    s.cluster = NULL;
     /* Walk-close whatever is left (signals, timers) and let the callbacks run. */
     uv_walk(s.loop, close_any, NULL);
     uv_run(s.loop, UV_RUN_DEFAULT);

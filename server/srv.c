@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "cluster.h"
 #include "conn.h"
 
 /* The game's clock (game.h) asks the loop turn machinery (conn.c), which
@@ -13,6 +14,10 @@ static bool clock_paused(void *ctx) {
 
 static uint64_t clock_turn(void *ctx) {
     return ((const srv *)ctx)->turn;
+}
+
+bool srv_healthy(srv *s) {
+    return !s->cluster || cluster_connected(s->cluster);
 }
 
 void srv_init(srv *s, uv_loop_t *loop, const srv_config *cfg, eng_tables *tables) {

@@ -55,6 +55,7 @@ typedef struct srv {
     uint64_t fd_log_ms;       /* rate limit for "out of descriptors" logs */
     struct addr_entry *addrs; /* open connections per address (addr.c) */
     struct journal *journal;
+    struct cluster *cluster; /* the cluster link (--cluster), or NULL */
     bool stopping;
     srv_metrics metrics;
     game game;                    /* the lobby and rooms, on this loop */
@@ -68,6 +69,10 @@ typedef struct srv {
 /* Sets up s on loop (loop->data = s) with a copy of cfg and a game using
  * tables (borrowed): no listener, connection or journal yet. */
 void srv_init(srv *s, uv_loop_t *loop, const srv_config *cfg, eng_tables *tables);
+
+/* False while a service the node needs is out (cluster mode: NATS cannot be
+ * reached): /healthz says 503 so that a balancer sends players elsewhere. */
+bool srv_healthy(srv *s);
 
 /* Counts an error sent to a client, for /metrics. */
 static inline void srv_count_error(srv *s, proto_err code) {

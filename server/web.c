@@ -144,7 +144,11 @@ static void answer(conn *c, const proto_http_request *r) {
         return;
     }
     if (strcmp(path, "/healthz") == 0) {
-        respond_text(c, 200, "ok", head_only, alive);
+        if (srv_healthy(c->srv))
+            respond_text(c, 200, "ok", head_only, alive);
+        else
+            respond_text(c, 503, "the cluster's NATS cannot be reached\n", head_only,
+                         alive);
         return;
     }
     if (strcmp(path, "/metrics") == 0) {

@@ -1,0 +1,236 @@
+/* cluster.c - the cluster link: this node's presence in NATS, the nodes it sees alive,
+ * and the number that keeps its ids apart from other nodes'. */
+#include "cluster.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nats/nats.h>
+
+#include "metrics.h"
+
+#define NODES_BUCKET "race2048-nodes"
+#define IDS_BUCKET   "race2048-ids"
+/* How long the first connection may take before start-up fails. */
+#define CONNECT_TIMEOUT_MS 3000
+
+struct cluster {
+    char name[64];
+    unsigned number;
+    natsConnection *nc;
+    jsCtx *js;
+    kvStore *nodes; /* presence: node name -> its number; entries expire */
+    kvStore *ids;   /* node numbers: "n<number>" -> node name, claimed by create */
+    uv_thread_t thread;
+    uv_mutex_t lock; /* guards what follows */
+    uv_cond_t wake;
+    bool stop;
+    unsigned alive;
+    bool connected;
+};
+
+static void set_err(char *err, size_t errlen, const char *what, natsStatus s) {
+    snprintf(err, errlen, "%s: %s", what, natsStatus_GetText(s));
+}
+
+/* Makes the bucket, or binds it if another node made it first. */
+static natsStatus bucket(kvStore **kv, jsCtx *js, const char *name, int64_t ttl_ms) {
+    kvConfig cfg;
+    kvConfig_Init(&cfg);
+    cfg.Bucket = name;
+    cfg.History = 1;
+    cfg.TTL = ttl_ms * 1000000; /* libnats takes nanoseconds */
+    natsStatus s = js_CreateKeyValue(kv, js, &cfg);
+    if (s == NATS_OK) return s;
+    return js_KeyValue(kv, js, name);
+}
+
+/* The node's number: the one recorded for its name, else the first free one,
+ * claimed by create (if two nodes race for a number, one create fails and
+ * that node tries the next). */
+static natsStatus claim_number(cluster *c) {
+    char key[96];
+    snprintf(key, sizeof key, "name.%s", c->name);
+    kvEntry *e = NULL;
+    if (kvStore_Get(&e, c->ids, key) == NATS_OK) {
+        c->number = (unsigned)strtoul(kvEntry_ValueString(e), NULL, 10);
+        kvEntry_Destroy(e);
+        if (c->number >= 1 && c->number <= CLUSTER_NODE_MAX) return NATS_OK;
+    }
+    for (unsigned n = 1; n <= CLUSTER_NODE_MAX; n++) {
+        char nkey[32], value[16];
+        snprintf(nkey, sizeof nkey, "n%u", n);
+        uint64_t rev;
+        if (kvStore_CreateString(&rev, c->ids, nkey, c->name) != NATS_OK) continue;
+        snprintf(value, sizeof value, "%u", n);
+        natsStatus s = kvStore_CreateString(&rev, c->ids, key, value);
+        if (s != NATS_OK) return s;
+        c->number = n;
+        return NATS_OK;
+    }
+    return NATS_INSUFFICIENT_BUFFER;
+}
+
+/* Renews the presence entry and counts the live ones. Link thread only. */
+static void beat(cluster *c) {
+    char value[16];
+    snprintf(value, sizeof value, "%u", c->number);
+    uint64_t rev;
+    bool ok = kvStore_PutString(&rev, c->nodes, c->name, value) == NATS_OK;
+    if (!ok && natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED) {
+        /* NATS is back but the bucket is not (a server that lost its store):
+         * make it again. */
+        kvStore *fresh = NULL;
+        if (bucket(&fresh, c->js, NODES_BUCKET, CLUSTER_TTL_MS) == NATS_OK) {
+            kvStore_Destroy(c->nodes);
+            c->nodes = fresh;
+            ok = kvStore_PutString(&rev, c->nodes, c->name, value) == NATS_OK;
+        }
+    }
+    unsigned alive = 0;
+    if (ok) {
+        kvKeysList keys = {0};
+        if (kvStore_Keys(&keys, c->nodes, NULL) == NATS_OK) {
+            alive = (unsigned)keys.Count;
+            kvKeysList_Destroy(&keys);
+        } else {
+            ok = false;
+        }
+    }
+    uv_mutex_lock(&c->lock);
+    c->alive = ok ? alive : 0;
+    c->connected = ok && natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED;
+    uv_mutex_unlock(&c->lock);
+}
+
+static void link_thread(void *arg) {
+    cluster *c = arg;
+    uv_mutex_lock(&c->lock);
+    while (!c->stop) {
+        uv_mutex_unlock(&c->lock);
+        beat(c);
+        uv_mutex_lock(&c->lock);
+        if (!c->stop) uv_cond_timedwait(&c->wake, &c->lock, CLUSTER_BEAT_MS * 1000000ull);
+    }
+    uv_mutex_unlock(&c->lock);
+}
+
+static void on_disconnected(natsConnection *nc, void *closure) {
+    cluster *c = closure;
+    (void)nc;
+    uv_mutex_lock(&c->lock);
+    c->connected = false;
+    c->alive = 0;
+    uv_mutex_unlock(&c->lock);
+}
+
+cluster *cluster_open(const char *url, const char *name, char *err, size_t errlen) {
+    cluster *c = calloc(1, sizeof *c);
+    natsOptions *opts = NULL;
+    natsStatus s;
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    snprintf(c->name, sizeof c->name, "%s", name);
+    if ((s = natsOptions_Create(&opts)) != NATS_OK ||
+        (s = natsOptions_SetURL(opts, url)) ||
+        (s = natsOptions_SetTimeout(opts, CONNECT_TIMEOUT_MS)) ||
+        (s = natsOptions_SetMaxReconnect(opts, -1)) ||
+        (s = natsOptions_SetReconnectWait(opts, 250)) ||
+        /* A NATS server that hangs (not closed) is noticed in ~3 s, not minutes. */
+        (s = natsOptions_SetPingInterval(opts, 1000)) ||
+        (s = natsOptions_SetMaxPingsOut(opts, 2)) ||
+        (s = natsOptions_SetDisconnectedCB(opts, on_disconnected, c))) {
+        set_err(err, errlen, "NATS options", s);
+        goto fail;
+    }
+    if ((s = natsConnection_Connect(&c->nc, opts)) != NATS_OK) {
+        snprintf(err, errlen, "cannot reach NATS at %s: %s", url, natsStatus_GetText(s));
+        goto fail;
+    }
+    if ((s = natsConnection_JetStream(&c->js, c->nc, NULL)) != NATS_OK) {
+        set_err(err, errlen, "JetStream", s);
+        goto fail;
+    }
+    if ((s = bucket(&c->nodes, c->js, NODES_BUCKET, CLUSTER_TTL_MS)) != NATS_OK ||
+        (s = bucket(&c->ids, c->js, IDS_BUCKET, 0)) != NATS_OK) {
+        set_err(err, errlen, "NATS KV (is JetStream enabled, -js?)", s);
+        goto fail;
+    }
+    if ((s = claim_number(c)) != NATS_OK) {
+        set_err(err, errlen, "claiming a node number", s);
+        goto fail;
+    }
+    if (uv_mutex_init(&c->lock) < 0) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    uv_cond_init(&c->wake);
+    beat(c);
+    if (uv_thread_create(&c->thread, link_thread, c) < 0) {
+        snprintf(err, errlen, "cannot start the cluster link's thread");
+        uv_cond_destroy(&c->wake);
+        uv_mutex_destroy(&c->lock);
+        goto fail;
+    }
+    natsOptions_Destroy(opts);
+    return c;
+fail:
+    natsOptions_Destroy(opts);
+    kvStore_Destroy(c->ids);
+    kvStore_Destroy(c->nodes);
+    jsCtx_Destroy(c->js);
+    natsConnection_Destroy(c->nc);
+    free(c);
+    return NULL;
+}
+
+void cluster_close(cluster *c) {
+    if (!c) return;
+    uv_mutex_lock(&c->lock);
+    c->stop = true;
+    uv_cond_signal(&c->wake);
+    uv_mutex_unlock(&c->lock);
+    uv_thread_join(&c->thread);
+    /* A planned leave: the others count one node fewer now, not after the TTL. */
+    (void)kvStore_Delete(c->nodes, c->name);
+    kvStore_Destroy(c->ids);
+    kvStore_Destroy(c->nodes);
+    jsCtx_Destroy(c->js);
+    natsConnection_Close(c->nc);
+    natsConnection_Destroy(c->nc);
+    uv_cond_destroy(&c->wake);
+    uv_mutex_destroy(&c->lock);
+    free(c);
+    nats_Close();
+}
+
+unsigned cluster_node_number(const cluster *c) {
+    return c->number;
+}
+
+unsigned cluster_nodes_alive(cluster *c) {
+    uv_mutex_lock(&c->lock);
+    unsigned n = c->alive;
+    uv_mutex_unlock(&c->lock);
+    return n;
+}
+
+bool cluster_connected(cluster *c) {
+    uv_mutex_lock(&c->lock);
+    bool up = c->connected;
+    uv_mutex_unlock(&c->lock);
+    return up;
+}
+
+void cluster_write_metrics(metrics_out *o, void *ctx) {
+    cluster *c = ctx;
+    metrics_family(o, "race2048_cluster_nodes", "gauge",
+                   "Nodes of the cluster this node sees alive, itself included.");
+    metrics_put(o, "race2048_cluster_nodes %u\n", cluster_nodes_alive(c));
+    metrics_family(o, "race2048_cluster_connected", "gauge",
+                   "1 while this node reaches NATS, else 0.");
+    metrics_put(o, "race2048_cluster_connected %d\n", cluster_connected(c) ? 1 : 0);
+}

@@ -1,0 +1,52 @@
+/* cluster.h - the cluster link: this node's presence in NATS, the nodes it sees alive,
+ * and the number that keeps its ids apart from other nodes'.
+ *
+ * Cluster mode (--cluster URL) joins a set of race2048d nodes over NATS with
+ * JetStream. Presence is a NATS KV bucket whose entries expire (its TTL): each
+ * node puts its entry every CLUSTER_BEAT_MS, so a node that stops in any way
+ * drops out of everyone's count within CLUSTER_TTL_MS. Node numbers are claimed
+ * with a KV create (compare-and-set: the first claim of a number wins), so no
+ * two nodes hand out the same ids. Nothing here is home-made consensus: NATS
+ * KV revisions and TTLs decide.
+ *
+ * libnats runs its own threads: the link's calls (blocking request/reply to
+ * NATS) run on a thread of the link's, never on the event loop; the loop
+ * reads the link's state (alive nodes, connected or not) under a mutex. */
+#ifndef RACE2048_CLUSTER_H
+#define RACE2048_CLUSTER_H
+
+#include "base.h"
+
+/* How often a node renews its presence, and how long an entry lives. */
+#define CLUSTER_BEAT_MS 1000
+#define CLUSTER_TTL_MS  5000
+/* Node numbers: ids are node << CLUSTER_ID_BITS | a local counter. */
+#define CLUSTER_ID_BITS  40
+#define CLUSTER_NODE_MAX 4095
+
+typedef struct cluster cluster;
+
+/* Joins the cluster at url as node `name`: connects (failing within a few
+ * seconds if NATS cannot be reached), makes or binds the KV buckets, claims
+ * the node's number and puts its first presence, then starts the link's
+ * thread. Returns the link, or NULL with why in err. Blocking: call before
+ * the loop runs. */
+cluster *cluster_open(const char *url, const char *name, char *err, size_t errlen);
+/* A planned leave: the presence entry is deleted (others see one node fewer
+ * at once), the thread stopped, the connection closed, everything freed. */
+void cluster_close(cluster *c);
+
+/* This node's number (1..CLUSTER_NODE_MAX). */
+unsigned cluster_node_number(const cluster *c);
+/* Nodes with a live presence entry, this one included, as last counted;
+ * 0 while NATS cannot be reached. */
+unsigned cluster_nodes_alive(cluster *c);
+/* False while the connection to NATS is down (the node serves what it can;
+ * /healthz says 503). */
+bool cluster_connected(cluster *c);
+
+/* Writes race2048_cluster_nodes and race2048_cluster_connected (ctx: the link). */
+struct metrics_out;
+void cluster_write_metrics(struct metrics_out *o, void *ctx);
+
+#endif
