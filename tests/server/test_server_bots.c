@@ -11,6 +11,7 @@
 
 #include "checks.h"
 #include "harness.h"
+#include "wsclient.h"
 
 /* The one bot of a start or end player list (fails if there is not exactly one). */
 static json_t *the_bot(json_t *players) {
@@ -75,6 +76,61 @@ static void test_person_beats_level_1_bot(void **state) {
     assert_string_equal(jstr(end, "reason"), "target");
     assert_int_equal(jint(end, "winner"), me);
     the_bot(jarr(end, "results"));
+    assert_int_equal(server_stop(s), 0);
+}
+
+/* The same race over WebSocket, as the browser plays it: the bot's states
+ * arrive as text messages, and the person's win is the one `end`. */
+static void test_websocket_race_against_a_bot(void **state) {
+    th_server *s = SERVER(NULL);
+    client *c = ws_connect(s);
+    ws_send(c, "{\"type\":\"hello\",\"name\":\"browser\"}");
+    json_int_t me = 0;
+    json_t *m;
+    while (strcmp(jstr(m = ws_next(c, WAIT), "type"), "welcome") != 0) {
+    }
+    me = jint(m, "id");
+    ws_send(c,
+            "{\"type\":\"create\",\"players\":2,\"bots\":1,\"level\":1,\"target\":32}");
+    while (strcmp(jstr(m = ws_next(c, WAIT), "type"), "start") != 0) {
+    }
+    json_int_t bot_id = jint(the_bot(jarr(m, "players")), "id");
+    bool bot_moved = false;
+    static const char *const dirs[] = {"left", "up", "right", "down"};
+    int64_t deadline = harness_now_ms() + harness_ms(60000);
+    json_t *end = NULL;
+    /* Moves a little slower than the bot's level-1 pace at first, so that
+     * its state shows up, then as fast as answers come. */
+    for (int k = 0; !end; k++) {
+        assert_true(harness_remaining(deadline) > 0);
+        ws_send(c, "{\"type\":\"move\",\"dir\":\"%s\"}", dirs[k % 4]);
+        for (;;) {
+            m = ws_next(c, WAIT);
+            assert_non_null(m);
+            const char *t = jstr(m, "type");
+            if (!strcmp(t, "end")) {
+                end = m;
+                break;
+            }
+            if (!strcmp(t, "state") && jint(m, "id") == bot_id) bot_moved = true;
+            if (!strcmp(t, "state") && jint(m, "id") == me) break;
+        }
+        if (!bot_moved && k < 40) {
+            /* Wait for the bot's first move: its state comes within its pace. */
+            while (!bot_moved) {
+                m = ws_next(c, harness_ms(5000));
+                assert_non_null(m);
+                if (!strcmp(jstr(m, "type"), "end")) {
+                    end = m;
+                    break;
+                }
+                if (!strcmp(jstr(m, "type"), "state") && jint(m, "id") == bot_id)
+                    bot_moved = true;
+            }
+        }
+    }
+    assert_true(bot_moved);
+    assert_int_equal(jint(end, "winner"), me);
     assert_int_equal(server_stop(s), 0);
 }
 
@@ -185,6 +241,7 @@ static void test_thousand_bots_leave_pings_alone(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_person_beats_level_1_bot, harness_teardown),
+        cmocka_unit_test_teardown(test_websocket_race_against_a_bot, harness_teardown),
         cmocka_unit_test_teardown(test_quick_is_filled_by_bots, harness_teardown),
         cmocka_unit_test_teardown(test_rematch_with_a_bot_then_leave, harness_teardown),
         cmocka_unit_test_teardown(test_max_bots, harness_teardown),
