@@ -264,7 +264,7 @@ static void do_quick(srv_player *p, const proto_request *req) {
         srv_player *q = srv_container(l, srv_player, queue_link);
         /* Closing connections leave the queue in their close callback; do not
          * seat them in a race their opponents would have to wait out. */
-        if (!q->conn || q->conn->closing || q->conn->draining) continue;
+        if (!q->conn || !conn_is_open(q->conn)) continue;
         if (waiting < PROTO_PLAYERS_MAX) match[waiting] = q;
         waiting++;
     }
