@@ -100,7 +100,7 @@ typedef struct conn {
      * in.len). Reading is stopped while any is held. */
     byte_buf in;
     byte_buf in_front;       /* bytes handed back (conn_feed_json) to go before `in` */
-    unsigned budget;         /* lines (JSON) or bytes (text) left this turn */
+    unsigned budget;         /* lines (JSON) or bytes (the rest) left this turn */
     unsigned failed_resumes; /* counted by guard.c */
     uint64_t budget_turn;    /* the turn the budget belongs to */
     uint64_t last_active;    /* loop time of the last complete request */

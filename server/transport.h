@@ -23,8 +23,8 @@ typedef enum conn_say {
 } conn_say;
 
 /* A transport: how a mode reads, frames and ends. conn.c calls only these
- * (never `if mode == ...`); NULL entries do nothing. Every entry is called
- * on an open connection only (conn_is_open), except free. */
+ * (never `if mode == ...`); NULL entries do nothing. Every entry but midway
+ * and free is called on an open connection only (conn_is_open). */
 typedef struct conn_transport {
     const char *name; /* "detect", "json", "text", "http", "ws": logs and tests */
     /* What one loop turn may handle before every other connection had its
