@@ -632,9 +632,16 @@ const conn_transport *conn_transport_of(const conn *c) {
 }
 
 void conn_set_transport(conn *c, conn_mode mode) {
+    unsigned old_share = conn_transport_of(c)->turn_share;
     c->mode = (uint8_t)mode;
-    c->budget = transports[mode]->turn_share;
-    c->budget_turn = c->srv->turn;
+    /* What is left of a share in bytes means nothing in lines (text to
+     * JSON), so a different share starts afresh for this turn; the same
+     * share (HTTP to WebSocket) goes on being spent. A budget of an earlier
+     * turn is renewed now, as handle would. */
+    if (transports[mode]->turn_share != old_share || c->budget_turn != c->srv->turn) {
+        c->budget = transports[mode]->turn_share;
+        c->budget_turn = c->srv->turn;
+    }
 }
 
 /* ------------------------------------------------------------- the turn --- */

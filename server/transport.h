@@ -58,9 +58,11 @@ extern const conn_transport conn_detect_transport, conn_json_transport,
 
 /* c's transport. */
 const conn_transport *conn_transport_of(const conn *c);
-/* The one place a connection's mode changes (detection, the telnet/JSON
- * switch, an HTTP upgrade). The turn's budget starts afresh in the new
- * transport's unit: a share counted in bytes means nothing in lines. */
+/* The one place a connection's mode changes (accept, detection, the
+ * text/JSON switch, an HTTP upgrade). A transport with a different
+ * turn_share starts this turn's budget afresh (a share counted in bytes
+ * means nothing in lines); with the same share the budget goes on being
+ * spent, unless it belongs to an earlier turn. */
 void conn_set_transport(conn *c, conn_mode mode);
 
 /* Takes up to n bytes of c's share of this turn (for transports whose share

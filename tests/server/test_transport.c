@@ -261,7 +261,6 @@ static void test_one_table_per_mode(void **state) {
         const conn_transport *t = conn_transport_of(c);
         assert_string_equal(t->name, want[i].name);
         assert_int_equal(t->turn_share, want[i].share);
-        assert_int_equal(c->budget, want[i].share); /* a fresh share in its unit */
         assert_non_null(t->input);
         assert_non_null(t->send);
         assert_non_null(t->deliver);
@@ -269,6 +268,26 @@ static void test_one_table_per_mode(void **state) {
         assert_true((t->idle_max_ms != 0) == (want[i].mode == CONN_HTTP));
     }
     conn_set_transport(c, CONN_DETECT);
+}
+
+/* The turn's budget across a change of transport: a share in another unit
+ * starts afresh, the same share goes on being spent, a new turn renews it. */
+static void test_transport_change_and_budget(void **state) {
+    conn *c = fake_conn(CONN_DETECT);
+    assert_int_equal(c->budget, CONN_TURN_WEB_BYTES);
+    c->budget = 5;
+    conn_set_transport(c, CONN_TEXT);
+    assert_int_equal(c->budget, CONN_TURN_TEXT_BYTES);
+    c->budget = 5;
+    conn_set_transport(c, CONN_JSON); /* bytes left mean nothing in lines */
+    assert_int_equal(c->budget, CONN_TURN_LINES);
+    conn_set_transport(c, CONN_HTTP);
+    c->budget = 7;
+    conn_set_transport(c, CONN_WS); /* an upgrade is no new turn */
+    assert_int_equal(c->budget, 7);
+    S.turn++;
+    conn_set_transport(c, CONN_HTTP);
+    assert_int_equal(c->budget, CONN_TURN_WEB_BYTES);
 }
 
 /* The transport's state is a byte of the connection, not a pointer: an idle
@@ -520,6 +539,8 @@ static void test_ws_too_long(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_one_table_per_mode, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_transport_change_and_budget, setup,
+                                        teardown),
         cmocka_unit_test(test_conn_fits_its_chunk),
         cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_detect_json, setup, teardown),
