@@ -570,6 +570,7 @@ size_t conn_take_share(conn *c, size_t n) {
     return k;
 }
 
+/* Text mode's entries are text.h's; those that need a session check for one. */
 static size_t text_bytes_input(conn *c, const char *data, size_t n) {
     size_t k = conn_take_share(c, n);
     text_input(c, data, k);

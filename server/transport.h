@@ -45,7 +45,7 @@ typedef struct conn_transport {
     bool (*midway)(const conn *c);
     /* c is idle (the periodic sweep): give back memory that can be made again. */
     void (*sleep)(conn *c);
-    /* c is being freed (or leaves this transport for good): give back its state. */
+    /* c is being freed: give back the transport's state. */
     void (*free)(conn *c);
     /* An idle connection is closed after at most this long whatever
      * --idle-timeout says (an HTTP keep-alive); 0: --idle-timeout alone. */
