@@ -13,20 +13,11 @@
 #include "session.h"
 #include "room.h"
 #include "text.h"
+#include "transport.h"
 #include "web.h"
 
 /* How long a silent client has before the server decides it is a human. */
 #define DETECT_MS 300
-/* What one connection may have handled per loop turn before every other
- * connection had its turn: JSON lines, or bytes of text-mode input, or bytes
- * of HTTP and WebSocket input (about TURN_LINES move messages of 46 bytes,
- * so a browser and a JSON program get the same share). */
-#define TURN_LINES      16
-#define TURN_TEXT_BYTES 256
-#define TURN_WEB_BYTES  768
-/* An HTTP connection (not a WebSocket) idle this long is closed, whatever
- * --idle-timeout says. */
-#define HTTP_KEEPALIVE_MS 15000
 /* A loop turn longer than its poll timeout by this much was a pause. */
 #define PAUSE_MS 500
 /* How soon a timer deferred by srv_defer_until_io runs again. */
@@ -53,6 +44,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 static void update_reading(conn *c);
 static void want_flush(conn *c);
 static void flush(conn *c);
+static void maybe_shutdown(conn *c);
 static void trim(conn *c);
 static void use_inline(conn *c);
 static void flush_all(srv *s);
@@ -105,14 +97,13 @@ static void on_detect_timeout(conn *c) {
         arm(c, on_detect_timeout, DEFER_MS);
         return;
     }
-    if (c->mode == CONN_DETECT && !c->closing) {
-        c->mode = CONN_TEXT;
-        text_begin(c, false);
-        /* Capitals that never became "GET /": a human's typing. */
-        if (c->detect_len && !c->closing && !c->draining)
-            text_input(c, c->detect_buf, c->detect_len);
-        c->detect_len = 0;
-    }
+    /* Armed only while undecided: detection stops it. */
+    if (!conn_is_open(c)) return;
+    conn_set_transport(c, CONN_TEXT);
+    text_begin(c, false);
+    /* Capitals that never became "GET /": a human's typing. */
+    if (c->detect_len && conn_is_open(c)) text_input(c, c->detect_buf, c->detect_len);
+    c->detect_len = 0;
 }
 
 /* Why c is refused, in words for the client and the log. */
@@ -136,7 +127,7 @@ static void refusal(const conn *c, char *out, size_t size) {
  * must never see JSON); a program, or a client silent for the detection
  * window, gets the JSON error. Then the connection closes. */
 static void refuse(conn *c, bool text) {
-    if (c->closing || c->draining) return;
+    if (!conn_is_open(c)) return;
     conn_timer_stop(c);
     char why[96];
     refusal(c, why, sizeof why);
@@ -147,14 +138,7 @@ static void refuse(conn *c, bool text) {
     } else {
         char msg[160];
         snprintf(msg, sizeof msg, "%s; try again later", why);
-        size_t len;
-        char *json = proto_enc_error(PROTO_ERR_SERVER_FULL, msg, &len);
-        srv_buf *b = srv_buf_take(json, len);
-        srv_count_error(c->srv, PROTO_ERR_SERVER_FULL);
-        if (b) {
-            conn_send_buf(c, b);
-            srv_buf_unref(b);
-        }
+        conn_send_error(c, PROTO_ERR_SERVER_FULL, msg);
     }
     conn_close_after_flush(c);
 }
@@ -165,15 +149,25 @@ static void on_refused_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *
         conn_close(c);
         return;
     }
-    /* On --http-port (mode CONN_HTTP from the start) anything gets the 503. */
     if (nread > 0 &&
-        (c->mode == CONN_HTTP ||
-         proto_http_detect((const unsigned char *)buf->base, (size_t)nread) > 0)) {
+        proto_http_detect((const unsigned char *)buf->base, (size_t)nread) > 0) {
         conn_timer_stop(c);
         web_refuse(c);
     } else if (nread > 0) {
         refuse(c, proto_detect_mode((const unsigned char *)buf->base, (size_t)nread) !=
                       PROTO_MODE_JSON);
+    }
+}
+
+/* On --http-port (HTTP from the start) anything gets the 503. */
+static void on_refused_http_read(uv_stream_t *stream, ssize_t nread,
+                                 const uv_buf_t *buf) {
+    conn *c = stream->data;
+    if (nread < 0) {
+        conn_close(c);
+    } else if (nread > 0) {
+        conn_timer_stop(c);
+        web_refuse(c);
     }
 }
 
@@ -196,47 +190,41 @@ static bool is_http_listener(const srv *s, const uv_stream_t *listener) {
     return false;
 }
 
-/* A connection on --http-port speaks HTTP from its first byte: no detection
- * window, no greeting, whatever it sends first (a non-HTTP line gets 400). */
-static void begin_http(conn *c) {
-    c->mode = CONN_HTTP;
-    c->budget = TURN_WEB_BYTES;
-    c->budget_turn = c->srv->turn;
-    if (web_begin(c) < 0) return;
-    update_reading(c);
-}
-
 /* Log lines about descriptors at most this often. */
 #define FD_LOG_MS 10000
 /* Descriptors kept for refusing connections past the capacity. */
 #define FD_REFUSE_RESERVE 16
 
-void conn_accept(srv *s, uv_stream_t *listener) {
-    static uint64_t next_conn_id = 1;
-    /* Every connection takes a descriptor, a refused one too; past the
-     * capacity plus a reserve for refusals, accepting waits (the kernel
-     * keeps the rest in the listen backlog) until a connection closes. */
-    if (s->fd_capacity && s->nconns >= s->fd_capacity + FD_REFUSE_RESERVE) {
-        if (!s->npaused) {
-            uint64_t now = uv_now(s->loop);
-            if (!s->fd_log_ms || now - s->fd_log_ms >= FD_LOG_MS) {
-                s->fd_log_ms = now;
-                srv_log(SRV_LOG_WARN,
-                        "out of file descriptors (%u connections): new ones wait",
-                        s->nconns);
-            }
+/* Every connection takes a descriptor, a refused one too; past the capacity
+ * plus a reserve for refusals, accepting waits (the kernel keeps the rest in
+ * the listen backlog) until a connection closes. True if it must wait. */
+static bool accept_must_wait(srv *s, uv_stream_t *listener) {
+    if (!s->fd_capacity || s->nconns < s->fd_capacity + FD_REFUSE_RESERVE) return false;
+    if (!s->npaused) {
+        uint64_t now = uv_now(s->loop);
+        if (!s->fd_log_ms || now - s->fd_log_ms >= FD_LOG_MS) {
+            s->fd_log_ms = now;
+            srv_log(SRV_LOG_WARN,
+                    "out of file descriptors (%u connections): new ones wait", s->nconns);
         }
-        bool known = false;
-        for (int i = 0; i < s->npaused; i++)
-            known |= s->accept_paused[i] == listener;
-        if (!known && s->npaused < 2 * SRV_MAX_LISTENERS)
-            s->accept_paused[s->npaused++] = listener;
-        return;
     }
+    bool known = false;
+    for (int i = 0; i < s->npaused; i++)
+        known |= s->accept_paused[i] == listener;
+    if (!known && s->npaused < 2 * SRV_MAX_LISTENERS)
+        s->accept_paused[s->npaused++] = listener;
+    return true;
+}
+
+/* Takes the listener's pending connection into a new conn, counted among the
+ * server's (undecided, not reading yet). NULL if there was none to take or
+ * memory ran out (then the kernel's socket is closed). */
+static conn *conn_new(srv *s, uv_stream_t *listener) {
+    static uint64_t next_conn_id = 1;
     conn *c = calloc(1, sizeof *c);
     if (!c) {
         srv_log_client(SRV_LOG_ERROR, "out of memory accepting a connection");
-        return;
+        return NULL;
     }
     c->srv = s;
     c->id = next_conn_id++;
@@ -248,8 +236,8 @@ void conn_accept(srv *s, uv_stream_t *listener) {
     c->open_handles = 1;
     if (uv_accept(listener, (uv_stream_t *)&c->tcp) < 0) {
         uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
-        c->closing = true;
-        return;
+        c->state = CONN_CLOSING;
+        return NULL;
     }
     srv_list_push(&s->conns, &c->link);
     s->nconns++;
@@ -257,50 +245,77 @@ void conn_accept(srv *s, uv_stream_t *listener) {
     c->last_active = uv_now(s->loop);
     peer_name(c);
     proto_framer_init(&c->framer, s->cfg.max_line, false);
+    return c;
+}
 
+/* Counts c against its address; returns why it must be refused, or 0.
+ * Refused connections are not clients: one address holding many open (each
+ * until its refusal goes out) must not fill the server. */
+static conn_refusal admit(conn *c) {
+    srv *s = c->srv;
     unsigned from_addr = 0;
     if (c->addr_len) {
         unsigned char key[16];
         from_addr = addr_add(&s->addrs, key, addr_key(c->addr, c->addr_len, key));
         c->counted = from_addr > 0;
     }
-    /* Refused connections are not clients: one address holding many open
-     * (each until its refusal goes out) must not fill the server. */
     if (s->stopping || s->nconns - s->nrefused > s->cfg.max_clients ||
         (c->addr_len && !c->counted))
-        c->refused = CONN_REFUSE_FULL;
-    else if (s->fd_capacity && s->nconns > s->fd_capacity)
-        c->refused = CONN_REFUSE_FDS;
-    else if (from_addr > s->cfg.max_per_ip)
-        c->refused = CONN_REFUSE_PER_ADDR;
-    if (c->refused) {
-        s->nrefused++;
-        /* A flood of refusals must not flood the log: the budget of client
-         * lines holds them, and counts those not shown. */
-        char why[96];
-        refusal(c, why, sizeof why);
-        srv_log_client(SRV_LOG_WARN, "refusing %s: %s", conn_peer(c), why);
+        return CONN_REFUSE_FULL;
+    if (s->fd_capacity && s->nconns > s->fd_capacity) return CONN_REFUSE_FDS;
+    if (from_addr > s->cfg.max_per_ip) return CONN_REFUSE_PER_ADDR;
+    return CONN_REFUSE_NONE;
+}
+
+/* A refused connection waits for its first bytes (or a silence) to answer
+ * in its own mode, then closes. */
+static void begin_refused(conn *c, bool http) {
+    c->srv->nrefused++;
+    /* A flood of refusals must not flood the log: the budget of client lines
+     * holds them, and counts those not shown. */
+    char why[96];
+    refusal(c, why, sizeof why);
+    srv_log_client(SRV_LOG_WARN, "refusing %s: %s", conn_peer(c), why);
+    if (http) {
+        conn_set_transport(c, CONN_HTTP);
+        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_refused_http_read);
+        arm(c, on_refused_silent, REFUSED_HTTP_MS);
+    } else {
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_refused_read);
-        if (is_http_listener(s, listener)) {
-            c->mode = CONN_HTTP;
-            arm(c, on_refused_silent, REFUSED_HTTP_MS);
-        } else {
-            arm(c, on_refused_timeout, DETECT_MS);
-        }
-        return;
+        arm(c, on_refused_timeout, DETECT_MS);
     }
+}
+
+/* An admitted connection reads. On --http-port it speaks HTTP from its first
+ * byte: no detection window, no greeting, whatever it sends first (a
+ * non-HTTP line gets 400). Elsewhere its first bytes, or a silence, decide. */
+static void begin(conn *c, bool http) {
     uv_tcp_nodelay(&c->tcp, 1);
     /* A peer that vanishes without a FIN is found even while it races (races
      * are exempt from the idle timeout). */
     uv_tcp_keepalive(&c->tcp, 1, 60);
     srv_log(SRV_LOG_DEBUG, "connect %s (#%llu, %u open)", conn_peer(c),
-            (unsigned long long)c->id, s->nconns);
-    if (is_http_listener(s, listener)) {
-        begin_http(c);
+            (unsigned long long)c->id, c->srv->nconns);
+    if (http) {
+        conn_set_transport(c, CONN_HTTP);
+        if (web_begin(c) < 0) return;
+        update_reading(c);
         return;
     }
     update_reading(c);
     arm(c, on_detect_timeout, DETECT_MS);
+}
+
+void conn_accept(srv *s, uv_stream_t *listener) {
+    if (accept_must_wait(s, listener)) return;
+    conn *c = conn_new(s, listener);
+    if (!c) return;
+    bool http = is_http_listener(s, listener);
+    c->refused = (uint8_t)admit(c);
+    if (c->refused)
+        begin_refused(c, http);
+    else
+        begin(c, http);
 }
 
 void conn_accept_resume(srv *s) {
@@ -315,75 +330,33 @@ void conn_request_done(conn *c) {
     c->last_active = uv_now(c->srv->loop);
 }
 
-static int on_json_line(void *ctx, const char *line, size_t len) {
-    conn *c = ctx;
-    conn_request_done(c);
-    session_json_line(c, line, len);
-    if (c->budget) c->budget--;
-    /* A reply that filled half the output queue: the next request waits until
-     * the client has read it (a large `replay` must not pile on another). */
-    return c->closing || c->draining || !c->budget || c->in_front_len || over_half(c);
+bool conn_is_open(const conn *c) {
+    return c->state == CONN_OPEN;
 }
 
-static int on_json_too_long(void *ctx) {
-    conn *c = ctx;
-    char msg[96];
-    snprintf(msg, sizeof msg, "a line may be at most %zu bytes; closing the connection",
-             c->srv->cfg.max_line);
-    size_t len = 0;
-    char *line = proto_enc_error(PROTO_ERR_LINE_TOO_LONG, msg, &len);
-    srv_buf *b = srv_buf_take(line, len); /* len is set only once the line is made */
-    srv_count_error(c->srv, PROTO_ERR_LINE_TOO_LONG);
-    if (b) {
-        conn_send_buf(c, b);
-        srv_buf_unref(b);
-    }
-    srv_log_client(SRV_LOG_INFO, "line_too_long from %s", conn_peer(c));
-    conn_close_after_flush(c);
-    return 1;
-}
-
-static bool gone(const conn *c) {
-    return c->closing || c->draining;
+bool conn_is_closing(const conn *c) {
+    return c->state == CONN_CLOSING;
 }
 
 static void hand_back(conn *c, const char *data, size_t n);
-
-/* Hands bytes to the connection's mode as far as this turn's budget goes;
- * returns the bytes used. */
-static size_t feed(conn *c, const char *data, size_t n) {
-    if (c->mode == CONN_JSON)
-        return proto_framer_feed(&c->framer, data, n, on_json_line, on_json_too_long, c);
-    size_t k = n < c->budget ? n : c->budget;
-    c->budget -= (unsigned)k;
-    if (c->mode == CONN_TEXT) {
-        text_input(c, data, k);
-    } else {
-        /* The web transport says when a request or message is complete. */
-        web_input(c, data, k);
-    }
-    return k;
-}
 
 /* Decides the mode of an undecided connection from its first byte. */
 static void decide(conn *c, const char *data, size_t n) {
     conn_timer_stop(c);
     proto_mode mode = proto_detect_mode((const unsigned char *)data, n);
     if (mode == PROTO_MODE_JSON) {
-        c->mode = CONN_JSON;
-        c->budget = TURN_LINES;
+        conn_set_transport(c, CONN_JSON);
     } else {
-        c->mode = CONN_TEXT;
-        c->budget = TURN_TEXT_BYTES;
+        conn_set_transport(c, CONN_TEXT);
         text_begin(c, mode == PROTO_MODE_TELNET);
     }
 }
 
 /* HTTP or not is known once the first bytes stop looking like the start of
  * "METHOD /". Returns true if it took all the bytes: kept while undecided
- * (the detection timer still runs), or handed to the web transport. Bytes
- * kept earlier and then judged not HTTP are handled first (what this turn
- * cannot take goes back in front of the rest). */
+ * (the detection timer still runs), or handed to the web transport. Otherwise
+ * the mode is decided by the first byte, and bytes kept earlier are handled
+ * first (what this turn cannot take goes back in front of the rest). */
 static bool detect_http(conn *c, const char *data, size_t n) {
     char probe[sizeof c->detect_buf];
     size_t space = sizeof probe - c->detect_len;
@@ -400,19 +373,26 @@ static bool detect_http(conn *c, const char *data, size_t n) {
     c->detect_len = 0;
     if (http > 0) {
         conn_timer_stop(c);
-        c->mode = CONN_HTTP;
-        c->budget = TURN_WEB_BYTES;
+        conn_set_transport(c, CONN_HTTP);
         if (web_begin(c) < 0) return true;
+    } else {
+        decide(c, probe, kept + take); /* probe starts as the connection's input did */
     }
-    if (kept) {
+    if (kept && conn_is_open(c)) {
         char early[sizeof c->detect_buf];
         memcpy(early, probe, kept);
-        if (c->mode == CONN_DETECT) decide(c, early, kept);
-        size_t used = gone(c) ? kept : feed(c, early, kept);
+        size_t used = conn_transport_of(c)->input(c, early, kept);
         if (used < kept) hand_back(c, early + used, kept - used);
     }
-    if (http > 0 && !gone(c)) hand_back(c, data, n);
-    return http > 0 || gone(c);
+    if (http > 0 && conn_is_open(c)) hand_back(c, data, n);
+    return http > 0 || !conn_is_open(c);
+}
+
+/* Undecided: the first bytes choose the transport, which takes them. */
+static size_t detect_input(conn *c, const char *data, size_t n) {
+    if (detect_http(c, data, n)) return n;
+    if (c->in_front.len) return 0; /* early bytes go first */
+    return conn_transport_of(c)->input(c, data, n);
 }
 
 /* Handles input within the connection's budget for this turn; returns the
@@ -420,32 +400,24 @@ static bool detect_http(conn *c, const char *data, size_t n) {
  * to go first). */
 static size_t handle(conn *c, const char *data, size_t n) {
     srv *s = c->srv;
-    if (gone(c)) return n;
+    if (!conn_is_open(c)) return n;
     if (over_half(c)) return 0; /* requests wait until the client reads */
     if (c->budget_turn != s->turn) {
         c->budget_turn = s->turn;
-        c->budget = c->mode == CONN_TEXT   ? TURN_TEXT_BYTES
-                    : c->mode == CONN_JSON ? TURN_LINES
-                                           : TURN_WEB_BYTES;
+        c->budget = conn_transport_of(c)->turn_share;
     }
     if (!c->budget) return 0;
     /* A racer whose room's spectators are far behind waits (fanout.h). */
     if (c->player && fanout_holds(c->player)) return 0;
-    if (c->mode == CONN_DETECT) {
-        if (detect_http(c, data, n)) return n;
-        if (c->in_front_len) return 0; /* early bytes go first */
-        if (c->mode == CONN_DETECT) decide(c, data, n);
-        if (gone(c)) return n;
-    }
-    return feed(c, data, n);
+    return conn_transport_of(c)->input(c, data, n);
 }
 
 /* Notes when an unfinished request began (a partial line, a telnet command
  * cut short), for --request-timeout. */
 static void note_partial(conn *c) {
-    bool partial = c->framer.len > 0 || c->framer.discarding ||
-                   (c->mode == CONN_TEXT && text_has_session(c) && text_midway(c)) ||
-                   ((c->mode == CONN_HTTP || c->mode == CONN_WS) && web_midway(c));
+    const conn_transport *t = conn_transport_of(c);
+    bool partial =
+        c->framer.len > 0 || c->framer.discarding || (t->midway && t->midway(c));
     if (!partial)
         c->partial_since = 0;
     else if (!c->partial_since)
@@ -456,23 +428,20 @@ static void note_partial(conn *c) {
  * handed back by conn_feed_json before it. Returns -1 (closing the
  * connection) if memory runs out. */
 static int keep(conn *c, const char *data, size_t n) {
-    size_t held = c->in_len - c->in_off;
-    size_t total = c->in_front_len + held + n;
-    if (total == held) return 0;
-    char *buf = malloc(total);
-    if (!buf) {
+    size_t held = c->in.len - c->in_off;
+    if (!c->in_front.len && !n) return 0;
+    byte_buf merged = {0};
+    if (byte_buf_reserve(&merged, c->in_front.len + held + n) < 0) {
         conn_close(c);
         return -1;
     }
-    if (c->in_front_len) memcpy(buf, c->in_front, c->in_front_len);
-    if (held) memcpy(buf + c->in_front_len, c->in_buf + c->in_off, held);
-    if (n) memcpy(buf + c->in_front_len + held, data, n);
-    free(c->in_front);
-    free(c->in_buf);
-    c->in_front = NULL;
-    c->in_front_len = 0;
-    c->in_buf = buf;
-    c->in_len = total;
+    /* Within the reservation: these cannot fail. */
+    if (c->in_front.len) byte_buf_append(&merged, c->in_front.data, c->in_front.len);
+    if (held) byte_buf_append(&merged, c->in.data + c->in_off, held);
+    if (n) byte_buf_append(&merged, data, n);
+    byte_buf_free(&c->in_front);
+    byte_buf_free(&c->in);
+    c->in = merged;
     c->in_off = 0;
     if (c->input_link.next == &c->input_link) {
         srv_list_push(&c->srv->input_list, &c->input_link);
@@ -483,22 +452,26 @@ static int keep(conn *c, const char *data, size_t n) {
 }
 
 static void release_input(conn *c) {
-    free(c->in_buf);
-    free(c->in_front);
-    c->in_buf = c->in_front = NULL;
-    c->in_len = c->in_off = c->in_front_len = 0;
+    byte_buf_free(&c->in);
+    byte_buf_free(&c->in_front);
+    c->in_off = 0;
     srv_list_remove(&c->input_link);
+}
+
+/* Is input held for a later turn (read, or handed back)? */
+static bool holds_input(const conn *c) {
+    return c->in_off < c->in.len || c->in_front.len;
 }
 
 /* Fresh bytes from the socket: handled now as far as the budget goes. */
 static void take_input(conn *c, const char *data, size_t n) {
-    while (n && !gone(c) && !c->in_front_len) {
+    while (n && conn_is_open(c) && !c->in_front.len) {
         size_t used = handle(c, data, n);
         data += used;
         n -= used;
         if (!used) break;
     }
-    if (!gone(c) && (n || c->in_front_len)) keep(c, data, n);
+    if (conn_is_open(c) && (n || c->in_front.len)) keep(c, data, n);
     note_partial(c);
 }
 
@@ -506,18 +479,18 @@ static void take_input(conn *c, const char *data, size_t n) {
  * has not read half the output limit its requests wait out of the turn (so
  * the loop does not spin on them); update_reading puts them back. */
 static void take_held(conn *c) {
-    if (!gone(c) && over_half(c)) {
+    if (conn_is_open(c) && over_half(c)) {
         srv_list_remove(&c->input_link);
         return;
     }
-    while (!gone(c) && (c->in_off < c->in_len || c->in_front_len)) {
-        if (c->in_front_len && keep(c, NULL, 0) < 0) return;
-        size_t used = handle(c, c->in_buf + c->in_off, c->in_len - c->in_off);
-        if (gone(c)) break;
-        c->in_off += used;
+    while (conn_is_open(c) && holds_input(c)) {
+        if (c->in_front.len && keep(c, NULL, 0) < 0) return;
+        size_t used = handle(c, c->in.data + c->in_off, c->in.len - c->in_off);
+        if (!conn_is_open(c)) break;
+        c->in_off += (uint32_t)used;
         if (!used) break;
     }
-    if (gone(c) || (c->in_off == c->in_len && !c->in_front_len)) {
+    if (!conn_is_open(c) || !holds_input(c)) {
         release_input(c);
         update_reading(c);
     }
@@ -533,7 +506,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
         conn_close(c);
         return;
     }
-    if (nread == 0 || gone(c)) return;
+    if (nread == 0 || !conn_is_open(c)) return;
     srv *s = c->srv;
     s->metrics.bytes_in += (uint64_t)nread;
     take_input(c, buf->base, (size_t)nread);
@@ -544,7 +517,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 void conn_become_json(conn *c, const char *line, size_t len) {
     if (text_has_session(c)) text_free(c);
     conn_timer_stop(c);
-    c->mode = CONN_JSON;
+    conn_set_transport(c, CONN_JSON);
     proto_framer_set_text(&c->framer, false);
     /* A text session named its player quietly; a JSON client is owed its welcome. */
     if (c->player) c->player->welcomed = false;
@@ -557,21 +530,120 @@ void conn_become_json(conn *c, const char *line, size_t len) {
 }
 
 void conn_feed_json(conn *c, const char *data, size_t n) {
-    if (c->mode != CONN_JSON || gone(c) || !n) return;
     hand_back(c, data, n);
 }
 
 /* Bytes to be handled before anything else the connection holds. */
 static void hand_back(conn *c, const char *data, size_t n) {
-    if (gone(c) || !n) return;
-    char *front = realloc(c->in_front, c->in_front_len + n);
-    if (!front) {
-        conn_close(c);
-        return;
+    if (!conn_is_open(c) || !n) return;
+    if (byte_buf_append(&c->in_front, data, n) < 0) conn_close(c);
+}
+
+/* ------------------------------------------------------------ transports --- */
+
+/* JSON lines: one request per line, as many lines as the turn's share. */
+static int on_json_line(void *ctx, const char *line, size_t len) {
+    conn *c = ctx;
+    conn_request_done(c);
+    session_json_line(c, line, len);
+    if (c->budget) c->budget--;
+    /* A reply that filled half the output queue: the next request waits until
+     * the client has read it (a large `replay` must not pile on another). */
+    return !conn_is_open(c) || !c->budget || c->in_front.len || over_half(c);
+}
+
+static int on_json_too_long(void *ctx) {
+    conn_too_long(ctx);
+    return 1;
+}
+
+static size_t json_input(conn *c, const char *data, size_t n) {
+    return proto_framer_feed(&c->framer, data, n, on_json_line, on_json_too_long, c);
+}
+
+static void json_say(conn *c, conn_say why) {
+    conn_say_json(c, why, "line", "");
+}
+
+size_t conn_take_share(conn *c, size_t n) {
+    size_t k = n < c->budget ? n : c->budget;
+    c->budget -= (unsigned)k;
+    return k;
+}
+
+/* Text mode's entries are text.h's; those that need a session check for one. */
+static size_t text_bytes_input(conn *c, const char *data, size_t n) {
+    size_t k = conn_take_share(c, n);
+    text_input(c, data, k);
+    return k;
+}
+
+/* Text mode without a session (it failed to start) shows nothing itself. */
+static void text_deliver_any(conn *c, const srv_msg *m) {
+    if (text_has_session(c))
+        text_deliver(c, m);
+    else
+        conn_send_buf(c, m->json);
+}
+
+static bool text_midway_any(const conn *c) {
+    return text_has_session(c) && text_midway(c);
+}
+
+static void text_free_any(conn *c) {
+    if (text_has_session(c)) text_free(c);
+}
+
+const conn_transport conn_detect_transport = {
+    .name = "detect",
+    .turn_share = CONN_TURN_WEB_BYTES, /* the first bytes: HTTP's share until decided */
+    .input = detect_input,
+    .send = conn_send_raw,
+    .deliver = conn_deliver_json,
+};
+
+const conn_transport conn_json_transport = {
+    .name = "json",
+    .turn_share = CONN_TURN_LINES,
+    .input = json_input,
+    .send = conn_send_raw,
+    .deliver = conn_deliver_json,
+    .say = json_say,
+};
+
+const conn_transport conn_text_transport = {
+    .name = "text",
+    .turn_share = CONN_TURN_TEXT_BYTES,
+    .input = text_bytes_input,
+    .send = conn_send_raw,
+    .deliver = text_deliver_any,
+    .say = text_say,
+    .midway = text_midway_any,
+    .sleep = text_sleep,
+    .free = text_free_any,
+};
+
+static const conn_transport *const transports[CONN_NMODES] = {
+    [CONN_DETECT] = &conn_detect_transport, [CONN_JSON] = &conn_json_transport,
+    [CONN_TEXT] = &conn_text_transport,     [CONN_HTTP] = &web_http_transport,
+    [CONN_WS] = &web_ws_transport,
+};
+
+const conn_transport *conn_transport_of(const conn *c) {
+    return transports[c->mode];
+}
+
+void conn_set_transport(conn *c, conn_mode mode) {
+    unsigned old_share = conn_transport_of(c)->turn_share;
+    c->mode = (uint8_t)mode;
+    /* What is left of a share in bytes means nothing in lines (text to
+     * JSON), so a different share starts afresh for this turn; the same
+     * share (HTTP to WebSocket) goes on being spent. A budget of an earlier
+     * turn is renewed now, as handle would. */
+    if (transports[mode]->turn_share != old_share || c->budget_turn != c->srv->turn) {
+        c->budget = transports[mode]->turn_share;
+        c->budget_turn = c->srv->turn;
     }
-    memcpy(front + c->in_front_len, data, n);
-    c->in_front = front;
-    c->in_front_len += n;
 }
 
 /* ------------------------------------------------------------- the turn --- */
@@ -669,8 +741,6 @@ bool srv_defer_until_io(srv *s, uv_timer_t *t, uv_timer_cb cb) {
 
 /* ---------------------------------------------------------------- output --- */
 
-static void flush(conn *c);
-
 /* What an entry holds besides its bytes: the shared buffer's header and the
  * allocator's share of its two blocks (counted for every connection it is
  * queued to, so a shared buffer is over-counted, never under). */
@@ -719,16 +789,14 @@ static conn_out *entry(conn *c, unsigned i) {
 static void update_reading(conn *c) {
     if (c->refused) return;
     bool over = c->out_bytes > pause_threshold(c);
-    bool want = !c->closing && !c->draining && c->in_len == c->in_off &&
-                !c->in_front_len && !over;
+    bool want = conn_is_open(c) && !holds_input(c) && !over;
     /* Since when the output, over half the limit, has not moved. */
     if (!over)
         c->stalled_since = 0;
     else if (!c->stalled_since)
         c->stalled_since = uv_now(c->srv->loop);
     /* Held requests parked by take_held: their turn comes again. */
-    if (!over && !c->closing && !c->draining &&
-        (c->in_off < c->in_len || c->in_front_len) &&
+    if (!over && conn_is_open(c) && holds_input(c) &&
         c->input_link.next == &c->input_link) {
         srv_list_push(&c->srv->input_list, &c->input_link);
         uv_idle_start(&c->srv->turn_idle, on_turn_idle);
@@ -794,7 +862,7 @@ static conn_out *push_entry(conn *c, size_t cost) {
 
 void conn_send_framed(conn *c, const void *head, size_t head_len, srv_buf *b,
                       size_t len) {
-    if (!b || c->closing || c->draining || head_len > CONN_HEAD_MAX || len > b->len ||
+    if (!b || !conn_is_open(c) || head_len > CONN_HEAD_MAX || len > b->len ||
         len > UINT32_MAX)
         return;
     conn_out *e = push_entry(c, len + head_len + ENTRY_OVERHEAD);
@@ -827,16 +895,26 @@ static void on_journal_durable(srv *s) {
     }
 }
 
+void conn_send_raw(conn *c, srv_buf *line) {
+    conn_send_framed(c, NULL, 0, line, line->len);
+}
+
 void conn_send_buf(conn *c, srv_buf *b) {
+    if (b && conn_is_open(c)) conn_transport_of(c)->send(c, b);
+}
+
+void conn_send_error(conn *c, proto_err code, const char *message) {
+    size_t len = 0;
+    char *line = proto_enc_error(code, message, &len);
+    srv_buf *b = srv_buf_take(line, len); /* len is set only once the line is made */
+    srv_count_error(c->srv, code);
     if (!b) return;
-    if (c->mode == CONN_WS)
-        web_send_json(c, b);
-    else
-        conn_send_framed(c, NULL, 0, b, b->len);
+    conn_send_buf(c, b);
+    srv_buf_unref(b);
 }
 
 void conn_write(conn *c, const char *data, size_t len) {
-    if (c->closing || c->draining || len == 0) return;
+    if (!conn_is_open(c) || len == 0) return;
     char *copy = malloc(len);
     if (!copy) {
         conn_close(c);
@@ -852,14 +930,15 @@ void conn_write(conn *c, const char *data, size_t len) {
     srv_buf_unref(b);
 }
 
+void conn_deliver_json(conn *c, const srv_msg *m) {
+    conn_send_buf(c, m->json);
+}
+
 void conn_deliver(conn *c, const srv_msg *m) {
-    if (c->closing || c->draining) return;
+    if (!conn_is_open(c)) return;
     if (m->durable_at > journal_durable_pos(c->srv)) hold_until(c, m->durable_at);
-    if (c->closing) return;
-    if (c->mode == CONN_TEXT && text_has_session(c))
-        text_deliver(c, m);
-    else
-        conn_send_buf(c, m->json);
+    if (!conn_is_open(c)) return; /* a slow consumer, closed by the barrier */
+    conn_transport_of(c)->deliver(c, m);
 }
 
 /* Drops `n` written bytes from the front of the queue. */
@@ -910,8 +989,6 @@ static unsigned gather(conn *c, unsigned count, uv_buf_t *bufs, char *heads) {
     return nb;
 }
 
-static void maybe_shutdown(conn *c);
-
 static void on_write(uv_write_t *req, int status) {
     conn *c = req->data;
     free(req);
@@ -929,9 +1006,9 @@ static void on_write(uv_write_t *req, int status) {
     c->srv->metrics.bytes_out += n - c->out_skip;
     written(c, n - c->out_skip);
     c->out_inflight = 0;
-    if (c->closing) return;
-    if (c->draining)
-        flush(c); /* the last bytes go out now, then the shutdown */
+    if (conn_is_closing(c)) return;
+    if (!conn_is_open(c))
+        flush(c); /* draining: the last bytes go out now, then the shutdown */
     else if (c->out_count)
         want_flush(c);
     update_reading(c);
@@ -950,7 +1027,7 @@ static unsigned sendable(const conn *c) {
 /* Writes what is queued: at once as far as the kernel takes it, the rest by
  * one uv_write. A connection held by a barrier waits in srv.held_list. */
 static void flush(conn *c) {
-    if (c->closing || c->writing || !c->out_count) {
+    if (conn_is_closing(c) || c->writing || !c->out_count) {
         maybe_shutdown(c);
         return;
     }
@@ -1025,8 +1102,8 @@ static void flush_all(srv *s) {
 static void conn_free(conn *c) {
     srv *s = c->srv;
     if (c->player) session_conn_gone(c);
-    if (text_has_session(c)) text_free(c);
-    if (c->web) web_free(c);
+    const conn_transport *t = conn_transport_of(c);
+    if (t->free) t->free(c);
     proto_framer_free(&c->framer);
     while (c->out_count) {
         srv_buf_unref(c->out[c->out_first].buf);
@@ -1057,8 +1134,8 @@ static void on_handle_closed(uv_handle_t *h) {
 }
 
 void conn_close(conn *c) {
-    if (c->closing) return;
-    c->closing = true;
+    if (conn_is_closing(c)) return;
+    c->state = CONN_CLOSING;
     /* Nothing more is handled or written: out of the turn's lists. */
     srv_list_remove(&c->flush_link);
     srv_list_remove(&c->input_link);
@@ -1076,9 +1153,9 @@ static void on_shutdown(uv_shutdown_t *req, int status) {
 /* Draining: once every queued byte is handed to the kernel or to the running
  * write, the shutdown (sent after that write) ends the connection. */
 static void maybe_shutdown(conn *c) {
-    if (!c->draining || c->shut || c->closing) return;
+    if (c->state != CONN_DRAINING) return;
     if (c->out_count && !(c->writing && c->out_inflight == c->out_count)) return;
-    c->shut = true;
+    c->state = CONN_SHUT;
     uv_shutdown_t *req = malloc(sizeof *req);
     if (!req) {
         conn_close(c);
@@ -1099,12 +1176,13 @@ static void on_drain_timeout(conn *c) {
 }
 
 void conn_close_after_flush(conn *c) {
-    if (c->closing || c->draining) return;
-    if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_NORMAL); /* if none went yet */
-    /* The close frame may not have fitted the queue (a slow consumer): closed,
+    if (!conn_is_open(c)) return;
+    const conn_transport *t = conn_transport_of(c);
+    if (t->last_bytes) t->last_bytes(c);
+    /* The last bytes may not have fitted the queue (a slow consumer): closed,
      * it must not get a flush deadline, or be freed with one armed. */
-    if (c->closing) return;
-    c->draining = true;
+    if (conn_is_closing(c)) return;
+    c->state = CONN_DRAINING;
     if (c->reading) uv_read_stop((uv_stream_t *)&c->tcp);
     c->reading = false;
     srv_list_remove(&c->input_link);
@@ -1117,11 +1195,23 @@ void conn_close_after_flush(conn *c) {
     flush(c);
 }
 
+/* The transport's last words, then a close after the flush. */
+static void say_and_close(conn *c, conn_say why) {
+    const conn_transport *t = conn_transport_of(c);
+    if (t->say) t->say(c, why);
+    conn_close_after_flush(c);
+}
+
 void conn_say_bye(conn *c) {
-    if (c->closing || c->draining) return;
-    if (c->mode == CONN_TEXT && text_has_session(c)) {
-        text_say_bye(c);
-    } else if (c->mode == CONN_JSON || c->mode == CONN_WS) {
+    if (conn_is_open(c)) say_and_close(c, CONN_SAY_SHUTDOWN);
+}
+
+void conn_too_long(conn *c) {
+    if (conn_is_open(c)) say_and_close(c, CONN_SAY_TOO_LONG);
+}
+
+void conn_say_json(conn *c, conn_say why, const char *unit, const char *log_as) {
+    if (why == CONN_SAY_SHUTDOWN) {
         size_t len;
         char *line = proto_enc_bye("shutdown", &len);
         srv_buf *b = srv_buf_take(line, len);
@@ -1129,49 +1219,54 @@ void conn_say_bye(conn *c) {
             conn_send_buf(c, b);
             srv_buf_unref(b);
         }
-        if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_GOING_AWAY);
+    } else if (why == CONN_SAY_TOO_LONG) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "a %s may be at most %zu bytes; closing the connection",
+                 unit, c->srv->cfg.max_line);
+        conn_send_error(c, PROTO_ERR_LINE_TOO_LONG, msg);
+        srv_log_client(SRV_LOG_INFO, "line_too_long from %s%s", conn_peer(c), log_as);
     }
-    conn_close_after_flush(c);
+}
+
+/* What the sweep does with one open connection. */
+static void sweep_one(conn *c, uint64_t now) {
+    srv *s = c->srv;
+    const conn_transport *t = conn_transport_of(c);
+    uint64_t req_ms = s->cfg.request_ms;
+    if (!c->writing) trim(c);
+    if (t->sleep) t->sleep(c);
+    if (req_ms && c->stalled_since && now - c->stalled_since >= req_ms) {
+        /* Its reading stopped for output that has not moved since. */
+        slow_consumer(c);
+        return;
+    }
+    if (req_ms && c->partial_since && now - c->partial_since >= req_ms) {
+        srv_log(SRV_LOG_DEBUG, "closing %s: a request unfinished for %llu s",
+                conn_peer(c), (unsigned long long)((now - c->partial_since) / 1000));
+        say_and_close(c, CONN_SAY_SLOW);
+        return;
+    }
+    uint64_t idle_ms = s->cfg.idle_ms;
+    if (t->idle_max_ms && (!idle_ms || idle_ms > t->idle_max_ms))
+        idle_ms = t->idle_max_ms;
+    if (!idle_ms || now - c->last_active < idle_ms) return;
+    /* A racer thinking over a move, or someone watching a race, is not idle
+     * while the race runs. */
+    const srv_player *p = c->player;
+    if (p &&
+        (room_in_running_race(p) || (p->watching && p->watching->state == ROOM_RUNNING)))
+        return;
+    srv_log(SRV_LOG_DEBUG, "closing idle connection %s", conn_peer(c));
+    say_and_close(c, CONN_SAY_IDLE);
 }
 
 void conn_sweep_idle(srv *s) {
     /* After a pause, input that arrived meanwhile is read first. */
     if (srv_defer_until_io(s, NULL, NULL)) return;
     uint64_t now = uv_now(s->loop);
-    uint64_t req_ms = s->cfg.request_ms;
     for (srv_link *l = s->conns.next; l != &s->conns; l = l->next) {
         conn *c = srv_container(l, conn, link);
-        if (c->closing || c->draining) continue;
-        if (!c->writing) trim(c);
-        if (c->mode == CONN_TEXT) text_sleep(c);
-        if (req_ms && c->stalled_since && now - c->stalled_since >= req_ms) {
-            /* Its reading stopped for output that has not moved since. */
-            slow_consumer(c);
-            continue;
-        }
-        if (req_ms && c->partial_since && now - c->partial_since >= req_ms) {
-            srv_log(SRV_LOG_DEBUG, "closing %s: a request unfinished for %llu s",
-                    conn_peer(c), (unsigned long long)((now - c->partial_since) / 1000));
-            if (c->mode == CONN_TEXT && text_has_session(c)) text_say_slow(c);
-            conn_close_after_flush(c);
-            continue;
-        }
-        uint64_t idle_ms = s->cfg.idle_ms;
-        /* A browser keeps a few HTTP connections open after loading the page;
-         * they hold no game, and count towards --max-per-ip. */
-        if (c->mode == CONN_HTTP && (!idle_ms || idle_ms > HTTP_KEEPALIVE_MS))
-            idle_ms = HTTP_KEEPALIVE_MS;
-        if (!idle_ms || now - c->last_active < idle_ms) continue;
-        /* A racer thinking over a move, or someone watching a race, is not
-         * idle while the race runs. */
-        const srv_player *p = c->player;
-        if (p && (room_in_running_race(p) ||
-                  (p->watching && p->watching->state == ROOM_RUNNING)))
-            continue;
-        srv_log(SRV_LOG_DEBUG, "closing idle connection %s", conn_peer(c));
-        if (c->mode == CONN_TEXT && text_has_session(c)) text_say_idle(c);
-        if (c->mode == CONN_WS) web_ws_close(c, PROTO_WS_GOING_AWAY);
-        conn_close_after_flush(c);
+        if (conn_is_open(c)) sweep_one(c, now);
     }
 }
 
@@ -1183,10 +1278,8 @@ void conn_write_metrics(metrics_out *o, void *ctx) {
         const conn *c = srv_container(l, conn, link);
         if ((unsigned)c->mode < 5) by_mode[c->mode]++;
     }
-    metrics_family(
-        o, "race2048_connections", "gauge",
-        "Open connections by mode (web: WebSocket players, http: plain HTTP).");
+    metrics_family(o, "race2048_connections", "gauge",
+                   "Open connections by mode (web: WebSocket players, http: plain HTTP).");
     for (int i = 0; i < 5; i++)
-        metrics_put(o, "race2048_connections{mode=\"%s\"} %u\n", mode_names[i],
-                    by_mode[i]);
+        metrics_put(o, "race2048_connections{mode=\"%s\"} %u\n", mode_names[i], by_mode[i]);
 }

@@ -3,6 +3,7 @@
 #ifndef RACE2048_CONN_H
 #define RACE2048_CONN_H
 
+#include "byte_buf.h"
 #include "conn_timer.h"
 #include "framer.h"
 #include "srv.h"
@@ -13,7 +14,16 @@ typedef enum conn_mode {
     CONN_TEXT,   /* a human on telnet or netcat */
     CONN_HTTP,   /* an HTTP/1.1 request line: a browser, balancer or monitor */
     CONN_WS,     /* upgraded from HTTP: JSON mode in WebSocket text messages */
+    CONN_NMODES
 } conn_mode;
+
+/* Where a connection is in its life; it only moves down the list. */
+typedef enum conn_state {
+    CONN_OPEN,     /* reading, handling and writing */
+    CONN_DRAINING, /* flushing a last message: nothing more is read or queued */
+    CONN_SHUT,     /* draining, and the shutdown request went out */
+    CONN_CLOSING,  /* uv_close called: nothing more is read or written */
+} conn_state;
 
 struct text_session;
 struct web_session;
@@ -64,12 +74,12 @@ typedef struct conn {
     srv_link input_link; /* in srv.input_list while input waits for a turn */
     srv *srv;
     uv_tcp_t tcp;
-    conn_timer timer; /* mode detection, then text-mode redraw pacing */
-    int open_handles; /* freed when the socket's close callback ran */
-    conn_mode mode;
-    bool closing;        /* uv_close called: nothing more is read or written */
-    bool draining;       /* flushing a last message before closing */
-    bool shut;           /* draining: the shutdown request went out */
+    conn_timer timer;    /* mode detection, then text-mode redraw pacing */
+    int open_handles;    /* freed when the socket's close callback ran */
+    uint32_t in_off;     /* bytes of `in` handled so far (see below) */
+    uint8_t mode;        /* a conn_mode: its transport (transport.h), set only by
+                          * conn_set_transport */
+    uint8_t state;       /* a conn_state */
     bool reading;        /* uv_read_start is in effect */
     uint8_t refused;     /* a conn_refusal: why it is being refused, or 0 */
     bool writing;        /* a uv_write of the queue's first `inflight` entries runs */
@@ -86,13 +96,11 @@ typedef struct conn {
     size_t out_skip;
     size_t out_bytes;       /* charged against --max-output (see above) */
     uint64_t stalled_since; /* loop time output stopped draining while over half */
-    /* Input read but not handled yet (its turn has not come): in_buf[in_off,
-     * in_len). Reading is stopped while any is held. */
-    char *in_buf;
-    size_t in_len, in_off;
-    char *in_front; /* bytes handed back (conn_feed_json) to go before in_buf */
-    size_t in_front_len;
-    unsigned budget;         /* lines (JSON) or bytes (text) left this turn */
+    /* Input read but not handled yet (its turn has not come): in.data[in_off,
+     * in.len). Reading is stopped while any is held. */
+    byte_buf in;
+    byte_buf in_front;       /* bytes handed back (conn_feed_json) to go before `in` */
+    unsigned budget;         /* lines (JSON) or bytes (the rest) left this turn */
     unsigned failed_resumes; /* counted by guard.c */
     uint64_t budget_turn;    /* the turn the budget belongs to */
     uint64_t last_active;    /* loop time of the last complete request */
@@ -126,16 +134,27 @@ void conn_loop_init(srv *s);
 /* Writes every connection's queue now (what the end of a loop turn does). */
 void conn_flush_all(srv *s);
 
-/* Queues a JSON line; a connection whose queue passes --max-output is closed
- * (slow consumer). Ignored on a closing or draining connection. */
+/* Is c open: not draining a last message, not closing? Nothing is read,
+ * handled or queued for a connection that is not. */
+bool conn_is_open(const conn *c);
+/* Is c closing (uv_close called)? A draining connection is not yet. */
+bool conn_is_closing(const conn *c);
+
+/* Queues a JSON line (ending in '\n') as the connection's transport frames
+ * it; a connection whose queue passes --max-output is closed (slow
+ * consumer). Ignored on a closing or draining connection. */
 void conn_send_buf(conn *c, srv_buf *b);
+/* Queues an error line (proto_enc_error) and counts it in the metrics.
+ * Ignored as conn_send_buf; nothing is sent if memory runs out. */
+void conn_send_error(conn *c, proto_err code, const char *message);
 /* Queues hdr (0 to CONN_HEAD_MAX bytes, copied) followed by the first len
  * bytes of the shared payload b (referenced, not copied), under the same
  * rules. For transports that frame each message (a WebSocket header). */
 void conn_send_framed(conn *c, const void *hdr, size_t hdr_len, srv_buf *b, size_t len);
 /* Queues a copy of raw bytes (text mode), under the same output limit. */
 void conn_write(conn *c, const char *data, size_t len);
-/* Delivers a message according to the connection's mode. */
+/* Delivers a message as the connection's transport shows it (held back
+ * until the journal is durable up to m->durable_at). Ignored unless open. */
 void conn_deliver(conn *c, const srv_msg *m);
 
 /* Closes now; the player is detached in the close callback, so a close in
@@ -157,6 +176,9 @@ void conn_request_done(conn *c);
 
 /* The server is stopping: tell the client (bye, or a line for humans) and close. */
 void conn_say_bye(conn *c);
+/* A line or message passed --max-line: the transport says so, then the
+ * connection closes after the flush. */
+void conn_too_long(conn *c);
 
 /* Periodic sweep: closes connections idle longer than --idle-timeout (no
  * complete request), with a request unfinished for --request-timeout, or

@@ -134,3 +134,15 @@ void conn_timer_stop(conn *c) {
     c->timer.cb = NULL;
     rearm(c->srv);
 }
+
+bool conn_timer_armed(const conn *c) {
+    return c->timer.slot != 0;
+}
+
+bool conn_timer_runs(const conn *c, conn_timer_cb cb) {
+    return c->timer.slot && c->timer.cb == cb;
+}
+
+uint64_t conn_timer_due(const conn *c) {
+    return c->timer.slot ? c->timer.due : 0;
+}

@@ -2,6 +2,7 @@
 #ifndef RACE2048_CONN_TIMER_H
 #define RACE2048_CONN_TIMER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct conn;
@@ -40,5 +41,11 @@ void conn_timers_free(struct srv *s);
 int conn_timer_start(struct conn *c, conn_timer_cb cb, uint64_t ms);
 /* Disarms c's deadline, if any. */
 void conn_timer_stop(struct conn *c);
+/* Is c's deadline armed? */
+bool conn_timer_armed(const struct conn *c);
+/* Is it armed to run cb? */
+bool conn_timer_runs(const struct conn *c, conn_timer_cb cb);
+/* The loop time it falls due, or 0 if it is not armed. */
+uint64_t conn_timer_due(const struct conn *c);
 
 #endif

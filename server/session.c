@@ -26,7 +26,7 @@ static bool conn_sink_alive(const void *dest) {
     const conn *c = dest;
     /* Closing connections leave the game in their close callback: until
      * then they take nothing new. */
-    return !c->closing && !c->draining;
+    return conn_is_open(c);
 }
 
 static unsigned conn_sink_game_start_wait(void *dest) {

@@ -110,6 +110,14 @@ static void outs(conn *c, const char *str) {
     out(c, str, strlen(str));
 }
 
+/* A closing line's end: netcat waits for Enter after the server closes. */
+#define NETCAT_HINT " (press Enter to close netcat)"
+
+/* Ends the last line before a close: plainly on telnet, with the hint for netcat. */
+static void end_last_line(conn *c) {
+    outs(c, c->text && c->text->tn.seen ? "\r\n" : NETCAT_HINT "\r\n");
+}
+
 /* A continuation byte of a UTF-8 character (10xxxxxx). */
 static bool utf8_tail(char ch) {
     return ((unsigned char)ch & 0xc0) == 0x80;
@@ -134,7 +142,7 @@ static void set_status(text_session *s, const char *msg) {
 /* Asks for a redraw: now if the last one is old enough, else at the pace. */
 static void request_draw(conn *c) {
     text_session *s = c->text;
-    if (!s->greeted || c->closing || c->draining) return;
+    if (!s->greeted || !conn_is_open(c)) return;
     s->dirty = true;
     uint64_t now = uv_now(c->srv->loop);
     if (now >= s->last_draw + REDRAW_MS) {
@@ -720,7 +728,7 @@ static void quit(conn *c, const char *why) {
     }
     outs(c, "\r\n");
     outs(c, why);
-    outs(c, s->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
+    end_last_line(c);
     conn_close_after_flush(c);
 }
 
@@ -739,7 +747,7 @@ static proto_settings settings_for(int players, int size) {
 
 /* Plays a line's moves in order, stopping quietly when the game stops. */
 static void play_moves(conn *c, const proto_command *cmd) {
-    for (size_t i = 0; i < cmd->n_moves && !c->closing; i++) {
+    for (size_t i = 0; i < cmd->n_moves && !conn_is_closing(c); i++) {
         if (!in_game(c->player)) {
             if (i == 0) {
                 srv_player *p = c->player;
@@ -808,7 +816,7 @@ static void resume(conn *c, const proto_command *cmd) {
         if (!p) {
             if (guard_resume_failed(c)) {
                 outs(c, "\r\nToo many wrong resume codes: closing.");
-                outs(c, s->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
+                end_last_line(c);
                 conn_close_after_flush(c);
                 return;
             }
@@ -1018,20 +1026,13 @@ static int on_text_line(void *ctx, const char *line, size_t len) {
      * (help, colour, an unknown word, an empty line) is a human. */
     s->any_command = true;
     run_command(c, line, len);
-    return c->closing || c->draining;
+    return !conn_is_open(c);
 }
 
 static int on_text_too_long(void *ctx) {
-    conn *c = ctx;
-    char msg[96];
-    snprintf(msg, sizeof msg,
-             "\r\nThat line is longer than %zu bytes; closing the connection.",
-             c->srv->cfg.max_line);
     /* Not a quit: like a JSON client's, a racer's seat is kept for the grace
      * period (protocol/README.md treats it as disconnected). */
-    outs(c, msg);
-    outs(c, c->text->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
-    conn_close_after_flush(c);
+    conn_too_long(ctx);
     return 1;
 }
 
@@ -1119,10 +1120,10 @@ static void on_key(conn *c, const proto_key *k) {
 }
 
 static void feed_keys(conn *c, const unsigned char *data, size_t n) {
-    for (size_t i = 0; i < n && c->text && !c->closing && !c->draining; i++) {
+    for (size_t i = 0; i < n && c->text && conn_is_open(c); i++) {
         proto_key keys[2];
         int got = proto_keys_feed(&c->text->keys, data[i], keys);
-        for (int k = 0; k < got && c->text && !c->closing && !c->draining; k++)
+        for (int k = 0; k < got && c->text && conn_is_open(c); k++)
             on_key(c, &keys[k]);
     }
     if (c->text && proto_keys_pending(&c->text->keys)) {
@@ -1157,7 +1158,7 @@ void text_input(conn *c, const char *data, size_t n) {
     if (!awake(c)) return;
     const unsigned char *in = (const unsigned char *)data;
     unsigned char plain[4096];
-    while (n > 0 && c->text && !c->closing && !c->draining) {
+    while (n > 0 && c->text && conn_is_open(c)) {
         text_session *s = c->text;
         size_t chunk = n < sizeof plain ? n : sizeof plain;
         size_t plain_len;
@@ -1187,13 +1188,13 @@ void text_input(conn *c, const char *data, size_t n) {
 
 static void on_timer(conn *c) {
     text_session *s = c->text;
-    if (!s || c->closing || c->draining) return;
+    if (!s || !conn_is_open(c)) return;
     uint64_t now = uv_now(c->srv->loop);
     if (s->esc_at && s->esc_at <= now) {
         s->esc_at = 0;
         proto_key k;
         if (proto_keys_flush(&s->keys, &k)) on_key(c, &k);
-        if (!c->text || c->closing || c->draining) return;
+        if (!c->text || !conn_is_open(c)) return;
     }
     if (s->replay && s->replay_at && s->replay_at <= now) {
         text_replay_step(s->replay);
@@ -1206,14 +1207,14 @@ static void on_timer(conn *c) {
     else if ((s->dirty && s->draw_at && s->draw_at <= now) ||
              (s->tick_at && s->tick_at <= now))
         draw(c);
-    if (c->text && !c->closing && !c->draining) text_arm(c);
+    if (c->text && conn_is_open(c)) text_arm(c);
 }
 
 /* Arms the connection's timer for the earliest pending deadline. */
 static void text_arm(conn *c) {
     text_session *s = c->text;
     /* A draining connection's timer is its flush deadline: leave it be. */
-    if (c->closing || c->draining) return;
+    if (!conn_is_open(c)) return;
     uint64_t next = 0;
     uint64_t deadlines[5] = {s->greeted ? 0 : s->greet_at, s->dirty ? s->draw_at : 0,
                              s->esc_at, s->tick_at, s->replay_at};
@@ -1262,8 +1263,7 @@ static void greeted_session(text_session *s) {
 /* True if c's session is as the greeting left it, nothing pending. */
 static bool can_sleep(const conn *c) {
     const text_session *s = c->text;
-    if (!s || c->closing || c->draining || c->framer.len || c->framer.discarding)
-        return false;
+    if (!s || !conn_is_open(c) || c->framer.len || c->framer.discarding) return false;
     text_session fresh;
     greeted_session(&fresh);
     fresh.last_draw = s->last_draw; /* the sleep waits until it no longer matters */
@@ -1273,7 +1273,7 @@ static bool can_sleep(const conn *c) {
 
 void text_sleep(conn *c) {
     /* A redraw right after waking is paced as it would have been. */
-    if (c->timer.slot || !can_sleep(c) ||
+    if (conn_timer_armed(c) || !can_sleep(c) ||
         uv_now(c->srv->loop) < c->text->last_draw + REDRAW_MS)
         return;
     free(c->text);
@@ -1297,12 +1297,12 @@ static bool awake(conn *c) {
     if (c->text_asleep == ASLEEP_GREETED) {
         greeted_session(s);
         /* Asleep since a redraw less than REDRAW_MS ago: the pace holds. */
-        if (c->timer.slot && c->timer.cb == on_sleep_due)
-            s->last_draw = c->timer.due - REDRAW_MS;
+        if (conn_timer_runs(c, on_sleep_due))
+            s->last_draw = conn_timer_due(c) - REDRAW_MS;
     } else {
         /* The greeting's deadline is the connection's timer (on_greet_due). */
         offered_session(s);
-        s->greet_at = c->timer.slot ? c->timer.due : uv_now(c->srv->loop);
+        s->greet_at = conn_timer_armed(c) ? conn_timer_due(c) : uv_now(c->srv->loop);
     }
     c->text = s;
     c->text_asleep = 0;
@@ -1325,7 +1325,7 @@ static void on_greet_due(conn *c) {
     c->text_asleep = 0;
     on_timer(c); /* greets; then text_arm sets the pace for sleeping */
     c->text = NULL;
-    if (!c->closing && !c->draining && c->timer.slot && c->timer.cb == on_sleep_due) {
+    if (conn_is_open(c) && conn_timer_runs(c, on_sleep_due)) {
         c->text = &tmp;
         bool sleeps = can_sleep(c);
         c->text = NULL;
@@ -1363,7 +1363,7 @@ void text_begin(conn *c, bool telnet_first) {
     /* Nothing to keep until the client answers or the greeting is due. */
     c->text_asleep = ASLEEP_OFFERED;
     conn_write(c, PROTO_TELNET_OFFER_DCS, PROTO_TELNET_OFFER_DCS_LEN);
-    if (!c->closing && conn_timer_start(c, on_greet_due, GREET_WAIT_MS) < 0)
+    if (!conn_is_closing(c) && conn_timer_start(c, on_greet_due, GREET_WAIT_MS) < 0)
         conn_close(c);
 }
 
@@ -1483,20 +1483,27 @@ void text_deliver(conn *c, const srv_msg *m) {
     request_draw(c);
 }
 
-void text_say_bye(conn *c) {
-    outs(c, "\r\nThe server is stopping. Goodbye!");
-    outs(c, c->text && c->text->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
-}
-
-void text_say_idle(conn *c) {
-    /* With netcat's suffix, 73 columns. */
-    outs(c, "\r\nClosing: nothing was typed for a long time.");
-    outs(c, c->text && c->text->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
-}
-
-void text_say_slow(conn *c) {
-    outs(c, "\r\nClosing this connection: a line took too long to arrive.");
-    outs(c, c->text && c->text->tn.seen ? "\r\n" : " (press Enter to close netcat)\r\n");
+void text_say(conn *c, conn_say why) {
+    if (!text_has_session(c)) return;
+    char line[96];
+    switch (why) {
+    case CONN_SAY_SHUTDOWN:
+        outs(c, "\r\nThe server is stopping. Goodbye!");
+        break;
+    case CONN_SAY_IDLE: /* with netcat's suffix, 73 columns */
+        outs(c, "\r\nClosing: nothing was typed for a long time.");
+        break;
+    case CONN_SAY_SLOW:
+        outs(c, "\r\nClosing this connection: a line took too long to arrive.");
+        break;
+    case CONN_SAY_TOO_LONG:
+        snprintf(line, sizeof line,
+                 "\r\nThat line is longer than %zu bytes; closing the connection.",
+                 c->srv->cfg.max_line);
+        outs(c, line);
+        break;
+    }
+    end_last_line(c);
 }
 
 bool text_midway(const conn *c) {

@@ -4,6 +4,7 @@
 #define RACE2048_TEXT_H
 
 #include "conn.h"
+#include "transport.h"
 
 /* c has been judged a human (first byte not '{', or silence): probe for
  * telnet (plainly if the client already spoke telnet) and greet. May close
@@ -13,11 +14,9 @@ void text_begin(conn *c, bool telnet_first);
 void text_input(conn *c, const char *data, size_t n);
 /* Shows a server message to the human (redraws, errors, the end screen). */
 void text_deliver(conn *c, const srv_msg *m);
-/* The server is stopping / the connection idled out: one line saying so. */
-void text_say_bye(conn *c);
-void text_say_idle(conn *c);
-/* ... a line took longer than --request-timeout to arrive. */
-void text_say_slow(conn *c);
+/* The server is about to close c (stopping, idle, a slow or too long line):
+ * one line saying why, if c has a session. Text mode's say (transport.h). */
+void text_say(conn *c, conn_say why);
 /* True while a telnet command is cut short (an unfinished request). */
 bool text_midway(const conn *c);
 /* Frees c's text session. */

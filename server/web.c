@@ -8,7 +8,13 @@
 
 #include "session.h"
 #include "metrics.h"
+#include "transport.h"
 #include "web_assets.h"
+
+/* An HTTP connection (not a WebSocket) idle this long is closed, whatever
+ * --idle-timeout says: a browser keeps a few open after loading the page;
+ * they hold no game, and count towards --max-per-ip. */
+#define HTTP_KEEPALIVE_MS 15000
 
 struct web_session {
     proto_http http;
@@ -52,7 +58,7 @@ static void respond_text(conn *c, int status, const char *text, bool head_only,
 }
 
 void web_refuse(conn *c) {
-    if (c->closing || c->draining) return;
+    if (!conn_is_open(c)) return;
     respond_text(c, 503, "The server is full; try again later.\n", false, false);
 }
 
@@ -87,26 +93,13 @@ static bool ws_handshake_ok(const proto_http_request *r) {
 
 static void on_ws_text(void *ctx, const char *msg, size_t len) {
     conn *c = ctx;
-    if (c->closing || c->draining) return;
+    if (!conn_is_open(c)) return;
     conn_request_done(c);
     session_json_line(c, msg, len);
 }
 
 static void on_ws_too_long(void *ctx) {
-    conn *c = ctx;
-    char msg[96];
-    snprintf(msg, sizeof msg,
-             "a message may be at most %zu bytes; closing the connection",
-             c->srv->cfg.max_line);
-    size_t len = 0;
-    char *line = proto_enc_error(PROTO_ERR_LINE_TOO_LONG, msg, &len);
-    srv_buf *b = srv_buf_take(line, len);
-    if (b) {
-        srv_count_error(c->srv, PROTO_ERR_LINE_TOO_LONG);
-        web_send_json(c, b);
-        srv_buf_unref(b);
-    }
-    srv_log_client(SRV_LOG_INFO, "line_too_long from %s (WebSocket)", conn_peer(c));
+    conn_too_long(ctx);
 }
 
 static void on_ws_output(void *ctx, const char *data, size_t len) {
@@ -115,22 +108,24 @@ static void on_ws_output(void *ctx, const char *data, size_t len) {
 
 static const proto_ws_handlers ws_handlers = {on_ws_text, on_ws_too_long, on_ws_output};
 
-/* Answers a GET /ws with a valid handshake: 101, then JSON mode over frames. */
-static void upgrade(conn *c, const proto_http_request *r) {
+/* Answers a GET /ws with a valid handshake: 101, then JSON mode over frames.
+ * Returns false (c closed) if the WebSocket cannot be made. */
+static bool upgrade(conn *c, const proto_http_request *r) {
     char head[256];
     size_t n = proto_http_ws_accept_head(head, sizeof head, r->ws_key);
     c->web->ws = n ? proto_ws_new(c->srv->cfg.max_line, &ws_handlers, c) : NULL;
     if (!c->web->ws) {
         srv_log_client(SRV_LOG_ERROR, "cannot open a WebSocket for %s", conn_peer(c));
         conn_close(c);
-        return;
+        return false;
     }
     c->srv->metrics.http_requests++;
     c->srv->metrics.ws_upgrades++;
     conn_write(c, head, n);
-    c->mode = CONN_WS;
+    conn_set_transport(c, CONN_WS);
     srv_log(SRV_LOG_DEBUG, "WebSocket open from %s (#%llu)", conn_peer(c),
             (unsigned long long)c->id);
+    return true;
 }
 
 static void answer(conn *c, const proto_http_request *r) {
@@ -186,8 +181,8 @@ static void answer(conn *c, const proto_http_request *r) {
     respond(c, 200, a->content_type, b, b->len, a->etag, "no-cache", head_only, alive);
 }
 
-static void http_input(conn *c, const char *data, size_t n) {
-    while (!c->closing && !c->draining) {
+static void http_requests(conn *c, const char *data, size_t n) {
+    while (conn_is_open(c)) {
         size_t used;
         proto_http_result res = proto_http_feed(&c->web->http, data, n, &used);
         data += used;
@@ -207,9 +202,9 @@ static void http_input(conn *c, const char *data, size_t n) {
             if (ws_handshake_ok(&c->web->http.req) &&
                 strcmp(c->web->http.req.target, "/ws") == 0) {
                 conn_request_done(c);
-                upgrade(c, &c->web->http.req);
-                if (c->mode == CONN_WS && n && !c->closing)
-                    if (!proto_ws_feed(c->web->ws, data, n)) conn_close_after_flush(c);
+                if (upgrade(c, &c->web->http.req) && n && conn_is_open(c) &&
+                    !proto_ws_feed(c->web->ws, data, n))
+                    conn_close_after_flush(c);
             } else {
                 respond_text(c, 400, "Bad WebSocket handshake.\n", false, false);
             }
@@ -237,21 +232,33 @@ int web_begin(conn *c) {
     return 0;
 }
 
-void web_input(conn *c, const char *data, size_t n) {
-    if (!c->web || c->closing || c->draining) return;
-    if (c->mode == CONN_HTTP) {
-        http_input(c, data, n);
-    } else if (c->web->ws && !proto_ws_feed(c->web->ws, data, n)) {
+/* ----------------------------------------------------------- transports --- */
+
+static size_t http_input(conn *c, const char *data, size_t n) {
+    size_t k = conn_take_share(c, n);
+    /* The parser says when a request is complete. */
+    if (c->web) http_requests(c, data, k);
+    return k;
+}
+
+static size_t ws_input(conn *c, const char *data, size_t n) {
+    size_t k = conn_take_share(c, n);
+    if (c->web && c->web->ws && !proto_ws_feed(c->web->ws, data, k))
         conn_close_after_flush(c);
-    }
+    return k;
 }
 
-bool web_midway(const conn *c) {
-    if (!c->web) return false;
-    return c->web->ws ? proto_ws_midway(c->web->ws) : proto_http_midway(&c->web->http);
+static bool http_midway(const conn *c) {
+    return c->web && proto_http_midway(&c->web->http);
 }
 
-void web_send_json(conn *c, srv_buf *b) {
+static bool ws_midway(const conn *c) {
+    return c->web && c->web->ws && proto_ws_midway(c->web->ws);
+}
+
+/* One JSON line (b, ending in '\n') as one WebSocket text message: the frame
+ * header and the shared line go out as two buffers of one write. */
+static void ws_send(conn *c, srv_buf *b) {
     if (!c->web || !c->web->ws || !proto_ws_open(c->web->ws)) return;
     size_t len = b->len && b->data[b->len - 1] == '\n' ? b->len - 1 : b->len;
     uint8_t hdr[PROTO_WS_HEADER_MAX];
@@ -259,14 +266,50 @@ void web_send_json(conn *c, srv_buf *b) {
     conn_send_framed(c, hdr, hdr_len, b, len);
 }
 
-void web_ws_close(conn *c, uint16_t code) {
-    if (c->web && c->web->ws && !c->closing && !c->draining)
-        proto_ws_close(c->web->ws, code);
+/* A close frame with code, once; nothing is sent after it. */
+static void ws_close(conn *c, uint16_t code) {
+    if (c->web && c->web->ws && conn_is_open(c)) proto_ws_close(c->web->ws, code);
 }
 
-void web_free(conn *c) {
+static void ws_say(conn *c, conn_say why) {
+    conn_say_json(c, why, "message", " (WebSocket)");
+    if (why == CONN_SAY_SHUTDOWN || why == CONN_SAY_IDLE)
+        ws_close(c, PROTO_WS_GOING_AWAY);
+    else if (why == CONN_SAY_TOO_LONG)
+        ws_close(c, PROTO_WS_TOO_BIG); /* after the error line, before the flush */
+}
+
+/* Any close after a flush ends the WebSocket first (if no close went yet). */
+static void ws_last_bytes(conn *c) {
+    ws_close(c, PROTO_WS_NORMAL);
+}
+
+static void web_free(conn *c) {
     if (!c->web) return;
     proto_ws_free(c->web->ws);
     free(c->web);
     c->web = NULL;
 }
+
+const conn_transport web_http_transport = {
+    .name = "http",
+    .turn_share = CONN_TURN_WEB_BYTES,
+    .input = http_input,
+    .send = conn_send_raw,
+    .deliver = conn_deliver_json,
+    .midway = http_midway,
+    .free = web_free,
+    .idle_max_ms = HTTP_KEEPALIVE_MS,
+};
+
+const conn_transport web_ws_transport = {
+    .name = "ws",
+    .turn_share = CONN_TURN_WEB_BYTES,
+    .input = ws_input,
+    .send = ws_send,
+    .deliver = conn_deliver_json,
+    .say = ws_say,
+    .last_bytes = ws_last_bytes,
+    .midway = ws_midway,
+    .free = web_free,
+};

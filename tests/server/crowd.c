@@ -152,7 +152,7 @@ double crowd_cpu_us(const char *line, int iterations) {
     size_t len = strlen(line);
     double start = cpu_us();
     for (int i = 0; i < iterations; i++) {
-        if (c->closing || c->draining) return -1;
+        if (!conn_is_open(c)) return -1;
         session_json_line(c, line, len);
         if (i % 16 == 15) {
             uv_run(&loop, UV_RUN_NOWAIT);
