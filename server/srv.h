@@ -13,6 +13,7 @@
 #include "conn_timer.h"
 #include "hash.h"
 #include "message.h"
+#include "view.h"
 
 /* ---------------------------------------------------------------- lists --- */
 
@@ -137,6 +138,9 @@ typedef enum srv_msg_type {
     SRV_MSG_ERROR,
     SRV_MSG_HISTORY,
     SRV_MSG_REPLAY,
+    /* No protocol message (json NULL, JSON transports send nothing): the room
+     * changed in a way only its view shows (a player left an ended race). */
+    SRV_MSG_VIEW,
 } srv_msg_type;
 
 /* What a player is told: the JSON line for JSON connections, and what a text
@@ -154,6 +158,14 @@ typedef struct srv_msg {
     int nresults;
     eng_seed seed;
     const char *salt;
+    /* ROOM, START, STATE, PLAYER, END, VIEW: the room as it is now (borrowed:
+     * a receiver that keeps it takes a reference); NULL if memory ran out. */
+    srv_view *view;
+    srv_rooms *rooms; /* ROOMS: the rows (borrowed likewise), or NULL */
+    /* START to a seated player who wants one (text mode): its seat's resume
+     * code, else "". */
+    char resume_code[9];
+    bool closes; /* ERROR: the connection is closed after it */
     /* A journal position (journal_game_end) that must be durable before this
      * message, and everything sent after it to the same client, is written:
      * an `end` reveals the seed, so it waits for its record. 0 = at once. */
@@ -176,6 +188,9 @@ typedef struct srv_player {
                        its hash is known (restored from the journal) */
     bool welcomed;  /* has been sent its welcome */
     bool queued;    /* waiting in matchmaking */
+    /* Its connection shows a resume code (text mode): the game gives its
+     * seats one. Nobody else's seat has a code (fewer codes to guess). */
+    bool wants_resume_code;
     /* A human's resume code for its current race seat ("" for none: not
      * in srv.by_resume), see resume.h. */
     char resume_code[9];
@@ -270,8 +285,10 @@ typedef struct srv {
     /* The rooms `rooms` lists, oldest first, so the reply costs the same
      * however many solo games and ended races there are. */
     srv_link waiting_rooms, running_rooms;
-    /* The `rooms` reply, made once and sent until a listed room changes. */
+    /* The `rooms` reply, made once and sent until a listed room changes,
+     * and its rows (for text mode). */
     struct srv_buf *rooms_reply;
+    srv_rooms *rooms_rows;
     /* Matchmaking: one queue per settings (lobby.c), so that a `quick`
      * looks only at players who want the same race. */
     struct lobby_queue *queues;
@@ -300,6 +317,8 @@ typedef struct srv {
 static inline void srv_rooms_changed(srv *s) {
     if (s->rooms_reply) srv_buf_unref(s->rooms_reply);
     s->rooms_reply = NULL;
+    srv_rooms_unref(s->rooms_rows);
+    s->rooms_rows = NULL;
 }
 
 /* Frees p if nothing holds it any more: no connection and no seat. Takes it
