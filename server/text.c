@@ -1037,49 +1037,44 @@ static int on_text_too_long(void *ctx) {
     return 1;
 }
 
-/* One key in character mode. */
-static void on_key(conn *c, const proto_key *k) {
+/* ':' opens the command line on the screen's last line. */
+static void open_prompt(conn *c) {
+    c->text->prompt = true;
+    c->text->line_len = 0;
+    request_draw(c);
+}
+
+/* A key while a replay plays (no command line open): it steers the replay;
+ * Esc stops it too. */
+static void replay_key(conn *c, const proto_key *k) {
+    conn_request_done(c);
+    if (k->type == PROTO_KEY_ESCAPE)
+        replay_control(c, 'q');
+    else if ((k->type == PROTO_KEY_CHAR || k->type == PROTO_KEY_MOVE) && k->ch)
+        replay_control(c, k->ch);
+}
+
+/* A key in a game (no command line open): a move at once. */
+static void game_key(conn *c, const proto_key *k) {
     text_session *s = c->text;
-    if (k->type == PROTO_KEY_CTRL_C || k->type == PROTO_KEY_CTRL_D) {
-        quit(c, "Goodbye!");
-        return;
-    }
-    if (s->replay && !s->prompt && k->type != PROTO_KEY_COLON) {
-        /* Keys steer a replay; Esc stops it too. */
-        conn_request_done(c);
-        if (k->type == PROTO_KEY_ESCAPE) {
-            replay_control(c, 'q');
-        } else if (k->type == PROTO_KEY_CHAR || k->type == PROTO_KEY_MOVE) {
-            if (k->ch) replay_control(c, k->ch);
-        }
-        return;
-    }
-    if (s->replay && k->type == PROTO_KEY_COLON && !s->prompt) {
-        s->prompt = true;
-        s->line_len = 0;
+    conn_request_done(c); /* a key in a game is a complete request */
+    if (k->type == PROTO_KEY_MOVE) {
+        proto_request req = {.type = PROTO_REQ_MOVE, .dir = k->dir};
+        s->status[0] = '\0';
+        request(c, &req);
+    } else if (k->type == PROTO_KEY_COLON) {
+        open_prompt(c);
+    } else if (k->type == PROTO_KEY_CHAR && k->ch != ' ') {
+        /* A command typed without ':' (its h and l were moves). */
+        set_status(s, "In a game every key is a move; type : first for a command "
+                      "(:help).");
         request_draw(c);
-        return;
     }
-    bool typing = s->prompt || !in_game(c);
-    /* A key in a game, or a command line's Enter, is a complete request. */
-    if (!typing || k->type == PROTO_KEY_ENTER) conn_request_done(c);
-    if (!typing) {
-        if (k->type == PROTO_KEY_MOVE) {
-            proto_request req = {.type = PROTO_REQ_MOVE, .dir = k->dir};
-            s->status[0] = '\0';
-            request(c, &req);
-        } else if (k->type == PROTO_KEY_COLON) {
-            s->prompt = true;
-            s->line_len = 0;
-            request_draw(c); /* the prompt goes on the screen's last line */
-        } else if (k->type == PROTO_KEY_CHAR && k->ch != ' ') {
-            /* A command typed without ':' (its h and l were moves). */
-            set_status(s, "In a game every key is a move; type : first for a command "
-                          "(:help).");
-            request_draw(c);
-        }
-        return;
-    }
+}
+
+/* A key typed into the command line, echoed as the line shows it. */
+static void line_key(conn *c, const proto_key *k) {
+    text_session *s = c->text;
     switch (k->type) {
     case PROTO_KEY_ENTER: {
         char line[sizeof s->line];
@@ -1087,6 +1082,7 @@ static void on_key(conn *c, const proto_key *k) {
         memcpy(line, s->line, len);
         s->line_len = 0;
         s->prompt = false;
+        conn_request_done(c); /* the line is a complete request */
         outs(c, "\r\n");
         run_command(c, line, len);
         break;
@@ -1118,6 +1114,21 @@ static void on_key(conn *c, const proto_key *k) {
         }
         break;
     }
+}
+
+/* One key in character mode. */
+static void on_key(conn *c, const proto_key *k) {
+    text_session *s = c->text;
+    if (k->type == PROTO_KEY_CTRL_C || k->type == PROTO_KEY_CTRL_D)
+        quit(c, "Goodbye!");
+    else if (s->replay && !s->prompt && k->type == PROTO_KEY_COLON)
+        open_prompt(c);
+    else if (s->replay && !s->prompt)
+        replay_key(c, k);
+    else if (!s->prompt && in_game(c))
+        game_key(c, k);
+    else
+        line_key(c, k);
 }
 
 static void feed_keys(conn *c, const unsigned char *data, size_t n) {
