@@ -8,21 +8,12 @@
 #include "conn.h"
 #include "room.h"
 
-/* The data an `end` points to, owned by its queued copy. */
-typedef struct fanout_end {
-    proto_player results[PROTO_PLAYERS_MAX];
-    char names[PROTO_PLAYERS_MAX][PROTO_NAME_MAX + 1];
-    eng_board boards[PROTO_PLAYERS_MAX];
-    char salt[33];
-} fanout_end;
-
 /* A queued broadcast: a copy of the message that owns everything it points to. */
 struct fanout_item {
     fanout_item *next;
     uint64_t seq;
     srv_msg msg;
-    char *text;      /* msg.text's copy, or NULL */
-    fanout_end *end; /* msg.results' and msg.salt's copies, or NULL */
+    char *text; /* msg.text's copy, or NULL */
 };
 
 /* Unique across rooms, so that a rendering's version names one room's state. */
@@ -42,7 +33,6 @@ static void item_free(fanout_item *it) {
     srv_view_unref(it->msg.view);
     srv_rooms_unref(it->msg.rooms);
     free(it->text);
-    free(it->end);
     free(it);
 }
 
@@ -57,23 +47,6 @@ static fanout_item *item_new(const srv_msg *m, uint64_t seq) {
         if (!(it->text = malloc(len))) goto oom;
         memcpy(it->text, m->text, len);
         it->msg.text = it->text;
-    }
-    if (m->results || m->salt) {
-        fanout_end *e = it->end = calloc(1, sizeof *e);
-        if (!e) goto oom;
-        int n = m->nresults < PROTO_PLAYERS_MAX ? m->nresults : PROTO_PLAYERS_MAX;
-        for (int i = 0; m->results && i < n; i++) {
-            e->results[i] = m->results[i];
-            snprintf(e->names[i], sizeof e->names[i], "%s",
-                     m->results[i].name ? m->results[i].name : "");
-            e->results[i].name = e->names[i];
-            if (m->results[i].board) e->boards[i] = *m->results[i].board;
-            e->results[i].board = &e->boards[i];
-        }
-        it->msg.results = m->results ? e->results : NULL;
-        it->msg.nresults = m->results ? n : 0;
-        snprintf(e->salt, sizeof e->salt, "%s", m->salt ? m->salt : "");
-        it->msg.salt = m->salt ? e->salt : NULL;
     }
     if (m->json) srv_buf_ref(m->json);
     if (m->view) srv_view_ref(m->view);

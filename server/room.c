@@ -446,11 +446,14 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
                  .json = srv_buf_take(line, len),
                  .subject = winner,
                  .reason = reason,
-                 .results = views,
-                 .nresults = r->nseats,
-                 .seed = r->seed,
-                 .salt = r->salt,
                  .view = room_view(r)};
+    if (m.view) { /* the verdict, for text screens that outlive the room */
+        m.view->has_verdict = true;
+        for (int i = 0; i < r->nseats; i++)
+            m.view->ranking[i] = (uint8_t)(order[i] - r->seats);
+        m.view->seed = r->seed;
+        memcpy(m.view->salt, r->salt, sizeof m.view->salt);
+    }
     room_broadcast(r, &m, NULL);
     if (m.json) srv_buf_unref(m.json);
     srv_view_unref(m.view);

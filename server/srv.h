@@ -147,17 +147,12 @@ typedef enum srv_msg_type {
  * connection needs to draw it without parsing JSON. */
 typedef struct srv_msg {
     srv_msg_type type;
-    srv_buf *json;    /* the line; may be NULL if it could not be built */
-    proto_err error;  /* SRV_MSG_ERROR */
-    const char *text; /* SRV_MSG_ERROR: the message; others: optional note */
-    uint64_t subject; /* STATE: the mover; PLAYER: whose connection; END: winner */
-    bool moved;       /* STATE */
-    /* END: the verdict, for text connections to keep after the room is gone. */
-    proto_end_reason reason;
-    const proto_player *results; /* ranked, best first */
-    int nresults;
-    eng_seed seed;
-    const char *salt;
+    srv_buf *json;           /* the line; may be NULL if it could not be built */
+    proto_err error;         /* SRV_MSG_ERROR */
+    const char *text;        /* SRV_MSG_ERROR: the message; others: optional note */
+    uint64_t subject;        /* STATE: the mover; PLAYER: whose connection; END: winner */
+    bool moved;              /* STATE */
+    proto_end_reason reason; /* END (its ranking, seed and salt are the view's) */
     /* ROOM, START, STATE, PLAYER, END, VIEW: the room as it is now (borrowed:
      * a receiver that keeps it takes a reference); NULL if memory ran out. */
     srv_view *view;

@@ -1383,27 +1383,28 @@ void text_begin(conn *c, bool telnet_first) {
 
 /* Keeps the verdict so the end screen outlives the room. */
 static void keep_end(text_session *s, const srv_msg *m) {
-    /* Out of memory: no end screen, the lobby shows instead. */
-    if (!s->end && !(s->end = malloc(sizeof *s->end))) return;
     const srv_view *v = m->view;
+    /* Out of memory (here or for the view): no end screen, the lobby shows. */
+    if (!v || !v->has_verdict) return;
+    if (!s->end && !(s->end = malloc(sizeof *s->end))) return;
     s->has_end = true;
-    snprintf(s->end->room, sizeof s->end->room, "%s", v && !v->solo ? v->code : "");
+    snprintf(s->end->room, sizeof s->end->room, "%s", v->solo ? "" : v->code);
     s->end->reason = m->reason;
     s->end->winner = m->subject;
-    s->end->n = m->nresults;
-    for (int i = 0; i < m->nresults && i < PROTO_PLAYERS_MAX; i++) {
-        const proto_player *ranked = &m->results[i];
+    s->end->n = v->nseats;
+    for (int i = 0; i < v->nseats; i++) {
+        const srv_view_seat *ranked = &v->seats[v->ranking[i]];
         text_result *t = &s->end->results[i];
         t->id = ranked->id;
-        snprintf(t->name, sizeof t->name, "%s", ranked->name);
-        t->board = *ranked->board;
+        memcpy(t->name, ranked->name, sizeof t->name);
+        t->board = ranked->board;
         t->score = ranked->score;
         t->moves = ranked->moves;
         t->status = ranked->status;
     }
-    s->end->seed = m->seed;
-    snprintf(s->end->salt, sizeof s->end->salt, "%s", m->salt ? m->salt : "");
-    snprintf(s->end->commit, sizeof s->end->commit, "%s", v ? v->commit : "");
+    s->end->seed = v->seed;
+    memcpy(s->end->salt, v->salt, sizeof s->end->salt);
+    memcpy(s->end->commit, v->commit, sizeof s->end->commit);
 }
 
 /* An error: the lobby's words are for JSON ("send leave first"), a human

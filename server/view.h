@@ -54,8 +54,14 @@ typedef struct srv_view {
     bool solo;
     srv_view_state state;
     proto_settings settings;
-    char commit[65];          /* "" before the start */
-    uint64_t ends_at;         /* loop time (ms) of the time limit, 0 = none */
+    char commit[65];  /* "" before the start */
+    uint64_t ends_at; /* loop time (ms) of the time limit, 0 = none */
+    /* The verdict, in the view of an `end` only (the seed is a secret until
+     * then): the seats best first (the winner first), the seed and salt. */
+    bool has_verdict;
+    uint8_t ranking[PROTO_PLAYERS_MAX]; /* seat indices */
+    eng_seed seed;
+    char salt[33];
     srv_view_screen *screens; /* SRV_VIEW_SCREENS of them once a spectator drew */
     unsigned next_screen;     /* the entry to replace next */
     int nseats;

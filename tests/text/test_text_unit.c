@@ -220,23 +220,23 @@ static void test_race_drawn_from_views(void **state) {
     wait_screen(h, mark, "connection lost, 20 s");
     assert_non_null(strstr(screen, "jo lost the connection."));
 
-    /* The end: the verdict is the message's, the rematch hint the view's. */
+    /* The end: the verdict and the rematch hint are the view's. */
     v = race_view(me, SRV_VIEW_ENDED);
-    proto_player results[2];
-    srv_view_player(&v->seats[1], &results[0]);
-    srv_view_player(&v->seats[0], &results[1]);
-    srv_msg end = {.type = SRV_MSG_END,
-                   .view = v,
-                   .reason = PROTO_END_ALL_OVER,
-                   .subject = 99,
-                   .results = results,
-                   .nresults = 2,
-                   .salt = "00112233445566778899aabbccddeeff"};
+    v->has_verdict = true;
+    v->ranking[0] = 1; /* jo first */
+    v->ranking[1] = 0;
+    v->seed = eng_seed_client(7);
+    snprintf(v->salt, sizeof v->salt, "00112233445566778899aabbccddeeff");
+    srv_msg end = {
+        .type = SRV_MSG_END, .view = v, .reason = PROTO_END_ALL_OVER, .subject = 99};
     mark = h->len;
     text_deliver(h->c, &end);
     srv_view_unref(v);
     wait_screen(h, mark, "Type rematch to race the same players again, or leave.");
-    assert_non_null(strstr(screen, "jo"));
+    assert_non_null(strstr(screen, "00112233445566778899aabbccddeeff"));
+    /* The ranking as the view gives it: jo (136) above tom. */
+    const char *jo = strstr(screen, "1. jo"), *tom = strstr(screen, "2. tom");
+    if (!jo || !tom) fail_msg("no ranking jo, tom on the end screen:\n%s", screen);
 
     /* jo leaves the ended race: only the view says so (no JSON message). */
     v = race_view(me, SRV_VIEW_ENDED);
