@@ -20,6 +20,8 @@
 #define PROTO_TARGET_MAX     (1u << 20)
 #define PROTO_TIME_LIMIT_MAX 86400
 #define PROTO_SEQ_MAX        ((UINT64_C(1) << 53) - 1)
+/* A human's resume code (text mode: command.h) has this many characters. */
+#define PROTO_RESUME_CODE_LEN 8
 
 /* The error codes of protocol/README.md; 0 is success. */
 typedef enum proto_err {
@@ -96,6 +98,9 @@ typedef struct proto_request {
     int limit;                       /* history: 1..100, default 20 */
     bool has_game;                   /* replay: the id is one this server could have */
     uint64_t game;
+    /* resume from text mode: a seat's code (normalised) instead of a token;
+     * never set by proto_decode (JSON clients have no codes). */
+    char code[PROTO_RESUME_CODE_LEN + 1];
 } proto_request;
 
 /* Decodes one line (without its newline; NUL bytes in it are an error) into

@@ -29,7 +29,7 @@ void lobby_conn_gone(conn *c);
 /* How many players (p included) are queued with p's matchmaking settings. */
 int lobby_queue_waiting(const srv_player *p);
 
-/* The rows of the `rooms` reply (up to max), for the text mode too. */
+/* The rows of the `rooms` reply (up to max), joinable rooms first. */
 int lobby_rooms(srv *s, proto_room_info *rows, int max);
 
 #endif

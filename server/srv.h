@@ -13,6 +13,7 @@
 #include "conn_timer.h"
 #include "hash.h"
 #include "message.h"
+#include "view.h"
 
 /* ---------------------------------------------------------------- lists --- */
 
@@ -137,23 +138,29 @@ typedef enum srv_msg_type {
     SRV_MSG_ERROR,
     SRV_MSG_HISTORY,
     SRV_MSG_REPLAY,
+    /* No protocol message (json NULL, JSON transports send nothing): the room
+     * changed in a way only its view shows (a player left an ended race). */
+    SRV_MSG_VIEW,
 } srv_msg_type;
 
 /* What a player is told: the JSON line for JSON connections, and what a text
  * connection needs to draw it without parsing JSON. */
 typedef struct srv_msg {
     srv_msg_type type;
-    srv_buf *json;    /* the line; may be NULL if it could not be built */
-    proto_err error;  /* SRV_MSG_ERROR */
-    const char *text; /* SRV_MSG_ERROR: the message; others: optional note */
-    uint64_t subject; /* STATE: the mover; PLAYER: whose connection; END: winner */
-    bool moved;       /* STATE */
-    /* END: the verdict, for text connections to keep after the room is gone. */
-    proto_end_reason reason;
-    const proto_player *results; /* ranked, best first */
-    int nresults;
-    eng_seed seed;
-    const char *salt;
+    srv_buf *json;           /* the line; may be NULL if it could not be built */
+    proto_err error;         /* SRV_MSG_ERROR */
+    const char *text;        /* SRV_MSG_ERROR: the message; others: optional note */
+    uint64_t subject;        /* STATE: the mover; PLAYER: whose connection; END: winner */
+    bool moved;              /* STATE */
+    proto_end_reason reason; /* END (its ranking, seed and salt are the view's) */
+    /* ROOM, START, STATE, PLAYER, END, VIEW: the room as it is now (borrowed:
+     * a receiver that keeps it takes a reference); NULL if memory ran out. */
+    srv_view *view;
+    srv_rooms *rooms; /* ROOMS: the rows (borrowed likewise), or NULL */
+    /* START to a seated player who wants one (text mode): its seat's resume
+     * code, else "". */
+    char resume_code[9];
+    bool closes; /* ERROR: the connection is closed after it */
     /* A journal position (journal_game_end) that must be durable before this
      * message, and everything sent after it to the same client, is written:
      * an `end` reveals the seed, so it waits for its record. 0 = at once. */
@@ -176,6 +183,9 @@ typedef struct srv_player {
                        its hash is known (restored from the journal) */
     bool welcomed;  /* has been sent its welcome */
     bool queued;    /* waiting in matchmaking */
+    /* Its connection shows a resume code (text mode): the game gives its
+     * seats one. Nobody else's seat has a code (fewer codes to guess). */
+    bool wants_resume_code;
     /* A human's resume code for its current race seat ("" for none: not
      * in srv.by_resume), see resume.h. */
     char resume_code[9];
@@ -270,8 +280,10 @@ typedef struct srv {
     /* The rooms `rooms` lists, oldest first, so the reply costs the same
      * however many solo games and ended races there are. */
     srv_link waiting_rooms, running_rooms;
-    /* The `rooms` reply, made once and sent until a listed room changes. */
+    /* The `rooms` reply, made once and sent until a listed room changes,
+     * and its rows (for text mode). */
     struct srv_buf *rooms_reply;
+    srv_rooms *rooms_rows;
     /* Matchmaking: one queue per settings (lobby.c), so that a `quick`
      * looks only at players who want the same race. */
     struct lobby_queue *queues;
@@ -300,6 +312,8 @@ typedef struct srv {
 static inline void srv_rooms_changed(srv *s) {
     if (s->rooms_reply) srv_buf_unref(s->rooms_reply);
     s->rooms_reply = NULL;
+    srv_rooms_unref(s->rooms_rows);
+    s->rooms_rows = NULL;
 }
 
 /* Frees p if nothing holds it any more: no connection and no seat. Takes it
