@@ -201,117 +201,157 @@ static proto_cmd_type unknown(proto_command *cmd, word w) {
     return cmd->type;
 }
 
+/* A command word and what reads its arguments (words after it, nargs of
+ * them): each sets cmd (or fails it) and returns cmd->type. */
+typedef struct command_word command_word;
+typedef proto_cmd_type (*args_parser)(proto_command *cmd, const command_word *cw,
+                                      const word *args, size_t nargs);
+struct command_word {
+    const char *word;
+    proto_cmd_type type;
+    args_parser parse;
+};
+
+static proto_cmd_type ok(proto_command *cmd, proto_cmd_type type) {
+    cmd->type = type;
+    return type;
+}
+
+/* A command that takes nothing; "help solo" still deserves the help. */
+static proto_cmd_type parse_bare(proto_command *cmd, const command_word *cw,
+                                 const word *args, size_t nargs) {
+    (void)args;
+    if (nargs > 0 && cw->type != PROTO_CMD_HELP) {
+        snprintf(cmd->error, sizeof cmd->error, "%s takes nothing after it", cw->word);
+        return ok(cmd, PROTO_CMD_ERROR);
+    }
+    return ok(cmd, cw->type);
+}
+
+static proto_cmd_type parse_name(proto_command *cmd, const command_word *cw,
+                                 const word *args, size_t nargs) {
+    static const char msg[] = "name takes one name: 1 to 16 letters A-Z, digits, _ or -";
+    if (nargs != 1 || args[0].len > PROTO_NAME_MAX) return fail(cmd, msg);
+    memcpy(cmd->name, args[0].p, args[0].len);
+    cmd->name[args[0].len] = '\0';
+    if (strlen(cmd->name) != args[0].len || !proto_valid_name(cmd->name)) {
+        cmd->name[0] = '\0';
+        return fail(cmd, msg);
+    }
+    return ok(cmd, cw->type);
+}
+
+static proto_cmd_type parse_size(proto_command *cmd, const command_word *cw,
+                                 const word *args, size_t nargs) {
+    return number_arg(cmd, cw->type, args, nargs, ENG_SIZE_MIN, ENG_SIZE_MAX,
+                      "solo takes a size from 3 to 8 (solo 4 is the usual 4x4)");
+}
+
+/* create, quick: a number of players. */
+static proto_cmd_type parse_players(proto_command *cmd, const command_word *cw,
+                                    const word *args, size_t nargs) {
+    char msg[64];
+    snprintf(msg, sizeof msg, "%s takes a number of players from 2 to 8", cw->word);
+    return number_arg(cmd, cw->type, args, nargs, PROTO_PLAYERS_MIN, PROTO_PLAYERS_MAX,
+                      msg);
+}
+
+/* join, watch: a room code. */
+static proto_cmd_type parse_room(proto_command *cmd, const command_word *cw,
+                                 const word *args, size_t nargs) {
+    char msg[64];
+    snprintf(msg, sizeof msg, "%s takes a room code: 4 to 8 letters and digits",
+             cw->word);
+    return room_arg(cmd, cw->type, args, nargs, msg);
+}
+
+/* The token a JSON client got in its welcome: 16 to 64 hex digits, lower-cased. */
+static bool token_arg(proto_command *cmd, const word *args, size_t nargs) {
+    if (nargs != 1 || args[0].len < 16 || args[0].len > PROTO_TOKEN_MAX) return false;
+    for (size_t i = 0; i < args[0].len; i++) {
+        char c = lower(args[0].p[i]);
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+            cmd->token[0] = '\0';
+            return false;
+        }
+        cmd->token[i] = c;
+    }
+    cmd->token[args[0].len] = '\0';
+    return true;
+}
+
+static proto_cmd_type parse_resume(proto_command *cmd, const command_word *cw,
+                                   const word *args, size_t nargs) {
+    static const char msg[] =
+        "resume takes the 8-character code shown on your race screen";
+    if (nargs < 1) return fail(cmd, msg);
+    /* A code may be typed in two halves ("K7M2 P9XQ"). */
+    const char *from = args[0].p, *to = args[nargs - 1].p + args[nargs - 1].len;
+    if (proto_resume_code_parse(from, (size_t)(to - from), cmd->code) == 0 ||
+        token_arg(cmd, args, nargs))
+        return ok(cmd, cw->type);
+    return fail(cmd, msg);
+}
+
+/* A game id, with or without a leading '#'. */
+static proto_cmd_type parse_game(proto_command *cmd, const command_word *cw,
+                                 const word *args, size_t nargs) {
+    static const char msg[] = "replay takes a game number (type history)";
+    if (nargs != 1 || args[0].len > 15) return fail(cmd, msg);
+    uint64_t id = 0;
+    for (size_t i = 0; i < args[0].len; i++) {
+        char c = args[0].p[i];
+        if (i == 0 && c == '#' && args[0].len > 1) continue;
+        if (c < '0' || c > '9') return fail(cmd, msg);
+        id = id * 10 + (uint64_t)(c - '0');
+    }
+    cmd->game = id;
+    return ok(cmd, cw->type);
+}
+
+static proto_cmd_type parse_on_off(proto_command *cmd, const command_word *cw,
+                                   const word *args, size_t nargs) {
+    if (nargs == 1 && word_is(args[0], "on"))
+        cmd->on = true;
+    else if (nargs != 1 || !word_is(args[0], "off"))
+        return fail(cmd, "color takes on or off");
+    return ok(cmd, cw->type);
+}
+
+static const command_word command_words[] = {
+    {"help", PROTO_CMD_HELP, parse_bare},
+    {"rooms", PROTO_CMD_ROOMS, parse_bare},
+    {"leave", PROTO_CMD_LEAVE, parse_bare},
+    {"quit", PROTO_CMD_QUIT, parse_bare},
+    {"exit", PROTO_CMD_QUIT, parse_bare},
+    {"rematch", PROTO_CMD_REMATCH, parse_bare},
+    {"history", PROTO_CMD_HISTORY, parse_bare},
+    {"name", PROTO_CMD_NAME, parse_name},
+    {"solo", PROTO_CMD_SOLO, parse_size},
+    {"create", PROTO_CMD_CREATE, parse_players},
+    {"quick", PROTO_CMD_QUICK, parse_players},
+    {"join", PROTO_CMD_JOIN, parse_room},
+    {"watch", PROTO_CMD_WATCH, parse_room},
+    {"resume", PROTO_CMD_RESUME, parse_resume},
+    {"replay", PROTO_CMD_REPLAY, parse_game},
+    {"color", PROTO_CMD_COLOR, parse_on_off},
+    {"colour", PROTO_CMD_COLOR, parse_on_off},
+};
+
 proto_cmd_type proto_command_parse(const char *line, size_t len, proto_command *cmd) {
     memset(cmd, 0, sizeof *cmd);
     const char *end = line + len;
     word words[4];
     size_t n = split(line, end, words, 4);
-    if (n == 0) {
-        cmd->type = PROTO_CMD_EMPTY;
-        return cmd->type;
-    }
+    if (n == 0) return ok(cmd, PROTO_CMD_EMPTY);
     if (parse_moves(line, end, cmd)) return cmd->type;
-
-    word w = words[0];
-    const word *args = &words[1];
-    size_t nargs = n - 1;
-    struct {
-        const char *word;
-        proto_cmd_type type;
-    } bare[] = {
-        {"help", PROTO_CMD_HELP},       {"rooms", PROTO_CMD_ROOMS},
-        {"leave", PROTO_CMD_LEAVE},     {"quit", PROTO_CMD_QUIT},
-        {"exit", PROTO_CMD_QUIT},       {"rematch", PROTO_CMD_REMATCH},
-        {"history", PROTO_CMD_HISTORY},
-    };
-    for (size_t i = 0; i < sizeof bare / sizeof bare[0]; i++) {
-        if (!word_is(w, bare[i].word)) continue;
-        /* "help solo" still deserves the help; the others take nothing. */
-        if (nargs > 0 && bare[i].type != PROTO_CMD_HELP) {
-            snprintf(cmd->error, sizeof cmd->error, "%s takes nothing after it",
-                     bare[i].word);
-            cmd->type = PROTO_CMD_ERROR;
-            return cmd->type;
-        }
-        cmd->type = bare[i].type;
-        return cmd->type;
-    }
-    if (word_is(w, "name")) {
-        static const char msg[] =
-            "name takes one name: 1 to 16 letters A-Z, digits, _ or -";
-        if (nargs != 1 || args[0].len > PROTO_NAME_MAX) return fail(cmd, msg);
-        memcpy(cmd->name, args[0].p, args[0].len);
-        cmd->name[args[0].len] = '\0';
-        if (strlen(cmd->name) != args[0].len || !proto_valid_name(cmd->name)) {
-            cmd->name[0] = '\0';
-            return fail(cmd, msg);
-        }
-        cmd->type = PROTO_CMD_NAME;
-        return cmd->type;
-    }
-    if (word_is(w, "solo"))
-        return number_arg(cmd, PROTO_CMD_SOLO, args, nargs, ENG_SIZE_MIN, ENG_SIZE_MAX,
-                          "solo takes a size from 3 to 8 (solo 4 is the usual 4x4)");
-    if (word_is(w, "create"))
-        return number_arg(cmd, PROTO_CMD_CREATE, args, nargs, PROTO_PLAYERS_MIN,
-                          PROTO_PLAYERS_MAX,
-                          "create takes a number of players from 2 to 8");
-    if (word_is(w, "quick"))
-        return number_arg(cmd, PROTO_CMD_QUICK, args, nargs, PROTO_PLAYERS_MIN,
-                          PROTO_PLAYERS_MAX,
-                          "quick takes a number of players from 2 to 8");
-    if (word_is(w, "join"))
-        return room_arg(cmd, PROTO_CMD_JOIN, args, nargs,
-                        "join takes a room code: 4 to 8 letters and digits");
-    if (word_is(w, "watch"))
-        return room_arg(cmd, PROTO_CMD_WATCH, args, nargs,
-                        "watch takes a room code: 4 to 8 letters and digits");
-    if (word_is(w, "resume")) {
-        static const char msg[] =
-            "resume takes the 8-character code shown on your race screen";
-        if (nargs < 1) return fail(cmd, msg);
-        /* A code may be typed in two halves ("K7M2 P9XQ"). */
-        const char *from = args[0].p, *to = args[nargs - 1].p + args[nargs - 1].len;
-        if (proto_resume_code_parse(from, (size_t)(to - from), cmd->code) == 0) {
-            cmd->type = PROTO_CMD_RESUME;
-            return cmd->type;
-        }
-        /* Or the token a JSON client got in its welcome (hex). */
-        if (nargs != 1 || args[0].len < 16 || args[0].len > PROTO_TOKEN_MAX)
-            return fail(cmd, msg);
-        for (size_t i = 0; i < args[0].len; i++) {
-            char c = lower(args[0].p[i]);
-            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
-                return fail(cmd, msg);
-            cmd->token[i] = c;
-        }
-        cmd->token[args[0].len] = '\0';
-        cmd->type = PROTO_CMD_RESUME;
-        return cmd->type;
-    }
-    if (word_is(w, "replay")) {
-        static const char msg[] = "replay takes a game number (type history)";
-        if (nargs != 1 || args[0].len > 15) return fail(cmd, msg);
-        uint64_t id = 0;
-        for (size_t i = 0; i < args[0].len; i++) {
-            char c = args[0].p[i];
-            if (i == 0 && c == '#' && args[0].len > 1) continue;
-            if (c < '0' || c > '9') return fail(cmd, msg);
-            id = id * 10 + (uint64_t)(c - '0');
-        }
-        cmd->game = id;
-        cmd->type = PROTO_CMD_REPLAY;
-        return cmd->type;
-    }
-    if (word_is(w, "color") || word_is(w, "colour")) {
-        if (nargs == 1 && word_is(args[0], "on"))
-            cmd->on = true;
-        else if (nargs != 1 || !word_is(args[0], "off"))
-            return fail(cmd, "color takes on or off");
-        cmd->type = PROTO_CMD_COLOR;
-        return cmd->type;
-    }
-    return unknown(cmd, w);
+    /* The parsers see the words kept: more than three after a command is
+     * wrong for all of them anyway. */
+    size_t nargs = (n < 4 ? n : 4) - 1;
+    for (size_t i = 0; i < sizeof command_words / sizeof command_words[0]; i++)
+        if (word_is(words[0], command_words[i].word))
+            return command_words[i].parse(cmd, &command_words[i], &words[1], nargs);
+    return unknown(cmd, words[0]);
 }
 
 int proto_resume_code_parse(const char *typed, size_t len,

@@ -34,8 +34,8 @@ typedef enum proto_cmd_type {
     PROTO_CMD_REPLAY,  /* replay ID: play a recorded game back (game set) */
 } proto_cmd_type;
 
-/* A human's resume code: this many characters of PROTO_RESUME_ALPHABET. */
-#define PROTO_RESUME_CODE_LEN 8
+/* A human's resume code: PROTO_RESUME_CODE_LEN (message.h) characters of
+ * PROTO_RESUME_ALPHABET. */
 /* Crockford's base 32: no I, L, O or U; typed I and L read as 1, O as 0. */
 #define PROTO_RESUME_ALPHABET "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 

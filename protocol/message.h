@@ -23,6 +23,8 @@
 #define PROTO_BOT_LEVEL_MIN     1 /* server-run bots: level 1 (a beginner) .. 5 */
 #define PROTO_BOT_LEVEL_MAX     5
 #define PROTO_BOT_LEVEL_DEFAULT 3
+/* A human's resume code (text mode: command.h) has this many characters. */
+#define PROTO_RESUME_CODE_LEN 8
 
 /* The error codes of protocol/README.md; 0 is success. */
 typedef enum proto_err {
@@ -101,6 +103,9 @@ typedef struct proto_request {
     int level;                       /* create: the bots' level, 1..5, default 3 */
     bool has_game;                   /* replay: the id is one this server could have */
     uint64_t game;
+    /* resume from text mode: a seat's code (normalised) instead of a token;
+     * never set by proto_decode (JSON clients have no codes). */
+    char code[PROTO_RESUME_CODE_LEN + 1];
 } proto_request;
 
 /* Decodes one line (without its newline; NUL bytes in it are an error) into

@@ -123,34 +123,6 @@ void srv_buf_unref(srv_buf *b) {
     free(b);
 }
 
-/* -------------------------------------------------------------- verdicts --- */
-
-srv_end *srv_end_make(proto_end_reason reason, uint64_t winner,
-                      const proto_player *results, int n, const eng_seed *seed,
-                      const char *salt) {
-    srv_end *e = calloc(1, sizeof *e);
-    if (!e) return NULL;
-    e->refs = 1;
-    e->reason = reason;
-    e->winner = winner;
-    e->n = n < PROTO_PLAYERS_MAX ? n : PROTO_PLAYERS_MAX;
-    for (int i = 0; i < e->n; i++) {
-        e->results[i] = results[i];
-        snprintf(e->names[i], sizeof e->names[i], "%s",
-                 results[i].name ? results[i].name : "");
-        e->results[i].name = e->names[i];
-        if (results[i].board) e->boards[i] = *results[i].board;
-        e->results[i].board = &e->boards[i];
-    }
-    e->seed = *seed;
-    snprintf(e->salt, sizeof e->salt, "%s", salt ? salt : "");
-    return e;
-}
-
-void srv_end_unref(srv_end *e) {
-    if (e && !--e->refs) free(e);
-}
-
 /* ----------------------------------------------------------- randomness --- */
 
 int srv_random(void *buf, size_t len) {

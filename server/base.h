@@ -12,6 +12,7 @@
 #include "engine.h"
 #include "hash.h"
 #include "message.h"
+#include "view.h"
 
 /* ---------------------------------------------------------------- lists --- */
 
@@ -143,33 +144,10 @@ typedef enum srv_msg_type {
     SRV_MSG_ERROR,
     SRV_MSG_HISTORY,
     SRV_MSG_REPLAY,
+    /* No protocol message (json NULL, JSON transports send nothing): the room
+     * changed in a way only its view shows (a player left an ended race). */
+    SRV_MSG_VIEW,
 } srv_msg_type;
-
-/* The verdict of a race, owned by its `end` messages (refcounted), so that
- * no message points into the frame or the room that made it. */
-typedef struct srv_end {
-    unsigned refs;
-    proto_end_reason reason;
-    uint64_t winner; /* 0 = none */
-    int n;
-    proto_player results[PROTO_PLAYERS_MAX]; /* ranked, best first; names and boards
-                                               point into this struct */
-    char names[PROTO_PLAYERS_MAX][PROTO_NAME_MAX + 1];
-    eng_board boards[PROTO_PLAYERS_MAX];
-    eng_seed seed;
-    char salt[33];
-} srv_end;
-
-/* A verdict with refs 1 holding copies of n results (names, boards);
- * NULL if memory runs out. */
-srv_end *srv_end_make(proto_end_reason reason, uint64_t winner,
-                      const proto_player *results, int n, const eng_seed *seed,
-                      const char *salt);
-static inline srv_end *srv_end_ref(srv_end *e) {
-    e->refs++;
-    return e;
-}
-void srv_end_unref(srv_end *e);
 
 /* What a player is told: the JSON line for JSON connections, and what a text
  * connection needs to draw it without parsing JSON. */
@@ -180,9 +158,15 @@ typedef struct srv_msg {
     const char *text; /* SRV_MSG_ERROR: the message; others: optional note */
     uint64_t subject; /* STATE: the mover; PLAYER: whose connection; END: winner */
     bool moved;       /* STATE */
-    /* END: the verdict (shared by every copy of the message), for text
-     * connections to keep after the room is gone. */
-    struct srv_end *end;
+    proto_end_reason reason; /* END (its ranking, seed and salt are the view's) */
+    /* ROOM, START, STATE, PLAYER, END, VIEW: the room as it is now (borrowed:
+     * a receiver that keeps it takes a reference); NULL if memory ran out. */
+    srv_view *view;
+    srv_rooms *rooms; /* ROOMS: the rows (borrowed likewise), or NULL */
+    /* START to a seated player who wants one (text mode): its seat's resume
+     * code, else "". */
+    char resume_code[9];
+    bool closes; /* ERROR: the connection is closed after it */
     /* A journal position (journal_game_end) that must be durable before this
      * message, and everything sent after it to the same client, is written:
      * an `end` reveals the seed, so it waits for its record. 0 = at once. */

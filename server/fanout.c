@@ -29,7 +29,8 @@ void fanout_init(fanout *f, struct room *r) {
 
 static void item_free(fanout_item *it) {
     if (it->msg.json) srv_buf_unref(it->msg.json);
-    srv_end_unref(it->msg.end);
+    srv_view_unref(it->msg.view);
+    srv_rooms_unref(it->msg.rooms);
     free(it->text);
     free(it);
 }
@@ -46,8 +47,9 @@ static fanout_item *item_new(const srv_msg *m, uint64_t seq) {
         memcpy(it->text, m->text, len);
         it->msg.text = it->text;
     }
-    if (m->end) srv_end_ref(m->end);
     if (m->json) srv_buf_ref(m->json);
+    if (m->view) srv_view_ref(m->view);
+    if (m->rooms) srv_rooms_ref(m->rooms);
     return it;
 oom:
     free(it->text);
@@ -117,14 +119,10 @@ void fanout_free(fanout *f) {
     free(f->slots);
     f->slots = NULL;
     f->cap = 0;
-    for (unsigned i = 0; f->screens && i < FANOUT_SCREENS; i++) {
-        if (f->screens[i].screen) srv_buf_unref(f->screens[i].screen);
-        free(f->screens[i].key);
-    }
-    free(f->screens);
-    f->screens = NULL;
     if (f->start) srv_buf_unref(f->start);
     f->start = NULL;
+    srv_view_unref(f->start_view);
+    f->start_view = NULL;
 }
 
 /* ------------------------------------------------------------- delivery --- */
@@ -319,44 +317,4 @@ void fanout_remove(fanout *f, srv_player *p) {
 
 bool fanout_holds(const srv_player *p) {
     return p->room && p->room->fan.pending >= FANOUT_HOLD;
-}
-
-/* ------------------------------------------------------------ renderings --- */
-
-srv_buf *fanout_screen_find(fanout *f, const void *key, size_t key_len,
-                            uint64_t *tick_at) {
-    for (unsigned i = 0; f->screens && i < FANOUT_SCREENS; i++) {
-        const fanout_screen *e = &f->screens[i];
-        if (e->version == f->version && e->key_len == key_len &&
-            !memcmp(e->key, key, key_len)) {
-            *tick_at = e->tick_at;
-            return e->screen;
-        }
-    }
-    return NULL;
-}
-
-void fanout_screen_keep(fanout *f, const void *key, size_t key_len, srv_buf *screen,
-                        uint64_t tick_at) {
-    if (!f->screens && !(f->screens = calloc(FANOUT_SCREENS, sizeof *f->screens))) return;
-    /* An entry of an older state goes first, else the oldest. */
-    unsigned at = f->next_screen;
-    for (unsigned i = 0; i < FANOUT_SCREENS; i++)
-        if (f->screens[i].version != f->version) {
-            at = i;
-            break;
-        }
-    fanout_screen *e = &f->screens[at];
-    if (e->key_len != key_len) {
-        void *k = realloc(e->key, key_len);
-        if (!k) return;
-        e->key = k;
-        e->key_len = key_len;
-    }
-    memcpy(e->key, key, key_len);
-    if (e->screen) srv_buf_unref(e->screen);
-    e->screen = srv_buf_ref(screen);
-    e->version = f->version;
-    e->tick_at = tick_at;
-    f->next_screen = (at + 1) % FANOUT_SCREENS;
 }

@@ -20,8 +20,9 @@
  * room's queue is long (FANOUT_HOLD broadcasts), its racers' input waits, so
  * a room whose audience cannot keep up slows its own race, not the others.
  *
- * Text spectators whose screens have the same shape share one rendering of
- * each state of the room (fanout_screen_*), queued to each by reference. */
+ * Every broadcast carries the room's view (view.h): text spectators whose
+ * screens have the same shape share one rendering of it, queued to each by
+ * reference. */
 #ifndef RACE2048_FANOUT_H
 #define RACE2048_FANOUT_H
 
@@ -31,8 +32,6 @@
 #define FANOUT_TURN 256
 /* Broadcasts queued for a room's spectators past which its racers' input waits. */
 #define FANOUT_HOLD 64
-/* Text renderings kept per room (one per screen shape in use). */
-#define FANOUT_SCREENS 8
 
 struct room;
 
@@ -43,15 +42,6 @@ typedef struct fanout_slot {
 } fanout_slot;
 
 typedef struct fanout_item fanout_item;
-
-/* A text rendering of one state of the room for one screen shape. */
-typedef struct fanout_screen {
-    uint64_t version; /* fanout.version it shows; 0 = empty */
-    void *key;        /* the shape (text.c's bytes, compared whole) */
-    size_t key_len;
-    srv_buf *screen;
-    uint64_t tick_at; /* when a countdown on it changes, 0 = none */
-} fanout_screen;
 
 typedef struct fanout {
     struct room *room;  /* what p->watching is for its spectators */
@@ -67,9 +57,9 @@ typedef struct fanout {
     srv_link busy;      /* in game.fanouts while broadcasts are queued */
     uint64_t version;   /* changes with every broadcast, unique among rooms */
     srv_buf *start;     /* a spectator's `start` of the state `start_version` */
+    /* ... and its view, shared like the broadcasts' (view.h) */
+    srv_view *start_view;
     uint64_t start_version;
-    fanout_screen *screens; /* FANOUT_SCREENS of them once a text spectator drew */
-    unsigned next_screen;   /* the entry to replace next */
 } fanout;
 
 /* Sets up f for room r (no spectators, nothing queued). */
@@ -92,8 +82,8 @@ void fanout_detach_all(fanout *f);
  * copy runs out, the rest is delivered now. An `end` makes each spectator
  * stop watching once it has it. */
 void fanout_send(fanout *f, const srv_msg *m);
-/* The room's state changed without a broadcast: renderings of the old one
- * are not used again. */
+/* The room's state changed without a broadcast: the spectators' `start`
+ * snapshot is made again. */
 void fanout_touch(fanout *f);
 /* Delivers now whatever is queued for p (a spectator), so that a message
  * sent to p directly comes after the broadcasts made before it. */
@@ -106,14 +96,5 @@ static inline bool fanout_busy(const fanout *f) {
 /* True if p's input should wait: it races in a room whose spectators are
  * FANOUT_HOLD broadcasts behind. */
 bool fanout_holds(const srv_player *p);
-
-/* The rendering kept for this shape of the room's current state, borrowed,
- * with its tick_at; NULL if none. */
-srv_buf *fanout_screen_find(fanout *f, const void *key, size_t key_len,
-                            uint64_t *tick_at);
-/* Keeps screen (a new reference) as the rendering of the current state for
- * this shape, replacing the oldest entry. Out of memory: nothing is kept. */
-void fanout_screen_keep(fanout *f, const void *key, size_t key_len, srv_buf *screen,
-                        uint64_t tick_at);
 
 #endif

@@ -46,8 +46,10 @@ typedef struct game {
     /* The rooms `rooms` lists, oldest first, so the reply costs the same
      * however many solo games and ended races there are. */
     srv_link waiting_rooms, running_rooms;
-    /* The `rooms` reply, made once and sent until a listed room changes. */
+    /* The `rooms` reply, made once and sent until a listed room changes,
+     * and its rows (for text mode). */
     srv_buf *rooms_reply;
+    srv_rooms *rooms_rows;
     /* Matchmaking: one queue per settings (lobby.c), so that a `quick`
      * looks only at players who want the same race. */
     struct lobby_queue *queues;
@@ -78,6 +80,8 @@ void game_free(game *g);
 static inline void game_rooms_changed(game *g) {
     if (g->rooms_reply) srv_buf_unref(g->rooms_reply);
     g->rooms_reply = NULL;
+    srv_rooms_unref(g->rooms_rows);
+    g->rooms_rows = NULL;
 }
 
 /* Writes the game's gauges (rooms by state, solo games) for /metrics. */

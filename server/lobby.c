@@ -451,16 +451,33 @@ int lobby_rooms(game *s, proto_room_info *rows, int max) {
     return list_rooms(&s->running_rooms, rows, n, max);
 }
 
+/* The rows as a `rooms` message carries them (they own their codes). NULL
+ * if memory runs out. */
+static srv_rooms *rooms_rows(const proto_room_info *rows, int n) {
+    srv_rooms *l = srv_rooms_new(n);
+    for (int i = 0; l && i < n; i++)
+        l->rows[i] = (srv_room_row){.players = rows[i].players,
+                                    .settings = rows[i].settings,
+                                    .started = rows[i].started};
+    for (int i = 0; l && i < n; i++)
+        snprintf(l->rows[i].code, sizeof l->rows[i].code, "%s", rows[i].room);
+    return l;
+}
+
 static void do_rooms(srv_player *p) {
     game *s = p->game;
-    if (!s->rooms_reply) { /* the same reply for everyone until a room changes */
+    /* The same reply for everyone until a room changes (srv_rooms_changed). */
+    if (!s->rooms_reply || !s->rooms_rows) {
         proto_room_info rows[ROOMS_LIST_MAX];
         int n = lobby_rooms(s, rows, ROOMS_LIST_MAX);
-        size_t len;
-        char *line = proto_enc_rooms(rows, n, &len);
-        s->rooms_reply = srv_buf_take(line, len); /* NULL if memory ran out */
+        if (!s->rooms_reply) {
+            size_t len;
+            char *line = proto_enc_rooms(rows, n, &len);
+            s->rooms_reply = srv_buf_take(line, len); /* NULL if memory ran out */
+        }
+        if (!s->rooms_rows) s->rooms_rows = rooms_rows(rows, n);
     }
-    srv_msg m = {.type = SRV_MSG_ROOMS, .json = s->rooms_reply};
+    srv_msg m = {.type = SRV_MSG_ROOMS, .json = s->rooms_reply, .rooms = s->rooms_rows};
     srv_send(p, &m);
 }
 
@@ -548,6 +565,11 @@ void lobby_player_gone(srv_player *p) {
 srv_player *lobby_find_resumable(game *g, const char *token) {
     srv_player *p = find_token(g, token);
     /* Only a seat in a game or room that has not ended can be taken back. */
+    return p && p->room && p->room->state != ROOM_ENDED ? p : NULL;
+}
+
+srv_player *lobby_find_by_code(game *g, const char *code) {
+    srv_player *p = resume_code_find(g, code);
     return p && p->room && p->room->state != ROOM_ENDED ? p : NULL;
 }
 

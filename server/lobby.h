@@ -22,6 +22,9 @@ void lobby_hello(srv_player *p, const proto_request *req);
 /* The player whose token this is, if its seat (in a game or room that has
  * not ended) can be taken back; else NULL. */
 srv_player *lobby_find_resumable(game *g, const char *token);
+/* The player whose seat has this resume code (normalised), if it can be
+ * taken back now (running race, grace period); else NULL. */
+srv_player *lobby_find_by_code(game *g, const char *code);
 /* p (found by its token or resume code) delivers to dest from now on and
  * gets its seat back; a destination it still had is closed (taken over). */
 void lobby_take_back(srv_player *p, sink dest);

@@ -17,6 +17,9 @@ typedef struct srv_player {
     char token[33]; /* 128 random bits as hex: the resume secret; "" if only
                        its hash is known (restored from the journal) */
     bool welcomed;  /* has been sent its welcome */
+    /* Its destination shows a resume code (text mode): the game gives its
+     * seats one. Nobody else's seat has a code (fewer codes to guess). */
+    bool wants_resume_code;
     bool queued;    /* waiting in matchmaking */
     /* A human's resume code for its current race seat ("" for none: not
      * in game.by_resume), see resume.h. */

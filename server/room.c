@@ -49,6 +49,38 @@ static const char *room_code_or_null(const room *r) {
     return r->solo ? NULL : r->code;
 }
 
+/* The room as the messages about it show it, for transports that draw (text
+ * mode reads no room): made once per broadcast. NULL if memory runs out (a
+ * receiver then keeps what it had). */
+static srv_view *room_view(const room *r) {
+    srv_view *v = srv_view_new(r->nseats);
+    if (!v) return NULL;
+    memcpy(v->code, r->code, sizeof v->code);
+    v->solo = r->solo;
+    v->state = r->state == ROOM_WAITING   ? SRV_VIEW_WAITING
+               : r->state == ROOM_RUNNING ? SRV_VIEW_RUNNING
+                                          : SRV_VIEW_ENDED;
+    v->settings = r->settings;
+    memcpy(v->commit, r->commit, sizeof v->commit);
+    v->ends_at = r->ends_at;
+    for (int i = 0; i < r->nseats; i++) {
+        const room_seat *seat = &r->seats[i];
+        srv_view_seat *shown = &v->seats[i];
+        shown->id = seat->id;
+        memcpy(shown->name, seat->name, sizeof shown->name);
+        shown->board = seat->game.board;
+        shown->score = seat->game.score;
+        shown->moves = seat->game.moves;
+        shown->status = seat->status;
+        shown->seated = seat->player != NULL;
+        shown->connected = seat->connected;
+        shown->rematch = seat->rematch;
+        shown->bot = seat->bot_level != 0;
+        shown->grace_until = seat->grace_until;
+    }
+    return v;
+}
+
 static srv_buf *enc_room(const room *r) {
     proto_player views[PROTO_PLAYERS_MAX];
     seat_views(r, views);
@@ -58,25 +90,40 @@ static srv_buf *enc_room(const room *r) {
 }
 
 static void broadcast_room(room *r) {
-    srv_msg m = {.type = SRV_MSG_ROOM, .json = enc_room(r)};
+    srv_msg m = {.type = SRV_MSG_ROOM, .json = enc_room(r), .view = room_view(r)};
     room_broadcast(r, &m, NULL);
     if (m.json) srv_buf_unref(m.json);
+    srv_view_unref(m.view);
 }
 
-/* `start` for one recipient: `you` is its id, 0 for a spectator. */
-static void send_start(room *r, srv_player *to, uint64_t you) {
+/* A seat's resume code is the game's to give: a player whose connection
+ * shows one (text mode) gets the code of its race seat; nobody else has one,
+ * as every code is one more to guess. */
+static void give_resume_code(const room *r, srv_player *p) {
+    if (p->wants_resume_code && !r->solo)
+        resume_code_assign(p);
+    else
+        resume_code_forget(p);
+}
+
+/* `start` for one seated recipient (`you`), with its resume code if it wants one. */
+static void send_start(room *r, srv_player *to, srv_view *view) {
+    give_resume_code(r, to);
     proto_player views[PROTO_PLAYERS_MAX];
     seat_views(r, views);
     size_t len;
-    char *line = proto_enc_start(room_code_or_null(r), you, &r->settings, views,
+    char *line = proto_enc_start(room_code_or_null(r), to->id, &r->settings, views,
                                  r->nseats, r->commit, &len);
-    srv_send_line(to, SRV_MSG_START, line, len);
+    srv_msg m = {.type = SRV_MSG_START, .json = srv_buf_take(line, len), .view = view};
+    memcpy(m.resume_code, to->resume_code, sizeof m.resume_code);
+    srv_send(to, &m);
+    if (m.json) srv_buf_unref(m.json);
 }
 
 /* `start` to the spectators: one line for all of them (`you` is absent). */
-static void broadcast_start(room *r) {
+static void broadcast_start(room *r, srv_view *view) {
     if (!r->fan.n) {
-        fanout_touch(&r->fan); /* the boards changed: no rendering still holds */
+        fanout_touch(&r->fan); /* the boards changed: no snapshot still holds */
         return;
     }
     proto_player views[PROTO_PLAYERS_MAX];
@@ -84,7 +131,7 @@ static void broadcast_start(room *r) {
     size_t len;
     char *line = proto_enc_start(room_code_or_null(r), 0, &r->settings, views, r->nseats,
                                  r->commit, &len);
-    srv_msg m = {.type = SRV_MSG_START, .json = srv_buf_take(line, len)};
+    srv_msg m = {.type = SRV_MSG_START, .json = srv_buf_take(line, len), .view = view};
     fanout_send(&r->fan, &m);
     if (m.json) srv_buf_unref(m.json);
 }
@@ -93,10 +140,24 @@ static void broadcast_start(room *r) {
 static void broadcast_player(room *r, const room_seat *seat, const srv_player *except) {
     size_t len;
     char *line = proto_enc_player(r->code, seat->id, seat->connected, seat->status, &len);
-    srv_msg m = {
-        .type = SRV_MSG_PLAYER, .json = srv_buf_take(line, len), .subject = seat->id};
+    srv_msg m = {.type = SRV_MSG_PLAYER,
+                 .json = srv_buf_take(line, len),
+                 .subject = seat->id,
+                 .view = room_view(r)};
     room_broadcast(r, &m, except);
     if (m.json) srv_buf_unref(m.json);
+    srv_view_unref(m.view);
+}
+
+/* The room changed in a way no protocol message tells (a player left an
+ * ended race): its seated players get its view, for the transports that
+ * draw it (JSON ones send nothing). */
+static void send_view(room *r) {
+    srv_msg m = {.type = SRV_MSG_VIEW, .view = room_view(r)};
+    if (!m.view) return;
+    for (int i = 0; i < r->nseats; i++)
+        if (r->seats[i].player) srv_send(r->seats[i].player, &m);
+    srv_view_unref(m.view);
 }
 
 /* ------------------------------------------------------------ lifetime --- */
@@ -257,9 +318,11 @@ void room_start(room *r) {
     }
     r->ends_at = r->settings.time_limit ? now + r->settings.time_limit * 1000ull : 0;
     journal_game_start(r, journal_wall_ms());
+    srv_view *view = room_view(r);
     for (int i = 0; i < r->nseats; i++)
-        if (r->seats[i].player) send_start(r, r->seats[i].player, r->seats[i].id);
-    broadcast_start(r);
+        if (r->seats[i].player) send_start(r, r->seats[i].player, view);
+    broadcast_start(r, view);
+    srv_view_unref(view);
     if (!r->solo) srv_log(SRV_LOG_DEBUG, "room %s: race started", r->code);
     room_rearm(r);
 }
@@ -328,12 +391,14 @@ void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) 
     srv_msg m = {.type = SRV_MSG_STATE,
                  .json = srv_buf_take(line, len),
                  .subject = seat->id,
-                 .moved = res.moved};
+                 .moved = res.moved,
+                 .view = room_view(r)};
     if (res.moved)
         room_broadcast(r, &m, NULL);
     else
         srv_send(p, &m);
     if (m.json) srv_buf_unref(m.json);
+    srv_view_unref(m.view);
     if (res.moved) check_end(r, seat);
 }
 
@@ -400,11 +465,18 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
                  .durable_at = durable_at,
                  .json = srv_buf_take(line, len),
                  .subject = winner,
-                 .end =
-                     srv_end_make(reason, winner, views, r->nseats, &r->seed, r->salt)};
+                 .reason = reason,
+                 .view = room_view(r)};
+    if (m.view) { /* the verdict, for text screens that outlive the room */
+        m.view->has_verdict = true;
+        for (int i = 0; i < r->nseats; i++)
+            m.view->ranking[i] = (uint8_t)(order[i] - r->seats);
+        m.view->seed = r->seed;
+        memcpy(m.view->salt, r->salt, sizeof m.view->salt);
+    }
     room_broadcast(r, &m, NULL);
     if (m.json) srv_buf_unref(m.json);
-    srv_end_unref(m.end);
+    srv_view_unref(m.view);
     /* The seed is a secret until this end went out; even then only at debug
      * level, as logs are often kept and shared. */
     char seed_text[ENG_SEED_TEXT_MAX];
@@ -569,6 +641,7 @@ void room_leave(room *r, srv_player *p) {
         break;
     case ROOM_ENDED:
         unseat(r, i);
+        send_view(r); /* who is left to rematch with */
         rematch_progress(r);
         break;
     }
@@ -597,7 +670,9 @@ void room_reconnect(room *r, srv_player *p) {
     }
     bool was_connected = seat->connected;
     seat->connected = true;
-    send_start(r, p, seat->id);
+    srv_view *view = room_view(r);
+    send_start(r, p, view);
+    srv_view_unref(view);
     if (!was_connected && !r->solo) broadcast_player(r, seat, seat->player);
     room_rearm(r);
 }
@@ -659,10 +734,13 @@ static void rematch_progress(room *r) {
         shown.players = present + bots; /* need: everyone still here */
         size_t len;
         char *line = proto_enc_room(r->code, views, n, &shown, &len);
-        srv_msg m = {.type = SRV_MSG_ROOM, .json = srv_buf_take(line, len)};
+        /* The view is the ended race's: who asked is on its seats. */
+        srv_msg m = {
+            .type = SRV_MSG_ROOM, .json = srv_buf_take(line, len), .view = room_view(r)};
         for (int i = 0; i < r->nseats; i++)
             if (r->seats[i].player) srv_send(r->seats[i].player, &m);
         if (m.json) srv_buf_unref(m.json);
+        srv_view_unref(m.view);
         return;
     }
     /* Alone, the asker waits in a new room that others can join by its code;
@@ -764,9 +842,10 @@ int room_watch(room *r, srv_player *p) {
     if (fanout_add(&r->fan, p) < 0) return -1;
     /* Owed every broadcast after this snapshot, and none before it. */
     if (r->state == ROOM_WAITING) {
-        srv_msg m = {.type = SRV_MSG_ROOM, .json = enc_room(r)};
+        srv_msg m = {.type = SRV_MSG_ROOM, .json = enc_room(r), .view = room_view(r)};
         srv_send(p, &m);
         if (m.json) srv_buf_unref(m.json);
+        srv_view_unref(m.view);
     } else {
         /* One snapshot per state of the room for a crowd that comes at once. */
         fanout *f = &r->fan;
@@ -778,9 +857,11 @@ int room_watch(room *r, srv_player *p) {
             char *line = proto_enc_start(room_code_or_null(r), 0, &r->settings, views,
                                          r->nseats, r->commit, &len);
             f->start = srv_buf_take(line, len);
+            srv_view_unref(f->start_view);
+            f->start_view = room_view(r);
             f->start_version = f->version;
         }
-        srv_msg m = {.type = SRV_MSG_START, .json = f->start};
+        srv_msg m = {.type = SRV_MSG_START, .json = f->start, .view = f->start_view};
         srv_send(p, &m);
     }
     return 0;

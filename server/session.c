@@ -89,29 +89,78 @@ void session_conn_gone(conn *c) {
 
 /* ------------------------------------------------------------- requests --- */
 
-void session_resume_failed(conn *c, const char *why) {
+/* A failed resume: bad_token with why, and the connection is closed once it
+ * has used up its tries (guard.c). A code is typed by a human (text mode
+ * shows the error as its last line when it closes); a token is sent by a
+ * program. */
+static void resume_failed(conn *c, bool by_code, const char *why) {
     bool close = guard_resume_failed(c);
     srv_player *me = session_player(c, false);
     if (!me) return;
     char message[160];
-    snprintf(message, sizeof message, "%s%s", why,
-             close ? "; too many failed resumes on this connection: closing it" : "");
-    srv_send_error(me, PROTO_ERR_BAD_TOKEN, message);
+    if (close && by_code)
+        snprintf(message, sizeof message, "Too many wrong resume codes: closing.");
+    else
+        snprintf(message, sizeof message, "%s%s", why,
+                 close ? "; too many failed resumes on this connection: closing it" : "");
+    srv_count_error(c->srv, PROTO_ERR_BAD_TOKEN);
+    size_t len;
+    char *line = proto_enc_error(PROTO_ERR_BAD_TOKEN, message, &len);
+    srv_msg m = {.type = SRV_MSG_ERROR,
+                 .json = srv_buf_take(line, len),
+                 .error = PROTO_ERR_BAD_TOKEN,
+                 .text = message,
+                 .closes = close};
+    srv_send(me, &m);
+    if (m.json) srv_buf_unref(m.json);
     if (close) conn_close_after_flush(c);
 }
 
+void session_resume_failed(conn *c, const char *why) {
+    resume_failed(c, false, why);
+}
+
+/* Why a resume was refused before any lookup (guard.h), in the words of who
+ * asked: a token's program, a code's human. */
+static const char *resume_refusal(guard_verdict v, bool by_code) {
+    switch (v) {
+    case GUARD_OK:
+        break;
+    case GUARD_THROTTLED:
+        return by_code ? "Too many failed resumes from your address: try again in a minute."
+                       : "too many failed resumes from your address; try again in a minute";
+    case GUARD_ADDR_BUSY:
+        return "Too many resume attempts from your address: try again in a moment.";
+    case GUARD_SERVER_BUSY:
+        return "Too many resume attempts on this server: try again in a moment.";
+    }
+    return NULL;
+}
+
+/* `resume` with a token (JSON, or typed) or a code (text mode). A code is
+ * looked up only if its address is not throttled, has not used its share of
+ * this second and the whole server has attempts left (guard_code_check), so
+ * codes cannot be guessed; every refusal counts as a failure, as a wrong
+ * code does. A token is 128 bits: it costs nothing of the codes' budget. */
 static void do_resume(conn *c, const proto_request *req) {
-    if (guard_resume_check(c) == GUARD_THROTTLED) {
+    bool by_code = req->code[0] != '\0';
+    guard_verdict verdict = by_code ? guard_code_check(c) : guard_resume_check(c);
+    if (verdict != GUARD_OK) {
         /* Not even looked up: guessing from this address is slowed down. */
-        session_resume_failed(c, "too many failed resumes from your address; "
-                                 "try again in a minute");
+        resume_failed(c, by_code, resume_refusal(verdict, by_code));
         return;
     }
-    srv_player *p = lobby_find_resumable(&c->srv->game, req->token);
+    game *g = &c->srv->game;
+    srv_player *p = by_code ? lobby_find_by_code(g, req->code) : lobby_find_resumable(g, req->token);
     if (!p) {
-        session_resume_failed(c, "that token belongs to no game in progress");
+        resume_failed(c, by_code,
+                      by_code ? "No seat is waiting for that code (a code works only "
+                                "until its grace period ends)."
+                              : "that token belongs to no game in progress");
         return;
     }
+    /* The seat's code follows the connection: one that shows codes gets one. */
+    p->wants_resume_code = c->player && c->player->wants_resume_code;
     session_take_back(c, p);
 }
 

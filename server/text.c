@@ -6,14 +6,12 @@
 #include <string.h>
 
 #include "command.h"
-#include "guard.h"
 #include "lobby.h"
 #include "session.h"
 #include "render.h"
-#include "resume.h"
-#include "room.h"
 #include "telnet.h"
 #include "text_replay.h"
+#include "view.h"
 
 /* How long the probe's answer may take before the greeting. */
 #define GREET_WAIT_MS 500
@@ -63,7 +61,10 @@ typedef struct text_session {
     bool show_help;   /* the lobby shows the whole command list */
     bool named;       /* the status says the new name: the lobby need not */
     bool resuming;    /* a resume was asked: its `start` keeps the status */
-    char commit[65];  /* the running game's commit, from its `start` */
+    /* The room it is in or watches, as the last message about it showed it
+     * (a reference); NULL in the lobby. Text mode reads no room. */
+    srv_view *view;
+    char resume_code[PROTO_RESUME_CODE_LEN + 1]; /* its seat's, from its `start` */
     /* Deadlines in loop time (ms), 0 = none; one timer serves them all.
      * tick_at: a grace countdown on screen changes its second. */
     uint64_t greet_at, draw_at, esc_at, tick_at;
@@ -118,6 +119,14 @@ static void end_last_line(conn *c) {
     outs(c, c->text && c->text->tn.seen ? "\r\n" : NETCAT_HINT "\r\n");
 }
 
+/* The last line before the connection closes; netcat notices the close only
+ * when Enter is pressed, so it is told to. */
+static void say_last(conn *c, const char *line) {
+    outs(c, "\r\n");
+    outs(c, line);
+    end_last_line(c);
+}
+
 /* A continuation byte of a UTF-8 character (10xxxxxx). */
 static bool utf8_tail(char ch) {
     return ((unsigned char)ch & 0xc0) == 0x80;
@@ -155,12 +164,34 @@ static void request_draw(conn *c) {
 
 /* ---------------------------------------------------------- what it is --- */
 
+/* The room whose boards the human sees, if any: a running game it plays or
+ * watches. A spectator sees the last boards until the `end` reaches it
+ * (fanout.h), as its view is the last broadcast's. */
+static srv_view *shown(const text_session *s) {
+    return s->view && s->view->state == SRV_VIEW_RUNNING ? s->view : NULL;
+}
+
+/* c's seat in the room of its view, NULL for a spectator or in the lobby. A
+ * seat that left is not its any more: the room lets it go right after the
+ * messages of the leave. */
+static const srv_view_seat *my_seat(const conn *c) {
+    if (!c->text || !c->player) return NULL;
+    const srv_view_seat *seat = srv_view_seat_of(c->text->view, c->player->id);
+    return seat && seat->seated && seat->status != PROTO_LEFT ? seat : NULL;
+}
+
 /* "In a game" (protocol/README.md): playing or won in a running game; such a
  * player's keys are moves in character mode. */
-static bool in_game(const srv_player *p) {
-    if (!p || !p->room || p->room->state != ROOM_RUNNING) return false;
-    proto_status st = p->room->seats[p->seat].status;
-    return st == PROTO_PLAYING || st == PROTO_WON;
+static bool in_game(const conn *c) {
+    const srv_view_seat *seat = my_seat(c);
+    return seat && shown(c->text) &&
+           (seat->status == PROTO_PLAYING || seat->status == PROTO_WON);
+}
+
+/* Forgets the room: the player left it (or never gets another message of it). */
+static void forget_room(text_session *s) {
+    srv_view_set(&s->view, NULL);
+    s->resume_code[0] = '\0';
 }
 
 static bool char_mode(const text_session *s) {
@@ -170,22 +201,13 @@ static bool char_mode(const text_session *s) {
 /* True where a key is a move at once (telnet, in a game): a command is
  * typed after ':' there, so what the screen tells to type says ":help". */
 static bool keys_play(const conn *c) {
-    return c->text && char_mode(c->text) && in_game(c->player);
+    return c->text && char_mode(c->text) && in_game(c);
 }
 
 /* The command word as it is typed where the message is shown ("leave" or,
  * where keys play, ":leave"), for the messages below. */
 static const char *typed(const conn *c) {
     return keys_play(c) ? ":" : "";
-}
-
-/* The room whose boards the human sees, if any. A spectator watches an
- * ended race until its `end` reaches it (fanout.h): until then it sees the
- * last boards. */
-static room *shown_room(const srv_player *p) {
-    if (p && p->room && p->room->state == ROOM_RUNNING) return p->room;
-    if (p && p->watching && p->watching->state != ROOM_WAITING) return p->watching;
-    return NULL;
 }
 
 /* -------------------------------------------------------------- screens --- */
@@ -276,16 +298,17 @@ static void lobby_situation(conn *c, proto_buf *b, int cols) {
                  p->queue_key.target, waiting, p->queue_key.players);
         proto_render_wrapped(b, line, cols);
     }
-    const room *r = p ? (p->room ? p->room : p->watching) : NULL;
-    if (r && r->state == ROOM_WAITING) {
+    /* A waiting room that nobody is left in closes now: not shown. */
+    const srv_view *v = s->view;
+    if (v && v->state == SRV_VIEW_WAITING && v->nseats > 0) {
         proto_buf t;
         proto_buf_init(&t);
-        proto_buf_printf(&t, "Room %s (%dx%d to %u): %d of %d players are here:", r->code,
-                         r->settings.size, r->settings.size, r->settings.target,
-                         r->nseats, r->settings.players);
-        for (int i = 0; i < r->nseats; i++)
-            proto_buf_printf(&t, "%s %s", i ? "," : "", r->seats[i].name);
-        proto_buf_printf(&t, ".\nTell a friend to type:  join %s", r->code);
+        proto_buf_printf(&t, "Room %s (%dx%d to %u): %d of %d players are here:", v->code,
+                         v->settings.size, v->settings.size, v->settings.target,
+                         v->nseats, v->settings.players);
+        for (int i = 0; i < v->nseats; i++)
+            proto_buf_printf(&t, "%s %s", i ? "," : "", v->seats[i].name);
+        proto_buf_printf(&t, ".\nTell a friend to type:  join %s", v->code);
         if (!t.failed) proto_render_wrapped(b, t.data, cols);
         if (t.failed) b->failed = true;
         proto_buf_free(&t);
@@ -379,116 +402,134 @@ static void draw_lobby(conn *c, proto_buf *b) {
 
 /* Seconds left of a seat's grace period, rounded up; sets *change_at to the
  * loop time at which that number next changes. */
-static uint64_t grace_seconds(const room_seat *seat, uint64_t now, uint64_t *change_at) {
+static uint64_t grace_seconds(const srv_view_seat *seat, uint64_t now,
+                              uint64_t *change_at) {
     uint64_t left = seat->grace_until > now ? seat->grace_until - now : 0;
     uint64_t secs = (left + 999) / 1000;
     *change_at = secs ? now + left - (secs - 1) * 1000 : 0;
     return secs;
 }
 
-static void draw_game(conn *c, proto_buf *b, room *r) {
+/* Under each dropped racer's board, until it is back or given up: its
+ * grace period's countdown. Sets s->tick_at to when a number changes. */
+static void grace_notes(conn *c, const srv_view *v, char text[][48], const char **notes) {
     text_session *s = c->text;
-    srv_player *p = c->player;
-    proto_player views[PROTO_PLAYERS_MAX];
-    char note_text[PROTO_PLAYERS_MAX][48];
-    const char *notes[PROTO_PLAYERS_MAX];
     uint64_t now = uv_now(c->srv->loop);
-    s->tick_at = 0;
-    for (int i = 0; i < r->nseats; i++) {
-        const room_seat *seat = &r->seats[i];
-        room_seat_view(seat, &views[i]);
+    for (int i = 0; i < v->nseats; i++) {
+        const srv_view_seat *seat = &v->seats[i];
         notes[i] = NULL;
-        /* A dropped racer's board says so until it is back or given up. */
-        if (!seat->connected && seat->player && seat->status != PROTO_LEFT && !r->solo) {
-            uint64_t change_at;
-            uint64_t secs = grace_seconds(seat, now, &change_at);
-            snprintf(note_text[i], sizeof note_text[i], "connection lost, %llu s",
-                     (unsigned long long)secs);
-            notes[i] = note_text[i];
-            if (change_at && (!s->tick_at || change_at < s->tick_at))
-                s->tick_at = change_at;
-        }
+        if (seat->connected || !seat->seated || seat->status == PROTO_LEFT || v->solo)
+            continue;
+        uint64_t change_at;
+        uint64_t secs = grace_seconds(seat, now, &change_at);
+        snprintf(text[i], sizeof text[i], "connection lost, %llu s",
+                 (unsigned long long)secs);
+        notes[i] = text[i];
+        if (change_at && (!s->tick_at || change_at < s->tick_at)) s->tick_at = change_at;
     }
-    bool playing = in_game(p);
-    bool seated = p && p->room == r;
-    char hint[256];
-    if (!playing && seated && !r->solo)
-        snprintf(hint, sizeof hint,
+}
+
+/* What a game's screen says to do (hint of cap bytes). */
+static void game_hint(conn *c, const srv_view *v, char *hint, size_t cap) {
+    bool seated = my_seat(c) != NULL;
+    if (!in_game(c) && seated && !v->solo)
+        snprintf(hint, cap,
                  "Your board is stuck; the race goes on until the others finish (or "
                  "type leave).");
-    else if (!playing)
-        snprintf(hint, sizeof hint, "%s",
-                 p && p->watching ? "Watching. Type leave to stop, or another command."
-                                  : "Your game is over; type leave.");
-    else if (char_mode(s))
-        snprintf(hint, sizeof hint,
+    else if (!in_game(c))
+        snprintf(hint, cap, "%s",
+                 seated ? "Your game is over; type leave."
+                        : "Watching. Type leave to stop, or another command.");
+    else if (char_mode(c->text))
+        snprintf(hint, cap,
                  "Arrows / wasd / hjkl move at once.  : for a command (:help).  Ctrl-C "
                  "quits.");
     else
         snprintf(
-            hint, sizeof hint,
+            hint, cap,
             "Type w a s d (or h j k l) and Enter to move; several at once work too.");
-    if (seated && !r->solo && p->resume_code[0]) {
-        /* "resume CODE" is never split over two lines (it is copied or
-         * typed as one): the sentence before it gets shorter instead. */
-        unsigned long long grace = (unsigned long long)(c->srv->cfg.grace_ms / 1000);
-        const char *code = p->resume_code;
+}
+
+/* "resume CODE" under a racer's hint (line of cap bytes). It is never split
+ * over two lines (it is copied or typed as one): the sentence before it gets
+ * shorter instead. */
+static void resume_line(conn *c, char *line, size_t cap) {
+    unsigned long long grace = (unsigned long long)(c->srv->cfg.grace_ms / 1000);
+    const char *code = c->text->resume_code;
+    for (int form = 0; form < 4; form++) {
+        if (form == 0)
+            snprintf(line, cap,
+                     "Dropped? Connect again within %llu s and type:  resume %s", grace,
+                     code);
+        else if (form == 1)
+            snprintf(line, cap, "Dropped? Reconnect within %llu s:  resume %s", grace,
+                     code);
+        else if (form == 2)
+            snprintf(line, cap, "If dropped (%llu s):  resume %s", grace, code);
+        else
+            snprintf(line, cap, "resume %s", code);
+        if ((int)strlen(line) <= term_cols(c->text)) break;
+    }
+}
+
+static void draw_game(conn *c, proto_buf *b, const srv_view *v) {
+    text_session *s = c->text;
+    proto_player views[PROTO_PLAYERS_MAX];
+    char note_text[PROTO_PLAYERS_MAX][48];
+    const char *notes[PROTO_PLAYERS_MAX];
+    s->tick_at = 0;
+    for (int i = 0; i < v->nseats; i++)
+        srv_view_player(&v->seats[i], &views[i]);
+    grace_notes(c, v, note_text, notes);
+    bool seated = my_seat(c) != NULL;
+    char hint[256];
+    game_hint(c, v, hint, sizeof hint);
+    if (seated && !v->solo && s->resume_code[0]) {
         char line[96];
-        for (int form = 0; form < 4; form++) {
-            if (form == 0)
-                snprintf(line, sizeof line,
-                         "Dropped? Connect again within %llu s and type:  resume %s",
-                         grace, code);
-            else if (form == 1)
-                snprintf(line, sizeof line,
-                         "Dropped? Reconnect within %llu s:  resume %s", grace, code);
-            else if (form == 2)
-                snprintf(line, sizeof line, "If dropped (%llu s):  resume %s", grace,
-                         code);
-            else
-                snprintf(line, sizeof line, "resume %s", code);
-            if ((int)strlen(line) <= term_cols(s)) break;
-        }
+        resume_line(c, line, sizeof line);
         size_t at = strlen(hint);
         snprintf(hint + at, sizeof hint - at, "\n%s", line);
     }
-    proto_view v = {.players = views,
-                    .n = r->nseats,
-                    .you = seated ? p->id : 0,
-                    .room = r->solo ? NULL : r->code,
-                    .target = r->settings.target,
-                    .width = term_cols(s),
-                    .color = s->color,
-                    .status = s->status[0] ? s->status : NULL,
-                    .hint = hint,
-                    .height = term_lines(s),
-                    .notes = notes,
-                    .commit = r->solo ? NULL : r->commit};
-    proto_render_game(b, &v);
+    proto_view pv = {.players = views,
+                     .n = v->nseats,
+                     .you = seated ? c->player->id : 0,
+                     .room = v->solo ? NULL : v->code,
+                     .target = v->settings.target,
+                     .width = term_cols(s),
+                     .color = s->color,
+                     .status = s->status[0] ? s->status : NULL,
+                     .hint = hint,
+                     .height = term_lines(s),
+                     .notes = notes,
+                     .commit = v->solo ? NULL : v->commit};
+    proto_render_game(b, &pv);
 }
 
 /* What the end screen says to do next; for a race, who is waiting for whom
  * to type rematch. */
 static void end_hint(conn *c, char *out, size_t cap) {
     text_session *s = c->text;
-    srv_player *p = c->player;
-    const room *r = p ? p->room : NULL;
-    if (!s->end->room[0] || !r || r->state != ROOM_ENDED || r->solo) {
+    const srv_view *v = s->view;
+    const srv_view_seat *mine = my_seat(c);
+    if (!s->end->room[0] || !v || v->state != SRV_VIEW_ENDED || v->solo || !mine) {
         snprintf(out, cap, "Type solo, quick, create or help.");
         return;
     }
     char asked[160] = "", waiting[160] = "";
     int n_asked = 0, n_waiting = 0;
-    for (int i = 0; i < r->nseats; i++) {
-        const room_seat *seat = &r->seats[i];
-        if (!seat->player || seat->player == p || !player_connected(seat->player)) continue;
+    for (int i = 0; i < v->nseats; i++) {
+        const srv_view_seat *seat = &v->seats[i];
+        /* Those still here: seated, connected and not leaving. */
+        if (seat == mine || !seat->seated || !seat->connected ||
+            seat->status == PROTO_LEFT)
+            continue;
         char *list = seat->rematch ? asked : waiting;
         int *n = seat->rematch ? &n_asked : &n_waiting;
         size_t at = strlen(list);
         snprintf(list + at, 160 - at, "%s%s", *n ? ", " : "", seat->name);
         (*n)++;
     }
-    if (r->seats[p->seat].rematch)
+    if (mine->rematch)
         snprintf(out, cap, "Waiting for %s to type rematch (or type leave).",
                  n_waiting ? waiting : "the others");
     else if (n_asked)
@@ -602,13 +643,13 @@ typedef struct text_shape {
     char line[sizeof((text_session *)0)->line];
 } text_shape;
 
-static void shape_of(const conn *c, const room *r, text_shape *k) {
+static void shape_of(const conn *c, const srv_view *v, text_shape *k) {
     const text_session *s = c->text;
     memset(k, 0, sizeof *k);
-    for (int i = 0; i < r->nseats; i++) {
-        const room_seat *seat = &r->seats[i];
-        if (!seat->connected && seat->player && seat->status != PROTO_LEFT)
-            k->now = uv_now(c->srv->loop); /* a grace countdown (draw_game) */
+    for (int i = 0; i < v->nseats; i++) {
+        const srv_view_seat *seat = &v->seats[i];
+        if (!seat->connected && seat->seated && seat->status != PROTO_LEFT)
+            k->now = uv_now(c->srv->loop); /* a grace countdown (grace_notes) */
     }
     k->cols = term_cols(s);
     k->lines = term_lines(s);
@@ -621,22 +662,22 @@ static void shape_of(const conn *c, const room *r, text_shape *k) {
     memcpy(k->line, s->line, s->line_len);
 }
 
-/* A spectator's screen of a race: the room's rendering for this shape if
+/* A spectator's screen of a race: the view's rendering for this shape if
  * another spectator had it made, else made and kept for the next. Queued by
  * reference either way. Returns false (nothing sent) if memory runs out. */
-static bool draw_watched(conn *c, room *r, proto_buf *b) {
+static bool draw_watched(conn *c, srv_view *v, proto_buf *b) {
     text_session *s = c->text;
     text_shape key;
-    shape_of(c, r, &key);
+    shape_of(c, v, &key);
     uint64_t tick_at = 0;
-    srv_buf *screen = fanout_screen_find(&r->fan, &key, sizeof key, &tick_at);
+    srv_buf *screen = srv_view_screen_find(v, &key, sizeof key, &tick_at);
     if (screen) {
         c->srv->metrics.text_screens_shared++;
         s->tick_at = tick_at;
         conn_send_framed(c, NULL, 0, screen, screen->len);
         return true;
     }
-    draw_game(c, b, r);
+    draw_game(c, b, v);
     proto_buf_puts(b, s->prompt ? ": " : "> ");
     proto_buf_append(b, s->line, s->line_len);
     if (b->failed || !b->len) return false;
@@ -650,7 +691,7 @@ static bool draw_watched(conn *c, room *r, proto_buf *b) {
     }
     if (!(screen = srv_buf_take(bytes, len))) return false;
     c->srv->metrics.text_screens_rendered++;
-    fanout_screen_keep(&r->fan, &key, sizeof key, screen, s->tick_at);
+    srv_view_screen_keep(v, &key, sizeof key, screen, s->tick_at);
     conn_send_framed(c, NULL, 0, screen, len);
     srv_buf_unref(screen);
     return true;
@@ -659,10 +700,7 @@ static bool draw_watched(conn *c, room *r, proto_buf *b) {
 static void draw(conn *c) {
     text_session *s = c->text;
     srv_player *p = c->player;
-    room *r = shown_room(p);
-    /* A spectator's `end` is drawn while it is still the room's spectator
-     * (fanout.c lets it go right after): the end screen, not the boards. */
-    if (r && p->watching == r && r->state == ROOM_ENDED && s->has_end) r = NULL;
+    srv_view *v = shown(s);
     /* Every screen is made in one buffer kept for the process: a redraw
      * allocates only its copy in the output queue, and a crowd being greeted
      * leaves no trail of freed, growing buffers between the connections and
@@ -672,13 +710,13 @@ static void draw(conn *c) {
     b->len = 0;
     b->failed = false;
     s->tick_at = 0;
-    if (s->replay && r) { /* a game of one's own comes first */
+    if (s->replay && v) { /* a game of one's own comes first */
         text_replay_free(s->replay);
         s->replay = NULL;
         s->replay_at = 0;
     }
-    if (r && p->watching == r) {
-        if (!draw_watched(c, r, b)) {
+    if (v && !my_seat(c)) {
+        if (!draw_watched(c, v, b)) {
             proto_buf_free(b);
             conn_close(c);
             return;
@@ -691,13 +729,13 @@ static void draw(conn *c) {
     }
     if (s->replay)
         draw_replay(c, b);
-    else if (r)
-        draw_game(c, b, r);
+    else if (v)
+        draw_game(c, b, v);
     else if (s->has_end && !(p && p->queued))
         draw_end(c, b);
     else
         draw_lobby(c, b);
-    if (!in_game(p) || s->prompt) {
+    if (!in_game(c) || s->prompt) {
         proto_buf_puts(b, s->prompt ? ": " : "> ");
         typed_line(b, s->line, s->line_len);
     }
@@ -726,9 +764,7 @@ static void quit(conn *c, const char *why) {
             session_request(c, &req);
         }
     }
-    outs(c, "\r\n");
-    outs(c, why);
-    end_last_line(c);
+    say_last(c, why);
     conn_close_after_flush(c);
 }
 
@@ -748,10 +784,9 @@ static proto_settings settings_for(int players, int size) {
 /* Plays a line's moves in order, stopping quietly when the game stops. */
 static void play_moves(conn *c, const proto_command *cmd) {
     for (size_t i = 0; i < cmd->n_moves && !conn_is_closing(c); i++) {
-        if (!in_game(c->player)) {
+        if (!in_game(c)) {
             if (i == 0) {
-                srv_player *p = c->player;
-                bool stuck = p && p->room && p->room->state == ROOM_RUNNING;
+                bool stuck = my_seat(c) && shown(c->text);
                 set_status(c->text,
                            stuck ? "Your board is stuck; the race goes on until the "
                                    "others finish (or type leave)."
@@ -768,66 +803,22 @@ static void play_moves(conn *c, const proto_command *cmd) {
 }
 
 /* `resume CODE` (or a token): takes back a seat waiting out its grace
- * period, from the lobby of this connection. A token goes the JSON way. A
- * code is looked up only if its address is not throttled, has not used its
- * share of this second and the whole server has attempts left (guard.h,
- * resume.h), so codes cannot be guessed; every refusal counts as a failure of
- * this connection and its address, as a wrong code does, and an address that
- * is refused spends nothing of the server's budget. */
+ * period, from the lobby of this connection. The lobby guards both (codes
+ * cannot be guessed: guard.h) and says what went wrong as an error. */
 static void resume(conn *c, const proto_command *cmd) {
     text_session *s = c->text;
     srv_player *me = c->player;
-    proto_request req = {.type = PROTO_REQ_RESUME};
     if (me && (me->room || me->watching || me->queued)) {
         snprintf(s->status, sizeof s->status,
                  "resume is for a new connection: type %sleave first.", typed(c));
         request_draw(c);
         return;
     }
-    if (cmd->token[0]) {
-        /* 128 bits cannot be guessed: a token costs nothing of the budget of
-         * codes, and meets the JSON way's guard. */
+    proto_request req = {.type = PROTO_REQ_RESUME};
+    if (cmd->token[0])
         snprintf(req.token, sizeof req.token, "%s", cmd->token);
-    } else {
-        const char *refused = NULL;
-        switch (guard_code_check(c)) {
-        case GUARD_OK:
-            break;
-        case GUARD_THROTTLED:
-            refused = "Too many failed resumes from your address: try again in a minute.";
-            break;
-        case GUARD_ADDR_BUSY:
-            refused =
-                "Too many resume attempts from your address: try again in a moment.";
-            break;
-        case GUARD_SERVER_BUSY:
-            refused = "Too many resume attempts on this server: try again in a moment.";
-            break;
-        }
-        srv_player *p = refused ? NULL : resume_code_find(&c->srv->game, cmd->code);
-        if (p && !p->token[0]) { /* restored: only its token's hash is known */
-            c->text->any_command = true;
-            c->text->end_now = false;
-            s->resuming = true;
-            session_take_back(c, p);
-            s->resuming = false;
-            return;
-        }
-        if (!p) {
-            if (guard_resume_failed(c)) {
-                outs(c, "\r\nToo many wrong resume codes: closing.");
-                end_last_line(c);
-                conn_close_after_flush(c);
-                return;
-            }
-            set_status(s, refused ? refused
-                                  : "No seat is waiting for that code (a code works only "
-                                    "until its grace period ends).");
-            request_draw(c);
-            return;
-        }
-        snprintf(req.token, sizeof req.token, "%s", p->token);
-    }
+    else
+        memcpy(req.code, cmd->code, sizeof req.code);
     s->resuming = true;
     request(c, &req);
     s->resuming = false;
@@ -883,7 +874,7 @@ static bool replay_control(conn *c, char key) {
 
 static void start_replay(conn *c, uint64_t id) {
     text_session *s = c->text;
-    if (shown_room(c->player)) {
+    if (shown(s)) {
         snprintf(s->status, sizeof s->status,
                  "You are in a game: type %sleave first to watch a replay.", typed(c));
         return;
@@ -901,89 +892,101 @@ static void start_replay(conn *c, uint64_t id) {
     replay_schedule(c);
 }
 
+/* The request a lobby command makes; false for the commands text mode
+ * answers itself. */
+static bool request_of(const proto_command *cmd, proto_request *req) {
+    memset(req, 0, sizeof *req);
+    switch (cmd->type) {
+    case PROTO_CMD_NAME:
+        req->type = PROTO_REQ_HELLO;
+        memcpy(req->name, cmd->name, sizeof req->name);
+        return true;
+    case PROTO_CMD_SOLO:
+        req->type = PROTO_REQ_SOLO;
+        req->settings = settings_for(1, cmd->number);
+        return true;
+    case PROTO_CMD_CREATE:
+    case PROTO_CMD_QUICK:
+        req->type = cmd->type == PROTO_CMD_CREATE ? PROTO_REQ_CREATE : PROTO_REQ_QUICK;
+        req->settings = settings_for(cmd->number, 0);
+        return true;
+    case PROTO_CMD_JOIN:
+    case PROTO_CMD_WATCH:
+        req->type = cmd->type == PROTO_CMD_JOIN ? PROTO_REQ_JOIN : PROTO_REQ_WATCH;
+        memcpy(req->room, cmd->room, sizeof req->room);
+        return true;
+    case PROTO_CMD_ROOMS:
+        req->type = PROTO_REQ_ROOMS;
+        return true;
+    case PROTO_CMD_LEAVE:
+        req->type = PROTO_REQ_LEAVE;
+        return true;
+    case PROTO_CMD_REMATCH:
+        req->type = PROTO_REQ_REMATCH;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Line mode in a replay: one control per line, an empty line pauses too.
+ * Returns true if the line was one; any other line stops the replay (and is
+ * then run as a command). */
+static bool replay_line(conn *c, const char *line, size_t len) {
+    while (len && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+        len--;
+    while (len && (line[0] == ' ' || line[0] == '\t'))
+        line++, len--;
+    if (len == 0 && replay_control(c, 'p')) return true;
+    if (len == 1 && replay_control(c, line[0])) return true;
+    replay_stop(c);
+    return false;
+}
+
+/* "... - type help": where keys play, help is typed ":help". */
+static void command_error(conn *c, const proto_command *cmd) {
+    static const char suffix[] = " - type help";
+    size_t n = strlen(cmd->error), k = sizeof suffix - 1;
+    if (keys_play(c) && n >= k && !strcmp(cmd->error + n - k, suffix))
+        snprintf(c->text->status, sizeof c->text->status, "%.*s - type :help",
+                 (int)(n - k), cmd->error);
+    else
+        set_status(c->text, cmd->error);
+}
+
+/* help and history: in a game the board keeps the screen (help says in one
+ * line what can be typed there); elsewhere the lobby shows what was asked. */
+static void show_in_lobby(conn *c, proto_cmd_type type) {
+    text_session *s = c->text;
+    if (!shown(s)) {
+        s->has_end = false;
+        s->show_help = type == PROTO_CMD_HELP;
+        s->show_history = type == PROTO_CMD_HISTORY;
+    } else if (type == PROTO_CMD_HELP) {
+        set_status(s, proto_command_help_in_game(char_mode(s)));
+    } else {
+        snprintf(s->status, sizeof s->status,
+                 "history is for the lobby: type %sleave first.", typed(c));
+    }
+}
+
 static void run_command(conn *c, const char *line, size_t len) {
     text_session *s = c->text;
-    proto_command cmd;
-    proto_request req = {0};
     s->status[0] = '\0';
     s->named = false;
     s->show_help = false;
     s->show_history = false;
-    if (s->replay) {
-        /* Line mode: one control per line; an empty line pauses too. */
-        while (len && (line[len - 1] == ' ' || line[len - 1] == '\t'))
-            len--;
-        while (len && (line[0] == ' ' || line[0] == '\t'))
-            line++, len--;
-        if (len == 0 && replay_control(c, 'p')) return;
-        if (len == 1 && replay_control(c, line[0])) return;
-        replay_stop(c); /* any other command leaves the replay */
-    }
-    switch (proto_command_parse(line, len, &cmd)) {
-    case PROTO_CMD_EMPTY:
-        request_draw(c);
+    if (s->replay && replay_line(c, line, len)) return;
+    proto_command cmd;
+    proto_request req;
+    proto_command_parse(line, len, &cmd);
+    if (request_of(&cmd, &req)) {
+        request(c, &req);
         return;
-    case PROTO_CMD_ERROR: {
-        /* "... - type help": where keys play, help is typed ":help". */
-        static const char suffix[] = " - type help";
-        size_t n = strlen(cmd.error), k = sizeof suffix - 1;
-        if (keys_play(c) && n >= k && !strcmp(cmd.error + n - k, suffix))
-            snprintf(s->status, sizeof s->status, "%.*s - type :help", (int)(n - k),
-                     cmd.error);
-        else
-            set_status(s, cmd.error);
-        break;
     }
+    switch (cmd.type) {
     case PROTO_CMD_MOVES:
         play_moves(c, &cmd);
-        return;
-    case PROTO_CMD_HELP:
-        /* In a game the board keeps the screen: one line says what can be
-         * typed there; elsewhere the lobby shows the whole list. */
-        if (shown_room(c->player)) {
-            set_status(s, proto_command_help_in_game(char_mode(s)));
-        } else {
-            s->has_end = false;
-            s->show_help = true;
-        }
-        break;
-    case PROTO_CMD_NAME:
-        req.type = PROTO_REQ_HELLO;
-        memcpy(req.name, cmd.name, sizeof req.name);
-        request(c, &req);
-        return;
-    case PROTO_CMD_SOLO:
-        req.type = PROTO_REQ_SOLO;
-        req.settings = settings_for(1, cmd.number);
-        request(c, &req);
-        return;
-    case PROTO_CMD_CREATE:
-        req.type = PROTO_REQ_CREATE;
-        req.settings = settings_for(cmd.number, 0);
-        request(c, &req);
-        return;
-    case PROTO_CMD_QUICK:
-        req.type = PROTO_REQ_QUICK;
-        req.settings = settings_for(cmd.number, 0);
-        request(c, &req);
-        return;
-    case PROTO_CMD_JOIN:
-    case PROTO_CMD_WATCH:
-        req.type = cmd.type == PROTO_CMD_JOIN ? PROTO_REQ_JOIN : PROTO_REQ_WATCH;
-        memcpy(req.room, cmd.room, sizeof req.room);
-        request(c, &req);
-        return;
-    case PROTO_CMD_ROOMS:
-        req.type = PROTO_REQ_ROOMS;
-        request(c, &req);
-        return;
-    case PROTO_CMD_LEAVE:
-        req.type = PROTO_REQ_LEAVE;
-        request(c, &req);
-        return;
-    case PROTO_CMD_REMATCH:
-        req.type = PROTO_REQ_REMATCH;
-        request(c, &req);
         return;
     case PROTO_CMD_RESUME:
         resume(c, &cmd);
@@ -991,14 +994,12 @@ static void run_command(conn *c, const char *line, size_t len) {
     case PROTO_CMD_QUIT:
         quit(c, "Goodbye!");
         return;
+    case PROTO_CMD_ERROR:
+        command_error(c, &cmd);
+        break;
+    case PROTO_CMD_HELP:
     case PROTO_CMD_HISTORY:
-        if (shown_room(c->player)) {
-            snprintf(s->status, sizeof s->status,
-                     "history is for the lobby: type %sleave first.", typed(c));
-        } else {
-            s->has_end = false;
-            s->show_history = true;
-        }
+        show_in_lobby(c, cmd.type);
         break;
     case PROTO_CMD_REPLAY:
         start_replay(c, cmd.game);
@@ -1006,6 +1007,8 @@ static void run_command(conn *c, const char *line, size_t len) {
     case PROTO_CMD_COLOR:
         s->color = cmd.on ? PROTO_COLOR_256 : PROTO_COLOR_OFF;
         set_status(s, cmd.on ? "Colour is on." : "Colour is off.");
+        break;
+    default: /* empty */
         break;
     }
     request_draw(c);
@@ -1018,7 +1021,8 @@ static int on_text_line(void *ctx, const char *line, size_t len) {
     text_session *s = c->text;
     conn_request_done(c);
     if (line[0] == '{' && !s->any_command && !s->tn.seen) {
-        /* A JSON client that spoke after the detection window. */
+        /* A JSON client that spoke after the detection window: no codes. */
+        if (c->player) c->player->wants_resume_code = false;
         conn_become_json(c, line, len);
         return 1;
     }
@@ -1036,49 +1040,44 @@ static int on_text_too_long(void *ctx) {
     return 1;
 }
 
-/* One key in character mode. */
-static void on_key(conn *c, const proto_key *k) {
+/* ':' opens the command line on the screen's last line. */
+static void open_prompt(conn *c) {
+    c->text->prompt = true;
+    c->text->line_len = 0;
+    request_draw(c);
+}
+
+/* A key while a replay plays (no command line open): it steers the replay;
+ * Esc stops it too. */
+static void replay_key(conn *c, const proto_key *k) {
+    conn_request_done(c);
+    if (k->type == PROTO_KEY_ESCAPE)
+        replay_control(c, 'q');
+    else if ((k->type == PROTO_KEY_CHAR || k->type == PROTO_KEY_MOVE) && k->ch)
+        replay_control(c, k->ch);
+}
+
+/* A key in a game (no command line open): a move at once. */
+static void game_key(conn *c, const proto_key *k) {
     text_session *s = c->text;
-    if (k->type == PROTO_KEY_CTRL_C || k->type == PROTO_KEY_CTRL_D) {
-        quit(c, "Goodbye!");
-        return;
-    }
-    if (s->replay && !s->prompt && k->type != PROTO_KEY_COLON) {
-        /* Keys steer a replay; Esc stops it too. */
-        conn_request_done(c);
-        if (k->type == PROTO_KEY_ESCAPE) {
-            replay_control(c, 'q');
-        } else if (k->type == PROTO_KEY_CHAR || k->type == PROTO_KEY_MOVE) {
-            if (k->ch) replay_control(c, k->ch);
-        }
-        return;
-    }
-    if (s->replay && k->type == PROTO_KEY_COLON && !s->prompt) {
-        s->prompt = true;
-        s->line_len = 0;
+    conn_request_done(c); /* a key in a game is a complete request */
+    if (k->type == PROTO_KEY_MOVE) {
+        proto_request req = {.type = PROTO_REQ_MOVE, .dir = k->dir};
+        s->status[0] = '\0';
+        request(c, &req);
+    } else if (k->type == PROTO_KEY_COLON) {
+        open_prompt(c);
+    } else if (k->type == PROTO_KEY_CHAR && k->ch != ' ') {
+        /* A command typed without ':' (its h and l were moves). */
+        set_status(s, "In a game every key is a move; type : first for a command "
+                      "(:help).");
         request_draw(c);
-        return;
     }
-    bool typing = s->prompt || !in_game(c->player);
-    /* A key in a game, or a command line's Enter, is a complete request. */
-    if (!typing || k->type == PROTO_KEY_ENTER) conn_request_done(c);
-    if (!typing) {
-        if (k->type == PROTO_KEY_MOVE) {
-            proto_request req = {.type = PROTO_REQ_MOVE, .dir = k->dir};
-            s->status[0] = '\0';
-            request(c, &req);
-        } else if (k->type == PROTO_KEY_COLON) {
-            s->prompt = true;
-            s->line_len = 0;
-            request_draw(c); /* the prompt goes on the screen's last line */
-        } else if (k->type == PROTO_KEY_CHAR && k->ch != ' ') {
-            /* A command typed without ':' (its h and l were moves). */
-            set_status(s, "In a game every key is a move; type : first for a command "
-                          "(:help).");
-            request_draw(c);
-        }
-        return;
-    }
+}
+
+/* A key typed into the command line, echoed as the line shows it. */
+static void line_key(conn *c, const proto_key *k) {
+    text_session *s = c->text;
     switch (k->type) {
     case PROTO_KEY_ENTER: {
         char line[sizeof s->line];
@@ -1086,6 +1085,7 @@ static void on_key(conn *c, const proto_key *k) {
         memcpy(line, s->line, len);
         s->line_len = 0;
         s->prompt = false;
+        conn_request_done(c); /* the line is a complete request */
         outs(c, "\r\n");
         run_command(c, line, len);
         break;
@@ -1119,6 +1119,21 @@ static void on_key(conn *c, const proto_key *k) {
     }
 }
 
+/* One key in character mode. */
+static void on_key(conn *c, const proto_key *k) {
+    text_session *s = c->text;
+    if (k->type == PROTO_KEY_CTRL_C || k->type == PROTO_KEY_CTRL_D)
+        quit(c, "Goodbye!");
+    else if (s->replay && !s->prompt && k->type == PROTO_KEY_COLON)
+        open_prompt(c);
+    else if (s->replay && !s->prompt)
+        replay_key(c, k);
+    else if (!s->prompt && in_game(c))
+        game_key(c, k);
+    else
+        line_key(c, k);
+}
+
 static void feed_keys(conn *c, const unsigned char *data, size_t n) {
     for (size_t i = 0; i < n && c->text && conn_is_open(c); i++) {
         proto_key keys[2];
@@ -1137,7 +1152,8 @@ static void greet(conn *c) {
     s->greeted = true;
     s->greet_at = 0;
     if (!session_player(c, false)) return;
-    c->player->welcomed = true; /* a human needs no JSON welcome */
+    c->player->welcomed = true;          /* a human needs no JSON welcome */
+    c->player->wants_resume_code = true; /* ... but a code to type after a drop */
     draw(c);
 }
 
@@ -1368,72 +1384,118 @@ void text_begin(conn *c, bool telnet_first) {
 }
 
 /* Keeps the verdict so the end screen outlives the room. */
-static void keep_end(text_session *s, const srv_msg *m, const room *r) {
-    /* Out of memory: no end screen, the lobby shows instead. */
+static void keep_end(text_session *s, const srv_msg *m) {
+    const srv_view *v = m->view;
+    /* Out of memory (here or for the view): no end screen, the lobby shows. */
+    if (!v || !v->has_verdict) return;
     if (!s->end && !(s->end = malloc(sizeof *s->end))) return;
     s->has_end = true;
-    snprintf(s->end->room, sizeof s->end->room, "%s", r && !r->solo ? r->code : "");
-    const srv_end *e = m->end; /* NULL if memory ran out: no results shown */
-    s->end->reason = e ? e->reason : PROTO_END_ALL_OVER;
+    snprintf(s->end->room, sizeof s->end->room, "%s", v->solo ? "" : v->code);
+    s->end->reason = m->reason;
     s->end->winner = m->subject;
-    s->end->n = e ? e->n : 0;
-    for (int i = 0; e && i < e->n; i++) {
-        const proto_player *v = &e->results[i];
+    s->end->n = v->nseats;
+    for (int i = 0; i < v->nseats; i++) {
+        const srv_view_seat *ranked = &v->seats[v->ranking[i]];
         text_result *t = &s->end->results[i];
-        t->id = v->id;
-        snprintf(t->name, sizeof t->name, "%s", v->name);
-        t->board = *v->board;
-        t->score = v->score;
-        t->moves = v->moves;
-        t->status = v->status;
+        t->id = ranked->id;
+        memcpy(t->name, ranked->name, sizeof t->name);
+        t->board = ranked->board;
+        t->score = ranked->score;
+        t->moves = ranked->moves;
+        t->status = ranked->status;
     }
-    if (e) s->end->seed = e->seed;
-    snprintf(s->end->salt, sizeof s->end->salt, "%s", e ? e->salt : "");
-    snprintf(s->end->commit, sizeof s->end->commit, "%s", r ? r->commit : "");
+    s->end->seed = v->seed;
+    memcpy(s->end->salt, v->salt, sizeof s->end->salt);
+    memcpy(s->end->commit, v->commit, sizeof s->end->commit);
+}
+
+/* An error: the lobby's words are for JSON ("send leave first"), a human
+ * types it, after ':' where keys play. One that closes the connection is
+ * its last line, not a screen. */
+static void on_error(conn *c, const srv_msg *m) {
+    text_session *s = c->text;
+    const char *text = m->text ? m->text : "That did not work.";
+    const char *send = strstr(text, "send leave");
+    if (send)
+        snprintf(s->status, sizeof s->status, "%.*stype %sleave%s", (int)(send - text),
+                 text, typed(c), send + 10);
+    else
+        set_status(s, text);
+    if (m->closes) say_last(c, s->status);
+}
+
+/* Someone's connection or seat changed: the status says so. */
+static void on_player(conn *c, const srv_msg *m) {
+    text_session *s = c->text;
+    const srv_view_seat *seat = srv_view_seat_of(m->view, m->subject);
+    if (!seat) return;
+    snprintf(s->status, sizeof s->status, "%s %s.", seat->name,
+             seat->status == PROTO_LEFT ? "left the race"
+             : seat->connected          ? "is back"
+                                        : "lost the connection");
+    /* Its own seat given up (--move-timeout): it is out of the race. */
+    if (c->player && seat->id == c->player->id && seat->status == PROTO_LEFT)
+        forget_room(s);
+}
+
+/* The `rooms` reply, in one status line. */
+static void on_rooms(text_session *s, const srv_rooms *rooms) {
+    if (!rooms) {
+        set_status(s, "The rooms could not be listed: try again.");
+        return;
+    }
+    if (rooms->n == 0) {
+        set_status(s, "No rooms right now: type create to make one, or quick.");
+        return;
+    }
+    size_t at = (size_t)snprintf(s->status, sizeof s->status, "Rooms:");
+    for (int i = 0; i < rooms->n && i < 8 && at < sizeof s->status; i++) {
+        const srv_room_row *row = &rooms->rows[i];
+        at += (size_t)snprintf(s->status + at, sizeof s->status - at, " %s (%d/%d%s)",
+                               row->code, row->players, row->settings.players,
+                               row->started ? ", racing: watch" : ", join");
+    }
+}
+
+/* A game starts, or is shown again (a resume, a watch). */
+static void on_start(text_session *s, const srv_msg *m) {
+    s->has_end = false;
+    if (!s->resuming) s->status[0] = '\0';
+    s->prompt = false;
+    s->line_len = 0;
+    /* A racer's code for getting the seat back after a drop. */
+    memcpy(s->resume_code, m->resume_code, sizeof s->resume_code);
 }
 
 void text_deliver(conn *c, const srv_msg *m) {
     if (!awake(c)) return;
     text_session *s = c->text;
-    srv_player *p = c->player;
+    /* The room as the message shows it; an `end` always replaces it (the
+     * game is over even if its view could not be made). */
+    if (m->view || m->type == SRV_MSG_END) srv_view_set(&s->view, m->view);
     switch (m->type) {
     case SRV_MSG_WELCOME:
-        if (p)
+        if (c->player)
             snprintf(s->status, sizeof s->status,
                      s->resuming ? "Welcome back, %s: the seat is yours again."
                                  : "You are now %s.",
-                     p->name);
+                     c->player->name);
         s->named = !s->resuming;
         break;
-    case SRV_MSG_START: {
-        s->has_end = false;
-        if (!s->resuming) s->status[0] = '\0';
-        s->prompt = false;
-        s->line_len = 0;
-        const room *r = shown_room(p);
-        snprintf(s->commit, sizeof s->commit, "%s", r ? r->commit : "");
-        /* A racer's code for getting the seat back after a drop. */
-        if (r && p->room == r && !r->solo) resume_code_assign(p);
+    case SRV_MSG_START:
+        on_start(s, m);
         break;
-    }
     case SRV_MSG_END:
         s->end_now = true;
         s->status[0] = '\0'; /* what was said during the game is over too */
-        keep_end(s, m, p ? (p->room ? p->room : p->watching) : NULL);
+        keep_end(s, m);
         break;
-    case SRV_MSG_ERROR: {
-        /* The lobby's words are for JSON ("send leave first"): a human types
-         * it, after ':' where keys play. */
-        const char *text = m->text ? m->text : "That did not work.";
-        const char *send = strstr(text, "send leave");
-        if (send)
-            snprintf(s->status, sizeof s->status, "%.*stype %sleave%s",
-                     (int)(send - text), text, typed(c), send + 10);
-        else
-            set_status(s, text);
+    case SRV_MSG_ERROR:
+        on_error(c, m);
+        if (m->closes) return; /* said; no screen after it */
         break;
-    }
     case SRV_MSG_LEFT:
+        forget_room(s);
         /* A leave that ended the race came with its `end`: keep showing it. */
         if (!s->end_now) s->has_end = false;
         set_status(s, s->end_now ? "You left the race."
@@ -1442,38 +1504,20 @@ void text_deliver(conn *c, const srv_msg *m) {
     case SRV_MSG_ROOM:
         /* About the race that ended (a rematch is asked for): the end
          * screen stays and says who is waiting. */
-        if (!(p && p->room && p->room->state == ROOM_ENDED)) s->has_end = false;
+        if (!(m->view && m->view->state == SRV_VIEW_ENDED)) s->has_end = false;
         break;
     case SRV_MSG_QUEUED:
+        forget_room(s);
         s->has_end = false; /* `quick` from an end screen: the queue screen */
         break;
-    case SRV_MSG_PLAYER: {
-        const room *r = shown_room(p);
-        for (int i = 0; r && i < r->nseats; i++) {
-            if (r->seats[i].id != m->subject) continue;
-            snprintf(s->status, sizeof s->status, "%s %s.", r->seats[i].name,
-                     r->seats[i].status == PROTO_LEFT ? "left the race"
-                     : r->seats[i].connected          ? "is back"
-                                                      : "lost the connection");
-        }
+    case SRV_MSG_PLAYER:
+        on_player(c, m);
         break;
-    }
-    case SRV_MSG_ROOMS: {
-        proto_room_info rows[8];
-        int n = lobby_rooms(&c->srv->game, rows, 8);
-        if (n == 0) {
-            set_status(s, "No rooms right now: type create to make one, or quick.");
-            break;
-        }
-        size_t at = (size_t)snprintf(s->status, sizeof s->status, "Rooms:");
-        for (int i = 0; i < n && at < sizeof s->status; i++)
-            at +=
-                (size_t)snprintf(s->status + at, sizeof s->status - at, " %s (%d/%d%s)",
-                                 rows[i].room, rows[i].players, rows[i].settings.players,
-                                 rows[i].started ? ", racing: watch" : ", join");
+    case SRV_MSG_ROOMS:
+        on_rooms(s, m->rooms);
         break;
-    }
     case SRV_MSG_STATE:
+    case SRV_MSG_VIEW:
     case SRV_MSG_PONG:
     case SRV_MSG_BYE:
     case SRV_MSG_HISTORY:
@@ -1514,6 +1558,7 @@ void text_free(conn *c) {
     if (c->text) {
         text_replay_free(c->text->replay);
         free(c->text->end);
+        srv_view_unref(c->text->view);
     }
     free(c->text);
     c->text = NULL;
