@@ -256,6 +256,13 @@ static proto_cmd_type parse_players(proto_command *cmd, const command_word *cw,
                       msg);
 }
 
+/* bot: a level. */
+static proto_cmd_type parse_level(proto_command *cmd, const command_word *cw,
+                                  const word *args, size_t nargs) {
+    return number_arg(cmd, cw->type, args, nargs, PROTO_BOT_LEVEL_MIN, PROTO_BOT_LEVEL_MAX,
+                      "bot takes a level from 1 (a beginner) to 5 (an expert)");
+}
+
 /* join, watch: a room code. */
 static proto_cmd_type parse_room(proto_command *cmd, const command_word *cw,
                                  const word *args, size_t nargs) {
@@ -330,6 +337,7 @@ static const command_word command_words[] = {
     {"solo", PROTO_CMD_SOLO, parse_size},
     {"create", PROTO_CMD_CREATE, parse_players},
     {"quick", PROTO_CMD_QUICK, parse_players},
+    {"bot", PROTO_CMD_BOT, parse_level},
     {"join", PROTO_CMD_JOIN, parse_room},
     {"watch", PROTO_CMD_WATCH, parse_room},
     {"resume", PROTO_CMD_RESUME, parse_resume},

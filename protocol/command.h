@@ -23,6 +23,7 @@ typedef enum proto_cmd_type {
     PROTO_CMD_CREATE,  /* create [PLAYERS]: number is the players, 0 if absent */
     PROTO_CMD_JOIN,    /* join CODE */
     PROTO_CMD_QUICK,   /* quick [PLAYERS]: number is the players, 0 if absent */
+    PROTO_CMD_BOT,     /* bot [LEVEL]: a race against one bot; number is the level, 0 if absent */
     PROTO_CMD_WATCH,   /* watch CODE */
     PROTO_CMD_ROOMS,   /* rooms */
     PROTO_CMD_LEAVE,   /* leave */
@@ -42,7 +43,7 @@ typedef enum proto_cmd_type {
 /* One parsed line. Only the fields of its type are set. */
 typedef struct proto_command {
     proto_cmd_type type;
-    int number;                    /* solo, create, quick: the value, 0 = default */
+    int number;                    /* solo, create, quick, bot: the value, 0 = default */
     bool on;                       /* color */
     char name[PROTO_NAME_MAX + 1]; /* name: as typed (case kept) */
     char room[PROTO_ROOM_MAX + 1]; /* join, watch: upper-cased */

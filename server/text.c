@@ -910,6 +910,12 @@ static bool request_of(const proto_command *cmd, proto_request *req) {
         req->type = cmd->type == PROTO_CMD_CREATE ? PROTO_REQ_CREATE : PROTO_REQ_QUICK;
         req->settings = settings_for(cmd->number, 0);
         return true;
+    case PROTO_CMD_BOT: /* a race against one bot, at once */
+        req->type = PROTO_REQ_CREATE;
+        req->settings = settings_for(2, 0);
+        req->bots = 1;
+        req->level = cmd->number ? cmd->number : PROTO_BOT_LEVEL_DEFAULT;
+        return true;
     case PROTO_CMD_JOIN:
     case PROTO_CMD_WATCH:
         req->type = cmd->type == PROTO_CMD_JOIN ? PROTO_REQ_JOIN : PROTO_REQ_WATCH;
