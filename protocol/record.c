@@ -20,13 +20,13 @@ static const char *const reason_names[] = {"target", "all_over", "time", "forfei
 /* Records are written by hand, not through a jansson tree: `history` lists up
  * to 100 of them per request, and the bytes must stay those jansson's compact
  * dump of `end` gave (message.c), which tests/protocol/test_record.c checks. */
-typedef struct out {
+typedef struct wbuf {
     char *data;
     size_t len, cap;
     bool failed;
-} out;
+} wbuf;
 
-static void reserve(out *o, size_t more) {
+static void reserve(wbuf *o, size_t more) {
     if (o->failed || o->len + more <= o->cap) return;
     size_t cap = o->cap ? o->cap : 1024;
     while (cap < o->len + more)
@@ -40,37 +40,37 @@ static void reserve(out *o, size_t more) {
     o->cap = cap;
 }
 
-static void put_n(out *o, const char *s, size_t n) {
+static void put_n(wbuf *o, const char *s, size_t n) {
     reserve(o, n);
     if (o->failed) return;
     memcpy(o->data + o->len, s, n);
     o->len += n;
 }
 
-static void put_s(out *o, const char *s) {
+static void put_s(wbuf *o, const char *s) {
     put_n(o, s, strlen(s));
 }
 
-static void put_c(out *o, char c) {
+static void put_c(wbuf *o, char c) {
     put_n(o, &c, 1);
 }
 
 /* Integers as jansson writes them: uint64_t clamped to int64 (message.c's jint). */
-static void put_u(out *o, uint64_t v) {
+static void put_u(wbuf *o, uint64_t v) {
     char text[24];
     int n =
         snprintf(text, sizeof text, "%" PRIu64, v > (uint64_t)INT64_MAX ? INT64_MAX : v);
     put_n(o, text, (size_t)n);
 }
 
-static void put_i(out *o, int64_t v) {
+static void put_i(wbuf *o, int64_t v) {
     char text[24];
     int n = snprintf(text, sizeof text, "%" PRId64, v);
     put_n(o, text, (size_t)n);
 }
 
 /* A JSON string escaped as jansson escapes it (UTF-8 passes through). */
-static void put_str(out *o, const char *s) {
+static void put_str(wbuf *o, const char *s) {
     put_c(o, '"');
     for (const char *p = s; *p; p++) {
         unsigned char c = (unsigned char)*p;
@@ -109,7 +109,7 @@ static void put_str(out *o, const char *s) {
     put_c(o, '"');
 }
 
-static void put_board(out *o, const eng_board *b) {
+static void put_board(wbuf *o, const eng_board *b) {
     put_c(o, '[');
     for (int r = 0; r < b->size; r++) {
         put_s(o, r ? ",[" : "[");
@@ -123,7 +123,7 @@ static void put_board(out *o, const eng_board *b) {
 }
 
 /* A player object of `end`'s results, in the protocol's order. */
-static void put_result(out *o, const proto_result *p) {
+static void put_result(wbuf *o, const proto_result *p) {
     put_s(o, "{\"id\":");
     put_u(o, p->id);
     put_s(o, ",\"name\":");
@@ -141,7 +141,7 @@ static void put_result(out *o, const proto_result *p) {
     put_s(o, "\"}");
 }
 
-static void put_seed(out *o, const eng_seed *seed) {
+static void put_seed(wbuf *o, const eng_seed *seed) {
     char text[ENG_SEED_TEXT_MAX];
     int n = eng_seed_format(seed, text, sizeof text);
     if (n <= 0) {
@@ -155,7 +155,7 @@ static void put_seed(out *o, const eng_seed *seed) {
 }
 
 /* The record's members, from "j" on, without the braces; "moves" last. */
-static void put_members(out *o, const proto_game_record *g, bool with_moves) {
+static void put_members(wbuf *o, const proto_game_record *g, bool with_moves) {
     put_s(o, "\"j\":\"game\",\"game\":");
     put_u(o, g->game);
     if (g->room[0]) {
@@ -204,7 +204,7 @@ static void put_members(out *o, const proto_game_record *g, bool with_moves) {
     put_c(o, '}');
 }
 
-static char *done(out *o, size_t *len) {
+static char *done(wbuf *o, size_t *len) {
     put_s(o, "}\n");
     reserve(o, 1);
     if (o->failed) {
@@ -217,14 +217,14 @@ static char *done(out *o, size_t *len) {
 }
 
 char *proto_enc_game_record(const proto_game_record *g, size_t *len) {
-    out o = {0};
+    wbuf o = {0};
     put_c(&o, '{');
     put_members(&o, g, true);
     return done(&o, len);
 }
 
 char *proto_enc_history(const proto_game_record *const *games, int n, size_t *len) {
-    out o = {0};
+    wbuf o = {0};
     put_s(&o, "{\"type\":\"history\",\"games\":[");
     for (int i = 0; i < n; i++) {
         put_s(&o, i ? ",{" : "{");
@@ -236,7 +236,7 @@ char *proto_enc_history(const proto_game_record *const *games, int n, size_t *le
 }
 
 char *proto_enc_replay(const proto_game_record *g, size_t *len) {
-    out o = {0};
+    wbuf o = {0};
     put_s(&o, "{\"type\":\"replay\",");
     put_members(&o, g, true);
     return done(&o, len);

@@ -541,16 +541,16 @@ static void index_put(journal *j, uint64_t pos, proto_game_record *rec) {
         record_free(rec);
         return;
     }
-    size_t bytes = sizeof *rec;
+    size_t cost = sizeof *rec;
     for (int i = 0; i < rec->nseats; i++)
-        bytes += rec->seats[i].n;
-    while (j->index_count && (j->index_count == INDEX_GAMES_MAX ||
-                              j->index_bytes + bytes > INDEX_BYTES_MAX))
+        cost += rec->seats[i].n;
+    while (j->index_count &&
+           (j->index_count == INDEX_GAMES_MAX || j->index_bytes + cost > INDEX_BYTES_MAX))
         index_drop_oldest(j);
-    j->index[j->index_head] = (indexed){.pos = pos, .rec = rec, .bytes = bytes};
+    j->index[j->index_head] = (indexed){.pos = pos, .rec = rec, .bytes = cost};
     j->index_head = (j->index_head + 1) % INDEX_GAMES_MAX;
     j->index_count++;
-    j->index_bytes += bytes;
+    j->index_bytes += cost;
 }
 
 /* The k-th most recent indexed game. */

@@ -398,6 +398,50 @@ static int to_pending(pending_game *g, jrn_pending *out, int64_t now) {
 
 /* --------------------------------------------------------------- entry --- */
 
+/* Any other record, through the JSON parser: 1 if read, -1 if bad. */
+static int parsed_record(game_map *m, const char *line, size_t n, bool *finished) {
+    json_t *r = json_loadb(line, n - 1, JSON_REJECT_DUPLICATES, NULL);
+    const char *kind = json_string_value(json_object_get(r, "j"));
+    int rc;
+    if (!kind)
+        rc = -1;
+    else if (!strcmp(kind, "moves"))
+        rc = on_moves(m, r);
+    else if (!strcmp(kind, "start"))
+        rc = on_start(m, r);
+    else if (!strcmp(kind, "seat"))
+        rc = on_seat(m, r);
+    else if (!strcmp(kind, "game"))
+        rc = on_game(m, r, line, n);
+    else if (!strcmp(kind, "head"))
+        rc = on_head(m, r);
+    else
+        rc = 0; /* rematch and records of later versions */
+    *finished = rc == 0 && !strcmp(kind, "game");
+    json_decref(r);
+    return rc == 0 ? 1 : -1;
+}
+
+/* The games with no finished record go to rec as pending games. */
+static void hand_out(game_map *m, jrn_recovery *rec) {
+    size_t running = 0;
+    for (size_t k = 0; k < m->nall; k++)
+        running += !m->all[k]->finished;
+    rec->games = running ? calloc(running, sizeof *rec->games) : NULL;
+    int64_t now = journal_wall_ms();
+    for (size_t k = 0; k < m->nall; k++) {
+        pending_game *g = m->all[k];
+        if (!g->finished) {
+            if (rec->games && to_pending(g, &rec->games[rec->ngames], now) == 0)
+                rec->ngames++;
+            else
+                srv_log(SRV_LOG_WARN, "journal: game %llu could not be restored",
+                        (unsigned long long)g->id);
+        }
+        game_free(g);
+    }
+}
+
 size_t jread_records(const char *data, size_t len, jrn_recovery *rec, jread_line **done,
                      size_t *ndone) {
     game_map m = {.rec = rec};
@@ -410,38 +454,11 @@ size_t jread_records(const char *data, size_t len, jrn_recovery *rec, jread_line
         const char *line = data + pos;
         pos += n;
         bool finished = false;
-        int fast = fast_record(&m, line, n, &finished);
-        if (fast != 0) {
-            if (fast > 0) {
-                rec->records++;
-                rec->finished += finished;
-                good = pos;
-            } else {
-                rec->bad++;
-            }
-            continue;
-        }
-        json_t *r = json_loadb(line, n - 1, JSON_REJECT_DUPLICATES, NULL);
-        const char *kind = json_string_value(json_object_get(r, "j"));
-        int rc = -1;
-        if (kind) {
-            if (!strcmp(kind, "moves"))
-                rc = on_moves(&m, r);
-            else if (!strcmp(kind, "start"))
-                rc = on_start(&m, r);
-            else if (!strcmp(kind, "seat"))
-                rc = on_seat(&m, r);
-            else if (!strcmp(kind, "game"))
-                rc = on_game(&m, r, line, n);
-            else if (!strcmp(kind, "head"))
-                rc = on_head(&m, r);
-            else
-                rc = 0; /* rematch and records of later versions */
-        }
-        if (rc == 0 && !strcmp(kind, "game")) rec->finished++;
-        json_decref(r);
-        if (rc == 0) {
+        int rc = fast_record(&m, line, n, &finished);
+        if (rc == 0) rc = parsed_record(&m, line, n, &finished);
+        if (rc > 0) {
             rec->records++;
+            rec->finished += finished;
             good = pos;
         } else {
             rec->bad++;
@@ -456,22 +473,7 @@ size_t jread_records(const char *data, size_t len, jrn_recovery *rec, jread_line
     }
     *done = m.done;
     *ndone = m.ndone;
-    size_t running = 0;
-    for (size_t k = 0; k < m.nall; k++)
-        running += !m.all[k]->finished;
-    rec->games = running ? calloc(running, sizeof *rec->games) : NULL;
-    int64_t now = journal_wall_ms();
-    for (size_t k = 0; k < m.nall; k++) {
-        pending_game *g = m.all[k];
-        if (!g->finished) {
-            if (rec->games && to_pending(g, &rec->games[rec->ngames], now) == 0)
-                rec->ngames++;
-            else
-                srv_log(SRV_LOG_WARN, "journal: game %llu could not be restored",
-                        (unsigned long long)g->id);
-        }
-        game_free(g);
-    }
+    hand_out(&m, rec);
     free(m.all);
     free(m.slot);
     return good;
