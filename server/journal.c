@@ -1139,7 +1139,10 @@ int journal_open(journal **out, uv_loop_t *loop, const journal_config *cfg,
     j->index = calloc(INDEX_GAMES_MAX, sizeof *j->index);
     uv_timer_init(loop, &j->timer);
     j->timer.data = j;
-    if (!cfg->path || !cfg->path[0]) return 0;
+    if (!cfg->path || !cfg->path[0]) {
+        rec->next_game = 0; /* nothing is recorded */
+        return 0;
+    }
 
     snprintf(j->path, sizeof j->path, "%s", cfg->path);
     j->fd = open(j->path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);

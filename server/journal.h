@@ -114,7 +114,7 @@ typedef struct jrn_recovery {
     jrn_pending *games; /* in start order */
     size_t ngames;
     uint64_t next_player_id; /* past every player id recorded */
-    uint64_t next_game;      /* past every game id recorded */
+    uint64_t next_game;      /* past every game id recorded; 0 without a file */
     size_t records, bad, finished;
     bool torn;           /* a torn last record was cut off */
     size_t bytes;        /* the file's length up to its last whole record */

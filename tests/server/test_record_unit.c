@@ -135,6 +135,7 @@ static void test_events_close_reopen(void **state) {
     jrn_recovery rec;
     journal *j = open_at(path, &rec);
     assert_int_equal(rec.ngames, 0);
+    assert_int_equal(rec.next_game, 1); /* --seed's counter starts past it */
     journal_recovery_free(&rec);
 
     /* A race that is still running when the server stops. */
@@ -356,6 +357,7 @@ static void test_memory_only(void **state) {
     jrn_recovery rec;
     journal *j = open_at("", &rec);
     assert_int_equal(rec.ngames, 0);
+    assert_int_equal(rec.next_game, 0); /* nothing recorded: --seed counts from 0 */
     assert_string_equal(journal_path(j), "");
     jrn_start solo = start_event(true, 1, 0);
     jrn_game *g = journal_game_start(j, &solo);
