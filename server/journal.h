@@ -63,7 +63,8 @@ typedef struct jrn_start {
     int64_t started_ms;                     /* Unix ms */
 } jrn_start;
 
-/* A `seat` record's event. */
+/* A `seat` record's event. The game writes left, over and disconnected
+ * (protocol/README.md's journal file); recovery acts on left only. */
 typedef enum jrn_seat_event {
     JRN_SEAT_LEFT,
     JRN_SEAT_OVER,

@@ -93,8 +93,12 @@ static void race_game(proto_game_record *g) {
                              .nseats = 2};
     static const uint64_t b1[16] = {2, 4, 8, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32};
     static const uint64_t b2[16] = {2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
-    g->results[0] = (proto_result){
-        .id = 9, .name = "bob-2", .score = 60, .moves = 12, .status = PROTO_PLAYING};
+    /* A score past int64 is written clamped, as `end` clamps it. */
+    g->results[0] = (proto_result){.id = 9,
+                                   .name = "bob-2",
+                                   .score = UINT64_MAX,
+                                   .moves = 12,
+                                   .status = PROTO_PLAYING};
     set_board(&g->results[0].board, 4, b1);
     g->results[1] = (proto_result){.id = 3, .name = "A_n", .status = PROTO_LEFT};
     set_board(&g->results[1].board, 4, b2);
