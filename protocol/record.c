@@ -313,14 +313,17 @@ static bool get_result(const json_t *o, int size, proto_result *p) {
     return true;
 }
 
-static bool get_reason(const json_t *o, proto_end_reason *out) {
-    const char *name = json_string_value(json_object_get(o, "reason"));
+static bool get_reason_name(const char *name, proto_end_reason *out) {
     for (size_t k = 0; name && k < NREASONS; k++)
         if (!strcmp(name, reason_names[k])) {
             *out = (proto_end_reason)k;
             return true;
         }
     return false;
+}
+
+static bool get_reason(const json_t *o, proto_end_reason *out) {
+    return get_reason_name(json_string_value(json_object_get(o, "reason")), out);
 }
 
 /* The "moves" member: seat ids as keys (in the order written), letters. */
@@ -348,10 +351,202 @@ static bool get_moves(const json_t *mv, proto_game_record *g) {
     return true;
 }
 
+/* --------------------------------------------------- reading, fast path --- */
+
+/* Start-up reads the last 1000 finished games back (server/journal.c): in the
+ * exact form the server writes them they are scanned without a JSON parser,
+ * ten times faster. Whatever is read is encoded again and must give the same
+ * bytes, so the scan may be strict and simple: anything else (an escaped
+ * name, a `replay` reply, another order) takes the parser. */
+typedef struct scan {
+    const char *p, *end;
+    bool bad;
+} scan;
+
+static bool lit(scan *s, const char *text) {
+    size_t n = strlen(text);
+    if (s->bad || (size_t)(s->end - s->p) < n || memcmp(s->p, text, n) != 0) {
+        s->bad = true;
+        return false;
+    }
+    s->p += n;
+    return true;
+}
+
+static bool peek(const scan *s, char c) {
+    return !s->bad && s->p < s->end && *s->p == c;
+}
+
+static uint64_t num(scan *s) {
+    uint64_t v = 0;
+    const char *from = s->p;
+    while (!s->bad && s->p < s->end && *s->p >= '0' && *s->p <= '9' && s->p - from < 19)
+        v = v * 10 + (uint64_t)(*s->p++ - '0');
+    if (s->p == from) s->bad = true;
+    return v;
+}
+
+/* A string without escapes into out (cap bytes with the NUL). */
+static void text(scan *s, char *out, size_t cap) {
+    if (!lit(s, "\"")) return;
+    const char *from = s->p;
+    while (s->p < s->end && *s->p != '"' && *s->p != '\\' && (unsigned char)*s->p >= 0x20)
+        s->p++;
+    size_t n = (size_t)(s->p - from);
+    if (n >= cap || !lit(s, "\"")) {
+        s->bad = true;
+        return;
+    }
+    memcpy(out, from, n);
+    out[n] = '\0';
+}
+
+/* A board of rows of tile values; its size is its number of rows. */
+static void board(scan *s, eng_board *b) {
+    uint64_t cells[ENG_CELLS_MAX];
+    int n = 0, rows = 0;
+    lit(s, "[");
+    while (!s->bad && rows < ENG_SIZE_MAX && lit(s, rows ? ",[" : "[")) {
+        for (int c = 0; !s->bad && n < ENG_CELLS_MAX; c++) {
+            if (c && !lit(s, ",")) break;
+            cells[n++] = num(s);
+            if (peek(s, ']')) break;
+        }
+        lit(s, "]");
+        rows++;
+        if (peek(s, ']')) break;
+    }
+    lit(s, "]");
+    if (s->bad || eng_board_init(b, rows) < 0 || n != rows * rows) {
+        s->bad = true;
+        return;
+    }
+    for (int k = 0; k < n; k++) {
+        int e = cells[k] ? eng_value_exp(cells[k]) : 0;
+        if (e < 0) s->bad = true;
+        b->cell[k] = (uint8_t)(e < 0 ? 0 : e);
+    }
+}
+
+static void result(scan *s, proto_result *r) {
+    char status[16];
+    lit(s, "{\"id\":");
+    r->id = num(s);
+    lit(s, ",\"name\":");
+    text(s, r->name, sizeof r->name);
+    lit(s, ",\"board\":");
+    board(s, &r->board);
+    lit(s, ",\"score\":");
+    r->score = num(s);
+    lit(s, ",\"moves\":");
+    uint64_t moves = num(s);
+    r->moves = (uint32_t)moves;
+    lit(s, ",\"max_tile\":");
+    num(s);
+    lit(s, ",\"status\":");
+    text(s, status, sizeof status);
+    lit(s, "}");
+    if (moves > UINT32_MAX || (!s->bad && proto_status_parse(status, &r->status) < 0))
+        s->bad = true;
+}
+
+static void seed(scan *s, eng_seed *out) {
+    if (peek(s, '"')) {
+        char hex[ENG_SEED_TEXT_MAX];
+        text(s, hex, sizeof hex);
+        if (!s->bad && (strlen(hex) != 2 * ENG_SEED_KEY_BYTES ||
+                        eng_seed_parse(out, hex, (int)strlen(hex)) < 0))
+            s->bad = true;
+        return;
+    }
+    uint64_t v = num(s);
+    if (v > UINT32_MAX) s->bad = true;
+    *out = eng_seed_client((uint32_t)v);
+}
+
+static void seat_moves(scan *s, proto_game_record *g) {
+    lit(s, ",\"moves\":{");
+    while (!s->bad && peek(s, '"') && g->nseats < PROTO_PLAYERS_MAX) {
+        proto_seat_moves *m = &g->seats[g->nseats];
+        lit(s, "\"");
+        m->id = num(s);
+        lit(s, "\":\"");
+        const char *from = s->p;
+        eng_dir d;
+        while (s->p < s->end && proto_dir_from_letter(*s->p, &d) == 0)
+            s->p++;
+        m->n = (size_t)(s->p - from);
+        lit(s, "\"");
+        if (s->bad || (m->n && !(m->letters = malloc(m->n)))) return;
+        if (m->n) memcpy(m->letters, from, m->n);
+        g->nseats++;
+        if (peek(s, ',')) s->p++;
+    }
+    lit(s, "}}");
+}
+
+/* The fast path: 0 if line is exactly what proto_enc_game_record makes of
+ * what was read (then *out holds it), else -1 (out cleared). */
+static int scan_record(const char *line, size_t len, proto_game_record *out) {
+    scan s = {line, line + len, false};
+    char reason[16];
+    lit(&s, "{\"j\":\"game\",\"game\":");
+    out->game = num(&s);
+    if (peek(&s, ',') && s.end - s.p > 8 && !memcmp(s.p, ",\"room\":", 8)) {
+        s.p += 8;
+        text(&s, out->room, sizeof out->room);
+    }
+    lit(&s, ",\"reason\":");
+    text(&s, reason, sizeof reason);
+    lit(&s, ",\"winner\":");
+    if (peek(&s, 'n'))
+        lit(&s, "null"); /* winner 0 */
+    else
+        out->winner = num(&s);
+    lit(&s, ",\"results\":[");
+    while (!s.bad && out->nresults < PROTO_PLAYERS_MAX) {
+        result(&s, &out->results[out->nresults++]);
+        if (!peek(&s, ',')) break;
+        s.p++;
+    }
+    lit(&s, "],\"seed\":");
+    seed(&s, &out->seed);
+    lit(&s, ",\"salt\":");
+    text(&s, out->salt, sizeof out->salt);
+    lit(&s, ",\"commit\":");
+    text(&s, out->commit, sizeof out->commit);
+    lit(&s, ",\"size\":");
+    out->size = (int)num(&s);
+    lit(&s, ",\"target\":");
+    out->target = (uint32_t)num(&s);
+    lit(&s, ",\"time_limit\":");
+    out->time_limit = (uint32_t)num(&s);
+    lit(&s, ",\"started\":");
+    out->started = (int64_t)num(&s);
+    lit(&s, ",\"ended\":");
+    out->ended = (int64_t)num(&s);
+    seat_moves(&s, out);
+    bool ok = !s.bad && s.p == s.end && get_reason_name(reason, &out->reason) &&
+              out->size >= ENG_SIZE_MIN && out->size <= ENG_SIZE_MAX;
+    for (int i = 0; ok && i < out->nresults; i++)
+        ok = out->results[i].board.size == out->size;
+    size_t n;
+    char *again = ok ? proto_enc_game_record(out, &n) : NULL;
+    ok = again && n == len + 1 && !memcmp(again, line, len);
+    free(again);
+    if (!ok) {
+        proto_game_record_clear(out);
+        *out = (proto_game_record){0};
+        return -1;
+    }
+    return 0;
+}
+
 int proto_dec_game_record(const char *line, size_t len, proto_game_record *out) {
     while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
         len--;
     *out = (proto_game_record){0};
+    if (scan_record(line, len, out) == 0) return 0;
     json_t *o = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
     const json_t *results = json_object_get(o, "results");
     const json_t *winner = json_object_get(o, "winner");

@@ -219,6 +219,18 @@ static void test_bad_records(void **state) {
         assert_int_equal(g.nseats, 0);
     }
     proto_game_record g;
+    /* Not the server's own bytes (an escape), but a record: read by the parser. */
+    const char escaped[] =
+        "{\"j\":\"game\",\"game\":1,\"reason\":\"all_over\",\"winner\":1,\"results\":[{"
+        "\"id\":1,\"name\":\"a\\u0041\",\"board\":[[0,4,2],[0,0,2],[2,0,0]],\"score\":4,"
+        "\"moves\":3,\"max_tile\":4,\"status\":\"left\"}],\"seed\":7,\"salt\":\"\","
+        "\"commit\":"
+        "\"\",\"size\":3,\"target\":2048,\"time_limit\":0,\"started\":1,\"ended\":2,"
+        "\"moves\":{\"1\":\"l\"}}";
+    assert_int_equal(proto_dec_game_record(escaped, sizeof escaped - 1, &g), 0);
+    assert_string_equal(g.results[0].name, "aA");
+    assert_int_equal(g.seats[0].n, 1);
+    proto_game_record_clear(&g);
     const char good[] = "{" README_MEMBERS ",\"moves\":{\"1\":\"lur\"}}\n";
     assert_int_equal(proto_dec_game_record(good, sizeof good - 1, &g), 0);
     assert_int_equal(g.results[0].status, PROTO_LEFT);
