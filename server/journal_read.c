@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "srv.h"
+#include "srv.h" /* srv_log: a shared service */
 
 /* A game seen in the journal that has no finished record (yet). */
 typedef struct pending_game {
