@@ -1095,6 +1095,7 @@ static ssize_t read_records(journal *j, jrn_recovery *rec) {
         errno = e;
         return -1;
     }
+    rec->started_ns = uv_hrtime(); /* the log's time: reading records, not the file */
     line_list finished = {0};
     char name[4200];
     snprintf(name, sizeof name, "%s.results.1", j->path);

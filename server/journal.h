@@ -119,7 +119,7 @@ typedef struct jrn_recovery {
     size_t records, bad, finished;
     bool torn;           /* a torn last record was cut off */
     size_t bytes;        /* the file's length up to its last whole record */
-    uint64_t started_ns; /* uv_hrtime() when reading began, for the log */
+    uint64_t started_ns; /* uv_hrtime() once the file was read, for the log */
 } jrn_recovery;
 
 /* Opens (creating) the file, repairs a torn tail, indexes the finished games
