@@ -13,6 +13,7 @@
 #include "guard.h"
 #include "journal.h"
 #include "metrics.h"
+#include "recover.h"
 #include "room.h"
 
 /* How long shutdown waits for clients to take their last bytes: a client that
@@ -343,7 +344,7 @@ static void srv_stop(srv *s) {
         conn_say_bye(srv_container(l, conn, link));
     /* `end`s held for the journal (and the byes queued behind them) are
      * released by a commit now, not by one up to --journal-sync-ms away. */
-    journal_commit_now(s);
+    journal_commit_now(s->journal);
     /* Clients that do not read their bye are cut off; the timer alone does
      * not keep the loop running. */
     uv_timer_start(&s->sweep, on_shutdown_deadline, SHUTDOWN_MS, 0);
@@ -503,6 +504,20 @@ static void close_any(uv_handle_t *h, void *arg) {
     if (!uv_is_closing(h)) uv_close(h, NULL);
 }
 
+/* The record, then the games it says were running (recover.c rebuilds them
+ * through the game's functions), before anyone connects. */
+static int open_record(srv *s) {
+    journal_config jc = {.path = s->cfg.journal,
+                         .sync_ms = s->cfg.journal_sync_ms,
+                         .max = s->cfg.journal_max,
+                         .next_player_id = &s->next_id};
+    jrn_recovery rec;
+    int rc = journal_open(&s->journal, s->loop, &jc, &rec);
+    if (rc == 0) recover_games(s, &rec);
+    journal_recovery_free(&rec);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     static srv s; /* large and single: not on the stack */
     int rc = configure(&s.cfg, argc, argv);
@@ -540,7 +555,7 @@ int main(int argc, char **argv) {
     uv_unref((uv_handle_t *)&s.sigint);
 
     int exit_code = 0;
-    if (journal_open(&s) < 0) {
+    if (open_record(&s) < 0) {
         exit_code = 1;
     } else if (listen_all(&s) < 0) {
         exit_code = 1;
@@ -562,7 +577,8 @@ int main(int argc, char **argv) {
         srv_log(SRV_LOG_ERROR, "loop did not close cleanly: %s", uv_strerror(rc));
         exit_code = 1;
     }
-    journal_close(&s);
+    journal_close(s.journal);
+    s.journal = NULL;
     metrics_free(&s);
     conn_timers_free(&s);
     guard_free(&s);

@@ -161,7 +161,7 @@ static srv_buf *render(srv *s) {
     put(&o, "race2048_received_bytes_total %llu\n", (unsigned long long)m->bytes_in);
     family(&o, "race2048_sent_bytes_total", "counter", "Bytes written to clients.");
     put(&o, "race2048_sent_bytes_total %llu\n", (unsigned long long)m->bytes_out);
-    journal_stats js = journal_get_stats(s);
+    journal_stats js = journal_get_stats(s->journal);
     family(&o, "race2048_journal_errors_total", "counter",
            "Journal writes, syncs or compactions that failed (retried).");
     put(&o, "race2048_journal_errors_total %llu\n", (unsigned long long)js.errors);
