@@ -167,6 +167,10 @@ typedef struct srv_msg {
      * code, else "". */
     char resume_code[9];
     bool closes; /* ERROR: the connection is closed after it */
+    /* HISTORY (newest first) and REPLAY (one): the finished games the line
+     * was encoded from, valid while the message is delivered. */
+    const struct proto_game_record *const *games;
+    int ngames;
     /* A journal position (journal_game_end) that must be durable before this
      * message, and everything sent after it to the same client, is written:
      * an `end` reveals the seed, so it waits for its record. 0 = at once. */

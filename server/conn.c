@@ -50,7 +50,7 @@ static void use_inline(conn *c);
 static void flush_all(srv *s);
 static void on_turn_idle(uv_idle_t *h);
 static bool over_half(const conn *c);
-static void on_journal_durable(srv *s);
+static void on_journal_durable(void *ctx);
 
 /* ---------------------------------------------------------------- accept --- */
 
@@ -717,7 +717,7 @@ void conn_loop_init(srv *s) {
     srv_list_init(&s->input_list);
     srv_list_init(&s->flush_list);
     srv_list_init(&s->held_list);
-    journal_on_durable(s, on_journal_durable);
+    journal_on_durable(s->journal, on_journal_durable, s);
     s->check_ms = mono_ms();
     s->poll_timeout = -1;
     uv_idle_init(s->loop, &s->turn_idle);
@@ -771,7 +771,7 @@ static bool is_held(const conn *c, const conn_out *e) {
     if (e->buf != &barrier_buf) return false;
     uint64_t pos;
     memcpy(&pos, e->head, sizeof pos);
-    return pos > journal_durable_pos(c->srv);
+    return pos > journal_durable_pos(c->srv->journal);
 }
 
 /* Asks for the queue to be written at the end of this loop turn. */
@@ -887,7 +887,8 @@ static void hold_until(conn *c, uint64_t pos) {
 }
 
 /* The journal synced more: held connections try again. */
-static void on_journal_durable(srv *s) {
+static void on_journal_durable(void *ctx) {
+    srv *s = ctx;
     while (!srv_list_empty(&s->held_list)) {
         srv_link *l = s->held_list.next;
         srv_list_remove(l);
@@ -936,7 +937,7 @@ void conn_deliver_json(conn *c, const srv_msg *m) {
 
 void conn_deliver(conn *c, const srv_msg *m) {
     if (!conn_is_open(c)) return;
-    if (m->durable_at > journal_durable_pos(c->srv)) hold_until(c, m->durable_at);
+    if (m->durable_at > journal_durable_pos(c->srv->journal)) hold_until(c, m->durable_at);
     if (!conn_is_open(c)) return; /* a slow consumer, closed by the barrier */
     conn_transport_of(c)->deliver(c, m);
 }

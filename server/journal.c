@@ -1,5 +1,6 @@
-/* journal.c - the durable record: NDJSON records, group commits on the thread pool,
- * and the in-memory index of finished games for history and replay. */
+/* journal.c - the durable record: game events in, NDJSON records out with group commits
+ * on the thread pool; the index of finished games for history and replay; the
+ * records read back at start-up. It knows no room: events are plain structs. */
 #include "journal.h"
 
 #include <errno.h>
@@ -15,9 +16,9 @@
 
 #include <openssl/evp.h>
 
+#include "journal_read.h"
 #include "metrics.h"
-#include "recover.h"
-#include "room.h"
+#include "base.h" /* srv_log and the lists: shared services */
 
 /* Finished games kept for `history` and `replay`: the most recent, up to a
  * count and a byte budget, so the index never grows without bound. */
@@ -83,10 +84,9 @@ typedef struct jrn_seat {
 } jrn_seat;
 
 struct jrn_game {
-    uint64_t id;
-    int64_t started_ms;
-    char token_hash[PROTO_PLAYERS_MAX][65]; /* for snapshots after players left */
-    srv_link all_link;                      /* in journal.games */
+    journal *j;
+    jrn_start start;   /* its id, settings, seed and seats, for the finished record */
+    srv_link all_link; /* in journal.games */
     jrn_seat seats[PROTO_PLAYERS_MAX];
     srv_link dirty_link; /* in journal.dirty while it has unflushed moves */
     bool dirty;
@@ -95,18 +95,18 @@ struct jrn_game {
 
 /* One finished game in the index. */
 typedef struct indexed {
-    uint64_t game;
     uint64_t pos; /* its record's journal position: listed once durable */
-    char *full;   /* the record, without its newline */
-    size_t full_len;
-    size_t summary_len; /* the record without "moves" is full[0..summary_len) + "}" */
+    proto_game_record *rec;
+    size_t bytes; /* what it costs, for INDEX_BYTES_MAX */
 } indexed;
 
-typedef struct journal {
-    srv *srv;
+struct journal {
+    uv_loop_t *loop;
     bool on; /* a file is kept */
     int fd;
     char path[4096];
+    uint64_t max;                   /* compaction size (journal_config.max) */
+    const uint64_t *next_player_id; /* the game's, for head records */
     uint64_t next_game;
     bytes pending;  /* records not yet handed to a write */
     bytes inflight; /* the records of the write in progress */
@@ -118,7 +118,8 @@ typedef struct journal {
     uint64_t appended, written, durable;
     uint64_t inflight_pos; /* appended when the write in progress began */
     uint64_t sync_pos;     /* written when the sync in progress began */
-    void (*on_durable)(srv *s);
+    void (*on_durable)(void *ctx);
+    void *on_durable_ctx;
     /* The file's size after the last compaction (or at start-up): the next
      * compaction waits until the file has doubled past it (see compact_maybe). */
     uint64_t base;
@@ -129,17 +130,14 @@ typedef struct journal {
     uv_fs_t req;
     uv_timer_t timer;
     srv_link dirty;
-    srv_link games;            /* every jrn_game, for compaction snapshots */
+    srv_link games;            /* every jrn_game: compaction keeps the running ones */
     uint64_t compact_retry_at; /* after a failed compaction: size to try again at */
     uv_work_t compact_work;
     struct compaction *compaction; /* the one in progress, or NULL */
     journal_stats stats;
     indexed *index; /* ring of recent finished games */
     size_t index_head, index_count, index_bytes;
-} journal;
-
-/* The journal of a server or a game (both point at it). */
-#define J(owner) ((owner)->journal)
+};
 
 int64_t journal_wall_ms(void) {
     struct timespec ts;
@@ -157,29 +155,33 @@ int journal_token_hash(const char *token, char out[65]) {
     return 0;
 }
 
-/* ----------------------------------------------------------------- seeds --- */
-
-void journal_seed_text(const room *r, char *out, size_t n) {
-    char text[ENG_SEED_TEXT_MAX];
-    if (eng_seed_format(&r->seed, text, sizeof text) <= 0) text[0] = '\0';
-    /* As `end` writes it: a string for a server seed, a number for a client's. */
-    snprintf(out, n, r->seed.kind == ENG_SEED_SERVER ? "\"%s\"" : "%s", text);
+const char *journal_path(const journal *j) {
+    return j ? j->path : "";
 }
 
-int journal_seed_parse(room *r, const json_t *v) {
+/* ----------------------------------------------------------------- seeds --- */
+
+/* A seed as start records and `end` write it (a JSON value). */
+static void seed_text(const eng_seed *seed, char *out, size_t n) {
+    char text[ENG_SEED_TEXT_MAX];
+    if (eng_seed_format(seed, text, sizeof text) <= 0) text[0] = '\0';
+    /* A string for a server seed, a number for a client's. */
+    snprintf(out, n, seed->kind == ENG_SEED_SERVER ? "\"%s\"" : "%s", text);
+}
+
+int journal_seed_parse(const json_t *v, eng_seed *out) {
     if (json_is_integer(v) && json_integer_value(v) >= 0 &&
         json_integer_value(v) <= (json_int_t)UINT32_MAX) {
-        r->seed = eng_seed_client((uint32_t)json_integer_value(v));
+        *out = eng_seed_client((uint32_t)json_integer_value(v));
     } else if (json_is_string(v)) {
         eng_seed seed;
         if (eng_seed_parse(&seed, json_string_value(v), (int)json_string_length(v)) < 0 ||
             seed.kind != ENG_SEED_SERVER)
             return -1;
-        r->seed = seed;
+        *out = seed;
     } else {
         return -1;
     }
-    r->seed_fixed = true;
     return 0;
 }
 
@@ -225,7 +227,7 @@ static void on_truncated(uv_fs_t *req) {
 static void made_durable(journal *j, uint64_t pos) {
     if (pos <= j->durable) return;
     j->durable = pos;
-    if (j->on_durable) j->on_durable(j->srv);
+    if (j->on_durable) j->on_durable(j->on_durable_ctx);
 }
 
 static void on_synced(uv_fs_t *req) {
@@ -252,7 +254,7 @@ static void on_synced(uv_fs_t *req) {
 static void sync_start(journal *j) {
     j->sync_pos = j->written;
     j->req.data = j;
-    int e = uv_fs_fdatasync(j->srv->loop, &j->req, j->fd, on_synced);
+    int e = uv_fs_fdatasync(j->loop, &j->req, j->fd, on_synced);
     if (e < 0) {
         j->busy = false;
         incident(j, "fdatasync", e);
@@ -268,8 +270,7 @@ static void on_written(uv_fs_t *req) {
         requeue_inflight(j);
         /* Cut a partial record off so the file ends on a whole record. */
         j->req.data = j;
-        if (uv_fs_ftruncate(j->srv->loop, &j->req, j->fd, (int64_t)j->good,
-                            on_truncated) < 0)
+        if (uv_fs_ftruncate(j->loop, &j->req, j->fd, (int64_t)j->good, on_truncated) < 0)
             j->busy = false;
         return;
     }
@@ -278,7 +279,7 @@ static void on_written(uv_fs_t *req) {
         uv_buf_t buf = uv_buf_init(j->inflight.data + j->inflight_done,
                                    (unsigned)(j->inflight.len - j->inflight_done));
         j->req.data = j;
-        int e = uv_fs_write(j->srv->loop, &j->req, j->fd, &buf, 1,
+        int e = uv_fs_write(j->loop, &j->req, j->fd, &buf, 1,
                             (int64_t)(j->good + j->inflight_done), on_written);
         if (e < 0) {
             j->req.result = e;
@@ -321,8 +322,7 @@ static void commit_start(journal *j) {
     j->busy = true;
     uv_buf_t buf = uv_buf_init(j->inflight.data, (unsigned)j->inflight.len);
     j->req.data = j;
-    int e =
-        uv_fs_write(j->srv->loop, &j->req, j->fd, &buf, 1, (int64_t)j->good, on_written);
+    int e = uv_fs_write(j->loop, &j->req, j->fd, &buf, 1, (int64_t)j->good, on_written);
     if (e < 0) {
         j->busy = false;
         incident(j, "write", e);
@@ -334,8 +334,7 @@ static void on_commit_timer(uv_timer_t *t) {
     commit_start(t->data);
 }
 
-void journal_commit_now(srv *s) {
-    journal *j = J(s);
+void journal_commit_now(journal *j) {
     if (!j) return;
     j->hurry = true;
     commit_start(j);
@@ -371,15 +370,16 @@ static void append_bytes(journal *j, bytes *b) {
 
 /* ---------------------------------------------------------------- games --- */
 
-static void game_moves_record(journal *j, jrn_game *g, const room *r) {
+static void game_moves_record(journal *j, jrn_game *g) {
     bytes b = {0};
-    int bad = bytes_printf(&b, "{\"j\":\"moves\",\"game\":%" PRIu64 ",\"m\":{", g->id);
+    int bad =
+        bytes_printf(&b, "{\"j\":\"moves\",\"game\":%" PRIu64 ",\"m\":{", g->start.game);
     bool first = true;
-    for (int i = 0; i < r->nseats; i++) {
+    for (int i = 0; i < g->start.nseats; i++) {
         jrn_seat *st = &g->seats[i];
         if (st->flushed == st->moves.len) continue;
         bad |= bytes_printf(&b, "%s\"%" PRIu64 "\":\"%.*s\"", first ? "" : ",",
-                            r->seats[i].id, (int)(st->moves.len - st->flushed),
+                            g->start.seats[i].id, (int)(st->moves.len - st->flushed),
                             st->moves.data + st->flushed);
         st->flushed = st->moves.len;
         first = false;
@@ -391,12 +391,6 @@ static void game_moves_record(journal *j, jrn_game *g, const room *r) {
         append_bytes(j, &b);
 }
 
-/* The room of a jrn_game: found through the dirty link's owner. */
-typedef struct dirty_owner {
-    jrn_game game;
-    room *room;
-} dirty_owner;
-
 static void undirty(jrn_game *g) {
     if (!g->dirty) return;
     srv_list_remove(&g->dirty_link);
@@ -405,98 +399,84 @@ static void undirty(jrn_game *g) {
 
 static void flush_moves(journal *j) {
     while (!srv_list_empty(&j->dirty)) {
-        dirty_owner *o = srv_container(srv_container(j->dirty.next, jrn_game, dirty_link),
-                                       dirty_owner, game);
-        game_moves_record(j, &o->game, o->room);
-        undirty(&o->game);
+        jrn_game *g = srv_container(j->dirty.next, jrn_game, dirty_link);
+        game_moves_record(j, g);
+        undirty(g);
     }
 }
 
-static void flush_game_moves(journal *j, room *r) {
-    jrn_game *g = r->jgame;
+static void flush_game_moves(jrn_game *g) {
     if (!g->dirty) return;
-    game_moves_record(j, g, r);
+    game_moves_record(g->j, g);
     undirty(g);
 }
 
-static jrn_game *game_new(room *r, uint64_t id, int64_t started_ms) {
-    dirty_owner *o = calloc(1, sizeof *o);
-    if (!o) {
+static jrn_game *game_new(journal *j, const jrn_start *start) {
+    jrn_game *g = calloc(1, sizeof *g);
+    if (!g) {
         srv_log(SRV_LOG_ERROR, "journal: out of memory; a game goes unrecorded");
         return NULL;
     }
-    o->room = r;
-    o->game.id = id;
-    o->game.started_ms = started_ms;
-    srv_list_init(&o->game.dirty_link);
-    srv_list_push(&J(r->game)->games, &o->game.all_link);
-    r->jgame = &o->game;
-    return &o->game;
+    g->j = j;
+    g->start = *start;
+    if (g->start.nseats < 0 || g->start.nseats > PROTO_PLAYERS_MAX) g->start.nseats = 0;
+    srv_list_init(&g->dirty_link);
+    srv_list_push(&j->games, &g->all_link);
+    return g;
 }
 
-/* The start record of a game (also in snapshots): returns 0 or -1 (OOM). */
-static int start_record(bytes *b, const room *r, const jrn_game *g) {
-    int bad = bytes_printf(b, "{\"j\":\"start\",\"game\":%" PRIu64 ",", g->id);
-    if (!r->solo) bad |= bytes_printf(b, "\"room\":\"%s\",", r->code);
+/* The start record of a game: returns 0 or -1 (OOM). */
+static int start_record(bytes *b, const jrn_start *st) {
+    int bad = bytes_printf(b, "{\"j\":\"start\",\"game\":%" PRIu64 ",", st->game);
+    if (!st->solo) bad |= bytes_printf(b, "\"room\":\"%s\",", st->room);
     char seed[80];
-    journal_seed_text(r, seed, sizeof seed);
+    seed_text(&st->seed, seed, sizeof seed);
     bad |= bytes_printf(b,
                         "\"size\":%d,\"target\":%u,\"time_limit\":%u,\"seed\":%s,"
                         "\"salt\":\"%s\",\"commit\":\"%s\",\"started\":%" PRId64
                         ",\"seats\":[",
-                        r->settings.size, r->settings.target, r->settings.time_limit,
-                        seed, r->salt, r->commit, g->started_ms);
-    for (int i = 0; i < r->nseats; i++)
+                        st->settings.size, st->settings.target, st->settings.time_limit,
+                        seed, st->salt, st->commit, st->started_ms);
+    for (int i = 0; i < st->nseats; i++)
         bad |= bytes_printf(b, "%s{\"id\":%" PRIu64 ",\"name\":\"%s\",\"token\":\"%s\"}",
-                            i ? "," : "", r->seats[i].id, r->seats[i].name,
-                            g->token_hash[i]);
+                            i ? "," : "", st->seats[i].id, st->seats[i].name,
+                            st->seats[i].token_hash);
     bad |= bytes_add(b, "]}\n", 3);
     return bad ? -1 : 0;
 }
 
-/* Keeps each seat's token hash for start records written later. */
-static void note_token_hashes(const room *r, jrn_game *g) {
-    for (int i = 0; i < r->nseats; i++) {
-        const srv_player *p = r->seats[i].player;
-        g->token_hash[i][0] = '\0';
-        if (p && p->token[0])
-            journal_token_hash(p->token, g->token_hash[i]);
-        else if (p && p->token_hash)
-            memcpy(g->token_hash[i], p->token_hash, sizeof g->token_hash[i]);
-    }
-}
-
-void journal_game_start(room *r, int64_t started_ms) {
-    journal *j = J(r->game);
-    if (!j) return; /* a server without one (unit tests) */
-    jrn_game *g = game_new(r, j->next_game++, started_ms);
-    if (!g) return;
-    note_token_hashes(r, g);
+jrn_game *journal_game_start(journal *j, jrn_start *start) {
+    if (!j) return NULL; /* a server without one (unit tests) */
+    start->game = j->next_game++;
+    jrn_game *g = game_new(j, start);
+    if (!g) return NULL;
     bytes b = {0};
-    if (start_record(&b, r, g) < 0)
+    if (start_record(&b, &g->start) < 0)
         free(b.data);
     else
         append_bytes(j, &b);
+    return g;
 }
 
-void journal_game_restore(room *r, uint64_t game, int64_t started_ms) {
-    if (!J(r->game)) return;
-    jrn_game *g = game_new(r, game, started_ms);
-    if (g) note_token_hashes(r, g);
-    if (game >= J(r->game)->next_game) J(r->game)->next_game = game + 1;
+static void note_game(journal *j, uint64_t game) {
+    if (game >= j->next_game) j->next_game = game + 1;
 }
 
-void journal_game_restored(room *r) {
-    jrn_game *g = r->jgame;
+jrn_game *journal_game_restore(journal *j, const jrn_start *start) {
+    if (!j) return NULL;
+    note_game(j, start->game);
+    return game_new(j, start);
+}
+
+void journal_game_restored(jrn_game *g) {
     if (!g) return;
-    for (int i = 0; i < r->nseats; i++)
+    for (int i = 0; i < g->start.nseats; i++)
         g->seats[i].flushed = g->seats[i].moves.len;
     undirty(g);
 }
 
-void journal_move(room *r, int seat, eng_dir dir) {
-    jrn_game *g = r->jgame;
-    if (!g) return;
+void journal_move(jrn_game *g, int seat, eng_dir dir) {
+    if (!g || seat < 0 || seat >= g->start.nseats) return;
     char letter = proto_dir_letter(dir);
     if (bytes_add(&g->seats[seat].moves, &letter, 1) < 0) {
         srv_log(SRV_LOG_ERROR, "journal: out of memory recording a move");
@@ -504,197 +484,192 @@ void journal_move(room *r, int seat, eng_dir dir) {
     }
     if (!g->dirty) {
         g->dirty = true;
-        srv_list_push(&J(r->game)->dirty, &g->dirty_link);
+        srv_list_push(&g->j->dirty, &g->dirty_link);
     }
 }
 
-void journal_seat(room *r, int seat, const char *event) {
-    journal *j = J(r->game);
-    if (!r->jgame || !j->on) return;
-    flush_game_moves(j, r); /* the moves before the event come first */
+void journal_seat(jrn_game *g, int seat, jrn_seat_event event) {
+    static const char *const names[] = {
+        [JRN_SEAT_LEFT] = "left",
+        [JRN_SEAT_OVER] = "over",
+        [JRN_SEAT_DISCONNECTED] = "disconnected",
+        [JRN_SEAT_CONNECTED] = "connected",
+    };
+    if (!g || !g->j->on || seat < 0 || seat >= g->start.nseats ||
+        (unsigned)event >= sizeof names / sizeof names[0])
+        return;
+    flush_game_moves(g); /* the moves before the event come first */
     bytes b = {0};
     if (bytes_printf(&b,
                      "{\"j\":\"seat\",\"game\":%" PRIu64 ",\"id\":%" PRIu64
                      ",\"event\":\"%s\"}\n",
-                     r->jgame->id, r->seats[seat].id, event) == 0)
-        append_bytes(j, &b);
+                     g->start.game, g->start.seats[seat].id, names[event]) == 0)
+        append_bytes(g->j, &b);
     else
         free(b.data);
 }
 
-void journal_rematch(room *from, room *to) {
-    journal *j = J(from->game);
-    if (!from->jgame || !j->on) return;
+void journal_rematch(jrn_game *from, const char *to) {
+    if (!from || !from->j->on) return;
     bytes b = {0};
     if (bytes_printf(&b, "{\"j\":\"rematch\",\"game\":%" PRIu64 ",\"room\":\"%s\"}\n",
-                     from->jgame->id, to->code) == 0)
-        append_bytes(j, &b);
+                     from->start.game, to) == 0)
+        append_bytes(from->j, &b);
     else
         free(b.data);
 }
 
 /* ---------------------------------------------------------------- index --- */
 
+static void record_free(proto_game_record *rec) {
+    if (!rec) return;
+    proto_game_record_clear(rec);
+    free(rec);
+}
+
 static void index_drop_oldest(journal *j) {
     indexed *e =
         &j->index[(j->index_head + INDEX_GAMES_MAX - j->index_count) % INDEX_GAMES_MAX];
-    j->index_bytes -= e->full_len;
-    free(e->full);
-    e->full = NULL;
+    j->index_bytes -= e->bytes;
+    record_free(e->rec);
+    e->rec = NULL;
     j->index_count--;
 }
 
-/* Takes ownership of full (a record without its newline). */
-static void index_put(journal *j, uint64_t game, uint64_t pos, char *full,
-                      size_t full_len, size_t summary_len) {
+/* Takes ownership of rec. */
+static void index_put(journal *j, uint64_t pos, proto_game_record *rec) {
     if (!j->index) {
-        free(full);
+        record_free(rec);
         return;
     }
-    while (j->index_count && (j->index_count == INDEX_GAMES_MAX ||
-                              j->index_bytes + full_len > INDEX_BYTES_MAX))
+    size_t cost = sizeof *rec;
+    for (int i = 0; i < rec->nseats; i++)
+        cost += rec->seats[i].n;
+    while (j->index_count &&
+           (j->index_count == INDEX_GAMES_MAX || j->index_bytes + cost > INDEX_BYTES_MAX))
         index_drop_oldest(j);
-    indexed *e = &j->index[j->index_head];
-    *e = (indexed){.game = game,
-                   .pos = pos,
-                   .full = full,
-                   .full_len = full_len,
-                   .summary_len = summary_len};
+    j->index[j->index_head] = (indexed){.pos = pos, .rec = rec, .bytes = cost};
     j->index_head = (j->index_head + 1) % INDEX_GAMES_MAX;
     j->index_count++;
-    j->index_bytes += full_len;
+    j->index_bytes += cost;
 }
 
-/* Where a finished-game record's "moves" member starts (the server always
- * writes it last), or NULL. */
-static const char *moves_member(const char *line, size_t len) {
-    static const char key[] = ",\"moves\":{";
-    for (size_t k = len; k >= sizeof key - 1; k--)
-        if (memcmp(line + k - (sizeof key - 1), key, sizeof key - 1) == 0)
-            return line + k - (sizeof key - 1);
-    return NULL;
+/* The k-th most recent indexed game. */
+static const indexed *index_at(const journal *j, size_t k) {
+    return &j->index[(j->index_head + INDEX_GAMES_MAX - 1 - k) % INDEX_GAMES_MAX];
 }
 
-/* True if the "moves" member m (len bytes to the record's end) holds a move:
- * its strings are of u, d, l and r, its keys digits. */
-static bool moves_played(const char *m, size_t len) {
-    for (size_t k = sizeof ",\"moves\":{" - 1; k < len; k++)
-        if (m[k] == 'u' || m[k] == 'd' || m[k] == 'l' || m[k] == 'r') return true;
-    return false;
-}
-
-void journal_index_add(srv *s, uint64_t game, const char *line, size_t len) {
-    journal *j = J(s);
-    /* A kill mid-compaction leaves a game in both the archive and the journal.
-     * Ids only grow as games are added, so only one not past the newest can be
-     * a copy: the scan is skipped for every game but those. */
-    size_t n = j->index ? j->index_count : 0;
-    if (n &&
-        game <= j->index[(j->index_head + INDEX_GAMES_MAX - 1) % INDEX_GAMES_MAX].game)
-        for (size_t k = 0; k < n; k++)
-            if (j->index[(j->index_head + INDEX_GAMES_MAX - 1 - k) % INDEX_GAMES_MAX]
-                    .game == game)
-                return;
-    while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-        len--;
-    /* The summary is the record up to its "moves" member, which the server
-     * always writes last. */
-    static const char key[] = ",\"moves\":{";
-    const char *m = NULL;
-    for (size_t k = len; !m && k >= sizeof key - 1; k--)
-        if (memcmp(line + k - (sizeof key - 1), key, sizeof key - 1) == 0)
-            m = line + k - (sizeof key - 1);
-    /* A game in which no board changed is not listed (journal_game_end). */
-    if (m && !moves_played(m, (size_t)(line + len - m))) {
-        journal_note_game(s, game);
-        return;
+/* Indexes the most recent finished games of lines (oldest first): each id
+ * once (a kill mid-compaction leaves a game in both the archive and the
+ * journal), only games in which a board changed, read from their records. */
+static void index_lines(journal *j, const jread_line *lines, size_t n) {
+    size_t take[INDEX_GAMES_MAX];
+    uint64_t ids[INDEX_GAMES_MAX];
+    size_t ntake = 0;
+    for (size_t k = n; k-- > 0 && ntake < INDEX_GAMES_MAX;) {
+        if (!jread_played(lines[k].line, lines[k].len)) continue;
+        bool seen = false;
+        for (size_t t = 0; t < ntake && !seen; t++)
+            seen = ids[t] == lines[k].id;
+        if (seen) continue;
+        ids[ntake] = lines[k].id;
+        take[ntake++] = k;
     }
-    char *full = malloc(len + 1);
-    if (!full || !m) {
-        free(full);
-        return;
+    for (size_t t = ntake; t-- > 0;) {
+        const jread_line *l = &lines[take[t]];
+        proto_game_record *rec = malloc(sizeof *rec);
+        if (rec && proto_dec_game_record(l->line, l->len, rec) == 0 &&
+            proto_game_record_played(rec))
+            index_put(j, 0, rec);
+        else
+            record_free(rec); /* a record read fails holding nothing */
     }
-    memcpy(full, line, len);
-    full[len] = '\0';
-    index_put(j, game, 0, full, len, (size_t)(m - line));
-    journal_note_game(s, game);
 }
 
-bool journal_record_played(const char *line, size_t len) {
-    const char *m = moves_member(line, len);
-    return !m || moves_played(m, (size_t)(line + len - m));
+/* The finished-game record of g as end says it ended. */
+static void end_record(const jrn_game *g, const jrn_end *end, proto_game_record *rec) {
+    const jrn_start *st = &g->start;
+    *rec = (proto_game_record){.game = st->game,
+                               .reason = end->reason,
+                               .winner = end->winner,
+                               .seed = st->seed,
+                               .size = st->settings.size,
+                               .target = st->settings.target,
+                               .time_limit = st->settings.time_limit,
+                               .started = st->started_ms,
+                               .ended = end->ended_ms,
+                               .nseats = st->nseats};
+    if (!st->solo) memcpy(rec->room, st->room, sizeof rec->room);
+    memcpy(rec->salt, st->salt, sizeof rec->salt);
+    memcpy(rec->commit, st->commit, sizeof rec->commit);
+    int n = end->nresults < PROTO_PLAYERS_MAX ? end->nresults : PROTO_PLAYERS_MAX;
+    for (int i = 0; i < n; i++) {
+        const proto_player *p = &end->results[i];
+        proto_result *r = &rec->results[rec->nresults++];
+        *r = (proto_result){
+            .id = p->id, .score = p->score, .moves = p->moves, .status = p->status};
+        snprintf(r->name, sizeof r->name, "%s", p->name ? p->name : "");
+        if (p->board)
+            r->board = *p->board;
+        else
+            eng_board_init(&r->board, st->settings.size);
+    }
+    for (int i = 0; i < st->nseats; i++) /* the letters stay the game's until indexed */
+        rec->seats[i] = (proto_seat_moves){.id = st->seats[i].id,
+                                           .letters = g->seats[i].moves.data,
+                                           .n = g->seats[i].moves.len};
 }
 
-void journal_note_game(srv *s, uint64_t game) {
-    if (game >= J(s)->next_game) J(s)->next_game = game + 1;
-}
-
-uint64_t journal_game_end(room *r, const char *end_line, size_t len) {
-    journal *j = J(r->game);
-    jrn_game *g = r->jgame;
+uint64_t journal_game_end(jrn_game *g, const jrn_end *end) {
     if (!g) return 0;
+    journal *j = g->j;
     undirty(g); /* the finished record holds every move */
     g->ended = true;
-    /* The end line is {"type":"end",...}\n: keep its members. */
-    static const char head[] = "{\"type\":\"end\",";
-    if (len < sizeof head || memcmp(end_line, head, sizeof head - 1) != 0) return 0;
-    const char *members = end_line + sizeof head - 1;
-    size_t mlen = len - (sizeof head - 1);
-    while (mlen && (members[mlen - 1] == '\n' || members[mlen - 1] == '}'))
-        mlen--;
-    bytes b = {0};
-    int bad = bytes_printf(&b, "{\"j\":\"game\",\"game\":%" PRIu64 ",%.*s", g->id,
-                           (int)mlen, members);
-    bad |= bytes_printf(&b,
-                        ",\"commit\":\"%s\",\"size\":%d,\"target\":%u,\"time_limit\":%u,"
-                        "\"started\":%" PRId64 ",\"ended\":%" PRId64,
-                        r->commit, r->settings.size, r->settings.target,
-                        r->settings.time_limit, g->started_ms, journal_wall_ms());
-    size_t summary_len = b.len;
-    bad |= bytes_add(&b, ",\"moves\":{", sizeof ",\"moves\":{" - 1);
-    bool played = false; /* a board changed: games nobody played are not listed */
-    for (int i = 0; i < r->nseats; i++) {
-        const bytes *mv = &g->seats[i].moves;
-        played |= mv->len > 0;
-        bad |= bytes_printf(&b, "%s\"%" PRIu64 "\":\"%.*s\"", i ? "," : "",
-                            r->seats[i].id, (int)mv->len, mv->data ? mv->data : "");
+    proto_game_record *rec = malloc(sizeof *rec);
+    size_t len = 0;
+    char *line = NULL;
+    if (rec) {
+        end_record(g, end, rec);
+        line = proto_enc_game_record(rec, &len);
     }
-    bad |= bytes_add(&b, "}}\n", 3);
-    if (bad) {
-        free(b.data);
-        srv_log(SRV_LOG_ERROR, "journal: out of memory writing game %" PRIu64, g->id);
+    if (!line) {
+        free(rec);
+        srv_log(SRV_LOG_ERROR, "journal: out of memory writing game %" PRIu64,
+                g->start.game);
         return 0;
     }
-    append(j, b.data, b.len);
+    append(j, line, len);
+    free(line);
     uint64_t pos = j->on ? j->appended : 0;
-    b.data[b.len - 1] = '\0';
-    if (played)
-        index_put(j, g->id, pos, b.data, b.len - 1, summary_len);
-    else
-        free(b.data);
+    if (proto_game_record_played(rec)) {          /* games nobody played are not listed */
+        for (int i = 0; i < g->start.nseats; i++) /* the index takes the letters */
+            g->seats[i].moves = (bytes){0};
+        index_put(j, pos, rec);
+    } else {
+        free(rec);
+    }
     if (j->pending.len >= EARLY_COMMIT_BYTES) commit_start(j);
     return pos;
 }
 
-uint64_t journal_durable_pos(const srv *s) {
-    return J(s) ? J(s)->durable : 0;
+uint64_t journal_durable_pos(const journal *j) {
+    return j ? j->durable : 0;
 }
 
-void journal_on_durable(srv *s, void (*cb)(srv *s)) {
-    if (J(s)) J(s)->on_durable = cb;
+void journal_on_durable(journal *j, void (*cb)(void *ctx), void *ctx) {
+    if (!j) return;
+    j->on_durable = cb;
+    j->on_durable_ctx = ctx;
 }
 
-void journal_game_free(room *r) {
-    jrn_game *g = r->jgame;
+void journal_game_free(jrn_game *g) {
     if (!g) return;
-    journal *j = J(r->game);
-    if (!g->ended && j->on) flush_game_moves(j, r); /* shutdown: it resumes later */
+    if (!g->ended && g->j->on) flush_game_moves(g); /* shutdown: it resumes later */
     undirty(g);
     srv_list_remove(&g->all_link);
     for (int i = 0; i < PROTO_PLAYERS_MAX; i++)
         free(g->seats[i].moves.data);
-    r->jgame = NULL;
-    free(srv_container(g, dirty_owner, game));
+    free(g);
 }
 
 /* ----------------------------------------------------------- compaction --- */
@@ -960,13 +935,12 @@ static int id_cmp(const void *a, const void *b) {
  * last rewrite). A running game's records can exceed any limit; this keeps
  * compactions to a logarithmic number as it grows, not one per commit. */
 static uint64_t compact_threshold(const journal *j) {
-    uint64_t max = j->srv->cfg.journal_max;
+    uint64_t max = j->max;
     return j->base > max / 2 ? 2 * j->base : max;
 }
 
 /* Starts a compaction once the file has reached its threshold. */
 static bool compact_maybe(journal *j) {
-    srv *s = j->srv;
     if (!j->on || j->busy || j->good + j->pending.len < compact_threshold(j) ||
         j->good < j->compact_retry_at)
         return false;
@@ -975,7 +949,7 @@ static bool compact_maybe(journal *j) {
     c->j = j;
     c->old_fd = j->fd;
     c->old_size = j->good;
-    c->max = s->cfg.journal_max;
+    c->max = j->max;
     c->pos = j->appended;
     snprintf(c->path, sizeof c->path, "%s", j->path);
     size_t n = 0;
@@ -985,13 +959,14 @@ static bool compact_maybe(journal *j) {
     int bad = !c->running;
     for (srv_link *l = j->games.next; l != &j->games && !bad; l = l->next) {
         jrn_game *g = srv_container(l, jrn_game, all_link);
-        if (!g->ended) c->running[c->nrunning++] = g->id;
+        if (!g->ended) c->running[c->nrunning++] = g->start.game;
     }
     if (!bad) qsort(c->running, c->nrunning, sizeof *c->running, id_cmp);
     bad |= bytes_printf(&c->head,
                         "{\"j\":\"head\",\"next_game\":%" PRIu64 ",\"next_id\":%" PRIu64
                         ",\"compacted\":%" PRId64 "}\n",
-                        j->next_game, s->game.next_id, journal_wall_ms());
+                        j->next_game, j->next_player_id ? *j->next_player_id : 0,
+                        journal_wall_ms());
     if (bad) {
         compaction_free(c);
         srv_log(SRV_LOG_ERROR, "journal: out of memory for a compaction");
@@ -1002,7 +977,7 @@ static bool compact_maybe(journal *j) {
     j->busy = true;
     j->compaction = c;
     j->compact_work.data = c;
-    if (uv_queue_work(s->loop, &j->compact_work, compact_work, compact_done) < 0) {
+    if (uv_queue_work(j->loop, &j->compact_work, compact_work, compact_done) < 0) {
         /* Cannot happen with a valid loop; the records taken go back. */
         j->busy = false;
         j->compaction = NULL;
@@ -1013,57 +988,29 @@ static bool compact_maybe(journal *j) {
     return true;
 }
 
-/* -------------------------------------------------------------- replies --- */
+/* ------------------------------------------------------ history, replay --- */
 
-char *journal_history(const journal *j, int limit, size_t *len) {
-    if (!j) return NULL;
-    bytes b = {0};
-    int bad = bytes_add(&b, "{\"type\":\"history\",\"games\":[",
-                        sizeof "{\"type\":\"history\",\"games\":[" - 1);
+int journal_history(const journal *j, int limit, const proto_game_record **out) {
+    if (!j) return -1;
     int listed = 0;
     for (size_t k = 0; listed < limit && k < j->index_count; k++) {
-        const indexed *e =
-            &j->index[(j->index_head + INDEX_GAMES_MAX - 1 - k) % INDEX_GAMES_MAX];
+        const indexed *e = index_at(j, k);
         if (e->pos > j->durable) continue; /* its `end` has not gone out yet */
-        if (listed++) bad |= bytes_add(&b, ",", 1);
-        bad |= bytes_add(&b, e->full, e->summary_len);
-        bad |= bytes_add(&b, "}", 1);
+        out[listed++] = e->rec;
     }
-    bad |= bytes_add(&b, "]}\n", 3);
-    if (bad) {
-        free(b.data);
-        return NULL;
-    }
-    *len = b.len;
-    return b.data;
+    return listed;
 }
 
-char *journal_replay(const journal *j, uint64_t id, size_t *len) {
-    *len = 0;
-    if (!j) return NULL;
-    for (size_t k = 0; k < j->index_count; k++) {
-        const indexed *e =
-            &j->index[(j->index_head + INDEX_GAMES_MAX - 1 - k) % INDEX_GAMES_MAX];
-        if (e->game != id || e->pos > j->durable) continue;
-        bytes b = {0};
-        int bad =
-            bytes_add(&b, "{\"type\":\"replay\",", sizeof "{\"type\":\"replay\"," - 1);
-        bad |= bytes_add(&b, e->full + 1, e->full_len - 1);
-        bad |= bytes_add(&b, "\n", 1);
-        if (bad) {
-            free(b.data);
-            *len = 1;
-            return NULL;
-        }
-        *len = b.len;
-        return b.data;
+const proto_game_record *journal_replay(const journal *j, uint64_t id) {
+    for (size_t k = 0; j && k < j->index_count; k++) {
+        const indexed *e = index_at(j, k);
+        if (e->rec->game == id && e->pos <= j->durable) return e->rec;
     }
     return NULL;
 }
 
-journal_stats journal_get_stats(const srv *s) {
-    if (!J(s)) return (journal_stats){0};
-    return J(s)->stats;
+journal_stats journal_get_stats(const journal *j) {
+    return j ? j->stats : (journal_stats){0};
 }
 
 /* ---------------------------------------------------------- open, close --- */
@@ -1083,72 +1030,123 @@ static int read_all(int fd, bytes *out) {
     }
 }
 
+/* Finished-game lines, growing. */
+typedef struct line_list {
+    jread_line *lines;
+    size_t n, cap;
+} line_list;
+
+static int lines_add(line_list *l, const jread_line *line) {
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 1024;
+        jread_line *d = realloc(l->lines, cap * sizeof *d);
+        if (!d) return -1;
+        l->lines = d;
+        l->cap = cap;
+    }
+    l->lines[l->n++] = *line;
+    return 0;
+}
+
 /* The archive's most recent finished games, so that `history` after a
  * restart also reaches back past the last compaction: its last 4 MiB are
- * indexed before the journal's own games (which are newer). */
-static void index_file_tail(srv *s, const char *name) {
+ * read into buf, and their lines added to out (they are older than the
+ * journal's own games). */
+static void archive_file_tail(journal *j, const char *name, bytes *buf, line_list *out) {
     int fd = open(name, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
     struct stat st;
     size_t want = 4u << 20;
-    char *buf = NULL;
     if (fstat(fd, &st) == 0 && st.st_size > 0) {
         size_t n = (size_t)st.st_size < want ? (size_t)st.st_size : want;
         off_t from = st.st_size - (off_t)n;
-        buf = malloc(n);
-        ssize_t got = buf ? pread(fd, buf, n, from) : -1;
+        ssize_t got = bytes_reserve(buf, n) == 0 ? pread(fd, buf->data, n, from) : -1;
         /* Whole lines only: skip a cut first line unless the tail is the file. */
         size_t at = 0;
         if (got > 0 && from > 0) {
-            const char *nl = memchr(buf, '\n', (size_t)got);
-            at = nl ? (size_t)(nl - buf) + 1 : (size_t)got;
+            const char *nl = memchr(buf->data, '\n', (size_t)got);
+            at = nl ? (size_t)(nl - buf->data) + 1 : (size_t)got;
         }
         static const char head[] = "{\"j\":\"game\",\"game\":";
         while (got > 0 && at < (size_t)got) {
-            const char *line = buf + at;
+            const char *line = buf->data + at;
             const char *nl = memchr(line, '\n', (size_t)got - at);
             if (!nl) break;
             size_t len = (size_t)(nl - line) + 1;
-            if (len > sizeof head && !memcmp(line, head, sizeof head - 1))
-                journal_index_add(s, strtoull(line + sizeof head - 1, NULL, 10), line,
-                                  len);
+            if (len > sizeof head && !memcmp(line, head, sizeof head - 1)) {
+                jread_line l = {strtoull(line + sizeof head - 1, NULL, 10), line, len};
+                note_game(j, l.id);
+                if (lines_add(out, &l) < 0) break;
+            }
             at += len;
         }
     }
-    free(buf);
     close(fd);
 }
 
-/* The most recent finished games of the archive, for history: those of the last
- * rotated file first, since a rotation may have just left FILE.results nearly
- * empty, then those of FILE.results (newer, so they are the ones kept). */
-static void index_archive_tail(srv *s, const char *path) {
+/* Reads the file: indexes the finished games (the archive's most recent
+ * first: those of the last rotated file, since a rotation may have just left
+ * FILE.results nearly empty, then FILE.results, then the journal's own) and
+ * fills rec. Returns the length of the whole records, or -1 with errno. */
+static ssize_t read_records(journal *j, jrn_recovery *rec) {
+    bytes data = {0}, tails[2] = {{0}};
+    if (read_all(j->fd, &data) < 0) {
+        int e = errno;
+        free(data.data);
+        errno = e;
+        return -1;
+    }
+    rec->started_ns = uv_hrtime(); /* the log's time: reading records, not the file */
+    line_list finished = {0};
     char name[4200];
-    snprintf(name, sizeof name, "%s.results.1", path);
-    index_file_tail(s, name);
-    snprintf(name, sizeof name, "%s.results", path);
-    index_file_tail(s, name);
+    snprintf(name, sizeof name, "%s.results.1", j->path);
+    archive_file_tail(j, name, &tails[0], &finished);
+    snprintf(name, sizeof name, "%s.results", j->path);
+    archive_file_tail(j, name, &tails[1], &finished);
+    jread_line *done = NULL;
+    size_t ndone = 0;
+    size_t good = jread_records(data.data, data.len, rec, &done, &ndone);
+    for (size_t k = 0; k < ndone; k++)
+        if (lines_add(&finished, &done[k]) < 0) break;
+    index_lines(j, finished.lines, finished.n);
+    free(done);
+    free(finished.lines);
+    free(tails[0].data);
+    free(tails[1].data);
+    free(data.data);
+    if (good < data.len)
+        srv_log(SRV_LOG_WARN,
+                "journal %s: the last record is torn (%zu bytes after offset %zu); "
+                "skipped and cut off",
+                j->path, data.len - good, good);
+    rec->torn = good < data.len;
+    return (ssize_t)good;
 }
 
-int journal_open(srv *s) {
-    journal *j = calloc(1, sizeof *j);
+int journal_open(journal **out, uv_loop_t *loop, const journal_config *cfg,
+                 jrn_recovery *rec) {
+    *rec = (jrn_recovery){.next_game = 1, .started_ns = uv_hrtime()};
+    journal *j = *out = calloc(1, sizeof *j);
     if (!j) {
         fprintf(stderr, "race2048d: out of memory\n");
         return -1;
     }
-    s->journal = j;
-    s->game.journal = j;
-    j->srv = s;
+    j->loop = loop;
     j->fd = -1;
     j->next_game = 1;
+    j->max = cfg->max;
+    j->next_player_id = cfg->next_player_id;
     srv_list_init(&j->dirty);
     srv_list_init(&j->games);
     j->index = calloc(INDEX_GAMES_MAX, sizeof *j->index);
-    uv_timer_init(s->loop, &j->timer);
+    uv_timer_init(loop, &j->timer);
     j->timer.data = j;
-    if (!s->cfg.journal[0]) return 0;
+    if (!cfg->path || !cfg->path[0]) {
+        rec->next_game = 0; /* nothing is recorded */
+        return 0;
+    }
 
-    snprintf(j->path, sizeof j->path, "%s", s->cfg.journal);
+    snprintf(j->path, sizeof j->path, "%s", cfg->path);
     j->fd = open(j->path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
     if (j->fd < 0) {
         fprintf(stderr,
@@ -1157,96 +1155,81 @@ int journal_open(srv *s) {
                 j->path, strerror(errno));
         return -1;
     }
-    bytes data = {0};
-    if (read_all(j->fd, &data) < 0) {
+    j->on = true;
+    ssize_t good = read_records(j, rec);
+    if (good < 0) {
         fprintf(stderr, "race2048d: cannot read the journal %s: %s\n", j->path,
                 strerror(errno));
-        free(data.data);
         return -1;
     }
-    uint64_t t0 = uv_hrtime();
-    j->on = true;
-    index_archive_tail(s, j->path);
-    recover_stats rs;
-    size_t good = recover_journal(s, data.data, data.len, &rs);
-    /* With --seed, the K-th seed is derived from K: start past every recorded game so
-     * that a restarted server never deals a seed it dealt before. */
-    if (s->game.seeds_made < j->next_game) s->game.seeds_made = j->next_game;
-    if (good < data.len) {
-        srv_log(SRV_LOG_WARN,
-                "journal %s: the last record is torn (%zu bytes after offset %zu); "
-                "skipped and cut off",
-                j->path, data.len - good, good);
-        if (ftruncate(j->fd, (off_t)good) < 0 || fdatasync(j->fd) < 0) {
-            fprintf(stderr, "race2048d: cannot repair the journal %s: %s\n", j->path,
-                    strerror(errno));
-            free(data.data);
-            return -1;
-        }
+    if (rec->torn && (ftruncate(j->fd, (off_t)good) < 0 || fdatasync(j->fd) < 0)) {
+        fprintf(stderr, "race2048d: cannot repair the journal %s: %s\n", j->path,
+                strerror(errno));
+        return -1;
     }
-    free(data.data);
-    j->good = good;
-    j->base = good;
-    srv_log(SRV_LOG_INFO,
-            "journal %s: %zu bytes, %zu records (%zu bad skipped), %zu finished games, "
-            "%zu running games restored in %.1f ms",
-            j->path, good, rs.records, rs.bad, rs.finished, rs.restored,
-            (double)(uv_hrtime() - t0) / 1e6);
-    uv_timer_start(&j->timer, on_commit_timer, s->cfg.journal_sync_ms,
-                   s->cfg.journal_sync_ms);
+    note_game(j, rec->next_game - 1);
+    rec->next_game = j->next_game;
+    rec->bytes = (size_t)good;
+    j->good = j->base = (uint64_t)good;
+    uv_timer_start(&j->timer, on_commit_timer, cfg->sync_ms, cfg->sync_ms);
     uv_unref((uv_handle_t *)&j->timer);
     return 0;
 }
 
-void journal_close(srv *s) {
-    journal *j = J(s);
-    if (!j) return;
-    if (j->on && !j->busy) {
-        flush_moves(j);
-        /* The loop has stopped: finish synchronously. */
-        size_t done = 0;
-        while (done < j->pending.len) {
-            ssize_t n = pwrite(j->fd, j->pending.data + done, j->pending.len - done,
-                               (off_t)(j->good + done));
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) {
-                srv_log(SRV_LOG_ERROR, "journal %s: final write failed: %s", j->path,
-                        strerror(errno));
-                if (ftruncate(j->fd, (off_t)j->good) < 0) { /* keep whole records */
-                }
-                break;
+void journal_recovery_free(jrn_recovery *rec) {
+    for (size_t k = 0; k < rec->ngames; k++)
+        for (int i = 0; i < PROTO_PLAYERS_MAX; i++)
+            free(rec->games[k].moves[i]);
+    free(rec->games);
+    rec->games = NULL;
+    rec->ngames = 0;
+}
+
+/* The loop has stopped: writes what is pending synchronously. */
+static void write_pending_now(journal *j) {
+    flush_moves(j);
+    size_t done = 0;
+    while (done < j->pending.len) {
+        ssize_t n = pwrite(j->fd, j->pending.data + done, j->pending.len - done,
+                           (off_t)(j->good + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            srv_log(SRV_LOG_ERROR, "journal %s: final write failed: %s", j->path,
+                    strerror(errno));
+            if (ftruncate(j->fd, (off_t)j->good) < 0) { /* keep whole records */
             }
-            done += (size_t)n;
+            break;
         }
-        if (done == j->pending.len) {
-            j->good += done;
-            j->stats.bytes += done;
-        }
-        if (fdatasync(j->fd) == 0) j->stats.commits++;
+        done += (size_t)n;
     }
+    if (done == j->pending.len) {
+        j->good += done;
+        j->stats.bytes += done;
+    }
+    if (fdatasync(j->fd) == 0) j->stats.commits++;
+}
+
+void journal_close(journal *j) {
+    if (!j) return;
+    if (j->on && !j->busy) write_pending_now(j);
     if (j->fd >= 0) close(j->fd);
     for (size_t k = 0; j->index && k < INDEX_GAMES_MAX; k++)
-        free(j->index[k].full);
+        record_free(j->index[k].rec);
     free(j->index);
     free(j->pending.data);
     free(j->inflight.data);
     free(j);
-    s->journal = NULL;
-    s->game.journal = NULL;
 }
 
 void journal_write_metrics(metrics_out *o, void *ctx) {
-    const journal *j = ctx;
-    journal_stats js = j->stats;
+    journal_stats js = journal_get_stats(ctx);
     metrics_family(o, "race2048_journal_errors_total", "counter",
                    "Journal writes, syncs or compactions that failed (retried).");
     metrics_put(o, "race2048_journal_errors_total %llu\n", (unsigned long long)js.errors);
     metrics_family(o, "race2048_journal_commits_total", "counter",
                    "Group commits: one write and one fdatasync each.");
-    metrics_put(o, "race2048_journal_commits_total %llu\n",
-                (unsigned long long)js.commits);
-    metrics_family(o, "race2048_journal_bytes_total", "counter",
-                   "Journal bytes written.");
+    metrics_put(o, "race2048_journal_commits_total %llu\n", (unsigned long long)js.commits);
+    metrics_family(o, "race2048_journal_bytes_total", "counter", "Journal bytes written.");
     metrics_put(o, "race2048_journal_bytes_total %llu\n", (unsigned long long)js.bytes);
     metrics_family(o, "race2048_journal_compactions_total", "counter",
                    "Journal compactions.");

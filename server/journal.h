@@ -1,14 +1,27 @@
-/* journal.h - the durable record: NDJSON records, group commits on the thread pool,
- * and the in-memory index of finished games for history and replay. */
+/* journal.h - the durable record: game events in, NDJSON records out with group commits
+ * on the thread pool; the index of finished games for history and replay; the
+ * records read back at start-up. It knows no room: events are plain structs. */
 #ifndef RACE2048_JOURNAL_H
 #define RACE2048_JOURNAL_H
 
-#include "srv.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-struct room;
+#include <uv.h>
+
+#include "engine.h"
+#include "message.h"
+#include "record.h"
 
 /* Finished games kept in memory for `history` and `replay`. */
 #define JOURNAL_INDEX_GAMES 1000
+
+typedef struct journal journal;
+/* One game's state in the journal: the game keeps the handle from its start
+ * to its end (NULL when memory ran out, or without a journal: every event
+ * function takes NULL and does nothing). */
+typedef struct jrn_game jrn_game;
 
 /* Counters for the logs, tests and benchmarks. */
 typedef struct journal_stats {
@@ -19,76 +32,147 @@ typedef struct journal_stats {
     uint64_t compactions;
 } journal_stats;
 
-/* Per-game journal state, owned by its room (room->jgame). */
-typedef struct jrn_game jrn_game;
+typedef struct journal_config {
+    const char *path; /* the file; "" or NULL: in memory only (history and replay work) */
+    uint64_t sync_ms; /* longest wait before buffered records are synced */
+    uint64_t max;     /* size at which the file is compacted */
+    /* The game's next player id, read when a compaction writes its head
+     * record so that ids never repeat after a restart. May be NULL. */
+    const uint64_t *next_player_id;
+} journal_config;
 
-/* Makes s->journal. With cfg.journal "" the record stays in memory only
- * (history and replay still work). Otherwise opens (creating) the file,
- * repairs a torn tail, restores the running games it describes and starts
- * the commit timer. Returns 0, or -1 after printing why to stderr. Call
+/* ---------------------------------------------------------------- events --- */
+
+typedef struct jrn_seat_info {
+    uint64_t id;
+    char name[PROTO_NAME_MAX + 1];
+    char token_hash[65]; /* SHA-256 of the resume token in hex, or "" */
+} jrn_seat_info;
+
+/* A game starts (the `start` record). */
+typedef struct jrn_start {
+    uint64_t game; /* set by journal_game_start; a restored game's own id */
+    bool solo;
+    char room[PROTO_ROOM_MAX + 1]; /* "" for a solo game */
+    proto_settings settings;       /* size, target, time_limit */
+    eng_seed seed;
+    char salt[PROTO_SALT_TEXT];
+    char commit[PROTO_COMMIT_TEXT];
+    int nseats;
+    jrn_seat_info seats[PROTO_PLAYERS_MAX]; /* in seat order */
+    int64_t started_ms;                     /* Unix ms */
+} jrn_start;
+
+/* A `seat` record's event. The game writes left, over and disconnected
+ * (protocol/README.md's journal file); recovery acts on left only. */
+typedef enum jrn_seat_event {
+    JRN_SEAT_LEFT,
+    JRN_SEAT_OVER,
+    JRN_SEAT_DISCONNECTED,
+    JRN_SEAT_CONNECTED,
+} jrn_seat_event;
+
+/* The game ended: as its `end` says it. */
+typedef struct jrn_end {
+    proto_end_reason reason;
+    uint64_t winner;             /* 0: none */
+    const proto_player *results; /* ranked, best first (copied) */
+    int nresults;
+    int64_t ended_ms; /* Unix ms */
+} jrn_end;
+
+/* Writes the start record; start->game gets the game's new id. Returns the
+ * handle, or NULL (no journal, or memory ran out: the game goes unrecorded). */
+jrn_game *journal_game_start(journal *j, jrn_start *start);
+/* A move of seat (its index) that changed its board. */
+void journal_move(jrn_game *g, int seat, eng_dir dir);
+void journal_seat(jrn_game *g, int seat, jrn_seat_event event);
+/* Appends the finished-game record and indexes it for history and replay
+ * (listed once it is durable). Returns the record's position: the `end` may
+ * go out once journal_durable_pos() has reached it (0: at once). */
+uint64_t journal_game_end(jrn_game *g, const jrn_end *end);
+/* A rematch room with code `to` was made from the finished game. */
+void journal_rematch(jrn_game *from, const char *to);
+/* The game is gone: forgets it (buffered moves are kept; a game that did
+ * not end, at shutdown, resumes from them later). NULL is fine. */
+void journal_game_free(jrn_game *g);
+
+/* ------------------------------------------------------------- recovery --- */
+
+/* A game the file describes that has no finished record: what recovery
+ * rebuilds. */
+typedef struct jrn_pending {
+    jrn_start start;
+    char *
+        moves[PROTO_PLAYERS_MAX]; /* each seat's moves, letters u d l r (not NUL-ended) */
+    size_t nmoves[PROTO_PLAYERS_MAX];
+    bool left[PROTO_PLAYERS_MAX]; /* a `seat` record said the seat left */
+    uint64_t remaining_ms;        /* of its time limit from now, >= 1; 0: no limit */
+} jrn_pending;
+
+/* What journal_open read. */
+typedef struct jrn_recovery {
+    jrn_pending *games; /* in start order */
+    size_t ngames;
+    uint64_t next_player_id; /* past every player id recorded */
+    uint64_t next_game;      /* past every game id recorded; 0 without a file */
+    size_t records, bad, finished;
+    bool torn;           /* a torn last record was cut off */
+    size_t bytes;        /* the file's length up to its last whole record */
+    uint64_t started_ns; /* uv_hrtime() once the file was read, for the log */
+} jrn_recovery;
+
+/* Opens (creating) the file, repairs a torn tail, indexes the finished games
+ * and fills *rec with the running ones (free it with journal_recovery_free).
+ * Then starts the commit timer. Returns 0, or -1 after printing why to
+ * stderr (*out is then set or NULL; journal_close takes either). Call
  * before the server accepts connections. */
-int journal_open(srv *s);
+int journal_open(journal **out, uv_loop_t *loop, const journal_config *cfg,
+                 jrn_recovery *rec);
+void journal_recovery_free(jrn_recovery *rec);
+/* Recovery: a handle for a pending game with its own id (no record is
+ * written); its moves replayed through journal_move(), then
+ * journal_game_restored() marks them as already in the file. */
+jrn_game *journal_game_restore(journal *j, const jrn_start *start);
+void journal_game_restored(jrn_game *g);
+/* The file's path ("" in memory only), for logs. */
+const char *journal_path(const journal *j);
+
+/* ---------------------------------------------------------- commits etc. --- */
+
 /* After the loop has stopped: writes and syncs what is still buffered,
- * synchronously, and frees everything. */
-void journal_close(srv *s);
+ * synchronously, and frees everything. NULL is fine. */
+void journal_close(journal *j);
 /* The server is stopping: commits what is buffered now, and each commit's
  * successor at once, instead of on the timer, so that `end`s held for the
  * journal go out before the connections are cut off. */
-void journal_commit_now(srv *s);
-
-/* Game events, called by room.c. Each is a no-op for a room without a
- * jrn_game (memory ran out at its start). */
-void journal_game_start(struct room *r, int64_t started_ms);
-void journal_move(struct room *r, int seat, eng_dir dir);
-/* event: "left", "over", "disconnected" or "connected". */
-void journal_seat(struct room *r, int seat, const char *event);
-/* The race ended with this `end` line: appends the finished-game record
- * and indexes it for history and replay (listed once it is durable).
- * Returns the record's position: the `end` may go out once
- * journal_durable_pos() has reached it (0: at once, nothing to wait for). */
-uint64_t journal_game_end(struct room *r, const char *end_line, size_t len);
+void journal_commit_now(journal *j);
 /* How far the journal's records are on disk (see journal_game_end). */
-uint64_t journal_durable_pos(const srv *s);
-/* cb runs each time journal_durable_pos() grows: the transports write what
- * they held back for it. */
-void journal_on_durable(srv *s, void (*cb)(srv *s));
-void journal_rematch(struct room *from, struct room *to);
-/* The room is freed: forgets its state (buffered moves are kept). */
-void journal_game_free(struct room *r);
-
-/* The `history` reply for the `limit` most recent games (malloc'd line). */
-char *journal_history(const struct journal *j, int limit, size_t *len);
-/* The `replay` reply for game id, or NULL (with *len 0) if it is not
- * known; NULL with *len 1 if memory ran out. */
-char *journal_replay(const struct journal *j, uint64_t id, size_t *len);
-
-journal_stats journal_get_stats(const srv *s);
+uint64_t journal_durable_pos(const journal *j);
+/* cb(ctx) runs each time journal_durable_pos() grows: the transports write
+ * what they held back for it. */
+void journal_on_durable(journal *j, void (*cb)(void *ctx), void *ctx);
+journal_stats journal_get_stats(const journal *j);
 /* Writes the journal's counters for /metrics (ctx: the journal). */
 struct metrics_out;
 void journal_write_metrics(struct metrics_out *o, void *ctx);
 
-/* For recovery (recover.c): indexes a finished-game record read from the
- * file (one line with its '\n'); notes a game id seen so new ids never
- * collide with it. */
-void journal_index_add(srv *s, uint64_t game, const char *line, size_t len);
-void journal_note_game(srv *s, uint64_t game);
-/* False for a finished-game record in which no board changed (every move
- * string empty): such games are kept in the file but not indexed. */
-bool journal_record_played(const char *line, size_t len);
-/* Gives a restored room its game state with the id it had (no record is
- * written); after its moves are replayed through journal_move(),
- * journal_game_restored() marks them as already in the file. */
-void journal_game_restore(struct room *r, uint64_t game, int64_t started_ms);
-void journal_game_restored(struct room *r);
+/* ------------------------------------------------------ history, replay --- */
 
-/* A room's seed as the journal and `end` write it (a JSON value), and back:
- * parse returns 0, or -1 if v is not a seed. */
-void journal_seed_text(const struct room *r, char *out, size_t n);
-int journal_seed_parse(struct room *r, const json_t *v);
+/* The `limit` most recent durable finished games, newest first, into out
+ * (room for limit). The records stay valid until the next game ends. Returns
+ * how many, or -1 without a journal. */
+int journal_history(const journal *j, int limit, const proto_game_record **out);
+/* Durable finished game id, or NULL if it is not kept. Valid as above. */
+const proto_game_record *journal_replay(const journal *j, uint64_t id);
 
+/* ---------------------------------------------------------------- tools --- */
+
+/* A seed as a start record holds it (a JSON value), read back: 0, or -1 if
+ * v is not a seed. A restored game's seed is fixed (it is not dealt again). */
+int journal_seed_parse(const json_t *v, eng_seed *out);
 /* Lower-case hex SHA-256 of a resume token (what the journal keeps). */
 int journal_token_hash(const char *token, char out[65]);
-
 /* Wall-clock time in ms since the Unix epoch. */
 int64_t journal_wall_ms(void);
 

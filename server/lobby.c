@@ -499,25 +499,41 @@ static void do_rematch(srv_player *p) {
 }
 
 static void do_history(srv_player *p, const proto_request *req) {
+    const proto_game_record *games[PROTO_HISTORY_MAX];
+    int limit = req->limit < PROTO_HISTORY_MAX ? req->limit : PROTO_HISTORY_MAX;
+    int n = journal_history(p->game->journal, limit, games);
     size_t len;
-    char *line = journal_history(p->game->journal, req->limit, &len);
+    char *line = n < 0 ? NULL : proto_enc_history(games, n, &len);
     if (!line) {
         reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
         return;
     }
-    srv_send_line(p, SRV_MSG_HISTORY, line, len);
+    srv_msg m = {.type = SRV_MSG_HISTORY,
+                 .json = srv_buf_take(line, len),
+                 .games = games,
+                 .ngames = n};
+    srv_send(p, &m);
+    if (m.json) srv_buf_unref(m.json);
 }
 
 static void do_replay(srv_player *p, const proto_request *req) {
+    const proto_game_record *g =
+        req->has_game ? journal_replay(p->game->journal, req->game) : NULL;
     size_t len;
-    char *line = req->has_game ? journal_replay(p->game->journal, req->game, &len) : NULL;
-    if (line)
-        srv_send_line(p, SRV_MSG_REPLAY, line, len);
-    else if (req->has_game && len)
+    char *line = g ? proto_enc_replay(g, &len) : NULL;
+    if (line) {
+        srv_msg m = {.type = SRV_MSG_REPLAY,
+                     .json = srv_buf_take(line, len),
+                     .games = &g,
+                     .ngames = 1};
+        srv_send(p, &m);
+        if (m.json) srv_buf_unref(m.json);
+    } else if (g) {
         reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
-    else
+    } else {
         reply_error(p, PROTO_ERR_GAME_NOT_FOUND,
                     "no finished game with that id is kept (see history)");
+    }
 }
 
 void lobby_hello(srv_player *p, const proto_request *req) {

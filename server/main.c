@@ -15,6 +15,7 @@
 #include "guard.h"
 #include "journal.h"
 #include "metrics.h"
+#include "recover.h"
 #include "room.h"
 
 /* How long shutdown waits for clients to take their last bytes: a client that
@@ -381,7 +382,7 @@ static void srv_stop(srv *s) {
         conn_say_bye(srv_container(l, conn, link));
     /* `end`s held for the journal (and the byes queued behind them) are
      * released by a commit now, not by one up to --journal-sync-ms away. */
-    journal_commit_now(s);
+    journal_commit_now(s->journal);
     /* Clients that do not read their bye are cut off; the timer alone does
      * not keep the loop running. */
     uv_timer_start(&s->sweep, on_shutdown_deadline, SHUTDOWN_MS, 0);
@@ -562,6 +563,21 @@ static void close_any(uv_handle_t *h, void *arg) {
     if (!uv_is_closing(h)) uv_close(h, NULL);
 }
 
+/* The record, then the games it says were running (recover.c rebuilds them
+ * through the game's functions), before anyone connects. */
+static int open_record(srv *s) {
+    journal_config jc = {.path = s->cfg.journal,
+                         .sync_ms = s->cfg.journal_sync_ms,
+                         .max = s->cfg.journal_max,
+                         .next_player_id = &s->game.next_id};
+    jrn_recovery rec;
+    int rc = journal_open(&s->journal, s->loop, &jc, &rec);
+    s->game.journal = s->journal;
+    if (rc == 0) recover_games(&s->game, &rec);
+    journal_recovery_free(&rec);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     static srv s; /* large and single: not on the stack */
     int rc = configure(&s.cfg, argc, argv);
@@ -599,7 +615,7 @@ int main(int argc, char **argv) {
     /* Bots first: the journal may restore some that were racing. */
     if (s.cfg.max_bots && bots_start(&s.game) < 0)
         srv_log(SRV_LOG_ERROR, "cannot start the bots' worker: no bots on this server");
-    if (journal_open(&s) < 0) {
+    if (open_record(&s) < 0) {
         exit_code = 1;
     } else if (metrics_register(&s.metrics_reg, journal_write_metrics, s.journal) < 0) {
         exit_code = 1;
@@ -626,7 +642,9 @@ int main(int argc, char **argv) {
         srv_log(SRV_LOG_ERROR, "loop did not close cleanly: %s", uv_strerror(rc));
         exit_code = 1;
     }
-    journal_close(&s);
+    journal_close(s.journal);
+    s.journal = NULL;
+    s.game.journal = NULL;
     metrics_free(&s.metrics_reg);
     conn_timers_free(&s);
     guard_free(&s);

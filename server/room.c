@@ -221,7 +221,8 @@ room *room_find(game *s, const char *code) {
 
 static void on_room_closed(uv_handle_t *h) {
     room *r = h->data;
-    journal_game_free(r);
+    journal_game_free(r->jgame);
+    r->jgame = NULL;
     fanout_free(&r->fan);
     free(r);
 }
@@ -294,6 +295,29 @@ static void remove_seat(room *r, int i) {
         if (r->seats[k].player) r->seats[k].player->seat = k;
 }
 
+/* The journal's start event: the game as it begins, and who plays it. */
+static void start_event(const room *r, jrn_start *ev) {
+    *ev = (jrn_start){.solo = r->solo,
+                      .settings = r->settings,
+                      .seed = r->seed,
+                      .nseats = r->nseats,
+                      .started_ms = journal_wall_ms()};
+    memcpy(ev->room, r->code, sizeof ev->room);
+    memcpy(ev->salt, r->salt, sizeof ev->salt);
+    memcpy(ev->commit, r->commit, sizeof ev->commit);
+    for (int i = 0; i < r->nseats; i++) {
+        const room_seat *seat = &r->seats[i];
+        const srv_player *p = seat->player;
+        jrn_seat_info *info = &ev->seats[i];
+        info->id = seat->id;
+        memcpy(info->name, seat->name, sizeof info->name);
+        if (p && p->token[0])
+            journal_token_hash(p->token, info->token_hash);
+        else if (p && p->token_hash)
+            memcpy(info->token_hash, p->token_hash, sizeof info->token_hash);
+    }
+}
+
 void room_start(room *r) {
     game *s = r->game;
     if (!r->seed_fixed) r->seed = game_next_seed(s);
@@ -317,7 +341,9 @@ void room_start(room *r) {
         game_rooms_changed(s);
     }
     r->ends_at = r->settings.time_limit ? now + r->settings.time_limit * 1000ull : 0;
-    journal_game_start(r, journal_wall_ms());
+    jrn_start ev;
+    start_event(r, &ev);
+    r->jgame = journal_game_start(s->journal, &ev);
     srv_view *view = room_view(r);
     for (int i = 0; i < r->nseats; i++)
         if (r->seats[i].player) send_start(r, r->seats[i].player, view);
@@ -376,9 +402,9 @@ void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) 
     eng_move_result res = eng_game_move(&seat->game, dir, r->game->tables);
     if (res.moved) {
         r->game->metrics->moves++;
-        journal_move(r, p->seat, dir);
+        journal_move(r->jgame, p->seat, dir);
         update_status(r, seat);
-        if (seat->status == PROTO_OVER) journal_seat(r, p->seat, "over");
+        if (seat->status == PROTO_OVER) journal_seat(r->jgame, p->seat, JRN_SEAT_OVER);
         /* The timer is not re-armed: when it fires early it finds nothing
          * due and arms itself for the next deadline. */
         seat->last_move = uv_now(r->game->loop);
@@ -458,9 +484,12 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     /* The deciding move's `state` went out already; `end` waits for its
      * record's group commit (at most --journal-sync-ms), so no crash can
      * lose or re-open a game whose seed somebody has seen. */
-    uint64_t durable_at = line ? journal_game_end(r, line, len) : 0;
-    /* Text connections keep the verdict; without memory for it they show
-     * the end without the results (the JSON line has them all). */
+    jrn_end ev = {.reason = reason,
+                  .winner = winner,
+                  .results = views,
+                  .nresults = r->nseats,
+                  .ended_ms = journal_wall_ms()};
+    uint64_t durable_at = line ? journal_game_end(r->jgame, &ev) : 0;
     srv_msg m = {.type = SRV_MSG_END,
                  .durable_at = durable_at,
                  .json = srv_buf_take(line, len),
@@ -521,7 +550,7 @@ static void walk_away(room *r, int i);
  * the journal says so, or a restart would give the seat back. */
 static void seat_left(room *r, int i) {
     if (r->seats[i].status != PROTO_OVER) r->seats[i].status = PROTO_LEFT;
-    journal_seat(r, i, "left");
+    journal_seat(r->jgame, i, JRN_SEAT_LEFT);
 }
 
 /* When seat's --move-timeout runs out (0 = never): only racers still playing. */
@@ -656,7 +685,7 @@ void room_disconnect(room *r, srv_player *p) {
     }
     seat->connected = false;
     seat->grace_until = uv_now(r->game->loop) + r->game->cfg.grace_ms;
-    journal_seat(r, p->seat, "disconnected");
+    journal_seat(r->jgame, p->seat, JRN_SEAT_DISCONNECTED);
     if (!r->solo) broadcast_player(r, seat, seat->player);
     room_rearm(r);
 }
@@ -755,7 +784,7 @@ static void rematch_progress(room *r) {
                            "the server could not make the rematch room");
         return;
     }
-    journal_rematch(r, next);
+    journal_rematch(r->jgame, next->code);
     for (int i = 0; i < asked; i++) {
         unseat(r, ready[i]->seat);
         room_add_player(next, ready[i], asked < PROTO_PLAYERS_MIN);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "command.h"
+#include "journal.h"
 #include "lobby.h"
 #include "session.h"
 #include "render.h"
@@ -354,7 +355,9 @@ static void draw_lobby(conn *c, proto_buf *b) {
         int n_heading = proto_render_wrapped(NULL, heading, cols);
         proto_render_wrapped(&commands, heading, cols);
         int rows = room_for > n_heading ? room_for - n_heading : 0;
-        int listed = text_replay_history(c->srv, &commands, 10, cols, rows);
+        const proto_game_record *games[10];
+        int n = journal_history(c->srv->journal, 10, games);
+        int listed = n < 0 ? -1 : text_replay_history(games, n, &commands, cols, rows);
         if (listed == 0 && rows > 0) proto_render_wrapped(&commands, "  none yet", cols);
         if (listed < 0) commands.failed = true;
     } else if (s->show_help) {
@@ -880,7 +883,7 @@ static void start_replay(conn *c, uint64_t id) {
         return;
     }
     const char *why;
-    text_replay *t = text_replay_open(c->srv, id, &why);
+    text_replay *t = text_replay_open(journal_replay(c->srv->journal, id), &why);
     if (!t) {
         set_status(s, why);
         return;

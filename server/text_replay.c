@@ -7,11 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <jansson.h>
-
-#include "journal.h"
-#include "seed.h"
-
 struct text_replay {
     uint64_t game;
     int n, size;
@@ -28,53 +23,40 @@ struct text_replay {
     char verdict[96];
 };
 
-static json_int_t jint_or(const json_t *o, const char *k, json_int_t dflt) {
-    const json_t *v = json_object_get(o, k);
-    return json_is_integer(v) ? json_integer_value(v) : dflt;
-}
-
-static const char *name_of(const json_t *results, json_int_t id) {
-    for (size_t i = 0; i < json_array_size(results); i++) {
-        const json_t *p = json_array_get(results, i);
-        if (jint_or(p, "id", -1) == id)
-            return json_string_value(json_object_get(p, "name"));
-    }
+/* The name of player id in the results, or NULL. */
+static const char *name_of(const proto_game_record *g, uint64_t id) {
+    for (int i = 0; i < g->nresults; i++)
+        if (g->results[i].id == id) return g->results[i].name;
     return NULL;
 }
 
-int text_replay_history(srv *s, proto_buf *b, int max, int width, int rows) {
-    size_t len;
-    char *line = journal_history(s->journal, max, &len);
-    if (!line) return -1;
-    json_t *h = json_loadb(line, len, 0, NULL);
-    free(line);
-    json_t *games = json_object_get(h, "games");
+/* One game of the history list: id, room, players and scores, winner, when. */
+static void history_entry(const proto_game_record *g, char *entry, size_t n) {
+    const char *room = g->room[0] ? g->room : NULL;
+    char players[160] = "";
+    size_t at = 0;
+    for (int i = 0; i < g->nresults && at < sizeof players; i++)
+        at += (size_t)snprintf(players + at, sizeof players - at, "%s%s %llu",
+                               i ? ", " : "", g->results[i].name,
+                               (unsigned long long)g->results[i].score);
+    const char *wname = g->winner ? name_of(g, g->winner) : NULL;
+    time_t ended = (time_t)(g->ended / 1000);
+    struct tm tm;
+    char when[32] = "";
+    if (gmtime_r(&ended, &tm)) strftime(when, sizeof when, "%H:%M UTC", &tm);
+    snprintf(entry, n, "  #%-5llu %-6s %s%s%s  %s", (unsigned long long)g->game,
+             room ? room : "solo", players,
+             room ? (wname ? ", won by " : ", a draw") : "", room && wname ? wname : "",
+             when);
+}
+
+int text_replay_history(const proto_game_record *const *games, int n, proto_buf *b,
+                        int width, int rows) {
     int listed = 0;
     bool limited = rows >= 0;
-    for (size_t g = 0; g < json_array_size(games); g++) {
-        const json_t *rec = json_array_get(games, g);
-        const json_t *results = json_object_get(rec, "results");
-        const char *room = json_string_value(json_object_get(rec, "room"));
-        char players[160] = "";
-        size_t at = 0;
-        for (size_t i = 0; i < json_array_size(results) && at < sizeof players; i++) {
-            const json_t *p = json_array_get(results, i);
-            at += (size_t)snprintf(players + at, sizeof players - at, "%s%s %lld",
-                                   i ? ", " : "",
-                                   json_string_value(json_object_get(p, "name")),
-                                   (long long)jint_or(p, "score", 0));
-        }
-        json_int_t winner = jint_or(rec, "winner", 0);
-        const char *wname = winner ? name_of(results, winner) : NULL;
-        time_t ended = (time_t)(jint_or(rec, "ended", 0) / 1000);
-        struct tm tm;
-        char when[32] = "";
-        if (gmtime_r(&ended, &tm)) strftime(when, sizeof when, "%H:%M UTC", &tm);
+    for (int k = 0; k < n; k++) {
         char entry[320];
-        snprintf(entry, sizeof entry, "  #%-5lld %-6s %s%s%s  %s",
-                 (long long)jint_or(rec, "game", 0), room ? room : "solo", players,
-                 room ? (wname ? ", won by " : ", a draw") : "",
-                 room && wname ? wname : "", when);
+        history_entry(games[k], entry, sizeof entry);
         /* Wrapped at words; a game that would not fit whole is left out,
          * and so are the older ones. */
         int need = proto_render_wrapped(NULL, entry, width);
@@ -83,76 +65,71 @@ int text_replay_history(srv *s, proto_buf *b, int max, int width, int rows) {
         rows -= need;
         listed++;
     }
-    json_decref(h);
     return b->failed ? -1 : listed;
 }
 
-text_replay *text_replay_open(srv *s, uint64_t id, const char **why) {
-    size_t len;
-    char *line = journal_replay(s->journal, id, &len);
+/* The verdict the record gives, for the caption of the last frame. */
+static void verdict(const proto_game_record *g, char *out, size_t n) {
+    static const char *const reasons[] = {"target", "all_over", "time", "forfeit"};
+    const char *reason = (unsigned)g->reason < 4 ? reasons[g->reason] : "?";
+    const char *wname = g->winner ? name_of(g, g->winner) : NULL;
+    if (!g->room[0])
+        snprintf(out, n, "The game ended with %llu points.",
+                 (unsigned long long)g->results[0].score);
+    else if (wname)
+        snprintf(out, n, "%s won (%s).", wname, reason);
+    else
+        snprintf(out, n, "No winner (%s).", reason);
+}
+
+/* Seat i of the replay: player id's name, recorded status, moves and board. */
+static bool replay_seat(text_replay *t, const proto_game_record *g, int i) {
+    const char *name = name_of(g, t->ids[i]);
+    snprintf(t->names[i], sizeof t->names[i], "%s", name ? name : "?");
+    t->final[i] = PROTO_PLAYING;
+    for (int r = 0; r < g->nresults; r++)
+        if (g->results[r].id == t->ids[i]) t->final[i] = g->results[r].status;
+    const proto_seat_moves *mv = NULL;
+    for (int k = 0; k < g->nseats; k++)
+        if (g->seats[k].id == t->ids[i]) mv = &g->seats[k];
+    size_t n = mv ? mv->n : 0;
+    t->moves[i] = malloc(n + 1);
+    if (!t->moves[i] || eng_game_new(&t->games[i], t->size, &g->seed) < 0) return false;
+    if (n) memcpy(t->moves[i], mv->letters, n);
+    t->moves[i][n] = '\0';
+    t->nmoves[i] = n;
+    if (n > t->steps) t->steps = n;
+    return true;
+}
+
+text_replay *text_replay_open(const proto_game_record *g, const char **why) {
     *why = "No finished game has that number here (type history).";
-    if (!line) return NULL;
-    json_t *rec = json_loadb(line, len, 0, NULL);
-    free(line);
-    const json_t *results = json_object_get(rec, "results");
-    const json_t *moves = json_object_get(rec, "moves");
-    eng_seed seed;
+    if (!g) return NULL;
     text_replay *t = calloc(1, sizeof *t);
-    size_t n = json_array_size(results);
-    if (!t || !json_is_object(moves) || n < 1 || n > PROTO_PLAYERS_MAX ||
-        proto_seed_from_json(json_object_get(rec, "seed"), &seed) < 0) {
+    if (!t || g->nresults < 1 || g->nresults > PROTO_PLAYERS_MAX) {
         *why = "That game's record cannot be played back.";
-        json_decref(rec);
         free(t);
         return NULL;
     }
-    t->game = id;
-    t->n = (int)n;
-    t->size = (int)jint_or(rec, "size", 4);
-    t->target = (uint32_t)jint_or(rec, "target", 2048);
+    t->game = g->game;
+    t->n = g->nresults;
+    t->size = g->size;
+    t->target = g->target;
     t->ms = TEXT_REPLAY_MS_DEFAULT;
-    const char *room = json_string_value(json_object_get(rec, "room"));
-    snprintf(t->room, sizeof t->room, "%s", room ? room : "");
+    snprintf(t->room, sizeof t->room, "%s", g->room);
     /* The results are ranked; show the players in the order they joined (by id). */
-    for (size_t i = 0; i < n; i++)
-        t->ids[i] = (uint64_t)jint_or(json_array_get(results, i), "id", 0);
-    for (size_t i = 1; i < n; i++)
-        for (size_t k = i; k > 0 && t->ids[k - 1] > t->ids[k]; k--) {
+    for (int i = 0; i < t->n; i++)
+        t->ids[i] = g->results[i].id;
+    for (int i = 1; i < t->n; i++)
+        for (int k = i; k > 0 && t->ids[k - 1] > t->ids[k]; k--) {
             uint64_t x = t->ids[k];
             t->ids[k] = t->ids[k - 1];
             t->ids[k - 1] = x;
         }
     bool ok = true;
-    for (int i = 0; i < t->n && ok; i++) {
-        const char *name = name_of(results, (json_int_t)t->ids[i]);
-        snprintf(t->names[i], sizeof t->names[i], "%s", name ? name : "?");
-        t->final[i] = PROTO_PLAYING;
-        for (size_t r = 0; r < n; r++) {
-            const json_t *res = json_array_get(results, r);
-            if ((uint64_t)jint_or(res, "id", 0) == t->ids[i])
-                proto_status_parse(json_string_value(json_object_get(res, "status")),
-                                   &t->final[i]);
-        }
-        char key[24];
-        snprintf(key, sizeof key, "%llu", (unsigned long long)t->ids[i]);
-        const char *mv = json_string_value(json_object_get(moves, key));
-        t->moves[i] = strdup(mv ? mv : "");
-        ok = t->moves[i] && eng_game_new(&t->games[i], t->size, &seed) == 0;
-        if (ok) t->nmoves[i] = strlen(t->moves[i]);
-        if (ok && t->nmoves[i] > t->steps) t->steps = t->nmoves[i];
-    }
-    json_int_t winner = jint_or(rec, "winner", 0);
-    const char *wname = winner ? name_of(results, winner) : NULL;
-    const char *reason = json_string_value(json_object_get(rec, "reason"));
-    if (!room)
-        snprintf(t->verdict, sizeof t->verdict, "The game ended with %lld points.",
-                 (long long)jint_or(json_array_get(results, 0), "score", 0));
-    else if (wname)
-        snprintf(t->verdict, sizeof t->verdict, "%s won (%s).", wname,
-                 reason ? reason : "?");
-    else
-        snprintf(t->verdict, sizeof t->verdict, "No winner (%s).", reason ? reason : "?");
-    json_decref(rec);
+    for (int i = 0; i < t->n && ok; i++)
+        ok = replay_seat(t, g, i);
+    verdict(g, t->verdict, sizeof t->verdict);
     if (!ok) {
         text_replay_free(t);
         *why = "That game's record cannot be played back.";

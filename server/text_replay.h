@@ -3,8 +3,8 @@
 #ifndef RACE2048_TEXT_REPLAY_H
 #define RACE2048_TEXT_REPLAY_H
 
+#include "record.h"
 #include "render.h"
-#include "srv.h"
 
 /* Pace of a replay: ms between frames, from fastest to slowest. */
 #define TEXT_REPLAY_MS_MIN     50
@@ -13,16 +13,17 @@
 
 typedef struct text_replay text_replay;
 
-/* Appends up to max games, recently finished ones (most recent first),
- * each as lines wrapped at words to width: id, room, players and scores,
- * winner, when; with rows >= 0, only the games that fit whole in that
- * many lines (rows < 0: no limit). Returns how many games it listed (0: none yet, or none
- * fit), or -1 if memory ran out. */
-int text_replay_history(srv *s, proto_buf *b, int max, int width, int rows);
+/* Appends the n games (most recent first), each as lines wrapped at words to
+ * width: id, room, players and scores, winner, when; with rows >= 0, only
+ * the games that fit whole in that many lines (rows < 0: no limit). Returns
+ * how many games it listed (0: none, or none fit), or -1 if memory ran out. */
+int text_replay_history(const proto_game_record *const *games, int n, proto_buf *b,
+                        int width, int rows);
 
-/* Loads game id from the record for playing back; NULL with *why set to a
- * message for the user if there is no such game (or memory ran out). */
-text_replay *text_replay_open(srv *s, uint64_t id, const char **why);
+/* Makes a playback of finished game g (the record is copied); NULL with *why
+ * set to a message for the user if g is NULL (no such game) or cannot be
+ * played back (or memory ran out). */
+text_replay *text_replay_open(const proto_game_record *g, const char **why);
 void text_replay_free(text_replay *t);
 
 /* Advances one frame: every player's next move. Returns false (nothing

@@ -83,7 +83,13 @@ static int setup(void **state) {
     assert_non_null(tables);
     eng_tables_init(tables);
     srv_init(&S, &loop, &cfg, tables);
-    assert_int_equal(journal_open(&S), 0); /* cfg.journal "": memory only */
+    /* A record in memory only (no path), as --journal none runs. */
+    journal_config jc = {.path = "", .sync_ms = 100, .max = 1 << 20,
+                         .next_player_id = &S.game.next_id};
+    jrn_recovery rec;
+    assert_int_equal(journal_open(&S.journal, &loop, &jc, &rec), 0);
+    journal_recovery_free(&rec);
+    S.game.journal = S.journal;
     memset(fakes, 0, sizeof fakes);
     for (int i = 0; i < 6; i++)
         fakes[i].alive = true;
@@ -105,7 +111,7 @@ static int teardown(void **state) {
         lobby_player_gone(p);
     }
     uv_run(&loop, UV_RUN_DEFAULT);
-    journal_close(&S);
+    journal_close(S.journal);
     game_free(&S.game);
     uv_walk(&loop, (uv_walk_cb)uv_close, NULL);
     uv_run(&loop, UV_RUN_DEFAULT);
