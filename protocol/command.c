@@ -259,7 +259,8 @@ static proto_cmd_type parse_players(proto_command *cmd, const command_word *cw,
 /* bot: a level. */
 static proto_cmd_type parse_level(proto_command *cmd, const command_word *cw,
                                   const word *args, size_t nargs) {
-    return number_arg(cmd, cw->type, args, nargs, PROTO_BOT_LEVEL_MIN, PROTO_BOT_LEVEL_MAX,
+    return number_arg(cmd, cw->type, args, nargs, PROTO_BOT_LEVEL_MIN,
+                      PROTO_BOT_LEVEL_MAX,
                       "bot takes a level from 1 (a beginner) to 5 (an expert)");
 }
 
@@ -387,6 +388,7 @@ const char *proto_command_help(void) {
            "  name NAME     letters A-Z, digits, _ or -\r\n"
            "  solo [SIZE]   play alone, SIZE 3-8 (default 4)\r\n"
            "  quick [N]     race the next who ask (N 2-8)\r\n"
+           "  bot [LEVEL]   race a bot now (1 easy - 5 expert)\r\n"
            "  create [N]    make a room for N players (2-8)\r\n"
            "  join CODE     join a friend's room\r\n"
            "  watch CODE    watch a room's race\r\n"

@@ -23,7 +23,8 @@ typedef enum proto_cmd_type {
     PROTO_CMD_CREATE,  /* create [PLAYERS]: number is the players, 0 if absent */
     PROTO_CMD_JOIN,    /* join CODE */
     PROTO_CMD_QUICK,   /* quick [PLAYERS]: number is the players, 0 if absent */
-    PROTO_CMD_BOT,     /* bot [LEVEL]: a race against one bot; number is the level, 0 if absent */
+    PROTO_CMD_BOT,     /* bot [LEVEL]: a race against one bot; number is the level, 0 if
+                          absent */
     PROTO_CMD_WATCH,   /* watch CODE */
     PROTO_CMD_ROOMS,   /* rooms */
     PROTO_CMD_LEAVE,   /* leave */

@@ -153,11 +153,11 @@ typedef enum srv_msg_type {
  * connection needs to draw it without parsing JSON. */
 typedef struct srv_msg {
     srv_msg_type type;
-    srv_buf *json;    /* the line; may be NULL if it could not be built */
-    proto_err error;  /* SRV_MSG_ERROR */
-    const char *text; /* SRV_MSG_ERROR: the message; others: optional note */
-    uint64_t subject; /* STATE: the mover; PLAYER: whose connection; END: winner */
-    bool moved;       /* STATE */
+    srv_buf *json;           /* the line; may be NULL if it could not be built */
+    proto_err error;         /* SRV_MSG_ERROR */
+    const char *text;        /* SRV_MSG_ERROR: the message; others: optional note */
+    uint64_t subject;        /* STATE: the mover; PLAYER: whose connection; END: winner */
+    bool moved;              /* STATE */
     proto_end_reason reason; /* END (its ranking, seed and salt are the view's) */
     /* ROOM, START, STATE, PLAYER, END, VIEW: the room as it is now (borrowed:
      * a receiver that keeps it takes a reference); NULL if memory ran out. */

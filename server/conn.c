@@ -937,7 +937,8 @@ void conn_deliver_json(conn *c, const srv_msg *m) {
 
 void conn_deliver(conn *c, const srv_msg *m) {
     if (!conn_is_open(c)) return;
-    if (m->durable_at > journal_durable_pos(c->srv->journal)) hold_until(c, m->durable_at);
+    if (m->durable_at > journal_durable_pos(c->srv->journal))
+        hold_until(c, m->durable_at);
     if (!conn_is_open(c)) return; /* a slow consumer, closed by the barrier */
     conn_transport_of(c)->deliver(c, m);
 }
@@ -1279,8 +1280,10 @@ void conn_write_metrics(metrics_out *o, void *ctx) {
         const conn *c = srv_container(l, conn, link);
         if ((unsigned)c->mode < 5) by_mode[c->mode]++;
     }
-    metrics_family(o, "race2048_connections", "gauge",
-                   "Open connections by mode (web: WebSocket players, http: plain HTTP).");
+    metrics_family(
+        o, "race2048_connections", "gauge",
+        "Open connections by mode (web: WebSocket players, http: plain HTTP).");
     for (int i = 0; i < 5; i++)
-        metrics_put(o, "race2048_connections{mode=\"%s\"} %u\n", mode_names[i], by_mode[i]);
+        metrics_put(o, "race2048_connections{mode=\"%s\"} %u\n", mode_names[i],
+                    by_mode[i]);
 }

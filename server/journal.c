@@ -437,10 +437,15 @@ static int start_record(bytes *b, const jrn_start *st) {
                         ",\"seats\":[",
                         st->settings.size, st->settings.target, st->settings.time_limit,
                         seed, st->salt, st->commit, st->started_ms);
-    for (int i = 0; i < st->nseats; i++)
-        bad |= bytes_printf(b, "%s{\"id\":%" PRIu64 ",\"name\":\"%s\",\"token\":\"%s\"}",
+    for (int i = 0; i < st->nseats; i++) {
+        bad |= bytes_printf(b, "%s{\"id\":%" PRIu64 ",\"name\":\"%s\",\"token\":\"%s\"",
                             i ? "," : "", st->seats[i].id, st->seats[i].name,
                             st->seats[i].token_hash);
+        /* A bot's seat says so, so that a restart gives it its bot back. */
+        if (st->seats[i].bot_level)
+            bad |= bytes_printf(b, ",\"bot\":%d", st->seats[i].bot_level);
+        bad |= bytes_add(b, "}", 1);
+    }
     bad |= bytes_add(b, "]}\n", 3);
     return bad ? -1 : 0;
 }
@@ -1228,8 +1233,10 @@ void journal_write_metrics(metrics_out *o, void *ctx) {
     metrics_put(o, "race2048_journal_errors_total %llu\n", (unsigned long long)js.errors);
     metrics_family(o, "race2048_journal_commits_total", "counter",
                    "Group commits: one write and one fdatasync each.");
-    metrics_put(o, "race2048_journal_commits_total %llu\n", (unsigned long long)js.commits);
-    metrics_family(o, "race2048_journal_bytes_total", "counter", "Journal bytes written.");
+    metrics_put(o, "race2048_journal_commits_total %llu\n",
+                (unsigned long long)js.commits);
+    metrics_family(o, "race2048_journal_bytes_total", "counter",
+                   "Journal bytes written.");
     metrics_put(o, "race2048_journal_bytes_total %llu\n", (unsigned long long)js.bytes);
     metrics_family(o, "race2048_journal_compactions_total", "counter",
                    "Journal compactions.");

@@ -47,6 +47,7 @@ typedef struct jrn_seat_info {
     uint64_t id;
     char name[PROTO_NAME_MAX + 1];
     char token_hash[65]; /* SHA-256 of the resume token in hex, or "" */
+    uint8_t bot_level;   /* a server-run bot's level (1-5), 0 for a person */
 } jrn_seat_info;
 
 /* A game starts (the `start` record). */

@@ -374,6 +374,8 @@ static int read_start(pending_game *g, jrn_pending *out) {
                  name && proto_valid_name(name) ? name : "player");
         snprintf(seat->token_hash, sizeof seat->token_hash, "%s",
                  hash && strlen(hash) < sizeof seat->token_hash ? hash : "");
+        json_int_t level = json_integer_value(json_object_get(e, "bot"));
+        seat->bot_level = level >= 1 && level <= 5 ? (uint8_t)level : 0;
     }
     return 0;
 }

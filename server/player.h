@@ -20,7 +20,7 @@ typedef struct srv_player {
     /* Its destination shows a resume code (text mode): the game gives its
      * seats one. Nobody else's seat has a code (fewer codes to guess). */
     bool wants_resume_code;
-    bool queued;    /* waiting in matchmaking */
+    bool queued; /* waiting in matchmaking */
     /* A human's resume code for its current race seat ("" for none: not
      * in game.by_resume), see resume.h. */
     char resume_code[9];

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bot.h"
 #include "lobby.h"
 #include "room.h"
 
@@ -14,6 +15,7 @@ static int seat_players(game *s, room *r, const jrn_start *st) {
     for (int i = 0; i < st->nseats; i++) {
         const jrn_seat_info *seat = &st->seats[i];
         srv_player *p = lobby_player_restore(s, seat->id, seat->name, seat->token_hash);
+        if (p) p->bot_level = seat->bot_level; /* its seat is a bot's again */
         if (!p || room_add_player(r, p, false) < 0) {
             if (p) srv_player_release(p);
             room_restore_abandon(r);
@@ -46,6 +48,13 @@ static int rebuild(game *s, const jrn_pending *g) {
     }
     journal_game_restored(r->jgame);
     room_restore_finish(r, g->left, g->remaining_ms);
+    /* Its bots move on from where they were (a bot never waits to resume). */
+    for (int i = 0; r->state == ROOM_RUNNING && i < r->nseats; i++) {
+        srv_player *p = r->seats[i].player;
+        if (p && p->bot_level && bots_adopt(s, p, p->bot_level) < 0)
+            srv_log(SRV_LOG_WARN, "journal: a bot of game %llu could not be restored",
+                    (unsigned long long)st->game);
+    }
     return 0;
 }
 

@@ -310,6 +310,7 @@ static void start_event(const room *r, jrn_start *ev) {
         const srv_player *p = seat->player;
         jrn_seat_info *info = &ev->seats[i];
         info->id = seat->id;
+        info->bot_level = seat->bot_level;
         memcpy(info->name, seat->name, sizeof info->name);
         if (p && p->token[0])
             journal_token_hash(p->token, info->token_hash);
@@ -834,8 +835,9 @@ void room_restore_finish(room *r, const bool *left, uint64_t remaining_ms) {
             p->room = NULL;
             srv_player_release(p);
         } else {
-            /* People on telnet and netcat resume with the code they saw before. */
-            resume_code_assign(seat->player);
+            /* People on telnet and netcat resume with the code they saw before
+             * (bots come back by themselves: they have no code). */
+            if (!seat->bot_level) resume_code_assign(seat->player);
             if (!r->solo && !winner && eng_has_won(&seat->game.board, r->settings.target))
                 winner = seat; /* its end record was lost in the crash */
         }

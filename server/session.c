@@ -127,8 +127,9 @@ static const char *resume_refusal(guard_verdict v, bool by_code) {
     case GUARD_OK:
         break;
     case GUARD_THROTTLED:
-        return by_code ? "Too many failed resumes from your address: try again in a minute."
-                       : "too many failed resumes from your address; try again in a minute";
+        return by_code
+                   ? "Too many failed resumes from your address: try again in a minute."
+                   : "too many failed resumes from your address; try again in a minute";
     case GUARD_ADDR_BUSY:
         return "Too many resume attempts from your address: try again in a moment.";
     case GUARD_SERVER_BUSY:
@@ -151,7 +152,8 @@ static void do_resume(conn *c, const proto_request *req) {
         return;
     }
     game *g = &c->srv->game;
-    srv_player *p = by_code ? lobby_find_by_code(g, req->code) : lobby_find_resumable(g, req->token);
+    srv_player *p =
+        by_code ? lobby_find_by_code(g, req->code) : lobby_find_resumable(g, req->token);
     if (!p) {
         resume_failed(c, by_code,
                       by_code ? "No seat is waiting for that code (a code works only "

@@ -241,6 +241,7 @@ static const char *const lobby_commands[][2] = {
     {"history", "the games that ended lately"},
     {"replay ID", "watch one again"},
     {"color on|off", "colours"},
+    {"bot [LEVEL]", "race a bot now (1-5)"},
     {"help", "every command"},
     {"quit", "leave the server"},
 };

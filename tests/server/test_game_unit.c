@@ -84,8 +84,8 @@ static int setup(void **state) {
     eng_tables_init(tables);
     srv_init(&S, &loop, &cfg, tables);
     /* A record in memory only (no path), as --journal none runs. */
-    journal_config jc = {.path = "", .sync_ms = 100, .max = 1 << 20,
-                         .next_player_id = &S.game.next_id};
+    journal_config jc = {
+        .path = "", .sync_ms = 100, .max = 1 << 20, .next_player_id = &S.game.next_id};
     jrn_recovery rec;
     assert_int_equal(journal_open(&S.journal, &loop, &jc, &rec), 0);
     journal_recovery_free(&rec);

@@ -184,6 +184,42 @@ static void test_rematch_with_a_bot_then_leave(void **state) {
     assert_int_equal(server_stop(s), 0);
 }
 
+/* kill -9 mid-race with a bot: after the restart on the journal the person
+ * resumes with the token, the `start` snapshot still names the bot ("bot":
+ * true, same id), and the bot moves on by itself. */
+static void test_bot_survives_kill_9(void **state) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/j", harness_temp_dir("bots-kill9"));
+    th_server *s = SERVER("--journal", path);
+    client *c = client_named(s, "human");
+    json_int_t me = jint(client_hello(c, "human"), "id");
+    char token[80];
+    snprintf(token, sizeof token, "%s", client_token(c));
+    client_send(c, "{\"type\":\"create\",\"players\":2,\"bots\":1,\"level\":5}");
+    json_t *start = client_expect_skip(c, "start", "room", WAIT);
+    json_int_t bot_id = jint(the_bot(jarr(start, "players")), "id");
+    json_t *m;
+    do {
+        m = client_next(c, harness_ms(5000));
+    } while (strcmp(jstr(m, "type"), "state") != 0 || jint(m, "id") != bot_id);
+    client_move_any(c);
+    server_kill(s);
+
+    th_server *again = SERVER("--journal", path);
+    client *back = client_connect(again);
+    client_send(back, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
+    client_expect(back, "welcome", WAIT);
+    json_t *snap = client_expect_skip(back, "start", "player", WAIT);
+    assert_int_equal(jint(snap, "you"), me);
+    assert_int_equal(jint(the_bot(jarr(snap, "players")), "id"), bot_id);
+    json_int_t moves_then = jint(jplayer(jarr(snap, "players"), bot_id), "moves");
+    do {
+        m = client_next(back, harness_ms(5000));
+    } while (strcmp(jstr(m, "type"), "state") != 0 || jint(m, "id") != bot_id);
+    assert_true(jint(m, "moves") > moves_then);
+    assert_int_equal(server_stop(again), 0);
+}
+
 /* --max-bots: past it, a `create` that needs bots gets server_full and
  * changes nothing (its sender is in no room); `bots` out of range is
  * bad_message. */
@@ -244,6 +280,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_websocket_race_against_a_bot, harness_teardown),
         cmocka_unit_test_teardown(test_quick_is_filled_by_bots, harness_teardown),
         cmocka_unit_test_teardown(test_rematch_with_a_bot_then_leave, harness_teardown),
+        cmocka_unit_test_teardown(test_bot_survives_kill_9, harness_teardown),
         cmocka_unit_test_teardown(test_max_bots, harness_teardown),
         cmocka_unit_test_teardown(test_thousand_bots_leave_pings_alone, harness_teardown),
     };

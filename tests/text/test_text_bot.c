@@ -49,9 +49,12 @@ static void test_netcat_races_a_bot(void **state) {
     }
     mark = c.len;
     tt_sends(&c, "leave\n");
-    wait_str(&c, mark, "won");
+    wait_str(&c, mark, "wins");
     tt_screen_text(c.buf, c.len, mark, screen, sizeof screen);
     assert_non_null(strstr(screen, "bot-L1-"));
+    char *won = strstr(screen, "wins");
+    assert_non_null(won);
+    assert_non_null(strstr(won - 24 > screen ? won - 24 : screen, "bot-L1-"));
     tt_close(&c);
     assert_int_equal(server_stop(s), 0);
 }
