@@ -388,7 +388,6 @@ const char *proto_command_help(void) {
            "  name NAME     letters A-Z, digits, _ or -\r\n"
            "  solo [SIZE]   play alone, SIZE 3-8 (default 4)\r\n"
            "  quick [N]     race the next who ask (N 2-8)\r\n"
-           "  bot [LEVEL]   race a bot now (1 easy - 5 expert)\r\n"
            "  create [N]    make a room for N players (2-8)\r\n"
            "  join CODE     join a friend's room\r\n"
            "  watch CODE    watch a room's race\r\n"

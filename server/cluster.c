@@ -201,10 +201,12 @@ void cluster_close(cluster *c) {
     jsCtx_Destroy(c->js);
     natsConnection_Close(c->nc);
     natsConnection_Destroy(c->nc);
+    /* The library's threads may still run a callback (on_disconnected, which
+     * takes c->lock): wait for them before the lock and c go. */
+    nats_CloseAndWait(2000);
     uv_cond_destroy(&c->wake);
     uv_mutex_destroy(&c->lock);
     free(c);
-    nats_Close();
 }
 
 unsigned cluster_node_number(const cluster *c) {

@@ -292,8 +292,9 @@ static void quick_bots_arm(game *g) {
 
 /* Starts q's race with its waiters and bots for the missing seats. */
 static void fill_with_bots(game *g, lobby_queue *q) {
-    srv_player *match[PROTO_PLAYERS_MAX];
+    srv_player *match[PROTO_PLAYERS_MAX] = {NULL};
     int n = queue_alive(q, match, PROTO_PLAYERS_MAX);
+    if (n == 0) return; /* everyone waiting is on the way out */
     proto_settings settings = match[0]->queue_key;
     if (n > settings.players) n = settings.players;
     room *r = room_new(g, false, &settings);

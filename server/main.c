@@ -511,17 +511,18 @@ static int listen_all(srv *s) {
         return -1;
     }
     char lines[2 * SRV_MAX_LISTENERS * 80] = "";
-    int game = listen_port(s, req.addrinfo, s->cfg.port, s->listeners, &s->nlisteners,
-                           "race2048d listening on", lines, sizeof lines);
+    int game_port =
+        listen_port(s, req.addrinfo, s->cfg.port, s->listeners, &s->nlisteners,
+                    "race2048d listening on", lines, sizeof lines);
     /* Browsers were told this port: without it they would be sent to the
      * game port's greeting, so a port that cannot be had stops the start. */
     int http =
-        game && s->cfg.http_port >= 0
+        game_port && s->cfg.http_port >= 0
             ? listen_port(s, req.addrinfo, s->cfg.http_port, s->http_listeners,
                           &s->nhttp_listeners, "race2048d http on", lines, sizeof lines)
             : 0;
     uv_freeaddrinfo(req.addrinfo);
-    if (game == 0) {
+    if (game_port == 0) {
         fprintf(stderr, "race2048d: no address of --host '%s' could be listened on\n",
                 s->cfg.host);
         return -1;

@@ -160,9 +160,9 @@ static void race(srv_player *a, srv_player *b, char code[8]) {
     ask(a, "{\"type\":\"create\",\"players\":2}");
     int k = find(&fakes[0], SRV_MSG_ROOM, 0);
     assert_true(k >= 0);
-    json_t *room = parse(fakes[0].json[k]);
-    snprintf(code, 8, "%s", str_of(room, "room"));
-    json_decref(room);
+    json_t *reply = parse(fakes[0].json[k]);
+    snprintf(code, 8, "%s", str_of(reply, "room"));
+    json_decref(reply);
     char line[80];
     snprintf(line, sizeof line, "{\"type\":\"join\",\"room\":\"%s\"}", code);
     ask(b, line);
