@@ -1,5 +1,4 @@
-/* bench_bots.c - `race2048-bench bots`: the server's bot levels, offline: solo strength
- * and speed, and head-to-head races of each level against the one below. */
+/* bench_bots.c - race2048-bench bots: the bot levels' strength, speed and races. */
 #include "bench_bots.h"
 
 #include <errno.h>

@@ -1,5 +1,4 @@
-/* bench_bots.h - `race2048-bench bots`: the server's bot levels, offline: solo strength
- * and speed, and head-to-head races of each level against the one below. */
+/* bench_bots.h - race2048-bench bots: the bot levels' strength, speed and races. */
 #ifndef RACE2048_BENCH_BOTS_H
 #define RACE2048_BENCH_BOTS_H
 
