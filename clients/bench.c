@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "bench_ai.h"
+#include "bench_bots.h"
 #include "bench_engine.h"
 #include "loadgen.h"
 #include "spectate.h"
@@ -140,7 +141,7 @@ done:
 /* After a bad argument, this one line; --help prints it with the rest. */
 #define BENCH_USAGE_LINE                                                                 \
     "usage: race2048-bench [--help] [--version] engine [SECONDS] | server [OPTIONS] | "  \
-    "spectators [OPTIONS] | ai [OPTIONS]\n"
+    "spectators [OPTIONS] | ai [OPTIONS] | bots [OPTIONS]\n"
 
 static void usage(FILE *out) {
     fprintf(out, BENCH_USAGE_LINE
@@ -152,6 +153,9 @@ static void usage(FILE *out) {
             "           (race2048-bench spectators --help lists its OPTIONS)\n"
             "  ai       the AI's strength and speed on seeded games, offline\n"
             "           (race2048-bench ai --help lists its OPTIONS)\n"
+            "  bots     the server's bot levels: solo strength, speed, and races of\n"
+            "           each level against the one below, offline\n"
+            "           (race2048-bench bots --help lists its OPTIONS)\n"
             "  --version prints the version (" RACE2048_VERSION ")\n");
 }
 
@@ -189,10 +193,8 @@ static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
 } commands[] = {
-    {"engine", cmd_engine},
-    {"server", loadgen_main},
-    {"spectators", spectate_main},
-    {"ai", bench_ai_main},
+    {"engine", cmd_engine}, {"server", loadgen_main},  {"spectators", spectate_main},
+    {"ai", bench_ai_main},  {"bots", bench_bots_main},
 };
 
 int main(int argc, char **argv) {

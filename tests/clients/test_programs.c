@@ -168,6 +168,9 @@ static void test_bench_command_line(void **state) {
     check_bad_usage("RACE2048_BENCH", "race2048-bench", ARGS("engine", "1", "2"));
     check_bad_usage("RACE2048_BENCH", "race2048-bench", ARGS("server", "--clients", "0"));
     check_bad_usage("RACE2048_BENCH", "race2048-bench", ARGS("server", "--nope", "1"));
+    check_bad_usage("RACE2048_BENCH", "race2048-bench", ARGS("bots", "--level", "6"));
+    check_bad_usage("RACE2048_BENCH", "race2048-bench", ARGS("bots", "--games"));
+    check_bad_usage("RACE2048_BENCH", "race2048-bench", ARGS("bots", "--nope", "1"));
     static run_result r;
     run(&r, program("RACE2048_BENCH"), NULL); /* no subcommand */
     assert_int_equal(r.status, 2);
@@ -176,6 +179,9 @@ static void test_bench_command_line(void **state) {
     run(&r, program("RACE2048_BENCH"), ARGS("server", "--help"));
     assert_int_equal(r.status, 0);
     assert_true(!strncmp(r.out, "usage: race2048-bench server ", 29));
+    run(&r, program("RACE2048_BENCH"), ARGS("bots", "--help"));
+    assert_int_equal(r.status, 0);
+    assert_true(!strncmp(r.out, "usage: race2048-bench bots ", 27));
     run(&r, program("RACE2048_BENCH"), ARGS("engine", "--help"));
     assert_int_equal(r.status, 0);
     assert_true(!strncmp(r.out, "usage: race2048-bench ", 22));

@@ -1,0 +1,338 @@
+/* bench_bots.c - race2048-bench bots: the bot levels' strength, speed and races. */
+#include "bench_bots.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ai.h"
+#include "engine.h"
+#include "level.h"
+
+#define USAGE                                                                            \
+    "usage: race2048-bench bots [--games N] [--races N] [--seed S] [--level L]\n"
+
+/* The target of every game and race: the server's default. */
+#define TARGET 2048
+/* The server's bot worker has a transposition table of 2^16 entries; the
+ * same size here makes the same moves (the search's result depends on it). */
+#define CACHE_ENTRIES (1u << 16)
+
+static void usage(FILE *out) {
+    fprintf(out, USAGE
+            "  for each bot level 1-5 (or only L): its pace, and N solo games of 4x4\n"
+            "  (default 20; game k dealt by mulberry32(S + k), S default 1, as a solo\n"
+            "  game with that client seed is) played at full speed to the end: how\n"
+            "  often 2048 and 4096 were reached, median score, ms of thinking a move\n"
+            "  (mean: CPU time; p99: the clock), the mean over the moves before 2048\n"
+            "  (what a race plays) and how many bots one thread keeps at that pace;\n"
+            "  then for each level L > 1 (with --level, L only), N races against level\n"
+            "  L-1 (default 50; race k dealt like game k, the same seed for both\n"
+            "  boards as in the server), time simulated by each level's pace, won by\n"
+            "  the first to reach 2048 or, when both are over, the better ranked\n"
+            "  (score, max tile, fewer moves; equal: a draw). Prints key=value lines;\n"
+            "  the moves are the same run to run, only the times vary.\n");
+}
+
+static double clock_ms(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double mono_ms(void) {
+    return clock_ms(CLOCK_MONOTONIC);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int parse_long(const char *text, long min, long max, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < min || v > max) return -1;
+    *out = v;
+    return 0;
+}
+
+/* The times of every move of one level's solo games, for the mean and p99. */
+typedef struct times {
+    double *ms;
+    size_t n, cap;
+} times;
+
+/* Returns 0, or -1 (t unchanged) if memory ran out. */
+static int times_add(times *t, double ms) {
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 65536;
+        double *p = realloc(t->ms, cap * sizeof *p);
+        if (!p) return -1;
+        t->ms = p;
+        t->cap = cap;
+    }
+    t->ms[t->n++] = ms;
+    return 0;
+}
+
+/* What the benchmark needs for every game: the AI's tables and one cache,
+ * as the server's single bot worker has. */
+typedef struct bench {
+    ai_model *model;
+    ai_cache cache;
+    uint32_t seed; /* S */
+} bench;
+
+/* A bot's own random state for game or race k: any fixed mix of the seed,
+ * k and the level, so that two levels in one race draw differently. */
+static uint32_t bot_rng(const bench *bn, long k, int level, uint32_t salt) {
+    return ((bn->seed + (uint32_t)k) * 2654435761u) ^ ((uint32_t)level * 0x9E3779B9u) ^
+           salt;
+}
+
+static double median_u64(uint64_t *v, size_t n) {
+    qsort(v, n, sizeof *v, cmp_u64);
+    return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
+}
+
+static void print_budget(const ai_level *lv) {
+    if (lv->budget.max_depth > 0)
+        printf(" budget=depth:%d", lv->budget.max_depth);
+    else
+        printf(" budget=nodes:%llu", (unsigned long long)lv->budget.max_nodes);
+    printf(" min_prob=%g", lv->budget.min_prob);
+}
+
+/* ------------------------------------------------------------ solo games --- */
+
+/* The part of the solo games that a race to 2048 plays: each game's moves
+ * until it first reached 2048 (all of it if it never did), and their CPU
+ * time. Bots race, so this is what a server's bot worker mostly thinks
+ * about; the late game of a solo game costs differently. */
+typedef struct race_part {
+    double cpu_ms;
+    size_t moves;
+} race_part;
+
+/* Game k of level lv to its end at full speed (the pace is not simulated: it
+ * only spaces the same moves out). Returns 0, or -1 if memory ran out. */
+static int play_solo(bench *bn, const ai_level *lv, long k, times *t, race_part *part,
+                     uint64_t *score, uint64_t *max_tile) {
+    eng_game g;
+    eng_seed sd = eng_seed_client(bn->seed + (uint32_t)k);
+    eng_game_new(&g, 4, &sd);
+    uint32_t rng = bot_rng(bn, k, lv->level, 0x5010u);
+    double cpu0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+    bool racing = true;
+    for (;;) {
+        double t0 = mono_ms();
+        int dir = ai_level_move(bn->model, &bn->cache, &g.board, lv, &rng);
+        if (times_add(t, mono_ms() - t0) < 0) return -1;
+        part->moves += racing;
+        if (dir < 0) break; /* no move changes the board: over */
+        eng_game_move(&g, (eng_dir)dir, &bn->model->moves);
+        if (racing && eng_has_won(&g.board, TARGET)) {
+            part->cpu_ms += clock_ms(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+            racing = false;
+        }
+    }
+    if (racing) part->cpu_ms += clock_ms(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    *score = g.score;
+    *max_tile = eng_max_tile(&g.board);
+    return 0;
+}
+
+/* One line of solo figures for level lv. Returns 0, or -1 if memory ran out. */
+static int bench_solo(bench *bn, const ai_level *lv, long games) {
+    uint64_t *scores = calloc((size_t)games, sizeof *scores);
+    times t = {0};
+    int rc = -1;
+    if (!scores) goto done;
+    long reach_2048 = 0, reach_4096 = 0;
+    race_part part = {0};
+    /* The mean is CPU time, which a shared machine's other work does not
+     * inflate: one move preempted for 100 ms would outweigh thousands of
+     * searches. It includes the engine's moves and spawns (nanoseconds). */
+    double cpu0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+    for (long k = 0; k < games; k++) {
+        uint64_t max_tile;
+        if (play_solo(bn, lv, k, &t, &part, &scores[k], &max_tile) < 0) goto done;
+        reach_2048 += max_tile >= 2048;
+        reach_4096 += max_tile >= 4096;
+    }
+    double mean_ms = (clock_ms(CLOCK_THREAD_CPUTIME_ID) - cpu0) / (double)t.n;
+    qsort(t.ms, t.n, sizeof *t.ms, cmp_double);
+    printf("bots level=%d moves_per_s=%g random_per_mille=%u", lv->level, lv->moves_per_s,
+           lv->random_per_mille);
+    print_budget(lv);
+    /* bots_per_thread: how many bots of this level one worker thread (the
+     * server has one) keeps at their pace in races, by the race part's mean. */
+    double race_ms = part.cpu_ms / (double)part.moves;
+    printf(" games=%ld reach_2048=%.0f%% reach_4096=%.0f%% median_score=%.0f moves=%zu "
+           "ms_per_move_mean=%.4f ms_per_move_p99=%.4f race_ms_per_move_mean=%.4f "
+           "bots_per_thread=%.0f\n",
+           games, 100.0 * (double)reach_2048 / (double)games,
+           100.0 * (double)reach_4096 / (double)games, median_u64(scores, (size_t)games),
+           t.n, mean_ms, t.ms[(size_t)((double)t.n * 0.99)], race_ms,
+           1000.0 / (race_ms * lv->moves_per_s));
+    fflush(stdout);
+    rc = 0;
+done:
+    free(t.ms);
+    free(scores);
+    return rc;
+}
+
+/* ----------------------------------------------------------------- races --- */
+
+/* One side of a race: its game, its level and the simulated clock. */
+typedef struct racer {
+    eng_game g;
+    const ai_level *lv;
+    uint32_t rng;
+    uint64_t period_ms; /* the server's pace: one move every 1000 / moves_per_s ms */
+    uint64_t next_ms;   /* when its next move is made */
+    bool over;          /* no move changes its board */
+} racer;
+
+typedef enum race_result { RACE_WIN, RACE_DRAW, RACE_LOSS } race_result;
+
+/* The server's ranking when every board is over: higher score, then higher
+ * max tile, then fewer moves. > 0 if a ranks above b, 0 for a draw. */
+static int rank(const eng_game *a, const eng_game *b) {
+    if (a->score != b->score) return a->score > b->score ? 1 : -1;
+    uint64_t am = eng_max_tile(&a->board), bm = eng_max_tile(&b->board);
+    if (am != bm) return am > bm ? 1 : -1;
+    if (a->moves != b->moves) return a->moves < b->moves ? 1 : -1;
+    return 0;
+}
+
+/* Race k of `up` against `down` (its level below). *by_target is set when a
+ * 2048 ended it, *ms to the simulated time it ended at. Returns the result
+ * for `up`. */
+static race_result play_race(bench *bn, const ai_level *up, const ai_level *down, long k,
+                             bool *by_target, uint64_t *ms) {
+    eng_seed sd = eng_seed_client(bn->seed + (uint32_t)k);
+    racer r[2]; /* [0] the level below: it moves first on a tie of the clocks */
+    const ai_level *lv[2] = {down, up};
+    for (int i = 0; i < 2; i++) {
+        eng_game_new(&r[i].g, 4, &sd); /* one seed: the same spawn stream */
+        r[i].lv = lv[i];
+        r[i].rng = bot_rng(bn, k, lv[i]->level, 0x4ACEu);
+        r[i].period_ms = (uint64_t)(1000.0 / lv[i]->moves_per_s);
+        r[i].next_ms = r[i].period_ms; /* the server's bots wait one pace to start */
+        r[i].over = false;
+    }
+    *by_target = false;
+    for (;;) {
+        int i;
+        if (r[0].over && r[1].over) break;
+        if (r[0].over)
+            i = 1;
+        else if (r[1].over)
+            i = 0;
+        else
+            i = r[1].next_ms < r[0].next_ms;
+        racer *me = &r[i];
+        *ms = me->next_ms;
+        me->next_ms += me->period_ms;
+        int dir = ai_level_move(bn->model, &bn->cache, &me->g.board, me->lv, &me->rng);
+        /* A move that changes nothing would never end the loop: a level only
+         * plays moves that change the board, so that is the end of it too. */
+        if (dir < 0 || !eng_game_move(&me->g, (eng_dir)dir, &bn->model->moves).moved) {
+            me->over = true;
+            continue;
+        }
+        if (eng_has_won(&me->g.board, TARGET)) {
+            *by_target = true;
+            return i == 1 ? RACE_WIN : RACE_LOSS;
+        }
+        me->over = eng_is_over(&me->g.board);
+    }
+    int c = rank(&r[1].g, &r[0].g);
+    return c > 0 ? RACE_WIN : c < 0 ? RACE_LOSS : RACE_DRAW;
+}
+
+/* One line of race figures for up against down. Returns 0, or -1 if memory
+ * ran out. */
+static int bench_races(bench *bn, const ai_level *up, const ai_level *down, long races) {
+    uint64_t *ends = calloc((size_t)races, sizeof *ends);
+    if (!ends) return -1;
+    long n[3] = {0}, by_target = 0;
+    for (long k = 0; k < races; k++) {
+        bool target;
+        n[play_race(bn, up, down, k, &target, &ends[k])]++;
+        by_target += target;
+    }
+    printf("race level=%d vs=%d races=%ld wins=%ld draws=%ld losses=%ld win_rate=%.0f%% "
+           "by_target=%ld race_s_median=%.0f\n",
+           up->level, down->level, races, n[RACE_WIN], n[RACE_DRAW], n[RACE_LOSS],
+           100.0 * (double)n[RACE_WIN] / (double)races, by_target,
+           median_u64(ends, (size_t)races) / 1000);
+    fflush(stdout);
+    free(ends);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- main --- */
+
+int bench_bots_main(int argc, char **argv) {
+    long games = 20, races = 50, seed = 1, only = 0;
+    for (int i = 0; i < argc; i += 2) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        int bad = !v;
+        if (!bad && !strcmp(a, "--games"))
+            bad = parse_long(v, 1, 100000, &games);
+        else if (!bad && !strcmp(a, "--races"))
+            bad = parse_long(v, 1, 100000, &races);
+        else if (!bad && !strcmp(a, "--seed"))
+            bad = parse_long(v, 0, 0xFFFFFFFFl, &seed);
+        else if (!bad && !strcmp(a, "--level"))
+            bad = parse_long(v, AI_LEVEL_MIN, AI_LEVEL_MAX, &only);
+        else if (!strcmp(a, "--games") || !strcmp(a, "--races") || !strcmp(a, "--seed") ||
+                 !strcmp(a, "--level"))
+            bad = 1;
+        else {
+            fprintf(stderr, "race2048-bench: unknown bots option '%s'\n" USAGE, a);
+            return 2;
+        }
+        if (bad) {
+            fprintf(stderr, "race2048-bench: bad or missing value for bots %s\n" USAGE,
+                    a);
+            return 2;
+        }
+    }
+    bench bn = {.model = malloc(sizeof *bn.model),
+                .cache = {.size = CACHE_ENTRIES},
+                .seed = (uint32_t)seed};
+    bn.cache.entries = calloc(bn.cache.size, sizeof *bn.cache.entries);
+    int rc = 1;
+    if (!bn.model || !bn.cache.entries) goto done;
+    ai_model_init(bn.model);
+    int first = only ? (int)only : AI_LEVEL_MIN, last = only ? (int)only : AI_LEVEL_MAX;
+    for (int l = first; l <= last; l++) {
+        const ai_level *lv = ai_level_get(l);
+        if (bench_solo(&bn, lv, games) < 0) goto done;
+        if (l > AI_LEVEL_MIN && bench_races(&bn, lv, ai_level_get(l - 1), races) < 0)
+            goto done;
+    }
+    rc = 0;
+done:
+    if (rc) fprintf(stderr, "race2048-bench: bots: out of memory\n");
+    free(bn.cache.entries);
+    free(bn.model);
+    return rc;
+}
