@@ -367,12 +367,23 @@ def race_a_bot(d, port):
         raise SystemExit('the ranking after the forfeit: %r' % ranking)
     check_console(d)
     click(d, '#b-lobby')
-    wait(d, 'the lobby after the bot races', shown('lobby'))
+    wait(d, 'the lobby after the rematch left', shown('lobby'))
     # The lobby offers the same, at the level chosen last.
     level = Select(d.find_element(By.CSS_SELECTOR, '#f-lobby-bot select[name=level]'))
     if level.first_selected_option.get_attribute('value') != '1' or \
             'Level 1, beginner' not in text_of(d, 'f-lobby-bot'):
         raise SystemExit('the lobby forgot the level: %r' % text_of(d, 'f-lobby-bot'))
+    level.select_by_value('2')
+    click(d, '#f-lobby-bot button[type=submit]')
+    wait(d, 'the race against a bot from the lobby', shown('game'))
+    marked = bot_marks(d, '#others')
+    if len(marked) != 1 or not marked[0].startswith('bot-L2-'):
+        raise SystemExit('the lobby\'s bot race marks %r as bots' % marked)
+    click(d, '#b-leave')
+    wait(d, 'the end of the lobby\'s bot race', lambda d: shown('end')(d) and
+         'You left the race' in text_of(d, 'end-reason'))
+    click(d, '#b-lobby')
+    wait(d, 'the lobby after the bot races', shown('lobby'))
 
 
 def error_where_it_happens(d):
