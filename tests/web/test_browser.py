@@ -3,9 +3,10 @@
 python3-selenium) plays the web client against the real race2048d: the first screen (what
 race2048 is, the open rooms, a race at once), an error shown where it was caused, a solo
 game to its end with the keyboard and its replay, watching a race, races against the
-server's own bots from the first screen (the bot's board changes, a marker by its name on the
-waiting, race and end screens; won to a small target, then a rematch left: a forfeit the bot
-wins), a race against race2048-bot and a netcat player (the page shows the opponents' boards changing, resumes by
+server's own bots from the first screen and the lobby (the bot's board changes, a marker by
+its name on the waiting, race and end screens; won to a small target, then a rematch left:
+a forfeit the bot wins), a race against race2048-bot and a netcat player (the page shows
+the opponents' boards changing, resumes by
 itself when its socket drops, says the game verified), and a rematch that says whom it
 waits for. Layout checks at 1280x800 and 390x844 (labels never wrap, the end screen fits a
 phone), with screenshots of every screen at both sizes kept in the build directory. Any
@@ -296,7 +297,7 @@ def race_a_bot(d, port):
     waiting room marks the bot. From the first screen, Race a bot at level 1 to 64: the
     bot's moves arrive, the page wins, the end screen marks the bot and verifies. The bot
     agrees to a rematch at once; leaving it forfeits, and the end screen names the bot the
-    winner."""
+    winner. The lobby has the same card, at the level chosen last."""
     host = JsonClient(port, 'bothost')
     host.send({'type': 'create', 'players': 4, 'bots': 1})
     code = host.expect('room')['room']
