@@ -42,6 +42,26 @@ function show(view) {
 // "1 move", "2 moves".
 const plural = (n, word) => n + ' ' + word + (n === 1 ? '' : 's');
 
+// The server's bot levels (ai/level.c: a pace, a share of random moves, a
+// search), as the "Race a bot" forms offer them.
+const BOT_LEVELS = [
+  { level: 1, name: 'beginner', note: 'about a move a second, often at random' },
+  { level: 2, name: 'casual', note: '1.5 moves a second, now and then careless' },
+  { level: 3, name: 'club', note: '2.5 moves a second, thinks one move ahead' },
+  { level: 4, name: 'strong', note: '4 moves a second, thinks two moves ahead' },
+  { level: 5, name: 'expert', note: '6 moves a second, the strongest search' },
+];
+const BOT_LEVEL_DEFAULT = 3;
+
+// The small "bot" marker beside a server-run bot's name.
+function botMark() {
+  const b = document.createElement('span');
+  b.className = 'botmark';
+  b.textContent = 'bot';
+  b.title = 'a bot run by the server';
+  return b;
+}
+
 function hideError() {
   $('error').hidden = true;
 }
@@ -316,8 +336,10 @@ class PlayerView {
     const away = this.connected ? '' : ' · reconnecting';
     this.label.innerHTML = '';
     const name = document.createElement('span');
-    name.textContent = who + status + away;
-    name.title = name.textContent; // cut short with an ellipsis over a small board
+    // The marker first: a long name is cut short at its end, never the marker.
+    if (p.bot) name.appendChild(botMark());
+    name.append(who + status + away);
+    name.title = (p.bot ? 'bot ' : '') + who + status + away; // cut short with an ellipsis over a small board
     const nums = document.createElement('b');
     nums.textContent = p.score + ' pts · ' + plural(p.moves, 'move');
     this.label.append(name, nums);
@@ -503,7 +525,10 @@ function showWait(text, players) {
   ul.innerHTML = '';
   for (const p of players) {
     const li = document.createElement('li');
-    li.textContent = p.name + (p.id === app.me ? ' (you)' : '');
+    const name = document.createElement('span');
+    if (p.bot) name.appendChild(botMark());
+    name.append(p.name + (p.id === app.me ? ' (you)' : ''));
+    li.appendChild(name);
     ul.appendChild(li);
   }
 }
@@ -657,7 +682,7 @@ function onState(m) {
   const view = g.views.get(m.id);
   if (!view) return;
   const p = { id: m.id, name: m.name, board: m.board, score: m.score, moves: m.moves,
-              max_tile: m.max_tile, status: m.status };
+              max_tile: m.max_tile, status: m.status, bot: !!(m.bot || view.p.bot) };
   view.state(p, m.dir, m.spawn, m.moved);
   if (m.id === g.you && m.moved) g.moves.push({ dir: m.dir, board: m.board, score: m.score });
   if (m.id === g.you) status();
@@ -715,9 +740,11 @@ function onEnd(m) {
   const reasons = { target: 'reached the target', all_over: 'no moves left',
                     time: 'the time ran out', forfeit: 'everyone else left' };
   const winner = (m.results || []).find((p) => p.id === m.winner);
+  const mine = (m.results || []).find((p) => p.id === app.me);
   let text;
   if (!m.room) text = 'Game over: ' + (reasons[m.reason] || m.reason) + '.';
   else if (!winner) text = 'A draw: ' + (reasons[m.reason] || m.reason) + '.';
+  else if (m.reason === 'forfeit' && mine && mine.status === 'left') text = 'You left the race: ' + winner.name + ' won.';
   else text = (winner.id === app.me ? 'You won' : winner.name + ' won') + ': ' + (reasons[m.reason] || m.reason) + '.';
   $('end-reason').textContent = text;
   const tb = $('ranking');
@@ -730,6 +757,7 @@ function onEnd(m) {
       td.textContent = v;
       tr.appendChild(td);
     }
+    if (p.bot) tr.children[1].prepend(botMark());
     tb.appendChild(tr);
   });
   const boards = $('end-boards');
@@ -1052,6 +1080,37 @@ function formObj(form, keys) {
   return o;
 }
 
+// The two "Race a bot" forms (first screen and lobby): the level list with a
+// line about the one chosen, remembered for the next visit.
+function wireBotForms() {
+  const stored = Number(localStorage.getItem('race2048.botLevel'));
+  const chosen = BOT_LEVELS.some((l) => l.level === stored) ? stored : BOT_LEVEL_DEFAULT;
+  const forms = [$('f-bot'), $('f-lobby-bot')];
+  const choose = (level) => {
+    for (const f of forms) {
+      f.elements.level.value = level;
+      const lv = BOT_LEVELS.find((l) => l.level === level);
+      f.querySelector('.level-note small').textContent = 'Level ' + lv.level + ', ' + lv.name + ': ' + lv.note + '.';
+    }
+  };
+  for (const f of forms) {
+    for (const lv of BOT_LEVELS) {
+      const o = document.createElement('option');
+      o.value = lv.level;
+      o.textContent = lv.level + ' · ' + lv.name;
+      f.elements.level.appendChild(o);
+    }
+    f.elements.level.onchange = (e) => {
+      localStorage.setItem('race2048.botLevel', e.target.value);
+      choose(Number(e.target.value));
+    };
+  }
+  choose(chosen);
+  const race = (f) => ({ type: 'create', players: 2, bots: 1, ...formObj(f, ['level', 'target']) });
+  $('f-bot').onsubmit = (e) => { e.preventDefault(); enterWith(e.target, race(e.target)); };
+  $('f-lobby-bot').onsubmit = (e) => { e.preventDefault(); act(e.target, race(e.target)); };
+}
+
 function wire() {
   $('name').value = app.name;
   $('f-name').onsubmit = (e) => {
@@ -1063,6 +1122,7 @@ function wire() {
     act(e.target, { type: 'hello', name: app.name });
   };
   $('b-race-now').onclick = (e) => enterWith(e.target, { type: 'quick', players: 2, size: 4 });
+  wireBotForms();
   $('b-rename').onclick = () => { show('name'); $('name').focus(); };
   $('f-quick').onsubmit = (e) => { e.preventDefault(); act(e.target, { type: 'quick', ...formObj(e.target, ['players', 'size']) }); };
   $('f-create').onsubmit = (e) => {

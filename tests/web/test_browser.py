@@ -2,8 +2,11 @@
 """test_browser.py - a real browser (Debian's headless Chromium through chromedriver and
 python3-selenium) plays the web client against the real race2048d: the first screen (what
 race2048 is, the open rooms, a race at once), an error shown where it was caused, a solo
-game to its end with the keyboard and its replay, watching a race, a race against
-race2048-bot and a netcat player (the page shows the opponents' boards changing, resumes by
+game to its end with the keyboard and its replay, watching a race, races against the
+server's own bots from the first screen and the lobby (the bot's board changes, a marker by
+its name on the waiting, race and end screens; won to a small target, then a rematch left:
+a forfeit the bot wins), a race against race2048-bot and a netcat player (the page shows
+the opponents' boards changing, resumes by
 itself when its socket drops, says the game verified), and a rematch that says whom it
 waits for. Layout checks at 1280x800 and 390x844 (labels never wrap, the end screen fits a
 phone), with screenshots of every screen at both sizes kept in the build directory. Any
@@ -30,7 +33,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 SERVER, BOT, REPLAY, OUT = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 os.makedirs(OUT, exist_ok=True)
@@ -280,6 +283,110 @@ def first_screen(d, port, url):
     host.close()
 
 
+def bot_marks(driver, css):
+    """The texts (names, and status where it is there) beside each bot marker under css."""
+    return driver.execute_script("""
+        return Array.from(document.querySelectorAll(arguments[0] + ' .botmark'), (m) => {
+            const named = m.parentElement.cloneNode(true);
+            named.querySelector('.botmark').remove();
+            return named.textContent.trim();});""", css)
+
+
+def race_a_bot(d, port):
+    """Races against the server's bots. A room of four with a bot, joined by code: the
+    waiting room marks the bot. From the first screen, Race a bot at level 1 to 64: the
+    bot's moves arrive, the page wins, the end screen marks the bot and verifies. The bot
+    agrees to a rematch at once; leaving it forfeits, and the end screen names the bot the
+    winner. The lobby has the same card, at the level chosen last."""
+    host = JsonClient(port, 'bothost')
+    host.send({'type': 'create', 'players': 4, 'bots': 1})
+    code = host.expect('room')['room']
+    d.find_element(By.ID, 'code').send_keys(code)
+    click(d, '#f-join button[type=submit]')
+    wait(d, 'the room with a bot', lambda d: shown('wait')(d) and
+         '3 of 4' in text_of(d, 'wait-text'))
+    marked = bot_marks(d, '#wait-players')
+    if len(marked) != 1 or not marked[0].startswith('bot-') or 'bothost' in marked[0]:
+        raise SystemExit('the waiting room marks %r as bots: %s' % (marked, text_of(d, 'wait-players')))
+    shoot(d, 'wait-bot', fits_width)
+    click(d, '#b-wait-leave')
+    wait(d, 'the lobby after the room with a bot', shown('lobby'))
+    d.find_element(By.ID, 'code').clear()
+    host.close()
+
+    # The first screen again, its name kept: Race a bot, level 1, to 64.
+    click(d, '#b-rename')
+    wait(d, 'the first screen again', shown('name'))
+    form = '#f-bot '
+    note = text_of(d, 'f-bot')
+    if 'Level 3, club' not in note or '3 · club' not in Select(d.find_element(
+            By.CSS_SELECTOR, form + 'select[name=level]')).first_selected_option.text:
+        raise SystemExit('Race a bot does not default to level 3: %r' % note)
+    Select(d.find_element(By.CSS_SELECTOR, form + 'select[name=level]')).select_by_value('1')
+    Select(d.find_element(By.CSS_SELECTOR, form + 'select[name=target]')).select_by_visible_text('64')
+    wait(d, "level 1's line", lambda d: 'Level 1, beginner' in text_of(d, 'f-bot'))
+    shoot(d, 'first-bot', fits_width, scroll_to='#f-bot')
+    click(d, '#b-race-bot')
+    wait(d, 'the race against the bot', shown('game'))
+    if 'first to 64' not in text_of(d, 'game-info'):
+        raise SystemExit('the bot race is not to 64: ' + text_of(d, 'game-info'))
+    marked = bot_marks(d, '#others')
+    if len(marked) != 1 or bot_marks(d, '#me'):
+        raise SystemExit('the race marks %r as bots (and %r of ours)' % (marked, bot_marks(d, '#me')))
+    bot_name = marked[0].split(' · ')[0]
+    before = tiles(d, '#others')
+    wait(d, "the bot's board to change", lambda d: tiles(d, '#others') != before)
+    wait(d, "the bot's move count", lambda d: re.search(r'\b[1-9]\d* moves?',
+                                                        d.find_element(By.CSS_SELECTOR, '#others .label b').text))
+    shoot(d, 'race-bot', lambda d, size: (labels_fit(d, size), fits_width(d, size)))
+    if not press_until_end(d, 60):
+        raise SystemExit('the race against the bot did not end')
+    reason = text_of(d, 'end-reason')
+    verdict = wait(d, 'the bot race verification', lambda d: d.find_element(By.ID, 'verify').text)
+    print('bot race:', bot_name, '|', reason, '|', verdict)
+    if reason != 'You won: reached the target.' or 'verified: this game was fair' not in verdict:
+        raise SystemExit('the race against the bot ended: %r, %r' % (reason, verdict))
+    marked = bot_marks(d, '#ranking')
+    if marked != [bot_name] or len(bot_marks(d, '#end-boards')) != 1:
+        raise SystemExit('the end screen marks %r as bots, not %r' % (marked, bot_name))
+    shoot(d, 'end-bot', lambda d, size: (labels_fit(d, size), fits_width(d, size)))
+    check_console(d)
+
+    # The bot agrees to a rematch at once; leaving it is a forfeit, the bot wins.
+    click(d, '#b-rematch')
+    wait(d, 'the rematch against the bot', shown('game'))
+    click(d, '#b-leave')
+    wait(d, 'the end of the rematch left', shown('end'))
+    reason = text_of(d, 'end-reason')
+    print('bot rematch:', reason)
+    if reason != 'You left the race: %s won.' % bot_name:
+        raise SystemExit('the rematch left ends with: %r' % reason)
+    ranking = d.execute_script("""
+        return Array.from(document.querySelectorAll('#ranking tr'), (tr) =>
+            [tr.children[1].lastChild.textContent, tr.children[5].textContent]);""")
+    if len(ranking) != 2 or ranking[0][0] != bot_name or ranking[1][1] != 'left':
+        raise SystemExit('the ranking after the forfeit: %r' % ranking)
+    check_console(d)
+    click(d, '#b-lobby')
+    wait(d, 'the lobby after the rematch left', shown('lobby'))
+    # The lobby offers the same, at the level chosen last.
+    level = Select(d.find_element(By.CSS_SELECTOR, '#f-lobby-bot select[name=level]'))
+    if level.first_selected_option.get_attribute('value') != '1' or \
+            'Level 1, beginner' not in text_of(d, 'f-lobby-bot'):
+        raise SystemExit('the lobby forgot the level: %r' % text_of(d, 'f-lobby-bot'))
+    level.select_by_value('2')
+    click(d, '#f-lobby-bot button[type=submit]')
+    wait(d, 'the race against a bot from the lobby', shown('game'))
+    marked = bot_marks(d, '#others')
+    if len(marked) != 1 or not marked[0].startswith('bot-L2-'):
+        raise SystemExit('the lobby\'s bot race marks %r as bots' % marked)
+    click(d, '#b-leave')
+    wait(d, 'the end of the lobby\'s bot race', lambda d: shown('end')(d) and
+         'You left the race' in text_of(d, 'end-reason'))
+    click(d, '#b-lobby')
+    wait(d, 'the lobby after the bot races', shown('lobby'))
+
+
 def error_where_it_happens(d):
     """A join with an unknown code says so inside the join form, plainly."""
     d.find_element(By.ID, 'code').send_keys('ZZZZ9')
@@ -461,6 +568,7 @@ def main():
         viewport(d, DESKTOP)
         first_screen(d, port, url)
         shoot(d, 'lobby', fits_width)
+        race_a_bot(d, port)
         error_where_it_happens(d)
 
         # A solo game on a 3x3 board, played to its end with the keyboard.
