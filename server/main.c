@@ -114,7 +114,68 @@ static int parse_uint(const char *s, unsigned long long min, unsigned long long 
 }
 
 /* Applies one setting; on a bad value prints why and returns -1. */
-static int apply(srv_config *cfg, const char *name, const char *value, const char *from) {
+/* Flags that take a number in a range (times `scale`: seconds kept as ms). */
+typedef struct numeric_flag {
+    const char *name;
+    unsigned long long lo, hi, scale;
+    size_t offset, size; /* the srv_config field: 4 or 8 bytes */
+    const char *want;
+} numeric_flag;
+
+#define NUMERIC(name, lo, hi, scale, field, want)                                        \
+    {                                                                                    \
+        name, lo, hi, scale, offsetof(srv_config, field),                                \
+            sizeof(((srv_config *)0)->field), want                                       \
+    }
+
+static const numeric_flag numeric_flags[] = {
+    NUMERIC("port", 0, 65535, 1, port, "a port from 0 to 65535"),
+    NUMERIC("max-clients", 1, 1000000, 1, max_clients, "an integer from 1 to 1000000"),
+    NUMERIC("max-line", 64, 1 << 20, 1, max_line, "a byte count from 64 to 1048576"),
+    NUMERIC("grace", 0, 86400, 1000, grace_ms, "seconds from 0 to 86400"),
+    NUMERIC("move-timeout", 0, 86400, 1000, move_timeout_ms, "seconds from 0 to 86400"),
+    NUMERIC("idle-timeout", 0, 86400 * 7, 1000, idle_ms, "seconds from 0 to 604800"),
+    NUMERIC("max-output", 4096, 1ull << 30, 1, max_output,
+            "a byte count from 4096 to 1073741824"),
+    NUMERIC("request-timeout", 0, 86400, 1000, request_ms, "seconds from 0 to 86400"),
+    NUMERIC("max-per-ip", 1, 1000000, 1, max_per_ip, "an integer from 1 to 1000000"),
+    NUMERIC("max-games-per-min", 0, 1000000, 1, max_games_per_min,
+            "an integer from 0 to 1000000"),
+    NUMERIC("max-spectators", 1, 1000000, 1, max_spectators,
+            "an integer from 1 to 1000000"),
+    NUMERIC("max-bots", 0, 100000, 1, max_bots, "an integer from 0 to 100000"),
+    NUMERIC("quick-bots", 0, 86400, 1000, quick_bots_ms, "seconds from 0 to 86400"),
+    NUMERIC("journal-sync-ms", 1, 10000, 1, journal_sync_ms,
+            "milliseconds from 1 to 10000"),
+    NUMERIC("journal-max", 65536, 1ull << 40, 1, journal_max,
+            "a byte count from 65536 to 1099511627776"),
+};
+
+/* Sets a numeric flag's field; returns its `want` if value is out of range,
+ * NULL when set, or "" if name is no numeric flag. */
+static const char *apply_numeric(srv_config *cfg, const char *name, const char *value) {
+    for (size_t i = 0; i < sizeof numeric_flags / sizeof numeric_flags[0]; i++) {
+        const numeric_flag *f = &numeric_flags[i];
+        if (strcmp(name, f->name) != 0) continue;
+        unsigned long long v;
+        if (parse_uint(value, f->lo, f->hi, &v)) return f->want;
+        v *= f->scale;
+        char *field = (char *)cfg + f->offset;
+        if (f->size == sizeof(uint32_t)) {
+            uint32_t narrow = (uint32_t)v; /* int or unsigned fields: v fits */
+            memcpy(field, &narrow, sizeof narrow);
+        } else {
+            uint64_t wide = (uint64_t)v;
+            memcpy(field, &wide, sizeof wide);
+        }
+        return NULL;
+    }
+    return "";
+}
+
+/* The flags that are not a number in a range: what the value should have
+ * been, or NULL once it is set. */
+static const char *apply_other(srv_config *cfg, const char *name, const char *value) {
     unsigned long long v = 0;
     const char *want = NULL;
     if (!strcmp(name, "host")) {
@@ -122,11 +183,6 @@ static int apply(srv_config *cfg, const char *name, const char *value, const cha
             want = "an address";
         else
             snprintf(cfg->host, sizeof cfg->host, "%s", value);
-    } else if (!strcmp(name, "port")) {
-        if (parse_uint(value, 0, 65535, &v))
-            want = "a port from 0 to 65535";
-        else
-            cfg->port = (int)v;
     } else if (!strcmp(name, "http-port")) {
         if (!strcmp(value, "off"))
             cfg->http_port = -1;
@@ -139,66 +195,6 @@ static int apply(srv_config *cfg, const char *name, const char *value, const cha
             want = "an integer from 0 to 4294967295";
         else
             cfg->has_seed = true, cfg->seed = (uint32_t)v;
-    } else if (!strcmp(name, "max-clients")) {
-        if (parse_uint(value, 1, 1000000, &v))
-            want = "an integer from 1 to 1000000";
-        else
-            cfg->max_clients = (unsigned)v;
-    } else if (!strcmp(name, "max-line")) {
-        if (parse_uint(value, 64, 1 << 20, &v))
-            want = "a byte count from 64 to 1048576";
-        else
-            cfg->max_line = (size_t)v;
-    } else if (!strcmp(name, "grace")) {
-        if (parse_uint(value, 0, 86400, &v))
-            want = "seconds from 0 to 86400";
-        else
-            cfg->grace_ms = v * 1000;
-    } else if (!strcmp(name, "move-timeout")) {
-        if (parse_uint(value, 0, 86400, &v))
-            want = "seconds from 0 to 86400";
-        else
-            cfg->move_timeout_ms = v * 1000;
-    } else if (!strcmp(name, "idle-timeout")) {
-        if (parse_uint(value, 0, 86400 * 7, &v))
-            want = "seconds from 0 to 604800";
-        else
-            cfg->idle_ms = v * 1000;
-    } else if (!strcmp(name, "max-output")) {
-        if (parse_uint(value, 4096, 1ull << 30, &v))
-            want = "a byte count from 4096 to 1073741824";
-        else
-            cfg->max_output = (size_t)v;
-    } else if (!strcmp(name, "request-timeout")) {
-        if (parse_uint(value, 0, 86400, &v))
-            want = "seconds from 0 to 86400";
-        else
-            cfg->request_ms = v * 1000;
-    } else if (!strcmp(name, "max-per-ip")) {
-        if (parse_uint(value, 1, 1000000, &v))
-            want = "an integer from 1 to 1000000";
-        else
-            cfg->max_per_ip = (unsigned)v;
-    } else if (!strcmp(name, "max-games-per-min")) {
-        if (parse_uint(value, 0, 1000000, &v))
-            want = "an integer from 0 to 1000000";
-        else
-            cfg->max_games_per_min = (unsigned)v;
-    } else if (!strcmp(name, "max-spectators")) {
-        if (parse_uint(value, 1, 1000000, &v))
-            want = "an integer from 1 to 1000000";
-        else
-            cfg->max_spectators = (unsigned)v;
-    } else if (!strcmp(name, "max-bots")) {
-        if (parse_uint(value, 0, 100000, &v))
-            want = "an integer from 0 to 100000";
-        else
-            cfg->max_bots = (unsigned)v;
-    } else if (!strcmp(name, "quick-bots")) {
-        if (parse_uint(value, 0, 86400, &v))
-            want = "seconds from 0 to 86400";
-        else
-            cfg->quick_bots_ms = v * 1000;
     } else if (!strcmp(name, "cluster")) {
         if (strlen(value) >= sizeof cfg->cluster || strncmp(value, "nats://", 7) != 0)
             want = "a NATS URL such as nats://127.0.0.1:4222";
@@ -219,22 +215,18 @@ static int apply(srv_config *cfg, const char *name, const char *value, const cha
         else
             snprintf(cfg->journal, sizeof cfg->journal, "%s",
                      !strcmp(value, "none") ? "" : value);
-    } else if (!strcmp(name, "journal-sync-ms")) {
-        if (parse_uint(value, 1, 10000, &v))
-            want = "milliseconds from 1 to 10000";
-        else
-            cfg->journal_sync_ms = v;
-    } else if (!strcmp(name, "journal-max")) {
-        if (parse_uint(value, 65536, 1ull << 40, &v))
-            want = "a byte count from 65536 to 1099511627776";
-        else
-            cfg->journal_max = v;
     } else if (!strcmp(name, "log-level")) {
         static const char *levels[] = {"error", "warn", "info", "debug"};
         want = "error, warn, info or debug";
         for (int i = 0; i < 4; i++)
             if (!strcmp(value, levels[i])) cfg->log_level = (srv_log_level)i, want = NULL;
     }
+    return want;
+}
+
+static int apply(srv_config *cfg, const char *name, const char *value, const char *from) {
+    const char *want = apply_numeric(cfg, name, value);
+    if (want && !*want) want = apply_other(cfg, name, value);
     if (!want) return 0;
     fprintf(stderr, "race2048d: %s: '%s' is not valid; expected %s\n", from, value, want);
     return -1;
