@@ -450,6 +450,48 @@ static int rank_qsort(const void *a, const void *b) {
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* Puts the seats in `order` as the results list them, best first, and returns
+ * the winner: for all_over and time the ranking decides (a full tie at the top
+ * is a draw, everyone having left no win); a winner heads the list whatever
+ * the ranking says. */
+static uint64_t rank_seats(const room *r, proto_end_reason reason, uint64_t winner,
+                           const room_seat **order) {
+    for (int i = 0; i < r->nseats; i++)
+        order[i] = &r->seats[i];
+    qsort(order, (size_t)r->nseats, sizeof order[0], rank_qsort);
+    if ((reason == PROTO_END_ALL_OVER || reason == PROTO_END_TIME) && !r->solo) {
+        bool tie = r->nseats > 1 && rank_cmp(order[0], order[1]) == 0;
+        winner = tie || order[0]->status == PROTO_LEFT ? 0 : order[0]->id;
+    }
+    for (int i = 1; winner && i < r->nseats; i++) {
+        if (order[i]->id != winner) continue;
+        const room_seat *w = order[i];
+        memmove(&order[1], &order[0], (size_t)i * sizeof order[0]);
+        order[0] = w;
+        break;
+    }
+    return winner;
+}
+
+/* The seed is a secret until the end went out; even then only at debug
+ * level, as logs are often kept and shared. */
+static void log_end(const room *r, proto_end_reason reason, uint64_t winner) {
+    char seed_text[ENG_SEED_TEXT_MAX];
+    eng_seed_format(&r->seed, seed_text, sizeof seed_text);
+    if (r->solo) {
+        srv_log(SRV_LOG_DEBUG, "solo game of player %llu ended: seed %s salt %s",
+                (unsigned long long)r->seats[0].id, seed_text, r->salt);
+        return;
+    }
+    srv_log(SRV_LOG_DEBUG, "room %s ended: seed %s salt %s", r->code, seed_text, r->salt);
+    srv_log(SRV_LOG_DEBUG, "room %s: race ended (%s), winner %llu", r->code,
+            reason == PROTO_END_TARGET     ? "target"
+            : reason == PROTO_END_ALL_OVER ? "all_over"
+            : reason == PROTO_END_TIME     ? "time"
+                                           : "forfeit",
+            (unsigned long long)winner);
+}
+
 static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     if (r->state != ROOM_RUNNING) return;
     r->state = ROOM_ENDED;
@@ -459,23 +501,7 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     uv_timer_stop(&r->timer);
 
     const room_seat *order[PROTO_PLAYERS_MAX];
-    for (int i = 0; i < r->nseats; i++)
-        order[i] = &r->seats[i];
-    qsort(order, (size_t)r->nseats, sizeof order[0], rank_qsort);
-    if ((reason == PROTO_END_ALL_OVER || reason == PROTO_END_TIME) && !r->solo) {
-        /* A full tie at the top is a draw; everyone having left is no win. */
-        bool tie = r->nseats > 1 && rank_cmp(order[0], order[1]) == 0;
-        winner = tie || order[0]->status == PROTO_LEFT ? 0 : order[0]->id;
-    }
-    if (winner) { /* the winner heads the results whatever the ranking says */
-        for (int i = 1; i < r->nseats; i++) {
-            if (order[i]->id != winner) continue;
-            const room_seat *w = order[i];
-            memmove(&order[1], &order[0], (size_t)i * sizeof order[0]);
-            order[0] = w;
-            break;
-        }
-    }
+    winner = rank_seats(r, reason, winner, order);
     proto_player views[PROTO_PLAYERS_MAX];
     for (int i = 0; i < r->nseats; i++)
         room_seat_view(order[i], &views[i]);
@@ -507,23 +533,7 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     room_broadcast(r, &m, NULL);
     if (m.json) srv_buf_unref(m.json);
     srv_view_unref(m.view);
-    /* The seed is a secret until this end went out; even then only at debug
-     * level, as logs are often kept and shared. */
-    char seed_text[ENG_SEED_TEXT_MAX];
-    eng_seed_format(&r->seed, seed_text, sizeof seed_text);
-    if (r->solo)
-        srv_log(SRV_LOG_DEBUG, "solo game of player %llu ended: seed %s salt %s",
-                (unsigned long long)r->seats[0].id, seed_text, r->salt);
-    else
-        srv_log(SRV_LOG_DEBUG, "room %s ended: seed %s salt %s", r->code, seed_text,
-                r->salt);
-    if (!r->solo)
-        srv_log(SRV_LOG_DEBUG, "room %s: race ended (%s), winner %llu", r->code,
-                reason == PROTO_END_TARGET     ? "target"
-                : reason == PROTO_END_ALL_OVER ? "all_over"
-                : reason == PROTO_END_TIME     ? "time"
-                                               : "forfeit",
-                (unsigned long long)winner);
+    log_end(r, reason, winner);
 
     /* Spectators are done once they have the end (fanout.c); so are
      * disconnected players (nothing to resume) and, in a solo game, the
