@@ -30,11 +30,9 @@ static void test_netcat_races_a_bot(void **state) {
     th_server *s = SERVER(NULL);
     tt_client c;
     tt_connect(&c, s->port);
+    wait_str(&c, 0, "bot [LEVEL]"); /* the lobby lists it */
     wait_str(&c, 0, "\r\n> ");
     size_t mark = c.len;
-    tt_sends(&c, "help\n");
-    wait_str(&c, mark, "bot [LEVEL]");
-    mark = c.len;
     tt_sends(&c, "bot 1\n");
     wait_str(&c, mark, "bot-L1-");
     /* The bot moves about once a second at level 1: its count reaches 2. */
