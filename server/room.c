@@ -52,6 +52,16 @@ static const char *room_code_or_null(const room *r) {
 /* The room as the messages about it show it, for transports that draw (text
  * mode reads no room): made once per broadcast. NULL if memory runs out (a
  * receiver then keeps what it had). */
+/* Only text mode draws from views (a text racer keeps the last one, text
+ * spectators share renderings keyed by them): a move in a room with neither
+ * text racers nor spectators makes none, which is most moves. */
+static bool views_wanted(const room *r) {
+    if (r->fan.n) return true;
+    for (int i = 0; i < r->nseats; i++)
+        if (r->seats[i].player && r->seats[i].player->wants_resume_code) return true;
+    return false;
+}
+
 static srv_view *room_view(const room *r) {
     srv_view *v = srv_view_new(r->nseats);
     if (!v) return NULL;
@@ -419,7 +429,7 @@ void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) 
                  .json = srv_buf_take(line, len),
                  .subject = seat->id,
                  .moved = res.moved,
-                 .view = room_view(r)};
+                 .view = views_wanted(r) ? room_view(r) : NULL};
     if (res.moved)
         room_broadcast(r, &m, NULL);
     else
