@@ -2,7 +2,6 @@
  * games. */
 #include "bench_ai.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include <time.h>
 
 #include "ai.h"
+#include "bench_util.h"
 #include "engine.h"
 
 #define USAGE                                                                            \
@@ -33,43 +33,6 @@ static double mono_ms(void *ctx) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int parse_long(const char *text, long min, long max, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < min || v > max) return -1;
-    *out = v;
-    return 0;
-}
-
-/* The times of every move of the run, for the percentiles. */
-typedef struct times {
-    double *ms;
-    size_t n, cap;
-} times;
-
-static int times_add(times *t, double ms) {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 65536;
-        double *p = realloc(t->ms, cap * sizeof *p);
-        if (!p) return -1;
-        t->ms = p;
-        t->cap = cap;
-    }
-    t->ms[t->n++] = ms;
-    return 0;
 }
 
 /* One game to its end; returns its score and max tile. */
@@ -109,13 +72,13 @@ int bench_ai_main(int argc, char **argv) {
         }
         int bad = !v;
         if (!bad && !strcmp(a, "--games"))
-            bad = parse_long(v, 1, 100000, &games);
+            bad = bench_parse_long(v, 1, 100000, &games);
         else if (!bad && !strcmp(a, "--depth"))
-            bad = parse_long(v, 1, 8, &depth);
+            bad = bench_parse_long(v, 1, 8, &depth);
         else if (!bad && !strcmp(a, "--nodes"))
-            bad = parse_long(v, 1, 1000000000, &nodes);
+            bad = bench_parse_long(v, 1, 1000000000, &nodes);
         else if (!bad && !strcmp(a, "--seed"))
-            bad = parse_long(v, 0, 0xFFFFFFFFl, &seed);
+            bad = bench_parse_long(v, 0, 0xFFFFFFFFl, &seed);
         else if (!bad && !strcmp(a, "--ms-per-move")) {
             char *end;
             ms = strtod(v, &end);
@@ -160,8 +123,8 @@ int bench_ai_main(int argc, char **argv) {
             reached[i] += max_tile >= tiles[i];
         sum += (double)scores[k];
     }
-    qsort(scores, (size_t)games, sizeof *scores, cmp_u64);
-    qsort(t.ms, t.n, sizeof *t.ms, cmp_double);
+    qsort(scores, (size_t)games, sizeof *scores, bench_cmp_u64);
+    qsort(t.ms, t.n, sizeof *t.ms, bench_cmp_double);
     double median = games % 2
                         ? (double)scores[games / 2]
                         : ((double)scores[games / 2 - 1] + (double)scores[games / 2]) / 2;

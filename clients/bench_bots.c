@@ -1,13 +1,13 @@
 /* bench_bots.c - race2048-bench bots: the bot levels' strength, speed and races. */
 #include "bench_bots.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "ai.h"
+#include "bench_util.h"
 #include "engine.h"
 #include "level.h"
 
@@ -46,44 +46,6 @@ static double mono_ms(void) {
     return clock_ms(CLOCK_MONOTONIC);
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int parse_long(const char *text, long min, long max, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < min || v > max) return -1;
-    *out = v;
-    return 0;
-}
-
-/* The times of every move of one level's solo games, for the mean and p99. */
-typedef struct times {
-    double *ms;
-    size_t n, cap;
-} times;
-
-/* Returns 0, or -1 (t unchanged) if memory ran out. */
-static int times_add(times *t, double ms) {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 65536;
-        double *p = realloc(t->ms, cap * sizeof *p);
-        if (!p) return -1;
-        t->ms = p;
-        t->cap = cap;
-    }
-    t->ms[t->n++] = ms;
-    return 0;
-}
-
 /* What the benchmark needs for every game: the AI's tables and one cache,
  * as the server's single bot worker has. */
 typedef struct bench {
@@ -100,7 +62,7 @@ static uint32_t bot_rng(const bench *bn, long k, int level, uint32_t salt) {
 }
 
 static double median_u64(uint64_t *v, size_t n) {
-    qsort(v, n, sizeof *v, cmp_u64);
+    qsort(v, n, sizeof *v, bench_cmp_u64);
     return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
 }
 
@@ -170,7 +132,7 @@ static int bench_solo(bench *bn, const ai_level *lv, long games) {
         reach_4096 += max_tile >= 4096;
     }
     double mean_ms = (clock_ms(CLOCK_THREAD_CPUTIME_ID) - cpu0) / (double)t.n;
-    qsort(t.ms, t.n, sizeof *t.ms, cmp_double);
+    qsort(t.ms, t.n, sizeof *t.ms, bench_cmp_double);
     printf("bots level=%d moves_per_s=%g random_per_mille=%u", lv->level, lv->moves_per_s,
            lv->random_per_mille);
     print_budget(lv);
@@ -295,13 +257,13 @@ int bench_bots_main(int argc, char **argv) {
         }
         int bad = !v;
         if (!bad && !strcmp(a, "--games"))
-            bad = parse_long(v, 1, 100000, &games);
+            bad = bench_parse_long(v, 1, 100000, &games);
         else if (!bad && !strcmp(a, "--races"))
-            bad = parse_long(v, 1, 100000, &races);
+            bad = bench_parse_long(v, 1, 100000, &races);
         else if (!bad && !strcmp(a, "--seed"))
-            bad = parse_long(v, 0, 0xFFFFFFFFl, &seed);
+            bad = bench_parse_long(v, 0, 0xFFFFFFFFl, &seed);
         else if (!bad && !strcmp(a, "--level"))
-            bad = parse_long(v, AI_LEVEL_MIN, AI_LEVEL_MAX, &only);
+            bad = bench_parse_long(v, AI_LEVEL_MIN, AI_LEVEL_MAX, &only);
         else if (!strcmp(a, "--games") || !strcmp(a, "--races") || !strcmp(a, "--seed") ||
                  !strcmp(a, "--level"))
             bad = 1;
