@@ -438,8 +438,13 @@ static int setup_eight(void **state) {
         cells[i] = 2;
         cells[15 - i] = (uint64_t)4 << i;
         set_board(&eight_boards[i], 4, cells);
-        eight[i] = (proto_player){(uint64_t)i + 1,   eight_names[i], &eight_boards[i],
-                                  (uint64_t)100 * i, (uint32_t)i,    PROTO_PLAYING, false};
+        eight[i] = (proto_player){(uint64_t)i + 1,
+                                  eight_names[i],
+                                  &eight_boards[i],
+                                  (uint64_t)100 * i,
+                                  (uint32_t)i,
+                                  PROTO_PLAYING,
+                                  false};
     }
     return 0;
 }

@@ -47,8 +47,9 @@ typedef struct th_server {
 
 /* Starts race2048d with the standard arguments (--host 127.0.0.1 --port 0
  * --seed 42 --log-level warn --journal none --max-games-per-min 0: tests
- * start many games from one address; --http-port off: nothing takes 8048; --quick-bots 0) plus `extra`
- * (NULL-terminated, may be NULL; later flags win) and waits for its `listening on` line.
+ * start many games from one address; --http-port off: nothing takes 8048; --quick-bots 0)
+ * plus `extra` (NULL-terminated, may be NULL; later flags win) and waits for its
+ * `listening on` line.
  */
 th_server *server_start(const char *const *extra);
 #define SERVER(...) server_start((const char *const[]){__VA_ARGS__, NULL})

@@ -38,12 +38,12 @@ static int nfakes;
 static int setup(void **state) {
     assert_int_equal(uv_loop_init(&loop), 0);
     srv_config cfg = (srv_config){.max_clients = 100,
-                         .max_line = 4096,
-                         .grace_ms = 30000,
-                         .max_output = 1 << 20,
-                         .has_seed = true,
-                         .seed = 42,
-                         .log_level = SRV_LOG_WARN};
+                                  .max_line = 4096,
+                                  .grace_ms = 30000,
+                                  .max_output = 1 << 20,
+                                  .has_seed = true,
+                                  .seed = 42,
+                                  .log_level = SRV_LOG_WARN};
     srv_log_set_level(SRV_LOG_WARN);
     tables = malloc(sizeof *tables);
     if (!tables) return -1;

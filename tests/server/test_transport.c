@@ -42,12 +42,12 @@ static size_t got_len;
 static int setup(void **state) {
     assert_int_equal(uv_loop_init(&loop), 0);
     srv_config cfg = (srv_config){.max_clients = 100,
-                         .max_line = MAX_LINE,
-                         .grace_ms = 30000,
-                         .max_output = 1 << 20,
-                         .has_seed = true,
-                         .seed = 42,
-                         .log_level = SRV_LOG_WARN};
+                                  .max_line = MAX_LINE,
+                                  .grace_ms = 30000,
+                                  .max_output = 1 << 20,
+                                  .has_seed = true,
+                                  .seed = 42,
+                                  .log_level = SRV_LOG_WARN};
     srv_log_set_level(SRV_LOG_ERROR);
     tables = malloc(sizeof *tables);
     eng_tables_init(tables);
