@@ -116,10 +116,6 @@ static void resume_failed(conn *c, bool by_code, const char *why) {
     if (close) conn_close_after_flush(c);
 }
 
-void session_resume_failed(conn *c, const char *why) {
-    resume_failed(c, false, why);
-}
-
 /* Why a resume was refused before any lookup (guard.h), in the words of who
  * asked: a token's program, a code's human. */
 static const char *resume_refusal(guard_verdict v, bool by_code) {

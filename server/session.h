@@ -20,9 +20,6 @@ void session_json_line(conn *c, const char *line, size_t len);
 void session_request(conn *c, proto_request *req);
 /* c takes player p (found by its token or resume code) and p's seat back. */
 void session_take_back(conn *c, srv_player *p);
-/* A failed resume of c: bad_token with why, and c is closed once it has
- * used up its tries (guard.c). */
-void session_resume_failed(conn *c, const char *why);
 /* c is closing: its player is disconnected (a running game keeps the seat). */
 void session_conn_gone(conn *c);
 
