@@ -220,6 +220,18 @@ unsigned cluster_nodes_alive(cluster *c) {
     return n;
 }
 
+const char *cluster_name(const cluster *c) {
+    return c->name;
+}
+
+natsConnection *cluster_nats(cluster *c) {
+    return c->nc;
+}
+
+jsCtx *cluster_js(cluster *c) {
+    return c->js;
+}
+
 bool cluster_connected(cluster *c) {
     uv_mutex_lock(&c->lock);
     bool up = c->connected;

@@ -45,6 +45,17 @@ unsigned cluster_nodes_alive(cluster *c);
  * /healthz says 503). */
 bool cluster_connected(cluster *c);
 
+/* This node's name (--node). */
+const char *cluster_name(const cluster *c);
+/* The link's NATS connection and JetStream context, for the parts of the
+ * cluster built on it (remote players, takeover). libnats is thread-safe:
+ * publishing and subscribing may be done from the loop; calls that wait for
+ * a reply (requests, KV, JetStream acks) belong on a thread of their own. */
+struct __natsConnection;
+struct __jsCtx;
+struct __natsConnection *cluster_nats(cluster *c);
+struct __jsCtx *cluster_js(cluster *c);
+
 /* Writes race2048_cluster_nodes and race2048_cluster_connected (ctx: the link). */
 struct metrics_out;
 void cluster_write_metrics(struct metrics_out *o, void *ctx);
