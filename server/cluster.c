@@ -28,7 +28,13 @@ struct cluster {
     bool stop;
     unsigned alive;
     bool connected;
+    cluster_node_name names[CLUSTER_NAMES_MAX]; /* the live nodes, sorted */
+    int nnames;
 };
+
+static int name_cmp(const void *a, const void *b) {
+    return strcmp(a, b);
+}
 
 static void set_err(char *err, size_t errlen, const char *what, natsStatus s) {
     snprintf(err, errlen, "%s: %s", what, natsStatus_GetText(s));
@@ -89,10 +95,15 @@ static void beat(cluster *c) {
         }
     }
     unsigned alive = 0;
+    cluster_node_name names[CLUSTER_NAMES_MAX];
+    int nnames = 0;
     if (ok) {
         kvKeysList keys = {0};
         if (kvStore_Keys(&keys, c->nodes, NULL) == NATS_OK) {
             alive = (unsigned)keys.Count;
+            for (int i = 0; i < keys.Count && nnames < CLUSTER_NAMES_MAX; i++)
+                snprintf(names[nnames++], sizeof names[0], "%s", keys.Keys[i]);
+            qsort(names, (size_t)nnames, sizeof names[0], name_cmp);
             kvKeysList_Destroy(&keys);
         } else {
             ok = false;
@@ -100,6 +111,8 @@ static void beat(cluster *c) {
     }
     uv_mutex_lock(&c->lock);
     c->alive = ok ? alive : 0;
+    c->nnames = ok ? nnames : 0;
+    memcpy(c->names, names, sizeof names[0] * (size_t)nnames);
     c->connected = ok && natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED;
     uv_mutex_unlock(&c->lock);
 }
@@ -122,7 +135,12 @@ static void on_disconnected(natsConnection *nc, void *closure) {
     uv_mutex_lock(&c->lock);
     c->connected = false;
     c->alive = 0;
+    c->nnames = 0;
     uv_mutex_unlock(&c->lock);
+}
+
+int cluster_kv_bucket(cluster *c, const char *name, int64_t ttl_ms, kvStore **out) {
+    return bucket(out, c->js, name, ttl_ms) == NATS_OK ? 0 : -1;
 }
 
 cluster *cluster_open(const char *url, const char *name, char *err, size_t errlen) {
@@ -230,6 +248,21 @@ natsConnection *cluster_nats(cluster *c) {
 
 jsCtx *cluster_js(cluster *c) {
     return c->js;
+}
+
+bool cluster_node_alive(cluster *c, const char *name) {
+    uv_mutex_lock(&c->lock);
+    bool alive = bsearch(name, c->names, (size_t)c->nnames, sizeof c->names[0], name_cmp);
+    uv_mutex_unlock(&c->lock);
+    return alive;
+}
+
+int cluster_alive_names(cluster *c, cluster_node_name *out, int max) {
+    uv_mutex_lock(&c->lock);
+    int n = c->nnames < max ? c->nnames : max;
+    memcpy(out, c->names, sizeof c->names[0] * (size_t)n);
+    uv_mutex_unlock(&c->lock);
+    return n;
 }
 
 bool cluster_connected(cluster *c) {

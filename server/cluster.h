@@ -41,6 +41,14 @@ unsigned cluster_node_number(const cluster *c);
 /* Nodes with a live presence entry, this one included, as last counted;
  * 0 while NATS cannot be reached. */
 unsigned cluster_nodes_alive(cluster *c);
+/* The most nodes a link keeps the names of. */
+#define CLUSTER_NAMES_MAX 64
+typedef char cluster_node_name[64];
+/* True if node `name` had a live presence entry at the last count (this
+ * node included); false while NATS cannot be reached. */
+bool cluster_node_alive(cluster *c, const char *name);
+/* The live nodes' names (up to max), sorted, as last counted; returns how many. */
+int cluster_alive_names(cluster *c, cluster_node_name *out, int max);
 /* False while the connection to NATS is down (the node serves what it can;
  * /healthz says 503). */
 bool cluster_connected(cluster *c);
@@ -55,6 +63,11 @@ struct __natsConnection;
 struct __jsCtx;
 struct __natsConnection *cluster_nats(cluster *c);
 struct __jsCtx *cluster_js(cluster *c);
+/* Makes the KV bucket `name` (entries living ttl_ms, 0 = for ever, one
+ * revision kept), or binds it if another node made it. Blocking. 0 or -1. */
+struct __kvStore;
+int cluster_kv_bucket(cluster *c, const char *name, int64_t ttl_ms,
+                      struct __kvStore **out);
 
 /* Writes race2048_cluster_nodes and race2048_cluster_connected (ctx: the link). */
 struct metrics_out;

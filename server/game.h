@@ -30,6 +30,13 @@ typedef struct game_bots {
     void *ctx;
 } game_bots;
 
+/* Cluster mode: whether another node runs a room with this code, registered
+ * by the layer that knows the other nodes (remote.c). */
+typedef struct game_code_check {
+    bool (*taken)(void *ctx, const char *code);
+    void *ctx;
+} game_code_check;
+
 typedef struct game {
     uv_loop_t *loop;
     srv_config cfg;
@@ -38,6 +45,9 @@ typedef struct game {
     eng_tables *tables;
     game_clock clock;
     game_bots bots;
+    game_code_check code_taken;
+    /* Cluster mode: this node's number (room codes carry it), else 0. */
+    unsigned node_number;
     /* Matchmaking's wait for --quick-bots: runs while anyone is queued. */
     uv_timer_t quick_timer;
     bool quick_timer_ready;
@@ -50,6 +60,7 @@ typedef struct game {
      * and its rows (for text mode). */
     srv_buf *rooms_reply;
     srv_rooms *rooms_rows;
+    uint64_t rooms_gen; /* counts the changes (the cluster's directory follows it) */
     /* Matchmaking: one queue per settings (lobby.c), so that a `quick`
      * looks only at players who want the same race. */
     struct lobby_queue *queues;
@@ -78,6 +89,7 @@ void game_free(game *g);
 /* A listed room came, went, started or changed its player count: the
  * `rooms` reply must be made again. */
 static inline void game_rooms_changed(game *g) {
+    g->rooms_gen++;
     if (g->rooms_reply) srv_buf_unref(g->rooms_reply);
     g->rooms_reply = NULL;
     srv_rooms_unref(g->rooms_rows);

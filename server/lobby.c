@@ -73,6 +73,27 @@ srv_player *lobby_player_new(game *g, sink dest) {
     return p;
 }
 
+srv_player *lobby_player_adopt(game *g, sink dest, uint64_t id, const char *name,
+                               const char *token) {
+    if (strlen(token) != sizeof((srv_player *)0)->token - 1) return NULL;
+    srv_player *p = player_new(g);
+    if (!p) return NULL;
+    HASH_DELETE(hh_token, g->by_token, p);
+    memcpy(p->token, token, sizeof p->token);
+    int hash_oom = 0;
+    HASH_ADD(hh_token, g->by_token, token, strlen(p->token), p);
+    if (hash_oom) {
+        srv_list_remove(&p->link);
+        free(p);
+        return NULL;
+    }
+    p->id = id;
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->welcomed = true; /* by the node that holds its connection */
+    p->sink = dest;
+    return p;
+}
+
 void lobby_welcome(srv_player *p) {
     if (!p->welcomed) send_welcome(p);
 }
@@ -155,7 +176,7 @@ void srv_player_release(srv_player *p) {
 
 /* Leaves whatever p is in (queue, room, game, spectating) as `leave` would,
  * without the `left` reply. Callers have refused a running race already. */
-static void leave_everything(srv_player *p) {
+void lobby_leave_quietly(srv_player *p) {
     unqueue(p);
     if (p->room) room_leave(p->room, p);
     if (p->watching) room_unwatch(p->watching, p);
@@ -167,7 +188,7 @@ static void reply_error(srv_player *p, proto_err code, const char *message) {
     srv_send_error(p, code, message);
 }
 
-static bool refuse_if_racing(srv_player *p) {
+bool lobby_refuse_if_racing(srv_player *p) {
     if (!room_in_running_race(p)) return false;
     reply_error(p, PROTO_ERR_BUSY, "you are in a running race; send leave first");
     return true;
@@ -177,7 +198,7 @@ static bool refuse_if_racing(srv_player *p) {
  * --max-games-per-min (guard.c), so that one client cannot fill the journal
  * and push everyone's games out of `history`. Returns false after an error
  * rate_limited that says when the address may start another. */
-static bool allow_game(srv_player *p) {
+bool lobby_allow_game(srv_player *p) {
     unsigned wait_s = p->sink.ops && p->sink.ops->game_start_wait
                           ? p->sink.ops->game_start_wait(p->sink.dest)
                           : 0;
@@ -191,8 +212,8 @@ static bool allow_game(srv_player *p) {
 }
 
 static void do_solo(srv_player *p, const proto_request *req) {
-    if (refuse_if_racing(p) || !allow_game(p)) return;
-    leave_everything(p);
+    if (lobby_refuse_if_racing(p) || !lobby_allow_game(p)) return;
+    lobby_leave_quietly(p);
     room *r = room_new(p->game, true, &req->settings);
     if (!r) {
         reply_error(p, PROTO_ERR_BUSY, "the server could not start a game; try again");
@@ -207,8 +228,8 @@ static void do_solo(srv_player *p, const proto_request *req) {
 }
 
 static void do_create(srv_player *p, const proto_request *req) {
-    if (refuse_if_racing(p) || !allow_game(p)) return;
-    leave_everything(p);
+    if (lobby_refuse_if_racing(p) || !lobby_allow_game(p)) return;
+    lobby_leave_quietly(p);
     room *r = room_new(p->game, false, &req->settings);
     if (!r) {
         reply_error(p, PROTO_ERR_BUSY, "the server could not make a room; try again");
@@ -234,13 +255,45 @@ static void do_join(srv_player *p, const proto_request *req) {
                     "that room's race has started; watch it instead");
         return;
     }
-    if (refuse_if_racing(p)) return;
+    if (lobby_refuse_if_racing(p)) return;
     if (p->room == r) { /* already seated here: just say where things stand */
         room_reconnect(r, p);
         return;
     }
-    leave_everything(p);
+    lobby_leave_quietly(p);
     room_add_player(r, p, true);
+}
+
+int lobby_queue_keys(game *g, proto_settings *keys, int max) {
+    int n = 0;
+    lobby_queue *q, *tmp;
+    HASH_ITER(hh, g->queues, q, tmp) {
+        if (n < max && q->n > 0)
+            keys[n++] = (proto_settings){
+                .players = q->key.players, .size = q->key.size, .target = q->key.target};
+    }
+    return n;
+}
+
+int lobby_queue_take(game *g, const proto_settings *key,
+                     bool (*eligible)(const srv_player *), uint64_t queued_before,
+                     srv_player **out, int max) {
+    queue_key k = key_of(key);
+    lobby_queue *q = NULL;
+    HASH_FIND(hh, g->queues, &k, sizeof k, q);
+    if (!q) return 0;
+    int n = 0;
+    srv_link *l = q->waiting.next;
+    while (l != &q->waiting && n < max) {
+        srv_player *p = srv_container(l, srv_player, queue_link);
+        l = l->next;
+        if (!player_alive(p) || p->queued_at > queued_before || !eligible(p)) continue;
+        out[n++] = p;
+    }
+    /* Taken out once the walk is done: the last one out frees the queue. */
+    for (int i = 0; i < n; i++)
+        unqueue(out[i]);
+    return n;
 }
 
 int lobby_queue_waiting(const srv_player *p) {
@@ -330,8 +383,8 @@ static void on_quick_timer(uv_timer_t *t) {
 
 static void do_quick(srv_player *p, const proto_request *req) {
     game *s = p->game;
-    if (refuse_if_racing(p) || !allow_game(p)) return;
-    leave_everything(p);
+    if (lobby_refuse_if_racing(p) || !lobby_allow_game(p)) return;
+    lobby_leave_quietly(p);
     p->queue_key = req->settings;
     p->queue_key.time_limit = 0;
     if (enqueue(p) < 0) {
@@ -378,7 +431,7 @@ static void do_watch(srv_player *p, const proto_request *req) {
                     "no room with that code is waiting or running");
         return;
     }
-    if (refuse_if_racing(p)) return;
+    if (lobby_refuse_if_racing(p)) return;
     if (p->room == r && r->nseats == 1) {
         /* Leaving its seat would free the room under the watch. */
         reply_error(p, PROTO_ERR_ROOM_NOT_FOUND,
@@ -395,7 +448,7 @@ static void do_watch(srv_player *p, const proto_request *req) {
         reply_error(p, PROTO_ERR_ROOM_FULL, full);
         return;
     }
-    leave_everything(p);
+    lobby_leave_quietly(p);
     /* Leaving may have freed a room kept only for its spectators' last
      * broadcasts (the memory stays until its close callback). */
     int rc = r->closing ? -3 : room_watch(r, p);
@@ -428,7 +481,7 @@ static void do_move(srv_player *p, const proto_request *req) {
 }
 
 static void do_leave(srv_player *p) {
-    leave_everything(p);
+    lobby_leave_quietly(p);
     size_t len;
     char *line = proto_enc_left(&len);
     srv_send_line(p, SRV_MSG_LEFT, line, len);
@@ -465,7 +518,34 @@ static srv_rooms *rooms_rows(const proto_room_info *rows, int n) {
     return l;
 }
 
-static void do_rooms(srv_player *p) {
+/* Merges this node's rows with others' (from the cluster's directory):
+ * joinable rooms first, up to ROOMS_LIST_MAX. */
+static void send_merged_rooms(srv_player *p, const proto_room_info *others, int nothers) {
+    proto_room_info local[ROOMS_LIST_MAX], rows[ROOMS_LIST_MAX];
+    int nlocal = lobby_rooms(p->game, local, ROOMS_LIST_MAX), n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        bool started = pass == 1;
+        for (int i = 0; i < nlocal && n < ROOMS_LIST_MAX; i++)
+            if (local[i].started == started) rows[n++] = local[i];
+        for (int i = 0; i < nothers && n < ROOMS_LIST_MAX; i++)
+            if (others[i].started == started) rows[n++] = others[i];
+    }
+    size_t len;
+    char *line = proto_enc_rooms(rows, n, &len);
+    srv_msg m = {.type = SRV_MSG_ROOMS,
+                 .json = srv_buf_take(line, len),
+                 .rooms = rooms_rows(rows, n)};
+    srv_send(p, &m);
+    if (m.json) srv_buf_unref(m.json);
+    srv_rooms_unref(m.rooms);
+}
+
+void lobby_send_rooms(srv_player *p, const proto_room_info *others, int nothers) {
+    lobby_welcome(p);
+    if (nothers) {
+        send_merged_rooms(p, others, nothers);
+        return;
+    }
     game *s = p->game;
     /* The same reply for everyone until a room changes (srv_rooms_changed). */
     if (!s->rooms_reply || !s->rooms_rows) {
@@ -495,7 +575,8 @@ static void do_rematch(srv_player *p) {
                     "rematch is for the players of a race that ended");
         return;
     }
-    if (!r->seats[p->seat].rematch && !allow_game(p)) return; /* asking twice is free */
+    if (!r->seats[p->seat].rematch && !lobby_allow_game(p))
+        return; /* asking twice is free */
     room_rematch(r, p);
 }
 
@@ -628,7 +709,7 @@ void lobby_request(srv_player *p, proto_request *req) {
         do_leave(p);
         break;
     case PROTO_REQ_ROOMS:
-        do_rooms(p);
+        lobby_send_rooms(p, NULL, 0);
         break;
     case PROTO_REQ_PING:
         do_ping(p, req);

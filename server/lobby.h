@@ -7,6 +7,11 @@
 /* A new player (named player-N, with a fresh token) delivering to dest;
  * NULL if memory runs out. */
 srv_player *lobby_player_new(game *g, sink dest);
+/* A player of another node's connection (cluster mode): it keeps the id,
+ * name and token that node gave it, and was welcomed there. NULL if memory
+ * runs out or the token is not one. */
+srv_player *lobby_player_adopt(game *g, sink dest, uint64_t id, const char *name,
+                               const char *token);
 /* A player restored from the journal: no destination, known by its token's
  * hash. NULL if memory runs out. */
 srv_player *lobby_player_restore(game *g, uint64_t id, const char *name,
@@ -33,6 +38,24 @@ void lobby_take_back(srv_player *p, sink dest);
 void lobby_player_gone(srv_player *p);
 /* How many players (p included) are queued with p's matchmaking settings. */
 int lobby_queue_waiting(const srv_player *p);
+/* Sends p the `rooms` reply: this node's rooms, and others' rows (from the
+ * cluster's directory; n may be 0), joinable rooms first. */
+void lobby_send_rooms(srv_player *p, const proto_room_info *others, int nothers);
+/* False after an error rate_limited to p: its destination may not start a
+ * game now (--max-games-per-min); true counts the start. */
+bool lobby_allow_game(srv_player *p);
+/* True after an error busy to p: it is in a running race. */
+bool lobby_refuse_if_racing(srv_player *p);
+/* p leaves its queue, room and watch as `leave` would, with no reply. */
+void lobby_leave_quietly(srv_player *p);
+/* Matchmaking's settings that have someone waiting (up to max). */
+int lobby_queue_keys(game *g, proto_settings *keys, int max);
+/* Takes out of key's queue (up to max, oldest first) the alive waiters that
+ * queued at or before loop time queued_before and that eligible accepts;
+ * they are no longer queued. Returns how many. */
+int lobby_queue_take(game *g, const proto_settings *key,
+                     bool (*eligible)(const srv_player *), uint64_t queued_before,
+                     srv_player **out, int max);
 /* The rows of the `rooms` reply (up to max), for the text mode too. */
 int lobby_rooms(game *g, proto_room_info *rows, int max);
 

@@ -11,6 +11,8 @@
 
 #include "bot.h"
 #include "cluster.h"
+#include "remote.h"
+#include "session.h"
 #include "conn.h"
 #include "guard.h"
 #include "journal.h"
@@ -546,10 +548,24 @@ static int join_cluster(srv *s) {
     /* Ids (players, and what is made from them) never collide across nodes. */
     uint64_t base = (uint64_t)cluster_node_number(s->cluster) << CLUSTER_ID_BITS;
     if (s->game.next_id < base) s->game.next_id = base + 1;
+    s->game.node_number = cluster_node_number(s->cluster);
     metrics_register(&s->metrics_reg, cluster_write_metrics, s->cluster);
     srv_log(SRV_LOG_INFO, "node %s (number %u) joined the cluster at %s", s->cfg.node,
             cluster_node_number(s->cluster), s->cfg.cluster);
     return 0;
+}
+
+/* Cluster mode: other nodes' rooms and players, once the record's games are
+ * back (the directory lists them). */
+static int open_remote(srv *s) {
+    if (!s->cluster) return 0;
+    char err[256];
+    if (!(s->remote = remote_open(&s->game, s->cluster, err, sizeof err))) {
+        fprintf(stderr, "race2048d: --cluster %s: %s\n", s->cfg.cluster, err);
+        return -1;
+    }
+    remote_on_resume_failed(s->remote, session_remote_resume_failed);
+    return metrics_register(&s->metrics_reg, remote_write_metrics, s->remote);
 }
 
 static void close_any(uv_handle_t *h, void *arg) {
@@ -612,6 +628,8 @@ int main(int argc, char **argv) {
         exit_code = 1;
     } else if (metrics_register(&s.metrics_reg, journal_write_metrics, s.journal) < 0) {
         exit_code = 1;
+    } else if (open_remote(&s) < 0) {
+        exit_code = 1;
     } else if (listen_all(&s) < 0) {
         exit_code = 1;
     } else {
@@ -626,6 +644,7 @@ int main(int argc, char **argv) {
         uv_run(s.loop, UV_RUN_DEFAULT);
     }
     bots_stop(&s.game);       /* if the loop never ran (start-up failed) */
+    remote_close(s.remote);   /* guests disconnected, homes told */
     cluster_close(s.cluster); /* a planned leave: the others see it at once */
     s.cluster = NULL;
     /* Walk-close whatever is left (signals, timers) and let the callbacks run. */
@@ -635,6 +654,8 @@ int main(int argc, char **argv) {
         srv_log(SRV_LOG_ERROR, "loop did not close cleanly: %s", uv_strerror(rc));
         exit_code = 1;
     }
+    remote_free(s.remote);
+    s.remote = NULL;
     journal_close(s.journal);
     s.journal = NULL;
     s.game.journal = NULL;

@@ -39,6 +39,9 @@ typedef struct srv_player {
     unsigned watch_slot; /* its index in watching->fan.slots (fanout.c) */
     uint8_t bot_level;   /* a server-run bot's level (1-5), 0 for everyone else */
     uint64_t queued_at;  /* loop time it joined matchmaking (--quick-bots) */
+    /* Cluster mode: set while its requests go to another node, which runs
+     * its room (remote.c); its messages come back from there. */
+    struct remote_home *home;
 } srv_player;
 
 /* True while p has a destination. */

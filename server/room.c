@@ -11,7 +11,8 @@
 
 /* Room codes avoid look-alike characters (0/O, 1/I) so people can read them out. */
 static const char code_alphabet[] = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
-#define CODE_LEN 5
+#define CODE_LEN         5
+#define CLUSTER_CODE_LEN 6
 
 static void room_end(room *r, proto_end_reason reason, uint64_t winner);
 static void room_rearm(room *r);
@@ -172,14 +173,34 @@ static void send_view(room *r) {
 
 /* ------------------------------------------------------------ lifetime --- */
 
+/* Cluster mode: 6 characters, 30 bits, of which the node's number is 12, so
+ * that no two nodes can make the same code; the bits are mixed (an odd
+ * multiplier is a bijection mod 2^30) so that codes do not show the node. */
+static void make_cluster_code(unsigned node, const unsigned char rnd[CODE_LEN],
+                              char *out) {
+    uint32_t v = (uint32_t)node << 18 | ((uint32_t)rnd[0] << 10 | (uint32_t)rnd[1] << 2 |
+                                         (uint32_t)(rnd[2] & 3));
+    v = (v * 0x2545F491u + 0x1B873593u) & 0x3FFFFFFFu;
+    for (int i = 0; i < CLUSTER_CODE_LEN; i++)
+        out[i] = code_alphabet[(v >> (5 * (CLUSTER_CODE_LEN - 1 - i))) & 31];
+    out[CLUSTER_CODE_LEN] = '\0';
+}
+
 static int make_code(game *s, char *out) {
     for (int attempt = 0; attempt < 100; attempt++) {
         unsigned char rnd[CODE_LEN];
         if (srv_random(rnd, sizeof rnd) < 0) return -1;
-        for (int i = 0; i < CODE_LEN; i++)
-            out[i] = code_alphabet[rnd[i] % 32];
-        out[CODE_LEN] = '\0';
-        if (!room_find(s, out)) return 0;
+        if (s->node_number) {
+            make_cluster_code(s->node_number, rnd, out);
+        } else {
+            for (int i = 0; i < CODE_LEN; i++)
+                out[i] = code_alphabet[rnd[i] % 32];
+            out[CODE_LEN] = '\0';
+        }
+        /* A code another node runs (a room it took over) is taken too. */
+        if (!room_find(s, out) &&
+            !(s->code_taken.taken && s->code_taken.taken(s->code_taken.ctx, out)))
+            return 0;
     }
     return -1;
 }

@@ -7,6 +7,7 @@
 
 #include "guard.h"
 #include "lobby.h"
+#include "remote.h"
 #include "room.h"
 
 /* ------------------------------------------------------ connection sink --- */
@@ -65,6 +66,7 @@ srv_player *session_player(conn *c, bool welcome) {
 static void drop_player(conn *c) {
     srv_player *p = c->player;
     c->player = NULL;
+    if (c->srv->remote) remote_player_gone(c->srv->remote, p);
     lobby_player_gone(p);
 }
 
@@ -134,6 +136,13 @@ static const char *resume_refusal(guard_verdict v, bool by_code) {
     return NULL;
 }
 
+static const char *no_seat(bool by_code) {
+    return by_code
+               ? "No seat is waiting for that code (a code works only until its grace "
+                 "period ends)."
+               : "that token belongs to no game in progress";
+}
+
 /* `resume` with a token (JSON, or typed) or a code (text mode). A code is
  * looked up only if its address is not throttled, has not used its share of
  * this second and the whole server has attempts left (guard_code_check), so
@@ -150,16 +159,24 @@ static void do_resume(conn *c, const proto_request *req) {
     game *g = &c->srv->game;
     srv_player *p =
         by_code ? lobby_find_by_code(g, req->code) : lobby_find_resumable(g, req->token);
+    if (!p && c->srv->remote) {
+        srv_player *me = session_player(c, false);
+        if (!me) return;
+        if (remote_resume(c->srv->remote, me, req))
+            return; /* another node may have the seat: it answers, or failed() runs */
+    }
     if (!p) {
-        resume_failed(c, by_code,
-                      by_code ? "No seat is waiting for that code (a code works only "
-                                "until its grace period ends)."
-                              : "that token belongs to no game in progress");
+        resume_failed(c, by_code, no_seat(by_code));
         return;
     }
     /* The seat's code follows the connection: one that shows codes gets one. */
     p->wants_resume_code = c->player && c->player->wants_resume_code;
     session_take_back(c, p);
+}
+
+void session_remote_resume_failed(srv_player *p, bool by_code) {
+    if (p->sink.ops != &conn_sink_ops) return;
+    resume_failed(p->sink.dest, by_code, no_seat(by_code));
 }
 
 void session_request(conn *c, proto_request *req) {
@@ -168,8 +185,10 @@ void session_request(conn *c, proto_request *req) {
     } else {
         srv_player *p = session_player(c, false);
         if (p) {
-            lobby_request(p, req);
-            return; /* it cleared req */
+            /* Cluster mode: a room of another node takes it there. */
+            if (!c->srv->remote || !remote_route(c->srv->remote, p, req))
+                lobby_request(p, req);
+            return; /* either cleared req */
         }
     }
     proto_request_clear(req);

@@ -20,6 +20,9 @@ void session_json_line(conn *c, const char *line, size_t len);
 void session_request(conn *c, proto_request *req);
 /* c takes player p (found by its token or resume code) and p's seat back. */
 void session_take_back(conn *c, srv_player *p);
+/* Cluster mode: no node had the seat that player p's connection asked to
+ * resume (remote.h calls this through remote_on_resume_failed). */
+void session_remote_resume_failed(srv_player *p, bool by_code);
 /* c is closing: its player is disconnected (a running game keeps the seat). */
 void session_conn_gone(conn *c);
 

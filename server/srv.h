@@ -56,6 +56,7 @@ typedef struct srv {
     struct addr_entry *addrs; /* open connections per address (addr.c) */
     struct journal *journal;
     struct cluster *cluster; /* the cluster link (--cluster), or NULL */
+    struct remote *remote;   /* other nodes' players and rooms (remote.h), or NULL */
     bool stopping;
     srv_metrics metrics;
     game game;                    /* the lobby and rooms, on this loop */

@@ -763,7 +763,7 @@ static void quit(conn *c, const char *why) {
     /* Quitting is leaving: a racer forfeits rather than idling out a grace period. */
     if (p) {
         proto_request req = {.type = PROTO_REQ_LEAVE};
-        if (p->room || p->watching || p->queued) {
+        if (p->room || p->watching || p->queued || p->home) {
             s->greeted = false; /* no redraws for what leaving sends */
             session_request(c, &req);
         }
@@ -812,7 +812,7 @@ static void play_moves(conn *c, const proto_command *cmd) {
 static void resume(conn *c, const proto_command *cmd) {
     text_session *s = c->text;
     srv_player *me = c->player;
-    if (me && (me->room || me->watching || me->queued)) {
+    if (me && (me->room || me->watching || me->queued || me->home)) {
         snprintf(s->status, sizeof s->status,
                  "resume is for a new connection: type %sleave first.", typed(c));
         request_draw(c);

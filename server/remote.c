@@ -1,0 +1,1047 @@
+/* remote.c - players of other nodes: directory, forwarded requests, their messages back,
+ * resume and quick across the cluster. */
+#include "remote.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <nats/nats.h>
+
+#include "journal.h"
+#include "lobby.h"
+#include "metrics.h"
+#include "room.h"
+#include "wire.h"
+
+#define NODE_SUBJECT  "race2048.node."
+#define FIND_SUBJECT  "race2048.find"
+#define DIR_BUCKET    "race2048-rooms"
+#define DIR_SUBJECT   "$KV." DIR_BUCKET "."
+#define TICK_MS       100
+#define DEAD_CHECK_MS 500
+/* An outbox past this is sent at once rather than at the end of the turn:
+ * NATS takes up to 1 MB a message. */
+#define OUTBOX_FLUSH_BYTES (256 * 1024)
+#define NODE_NAME_MAX      64
+
+/* ---------------------------------------------------------------- state --- */
+
+/* Edge side: a player here whose requests go to node `node`. */
+typedef struct remote_home {
+    uint64_t handle; /* how the owner addresses it */
+    char node[NODE_NAME_MAX];
+    srv_player *p;
+    bool introduced;          /* the owner has a guest for it */
+    uint64_t resume_deadline; /* loop ms, while a resume asks every node */
+    bool resume_by_code;
+    UT_hash_handle hh;
+} remote_home;
+
+/* Owner side: a player of another node's connection, in this node's game. */
+typedef struct guest {
+    char key[NODE_NAME_MAX + 24]; /* "node/handle" */
+    char node[NODE_NAME_MAX];
+    uint64_t handle;
+    srv_player *p;
+    remote *r;
+    UT_hash_handle hh;
+} guest;
+
+/* What goes to one node at the end of the turn. */
+typedef struct outbox {
+    char node[NODE_NAME_MAX];
+    json_t *ops;
+    size_t bytes;        /* about what ops will take as text */
+    uint64_t durable_at; /* an `end` in it waits for this journal position */
+    /* The last message entry, so that the same broadcast to more guests of
+     * the node adds recipients instead of entries (references held, so an
+     * address cannot be reused meanwhile). */
+    json_t *last_to;
+    srv_buf *last_json;
+    srv_view *last_view;
+    srv_msg last;
+    UT_hash_handle hh;
+} outbox;
+
+/* The directory as this node last heard it: another node's listed room. */
+typedef struct dir_entry {
+    char code[PROTO_ROOM_MAX + 1];
+    char node[NODE_NAME_MAX];
+    int players;
+    bool started;
+    proto_settings settings;
+    UT_hash_handle hh;
+} dir_entry;
+
+/* What this node has put in the directory, to put only what changes. */
+typedef struct published {
+    char code[PROTO_ROOM_MAX + 1];
+    char value[128];
+    bool seen; /* by the sync in progress */
+    UT_hash_handle hh;
+} published;
+
+typedef struct inbox_msg {
+    struct inbox_msg *next;
+    natsMsg *msg;
+} inbox_msg;
+
+struct remote {
+    game *g;
+    cluster *c;
+    natsConnection *nc;
+    kvStore *dir_kv;
+    char name[NODE_NAME_MAX];
+    natsSubscription *sub_node, *sub_find, *sub_dir;
+    /* NATS callbacks run on libnats's threads: they queue, the loop acts. */
+    uv_mutex_t lock;
+    inbox_msg *in_head, *in_tail;
+    bool closing;
+    uv_async_t wake;
+    uv_prepare_t flush;
+    uv_timer_t tick;
+    remote_home *homes;
+    guest *guests;
+    outbox *outboxes;
+    dir_entry *dir;
+    published *pub;
+    uint64_t next_handle;
+    uint64_t rooms_gen; /* the game's, as last put in the directory */
+    bool dir_dirty;
+    uint64_t dead_check_at;
+    unsigned nhomes, nguests;
+    int open_handles;      /* of wake, flush, tick */
+    bool free_when_closed; /* remote_open failed: the last close frees r */
+    void (*resume_failed)(srv_player *p, bool by_code);
+};
+
+static const sink_ops guest_sink_ops;
+
+static uint64_t now_ms(const remote *r) {
+    return uv_now(r->g->loop);
+}
+
+static void send_unavailable(srv_player *p, const char *why) {
+    srv_send_error(p, PROTO_ERR_UNAVAILABLE, why);
+}
+
+/* --------------------------------------------------------------- outbox --- */
+
+static void outbox_forget_last(outbox *ob) {
+    if (ob->last_json) srv_buf_unref(ob->last_json);
+    srv_view_unref(ob->last_view);
+    ob->last_to = NULL;
+    ob->last_json = NULL;
+    ob->last_view = NULL;
+}
+
+static outbox *outbox_for(remote *r, const char *node) {
+    outbox *ob = NULL;
+    HASH_FIND_STR(r->outboxes, node, ob);
+    if (ob) return ob;
+    if (!(ob = calloc(1, sizeof *ob))) return NULL;
+    snprintf(ob->node, sizeof ob->node, "%s", node);
+    if (!(ob->ops = json_array())) {
+        free(ob);
+        return NULL;
+    }
+    int hash_oom = 0;
+    HASH_ADD_STR(r->outboxes, node, ob);
+    if (hash_oom) {
+        json_decref(ob->ops);
+        free(ob);
+        return NULL;
+    }
+    return ob;
+}
+
+static void publish(remote *r, const char *subject, json_t *body) {
+    char *data = json_dumps(body, JSON_COMPACT);
+    if (!data) return; /* out of memory: as if NATS had lost it */
+    natsConnection_Publish(r->nc, subject, data, (int)strlen(data));
+    free(data);
+}
+
+/* Sends ob's entries, unless an `end` among them still waits for the journal. */
+static void outbox_send(remote *r, outbox *ob) {
+    if (!json_array_size(ob->ops)) return;
+    if (ob->durable_at && journal_durable_pos(r->g->journal) < ob->durable_at) return;
+    char subject[sizeof NODE_SUBJECT + NODE_NAME_MAX];
+    snprintf(subject, sizeof subject, NODE_SUBJECT "%s", ob->node);
+    json_t *body = json_pack("{s:s,s:O}", "from", r->name, "ops", ob->ops);
+    if (body) publish(r, subject, body);
+    json_decref(body);
+    json_array_clear(ob->ops);
+    outbox_forget_last(ob);
+    ob->bytes = 0;
+    ob->durable_at = 0;
+}
+
+static void outbox_add(remote *r, outbox *ob, json_t *op, size_t bytes) {
+    if (!op) return;
+    json_array_append_new(ob->ops, op);
+    ob->bytes += bytes;
+    if (ob->bytes >= OUTBOX_FLUSH_BYTES) outbox_send(r, ob);
+}
+
+/* An op to node (made by the caller; NULL is nothing). */
+static void send_op(remote *r, const char *node, json_t *op) {
+    outbox *ob = outbox_for(r, node);
+    if (!ob) {
+        json_decref(op);
+        return;
+    }
+    outbox_add(r, ob, op, 128);
+}
+
+static void on_flush(uv_prepare_t *h) {
+    remote *r = h->data;
+    outbox *ob, *tmp;
+    HASH_ITER(hh, r->outboxes, ob, tmp) outbox_send(r, ob);
+}
+
+/* ------------------------------------------------------------ the owner --- */
+
+static guest *guest_find(remote *r, const char *node, uint64_t handle) {
+    char key[sizeof((guest *)0)->key];
+    snprintf(key, sizeof key, "%s/%llu", node, (unsigned long long)handle);
+    guest *gs = NULL;
+    HASH_FIND_STR(r->guests, key, gs);
+    return gs;
+}
+
+static guest *guest_new(remote *r, const char *node, uint64_t handle) {
+    guest *gs = calloc(1, sizeof *gs);
+    if (!gs) return NULL;
+    snprintf(gs->key, sizeof gs->key, "%s/%llu", node, (unsigned long long)handle);
+    snprintf(gs->node, sizeof gs->node, "%s", node);
+    gs->handle = handle;
+    gs->r = r;
+    int hash_oom = 0;
+    HASH_ADD_STR(r->guests, key, gs);
+    if (hash_oom) {
+        free(gs);
+        return NULL;
+    }
+    r->nguests++;
+    return gs;
+}
+
+static void guest_free(guest *gs) {
+    remote *r = gs->r;
+    HASH_DEL(r->guests, gs);
+    r->nguests--;
+    free(gs);
+}
+
+static sink guest_sink(guest *gs) {
+    return (sink){.ops = &guest_sink_ops, .dest = gs};
+}
+
+/* Two messages the same broadcast: one entry can carry both recipients. */
+static bool same_broadcast(const outbox *ob, const srv_msg *m) {
+    return ob->last_to && m->type != SRV_MSG_ERROR && !m->resume_code[0] &&
+           m->json == ob->last_json && m->view == ob->last_view &&
+           m->type == ob->last.type && m->subject == ob->last.subject &&
+           m->moved == ob->last.moved && m->reason == ob->last.reason;
+}
+
+static void guest_deliver(void *dest, const srv_msg *m) {
+    guest *gs = dest;
+    remote *r = gs->r;
+    outbox *ob = outbox_for(r, gs->node);
+    if (!ob) return;
+    if (m->durable_at > ob->durable_at) ob->durable_at = m->durable_at;
+    json_t *to = json_pack("[II]", (json_int_t)gs->handle, (json_int_t)gs->p->id);
+    if (!to) return;
+    if (same_broadcast(ob, m)) {
+        json_array_append_new(ob->last_to, to);
+        ob->bytes += 24;
+        return;
+    }
+    json_t *msg = wire_msg(m, now_ms(r));
+    json_t *recipients = json_array();
+    json_t *op = msg && recipients
+                     ? json_pack("{s:s,s:O,s:o}", "k", "msg", "to", recipients, "m", msg)
+                     : NULL;
+    if (!op) {
+        json_decref(msg);
+        json_decref(recipients);
+        json_decref(to);
+        return;
+    }
+    json_array_append_new(recipients, to);
+    outbox_forget_last(ob);
+    size_t bytes = 200 + (m->json ? m->json->len * 2 : 0) +
+                   (m->view ? 120 * (size_t)m->view->nseats : 0);
+    ob->last_to = recipients;
+    ob->last_json = m->json ? srv_buf_ref(m->json) : NULL;
+    ob->last_view = m->view ? srv_view_ref(m->view) : NULL;
+    ob->last = *m;
+    json_decref(recipients); /* op holds it */
+    outbox_add(r, ob, op, bytes);
+}
+
+static void guest_close(void *dest, sink_close_reason why) {
+    guest *gs = dest;
+    send_op(gs->r, gs->node,
+            json_pack("{s:s,s:I,s:i}", "k", "close", "h", (json_int_t)gs->handle, "why",
+                      (int)why));
+    guest_free(gs);
+}
+
+static bool guest_alive(const void *dest) {
+    (void)dest;
+    return true; /* until its node says it is gone, or is seen gone */
+}
+
+static unsigned guest_game_start_wait(void *dest) {
+    (void)dest;
+    return 0; /* counted by the node that holds the connection, before it asks */
+}
+
+static const sink_ops guest_sink_ops = {
+    .deliver = guest_deliver,
+    .close = guest_close,
+    .alive = guest_alive,
+    .game_start_wait = guest_game_start_wait,
+};
+
+/* The guest's connection is gone: its seat waits like any dropped one's. */
+static void guest_gone(guest *gs) {
+    srv_player *p = gs->p;
+    guest_free(gs);
+    if (p) lobby_player_gone(p);
+}
+
+/* A forwarded request: the first one of a connection makes its guest. */
+static void on_request(remote *r, const char *from, const json_t *op) {
+    json_int_t handle = json_integer_value(json_object_get(op, "h"));
+    guest *gs = guest_find(r, from, (uint64_t)handle);
+    if (!gs) {
+        if (!json_is_true(json_object_get(op, "new"))) {
+            /* A guest this node no longer has (it gave its rooms up, or
+             * restarted): the home must let go. */
+            send_op(r, from,
+                    json_pack("{s:s,s:I,s:i}", "k", "close", "h", handle, "why",
+                              (int)SINK_DISMISSED));
+            return;
+        }
+        const char *name = json_string_value(json_object_get(op, "nm"));
+        const char *token = json_string_value(json_object_get(op, "tk"));
+        json_int_t id = json_integer_value(json_object_get(op, "id"));
+        if (!name || !proto_valid_name(name) || !token || id <= 0) return;
+        if (!(gs = guest_new(r, from, (uint64_t)handle))) return;
+        gs->p = lobby_player_adopt(r->g, guest_sink(gs), (uint64_t)id, name, token);
+        if (!gs->p) {
+            guest_close(gs, SINK_NO_MEMORY);
+            return;
+        }
+        gs->p->wants_resume_code = json_is_true(json_object_get(op, "rc"));
+    }
+    proto_request req;
+    if (wire_request_parse(json_object_get(op, "q"), &req) < 0) return;
+    if (req.type == PROTO_REQ_HELLO) {
+        if (proto_valid_name(req.name)) lobby_hello(gs->p, &req);
+        return;
+    }
+    if (req.type == PROTO_REQ_RESUME) return; /* resumes go through find */
+    lobby_request(gs->p, &req);
+}
+
+/* "Who holds this seat?": the node that does takes it back for the asker. */
+static void on_find(remote *r, const json_t *q) {
+    const char *from = json_string_value(json_object_get(q, "from"));
+    const char *token = json_string_value(json_object_get(q, "tk"));
+    const char *code = json_string_value(json_object_get(q, "c"));
+    json_int_t handle = json_integer_value(json_object_get(q, "h"));
+    if (!from || !strcmp(from, r->name) || strlen(from) >= NODE_NAME_MAX) return;
+    srv_player *p = token && token[0] ? lobby_find_resumable(r->g, token)
+                    : code            ? lobby_find_by_code(r->g, code)
+                                      : NULL;
+    if (!p) return;
+    guest *gs = guest_find(r, from, (uint64_t)handle);
+    if (!gs && !(gs = guest_new(r, from, (uint64_t)handle))) return;
+    gs->p = p;
+    p->wants_resume_code = json_is_true(json_object_get(q, "rc"));
+    srv_log(SRV_LOG_DEBUG, "player %llu resumed through node %s",
+            (unsigned long long)p->id, from);
+    lobby_take_back(p, guest_sink(gs));
+}
+
+/* ------------------------------------------------------------- the edge --- */
+
+static remote_home *home_find(remote *r, uint64_t handle) {
+    remote_home *h = NULL;
+    HASH_FIND(hh, r->homes, &handle, sizeof handle, h);
+    return h;
+}
+
+static remote_home *home_new(remote *r, srv_player *p, const char *node) {
+    remote_home *h = calloc(1, sizeof *h);
+    if (!h) return NULL;
+    h->handle = ++r->next_handle;
+    snprintf(h->node, sizeof h->node, "%s", node);
+    h->p = p;
+    int hash_oom = 0;
+    HASH_ADD(hh, r->homes, handle, sizeof h->handle, h);
+    if (hash_oom) {
+        free(h);
+        return NULL;
+    }
+    p->home = h;
+    r->nhomes++;
+    return h;
+}
+
+/* p's requests come back to this node; tell_owner: its guest there goes. */
+static void home_release(remote *r, remote_home *h, bool tell_owner) {
+    if (tell_owner && h->introduced && h->node[0])
+        send_op(r, h->node,
+                json_pack("{s:s,s:I}", "k", "gone", "h", (json_int_t)h->handle));
+    h->p->home = NULL;
+    HASH_DEL(r->homes, h);
+    r->nhomes--;
+    free(h);
+}
+
+static bool node_reachable(remote *r, const char *node) {
+    return cluster_connected(r->c) && cluster_node_alive(r->c, node);
+}
+
+/* Sends req of p's home to its node (its first request introduces it). */
+static void forward(remote *r, remote_home *h, const proto_request *req) {
+    json_t *op = json_pack("{s:s,s:I,s:o}", "k", "req", "h", (json_int_t)h->handle, "q",
+                           wire_request(req));
+    if (!op) return;
+    if (!h->introduced) {
+        srv_player *p = h->p;
+        json_object_set_new(op, "new", json_true());
+        json_object_set_new(op, "id", json_integer((json_int_t)p->id));
+        json_object_set_new(op, "nm", json_string(p->name));
+        json_object_set_new(op, "tk", json_string(p->token));
+        if (p->wants_resume_code) json_object_set_new(op, "rc", json_true());
+        h->introduced = true;
+    }
+    send_op(r, h->node, op);
+}
+
+/* The listed rooms of the other live nodes, for `rooms`. */
+static int directory_rows(remote *r, proto_room_info *rows, int max) {
+    int n = 0;
+    if (!cluster_connected(r->c)) return 0;
+    dir_entry *e, *tmp;
+    HASH_ITER(hh, r->dir, e, tmp) {
+        if (n >= max) break;
+        if (!strcmp(e->node, r->name) || !cluster_node_alive(r->c, e->node)) continue;
+        rows[n++] = (proto_room_info){.room = e->code,
+                                      .players = e->players,
+                                      .settings = e->settings,
+                                      .started = e->started};
+    }
+    return n;
+}
+
+/* join or watch: the room is here, elsewhere (forward), or nowhere. */
+static bool route_to_room(remote *r, srv_player *p, proto_request *req) {
+    remote_home *h = p->home;
+    dir_entry *e = NULL;
+    if (!room_find(r->g, req->room)) HASH_FIND_STR(r->dir, req->room, e);
+    if (!e || !strcmp(e->node, r->name)) {
+        /* This node's room (or no room): this node answers. */
+        if (h && !h->resume_deadline) home_release(r, h, true);
+        return false;
+    }
+    if (!node_reachable(r, e->node)) {
+        send_unavailable(p,
+                         "the node that runs that room cannot be reached now; try again");
+        return true;
+    }
+    if (h && strcmp(h->node, e->node) != 0) {
+        home_release(r, h, true);
+        h = NULL;
+    }
+    if (!h) {
+        if (lobby_refuse_if_racing(p)) return true;
+        lobby_leave_quietly(p);
+        if (!(h = home_new(r, p, e->node))) {
+            srv_send_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+            return true;
+        }
+    }
+    forward(r, h, req);
+    return true;
+}
+
+bool remote_route(remote *r, srv_player *p, proto_request *req) {
+    bool taken = false;
+    remote_home *h = p->home;
+    switch (req->type) {
+    case PROTO_REQ_PING:
+    case PROTO_REQ_HISTORY:
+    case PROTO_REQ_REPLAY:
+    case PROTO_REQ_RESUME:
+    case PROTO_REQ_NONE:
+        return false;
+    case PROTO_REQ_ROOMS: {
+        proto_room_info rows[100];
+        lobby_send_rooms(p, rows, directory_rows(r, rows, 100));
+        taken = true;
+        break;
+    }
+    case PROTO_REQ_JOIN:
+    case PROTO_REQ_WATCH:
+        lobby_welcome(p);
+        taken = route_to_room(r, p, req);
+        break;
+    default: /* solo, create, quick, move, leave, rematch, hello */
+        if (!h || h->resume_deadline) return false;
+        lobby_welcome(p);
+        taken = true;
+        if (req->type == PROTO_REQ_HELLO) memcpy(p->name, req->name, sizeof p->name);
+        if ((req->type == PROTO_REQ_SOLO || req->type == PROTO_REQ_CREATE ||
+             req->type == PROTO_REQ_QUICK) &&
+            !lobby_allow_game(p))
+            break;
+        if (!node_reachable(r, h->node))
+            send_unavailable(p, "the node that runs your room cannot be reached now; try "
+                                "again");
+        else
+            forward(r, h, req);
+        break;
+    }
+    if (taken) proto_request_clear(req);
+    return taken;
+}
+
+bool remote_resume(remote *r, srv_player *p, const proto_request *req) {
+    if (!cluster_connected(r->c) || cluster_nodes_alive(r->c) < 2) return false;
+    if (p->home) home_release(r, p->home, true);
+    remote_home *h = home_new(r, p, "");
+    if (!h) return false;
+    h->resume_deadline = now_ms(r) + REMOTE_FIND_MS;
+    h->resume_by_code = req->code[0] != '\0';
+    h->introduced = true; /* the node that finds the seat makes its guest */
+    json_t *q = json_pack("{s:s,s:s,s:I,s:b}", "k", "resume", "from", r->name, "h",
+                          (json_int_t)h->handle, "rc", p->wants_resume_code);
+    if (!q) {
+        home_release(r, h, false);
+        return false;
+    }
+    json_object_set_new(q, req->code[0] ? "c" : "tk",
+                        json_string(req->code[0] ? req->code : req->token));
+    publish(r, FIND_SUBJECT, q);
+    json_decref(q);
+    return true;
+}
+
+void remote_on_resume_failed(remote *r, void (*failed)(srv_player *p, bool by_code)) {
+    r->resume_failed = failed;
+}
+
+void remote_player_gone(remote *r, srv_player *p) {
+    if (p->home) home_release(r, p->home, true);
+}
+
+/* The owner's messages for players here. */
+static void on_messages(remote *r, const char *from, const json_t *op) {
+    srv_msg m;
+    char text[512];
+    if (wire_msg_parse(json_object_get(op, "m"), now_ms(r), &m, text, sizeof text) < 0) {
+        srv_log(SRV_LOG_WARN, "node %s sent a message this node cannot read", from);
+        return;
+    }
+    const json_t *to = json_object_get(op, "to");
+    size_t i;
+    const json_t *each;
+    json_array_foreach(to, i, each) {
+        json_int_t handle, id;
+        if (json_unpack((json_t *)each, "[II]", &handle, &id) < 0) continue;
+        remote_home *h = home_find(r, (uint64_t)handle);
+        if (!h) continue; /* its connection is gone; the "gone" is on its way */
+        if (strcmp(h->node, from) != 0) {
+            if (!h->resume_deadline) {
+                /* Not its home (a second node that answered a resume): that
+                 * node lets go of the seat again. */
+                send_op(r, from, json_pack("{s:s,s:I}", "k", "gone", "h", handle));
+                continue;
+            }
+            snprintf(h->node, sizeof h->node, "%s", from); /* the resume found it */
+            h->resume_deadline = 0;
+        }
+        h->p->id = (uint64_t)id; /* a resumed seat's id: text mode finds its board */
+        srv_send(h->p, &m);
+    }
+    if (m.json) srv_buf_unref(m.json);
+    srv_view_unref(m.view);
+}
+
+/* The owner let go of a player here. */
+static void on_close(remote *r, const char *from, const json_t *op) {
+    remote_home *h = home_find(r, (uint64_t)json_integer_value(json_object_get(op, "h")));
+    if (!h || strcmp(h->node, from) != 0) return;
+    srv_player *p = h->p;
+    int why = (int)json_integer_value(json_object_get(op, "why"));
+    home_release(r, h, false);
+    if (why == SINK_TAKEN_OVER && p->sink.ops) {
+        sink s = p->sink;
+        p->sink = (sink){0};
+        s.ops->close(s.dest, SINK_TAKEN_OVER);
+        srv_player_release(p);
+        return;
+    }
+    send_unavailable(p, "the node that ran your room let go of it; resume to go on");
+}
+
+/* ------------------------------------------------------------ directory --- */
+
+static void on_directory(remote *r, natsMsg *msg) {
+    const char *subject = natsMsg_GetSubject(msg);
+    const char *code = subject + strlen(DIR_SUBJECT);
+    if (strlen(code) > PROTO_ROOM_MAX || !code[0]) return;
+    dir_entry *e = NULL;
+    HASH_FIND_STR(r->dir, code, e);
+    const char *op = NULL;
+    bool deleted = natsMsgHeader_Get(msg, "KV-Operation", &op) == NATS_OK && op;
+    if (deleted) {
+        if (e) {
+            HASH_DEL(r->dir, e);
+            free(e);
+        }
+        return;
+    }
+    char value[160];
+    int len = natsMsg_GetDataLength(msg);
+    if (len <= 0 || len >= (int)sizeof value) return;
+    memcpy(value, natsMsg_GetData(msg), (size_t)len);
+    value[len] = '\0';
+    dir_entry row = {0};
+    int started;
+    unsigned target, limit;
+    if (sscanf(value, "%63s %d %d %d %d %u %u", row.node, &row.players, &started,
+               &row.settings.players, &row.settings.size, &target, &limit) != 7)
+        return;
+    row.started = started != 0;
+    row.settings.target = target;
+    row.settings.time_limit = limit;
+    if (!e) {
+        if (!(e = malloc(sizeof *e))) return;
+        snprintf(row.code, sizeof row.code, "%s", code);
+        *e = row;
+        int hash_oom = 0;
+        HASH_ADD_STR(r->dir, code, e);
+        if (hash_oom) free(e);
+        return;
+    }
+    snprintf(row.code, sizeof row.code, "%s", code);
+    row.hh = e->hh;
+    *e = row;
+}
+
+static void dir_put(remote *r, const char *code, const char *value) {
+    char subject[sizeof DIR_SUBJECT + PROTO_ROOM_MAX + 1];
+    snprintf(subject, sizeof subject, DIR_SUBJECT "%s", code);
+    if (value) {
+        natsConnection_PublishString(r->nc, subject, value);
+        return;
+    }
+    natsMsg *m = NULL;
+    if (natsMsg_Create(&m, subject, NULL, NULL, 0) != NATS_OK) return;
+    natsMsgHeader_Set(m, "KV-Operation", "DEL");
+    natsConnection_PublishMsg(r->nc, m);
+    natsMsg_Destroy(m);
+}
+
+static void sync_list(remote *r, const srv_link *list) {
+    for (const srv_link *l = list->next; l != list; l = l->next) {
+        const room *rm = srv_container(l, room, listed);
+        char value[128];
+        snprintf(value, sizeof value, "%s %d %d %d %d %u %u", r->name, rm->nseats,
+                 rm->state == ROOM_RUNNING, rm->settings.players, rm->settings.size,
+                 rm->settings.target, rm->settings.time_limit);
+        published *pb = NULL;
+        HASH_FIND_STR(r->pub, rm->code, pb);
+        if (!pb) {
+            if (!(pb = calloc(1, sizeof *pb))) continue;
+            snprintf(pb->code, sizeof pb->code, "%s", rm->code);
+            int hash_oom = 0;
+            HASH_ADD_STR(r->pub, code, pb);
+            if (hash_oom) {
+                free(pb);
+                continue;
+            }
+        }
+        pb->seen = true;
+        if (strcmp(pb->value, value) != 0) {
+            snprintf(pb->value, sizeof pb->value, "%s", value);
+            dir_put(r, pb->code, value);
+        }
+    }
+}
+
+/* Puts what changed among this node's listed rooms (waiting and running:
+ * what `join` and `watch` can find), deletes what went. */
+static void sync_directory(remote *r) {
+    if (r->g->rooms_gen == r->rooms_gen && !r->dir_dirty) return;
+    if (!cluster_connected(r->c)) {
+        r->dir_dirty = true; /* everything again once NATS is back */
+        return;
+    }
+    if (r->dir_dirty) {
+        published *pb, *tmp;
+        HASH_ITER(hh, r->pub, pb, tmp) pb->value[0] = '\0';
+    }
+    r->rooms_gen = r->g->rooms_gen;
+    r->dir_dirty = false;
+    sync_list(r, &r->g->waiting_rooms);
+    sync_list(r, &r->g->running_rooms);
+    published *pb, *tmp;
+    HASH_ITER(hh, r->pub, pb, tmp) {
+        if (pb->seen) {
+            pb->seen = false;
+            continue;
+        }
+        dir_put(r, pb->code, NULL);
+        HASH_DEL(r->pub, pb);
+        free(pb);
+    }
+}
+
+/* ---------------------------------------------------------- matchmaking --- */
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
+    const unsigned char *b = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* The node where `quick` requests with these settings meet: the live node
+ * that scores highest for them (the same answer on every node that sees
+ * the same nodes; a node that goes moves only its own settings). */
+static void quick_host(remote *r, const proto_settings *key, char *out) {
+    cluster_node_name names[CLUSTER_NAMES_MAX];
+    int n = cluster_alive_names(r->c, names, CLUSTER_NAMES_MAX);
+    uint64_t best = 0;
+    snprintf(out, NODE_NAME_MAX, "%s", r->name);
+    int32_t k[3] = {key->players, key->size, (int32_t)key->target};
+    for (int i = 0; i < n; i++) {
+        uint64_t score =
+            fnv1a(fnv1a(0xcbf29ce484222325ull, names[i], strlen(names[i])), k, sizeof k);
+        if (i == 0 || score > best) {
+            best = score;
+            snprintf(out, NODE_NAME_MAX, "%s", names[i]);
+        }
+    }
+}
+
+static bool local_waiter(const srv_player *p) {
+    return p->sink.ops != &guest_sink_ops && !p->home && !p->bot_level;
+}
+
+/* Waiters that found no match here in QUICK_MOVE_MS go to their host. */
+static void move_waiters(remote *r) {
+    if (!cluster_connected(r->c) || cluster_nodes_alive(r->c) < 2) return;
+    proto_settings keys[32];
+    int nkeys = lobby_queue_keys(r->g, keys, 32);
+    uint64_t before = now_ms(r) > QUICK_MOVE_MS ? now_ms(r) - QUICK_MOVE_MS : 0;
+    for (int i = 0; i < nkeys; i++) {
+        char host[NODE_NAME_MAX];
+        quick_host(r, &keys[i], host);
+        if (!strcmp(host, r->name)) continue;
+        srv_player *moving[PROTO_PLAYERS_MAX];
+        int n = lobby_queue_take(r->g, &keys[i], local_waiter, before, moving,
+                                 PROTO_PLAYERS_MAX);
+        for (int j = 0; j < n; j++) {
+            remote_home *h = home_new(r, moving[j], host);
+            proto_request req = {.type = PROTO_REQ_QUICK, .settings = keys[i]};
+            if (h) forward(r, h, &req);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ the loop --- */
+
+/* Homes whose node is gone, guests whose node is gone, resumes nobody had. */
+static void check_nodes(remote *r) {
+    uint64_t now = now_ms(r);
+    bool connected = cluster_connected(r->c);
+    remote_home *h, *htmp;
+    HASH_ITER(hh, r->homes, h, htmp) {
+        if (h->resume_deadline) {
+            if (now < h->resume_deadline) continue;
+            srv_player *p = h->p;
+            bool by_code = h->resume_by_code;
+            home_release(r, h, false);
+            if (r->resume_failed) r->resume_failed(p, by_code);
+        } else if (connected && !cluster_node_alive(r->c, h->node)) {
+            srv_player *p = h->p;
+            home_release(r, h, false);
+            send_unavailable(p,
+                             "the node that ran your room stopped; it goes on elsewhere "
+                             "within seconds: resume to play on");
+        }
+    }
+    if (!connected) return;
+    guest *gs, *gtmp;
+    HASH_ITER(hh, r->guests, gs, gtmp) {
+        if (!cluster_node_alive(r->c, gs->node)) guest_gone(gs);
+    }
+}
+
+static void on_tick(uv_timer_t *t) {
+    remote *r = t->data;
+    sync_directory(r);
+    move_waiters(r);
+    if (now_ms(r) >= r->dead_check_at) {
+        r->dead_check_at = now_ms(r) + DEAD_CHECK_MS;
+        check_nodes(r);
+    }
+}
+
+/* One batch from another node: requests for rooms here, messages for
+ * players here, or either side letting go. */
+static void on_batch(remote *r, natsMsg *msg) {
+    json_error_t err;
+    json_t *body =
+        json_loadb(natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg), 0, &err);
+    const char *from = json_string_value(json_object_get(body, "from"));
+    const json_t *ops = json_object_get(body, "ops");
+    if (from && strlen(from) < NODE_NAME_MAX && strcmp(from, r->name) != 0 &&
+        json_is_array(ops)) {
+        size_t i;
+        const json_t *op;
+        json_array_foreach(ops, i, op) {
+            const char *k = json_string_value(json_object_get(op, "k"));
+            if (!k) continue;
+            if (!strcmp(k, "req"))
+                on_request(r, from, op);
+            else if (!strcmp(k, "msg"))
+                on_messages(r, from, op);
+            else if (!strcmp(k, "close"))
+                on_close(r, from, op);
+            else if (!strcmp(k, "gone")) {
+                guest *gs = guest_find(
+                    r, from, (uint64_t)json_integer_value(json_object_get(op, "h")));
+                if (gs) guest_gone(gs);
+            }
+        }
+    }
+    json_decref(body);
+}
+
+static void on_wake(uv_async_t *a) {
+    remote *r = a->data;
+    uv_mutex_lock(&r->lock);
+    inbox_msg *list = r->in_head;
+    r->in_head = r->in_tail = NULL;
+    uv_mutex_unlock(&r->lock);
+    while (list) {
+        inbox_msg *next = list->next;
+        const char *subject = natsMsg_GetSubject(list->msg);
+        if (!strncmp(subject, DIR_SUBJECT, strlen(DIR_SUBJECT))) {
+            on_directory(r, list->msg);
+        } else if (!strcmp(subject, FIND_SUBJECT)) {
+            json_error_t err;
+            json_t *q = json_loadb(natsMsg_GetData(list->msg),
+                                   (size_t)natsMsg_GetDataLength(list->msg), 0, &err);
+            if (q) on_find(r, q);
+            json_decref(q);
+        } else {
+            on_batch(r, list->msg);
+        }
+        natsMsg_Destroy(list->msg);
+        free(list);
+        list = next;
+    }
+}
+
+/* libnats's thread: queue it for the loop. */
+static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
+                        void *closure) {
+    remote *r = closure;
+    (void)nc;
+    (void)sub;
+    inbox_msg *in = malloc(sizeof *in);
+    uv_mutex_lock(&r->lock);
+    if (!in || r->closing) {
+        uv_mutex_unlock(&r->lock);
+        free(in);
+        natsMsg_Destroy(msg);
+        return;
+    }
+    in->next = NULL;
+    in->msg = msg;
+    if (r->in_tail)
+        r->in_tail->next = in;
+    else
+        r->in_head = in;
+    r->in_tail = in;
+    uv_async_send(&r->wake);
+    uv_mutex_unlock(&r->lock);
+}
+
+/* ------------------------------------------------------------ lifetime --- */
+
+static bool code_taken(void *ctx, const char *code) {
+    remote *r = ctx;
+    dir_entry *e = NULL;
+    HASH_FIND_STR(r->dir, code, e);
+    return e && strcmp(e->node, r->name) != 0;
+}
+
+static void on_closed(uv_handle_t *h);
+
+/* Entries an earlier run of this node left (it rejoins empty). */
+static void clear_own_entries(remote *r) {
+    kvKeysList keys = {0};
+    if (kvStore_Keys(&keys, r->dir_kv, NULL) != NATS_OK) return;
+    for (int i = 0; i < keys.Count; i++) {
+        kvEntry *e = NULL;
+        if (kvStore_Get(&e, r->dir_kv, keys.Keys[i]) != NATS_OK) continue;
+        char node[NODE_NAME_MAX] = "";
+        if (sscanf(kvEntry_ValueString(e), "%63s", node) == 1 && !strcmp(node, r->name))
+            kvStore_Delete(r->dir_kv, keys.Keys[i]);
+        kvEntry_Destroy(e);
+    }
+    kvKeysList_Destroy(&keys);
+}
+
+static natsStatus subscribe(remote *r, char *err, size_t errlen) {
+    char subject[sizeof NODE_SUBJECT + NODE_NAME_MAX];
+    snprintf(subject, sizeof subject, NODE_SUBJECT "%s", r->name);
+    natsStatus s = natsConnection_Subscribe(&r->sub_node, r->nc, subject, on_nats_msg, r);
+    if (s == NATS_OK)
+        s = natsConnection_Subscribe(&r->sub_find, r->nc, FIND_SUBJECT, on_nats_msg, r);
+    if (s == NATS_OK) {
+        jsSubOptions so;
+        jsSubOptions_Init(&so);
+        so.Ordered = true;
+        so.Config.DeliverPolicy = js_DeliverLastPerSubject;
+        s = js_Subscribe(&r->sub_dir, cluster_js(r->c), DIR_SUBJECT ">", on_nats_msg, r,
+                         NULL, &so, NULL);
+    }
+    if (s != NATS_OK) snprintf(err, errlen, "subscribing: %s", natsStatus_GetText(s));
+    return s;
+}
+
+static void on_closed(uv_handle_t *h) {
+    remote *r = h->data; /* every handle's data is r */
+    if (--r->open_handles == 0 && r->free_when_closed) remote_free(r);
+}
+
+remote *remote_open(game *g, cluster *c, char *err, size_t errlen) {
+    remote *r = calloc(1, sizeof *r);
+    if (!r || uv_mutex_init(&r->lock) < 0) {
+        free(r);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    r->g = g;
+    r->c = c;
+    r->nc = cluster_nats(c);
+    snprintf(r->name, sizeof r->name, "%s", cluster_name(c));
+    if (cluster_kv_bucket(c, DIR_BUCKET, 0, &r->dir_kv) < 0) {
+        snprintf(err, errlen, "the rooms' directory (NATS KV %s)", DIR_BUCKET);
+        uv_mutex_destroy(&r->lock);
+        free(r);
+        return NULL;
+    }
+    clear_own_entries(r);
+    uv_async_init(g->loop, &r->wake, on_wake);
+    r->wake.data = r;
+    uv_unref((uv_handle_t *)&r->wake);
+    uv_prepare_init(g->loop, &r->flush);
+    r->flush.data = r;
+    uv_prepare_start(&r->flush, on_flush);
+    uv_unref((uv_handle_t *)&r->flush);
+    uv_timer_init(g->loop, &r->tick);
+    r->tick.data = r;
+    uv_timer_start(&r->tick, on_tick, TICK_MS, TICK_MS);
+    uv_unref((uv_handle_t *)&r->tick);
+    r->open_handles = 3;
+    g->code_taken = (game_code_check){.taken = code_taken, .ctx = r};
+    if (subscribe(r, err, errlen) != NATS_OK) {
+        r->free_when_closed = true;
+        remote_close(r);
+        return NULL;
+    }
+    return r;
+}
+
+void remote_close(remote *r) {
+    if (!r || r->closing) return;
+    uv_mutex_lock(&r->lock);
+    r->closing = true; /* callbacks from now on drop what they get */
+    uv_mutex_unlock(&r->lock);
+    r->g->code_taken = (game_code_check){0};
+    natsSubscription_Unsubscribe(r->sub_node);
+    natsSubscription_Unsubscribe(r->sub_find);
+    natsSubscription_Unsubscribe(r->sub_dir);
+    guest *gs, *gtmp;
+    HASH_ITER(hh, r->guests, gs, gtmp) guest_gone(gs);
+    remote_home *h, *htmp;
+    HASH_ITER(hh, r->homes, h, htmp) home_release(r, h, true);
+    published *pb, *ptmp;
+    HASH_ITER(hh, r->pub, pb, ptmp) {
+        dir_put(r, pb->code, NULL);
+        HASH_DEL(r->pub, pb);
+        free(pb);
+    }
+    outbox *ob, *otmp;
+    HASH_ITER(hh, r->outboxes, ob, otmp) {
+        ob->durable_at = 0; /* the journal has been committed by now */
+        outbox_send(r, ob);
+    }
+    natsConnection_FlushTimeout(r->nc, 500);
+    /* What came in and was not read: libnats must free it while it runs. */
+    uv_mutex_lock(&r->lock);
+    while (r->in_head) {
+        inbox_msg *next = r->in_head->next;
+        natsMsg_Destroy(r->in_head->msg);
+        free(r->in_head);
+        r->in_head = next;
+    }
+    r->in_tail = NULL;
+    uv_mutex_unlock(&r->lock);
+    uv_close((uv_handle_t *)&r->wake, on_closed);
+    uv_close((uv_handle_t *)&r->flush, on_closed);
+    uv_close((uv_handle_t *)&r->tick, on_closed);
+}
+
+void remote_free(remote *r) {
+    if (!r) return;
+    natsSubscription_Destroy(r->sub_node);
+    natsSubscription_Destroy(r->sub_find);
+    natsSubscription_Destroy(r->sub_dir);
+    kvStore_Destroy(r->dir_kv);
+    outbox *ob, *otmp;
+    HASH_ITER(hh, r->outboxes, ob, otmp) {
+        outbox_forget_last(ob);
+        json_decref(ob->ops);
+        HASH_DEL(r->outboxes, ob);
+        free(ob);
+    }
+    dir_entry *e, *etmp;
+    HASH_ITER(hh, r->dir, e, etmp) {
+        HASH_DEL(r->dir, e);
+        free(e);
+    }
+    uv_mutex_destroy(&r->lock);
+    free(r);
+}
+
+void remote_write_metrics(metrics_out *o, void *ctx) {
+    remote *r = ctx;
+    unsigned homes = 0;
+    remote_home *h, *tmp;
+    HASH_ITER(hh, r->homes, h, tmp) homes += h->node[0] != '\0';
+    metrics_family(o, "race2048_remote_players", "gauge",
+                   "Players connected to this node in rooms that other nodes run.");
+    metrics_put(o, "race2048_remote_players %u\n", homes);
+    metrics_family(o, "race2048_remote_guests", "gauge",
+                   "Players in this node's rooms whose connections are on other nodes.");
+    metrics_put(o, "race2048_remote_guests %u\n", r->nguests);
+}
