@@ -83,6 +83,22 @@ typedef struct published {
     UT_hash_handle hh;
 } published;
 
+/* Edge side: a question to every node (history, replay, where a room is)
+ * waiting for their answers. */
+typedef enum gather_kind { GATHER_ROOM, GATHER_HISTORY, GATHER_REPLAY } gather_kind;
+typedef struct gather {
+    struct gather *next;
+    uint64_t id;
+    gather_kind kind;
+    srv_player *p;
+    proto_request req; /* what p asked (join/watch: done once the room is found) */
+    int expected, answered;
+    uint64_t deadline;
+    char found_at[NODE_NAME_MAX]; /* GATHER_ROOM: the node that has it */
+    proto_game_record *games;     /* GATHER_HISTORY, REPLAY: what came back */
+    int ngames, cap;
+} gather;
+
 typedef struct inbox_msg {
     struct inbox_msg *next;
     natsMsg *msg;
@@ -107,6 +123,8 @@ struct remote {
     outbox *outboxes;
     dir_entry *dir;
     published *pub;
+    gather *gathers;
+    uint64_t next_gather;
     uint64_t next_handle;
     uint64_t rooms_gen; /* the game's, as last put in the directory */
     bool dir_dirty;
@@ -196,8 +214,11 @@ static void send_op(remote *r, const char *node, json_t *op) {
     outbox_add(r, ob, op, 128);
 }
 
+static void sync_directory(remote *r);
+
 static void on_flush(uv_prepare_t *h) {
     remote *r = h->data;
+    sync_directory(r); /* a room made this turn is listed everywhere now */
     outbox *ob, *tmp;
     HASH_ITER(hh, r->outboxes, ob, tmp) outbox_send(r, ob);
 }
@@ -351,13 +372,21 @@ static void on_request(remote *r, const char *from, const json_t *op) {
     lobby_request(gs->p, &req);
 }
 
-/* "Who holds this seat?": the node that does takes it back for the asker. */
+static void answer(remote *r, const char *from, const char *kind, const json_t *q);
+
+/* "Who holds this seat?": the node that does takes it back for the asker.
+ * The other questions (history, replay, where a room is) are answered. */
 static void on_find(remote *r, const json_t *q) {
     const char *from = json_string_value(json_object_get(q, "from"));
     const char *token = json_string_value(json_object_get(q, "tk"));
     const char *code = json_string_value(json_object_get(q, "c"));
     json_int_t handle = json_integer_value(json_object_get(q, "h"));
     if (!from || !strcmp(from, r->name) || strlen(from) >= NODE_NAME_MAX) return;
+    const char *kind = json_string_value(json_object_get(q, "k"));
+    if (kind && strcmp(kind, "resume") != 0) {
+        answer(r, from, kind, q);
+        return;
+    }
     srv_player *p = token && token[0] ? lobby_find_resumable(r->g, token)
                     : code            ? lobby_find_by_code(r->g, code)
                                       : NULL;
@@ -444,44 +473,71 @@ static int directory_rows(remote *r, proto_room_info *rows, int max) {
     return n;
 }
 
-/* join or watch: the room is here, elsewhere (forward), or nowhere. */
-static bool route_to_room(remote *r, srv_player *p, proto_request *req) {
+/* join or watch of a room that node runs: p's requests go there. */
+static void route_to_node(remote *r, srv_player *p, const proto_request *req,
+                          const char *node) {
     remote_home *h = p->home;
-    dir_entry *e = NULL;
-    if (!room_find(r->g, req->room)) HASH_FIND_STR(r->dir, req->room, e);
-    if (!e || !strcmp(e->node, r->name)) {
-        /* This node's room (or no room): this node answers. */
-        if (h && !h->resume_deadline) home_release(r, h, true);
-        return false;
-    }
-    if (!node_reachable(r, e->node)) {
+    if (!node_reachable(r, node)) {
         send_unavailable(p,
                          "the node that runs that room cannot be reached now; try again");
-        return true;
+        return;
     }
-    if (h && strcmp(h->node, e->node) != 0) {
+    if (h && strcmp(h->node, node) != 0) {
         home_release(r, h, true);
         h = NULL;
     }
     if (!h) {
-        if (lobby_refuse_if_racing(p)) return true;
+        if (lobby_refuse_if_racing(p)) return;
         lobby_leave_quietly(p);
-        if (!(h = home_new(r, p, e->node))) {
+        if (!(h = home_new(r, p, node))) {
             srv_send_error(p, PROTO_ERR_BUSY, "the server is short of memory");
-            return true;
+            return;
         }
     }
     forward(r, h, req);
-    return true;
+}
+
+static void gathers_forget(remote *r, const srv_player *p);
+static bool ask_everyone(remote *r, srv_player *p, gather_kind kind,
+                         const proto_request *req);
+
+/* join or watch: the room is here, elsewhere (forward), or not known here
+ * yet (a room made on another node a moment ago): every node is asked. */
+static bool route_to_room(remote *r, srv_player *p, proto_request *req) {
+    remote_home *h = p->home;
+    dir_entry *e = NULL;
+    if (room_find(r->g, req->room)) {
+        if (h && !h->resume_deadline) home_release(r, h, true);
+        return false; /* this node's room: this node answers */
+    }
+    HASH_FIND_STR(r->dir, req->room, e);
+    if (e && strcmp(e->node, r->name) != 0 && cluster_node_alive(r->c, e->node)) {
+        route_to_node(r, p, req, e->node);
+        return true;
+    }
+    if (ask_everyone(r, p, GATHER_ROOM, req)) return true;
+    if (e && strcmp(e->node, r->name) != 0) {
+        route_to_node(r, p, req, e->node); /* says unavailable */
+        return true;
+    }
+    if (h && !h->resume_deadline) home_release(r, h, true);
+    return false;
 }
 
 bool remote_route(remote *r, srv_player *p, proto_request *req) {
     bool taken = false;
     remote_home *h = p->home;
     switch (req->type) {
-    case PROTO_REQ_PING:
     case PROTO_REQ_HISTORY:
     case PROTO_REQ_REPLAY:
+        lobby_welcome(p);
+        if (req->type == PROTO_REQ_REPLAY && req->has_game &&
+            journal_replay(r->g->journal, req->game))
+            return false; /* this node has it */
+        taken = ask_everyone(
+            r, p, req->type == PROTO_REQ_HISTORY ? GATHER_HISTORY : GATHER_REPLAY, req);
+        break;
+    case PROTO_REQ_PING:
     case PROTO_REQ_RESUME:
     case PROTO_REQ_NONE:
         return false;
@@ -543,6 +599,7 @@ void remote_on_resume_failed(remote *r, void (*failed)(srv_player *p, bool by_co
 
 void remote_player_gone(remote *r, srv_player *p) {
     if (p->home) home_release(r, p->home, true);
+    gathers_forget(r, p);
 }
 
 /* The owner's messages for players here. */
@@ -593,6 +650,190 @@ static void on_close(remote *r, const char *from, const json_t *op) {
         return;
     }
     send_unavailable(p, "the node that ran your room let go of it; resume to go on");
+}
+
+/* ---------------------------------------------------- asking every node --- */
+
+static bool ask_everyone(remote *r, srv_player *p, gather_kind kind,
+                         const proto_request *req) {
+    unsigned others = cluster_nodes_alive(r->c);
+    if (!cluster_connected(r->c) || others < 2) return false;
+    gather *gt = calloc(1, sizeof *gt);
+    if (!gt) return false;
+    static const char *const kinds[] = {"room", "hist", "replay"};
+    json_t *q = json_pack("{s:s,s:s,s:I}", "k", kinds[kind], "from", r->name, "q",
+                          (json_int_t)(r->next_gather + 1));
+    if (!q) {
+        free(gt);
+        return false;
+    }
+    if (kind == GATHER_ROOM) json_object_set_new(q, "room", json_string(req->room));
+    if (kind == GATHER_HISTORY) json_object_set_new(q, "limit", json_integer(req->limit));
+    if (kind == GATHER_REPLAY)
+        json_object_set_new(q, "game", json_integer((json_int_t)req->game));
+    gt->id = ++r->next_gather;
+    gt->kind = kind;
+    gt->p = p;
+    gt->req = *req;
+    gt->req.ping_t = NULL; /* not a ping: nothing of req's is owned */
+    gt->expected = (int)others - 1;
+    gt->deadline = now_ms(r) + REMOTE_FIND_MS;
+    gt->next = r->gathers;
+    r->gathers = gt;
+    publish(r, FIND_SUBJECT, q);
+    json_decref(q);
+    return true;
+}
+
+static void gather_free(gather *gt) {
+    for (int i = 0; i < gt->ngames; i++)
+        proto_game_record_clear(&gt->games[i]);
+    free(gt->games);
+    free(gt);
+}
+
+/* Newest first: by end time, then by id. */
+static int newest_first(const void *a, const void *b) {
+    const proto_game_record *x = *(const proto_game_record *const *)a;
+    const proto_game_record *y = *(const proto_game_record *const *)b;
+    if (x->ended != y->ended) return x->ended > y->ended ? -1 : 1;
+    return x->game > y->game ? -1 : x->game < y->game;
+}
+
+static void send_games(srv_player *p, srv_msg_type type, char *line, size_t len,
+                       const proto_game_record *const *games, int n) {
+    if (!line) {
+        srv_send_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+        return;
+    }
+    srv_msg m = {
+        .type = type, .json = srv_buf_take(line, len), .games = games, .ngames = n};
+    srv_send(p, &m);
+    if (m.json) srv_buf_unref(m.json);
+}
+
+/* Every node answered (or the time is up): p gets its answer. */
+static void gather_done(remote *r, gather *gt) {
+    for (gather **at = &r->gathers; *at; at = &(*at)->next)
+        if (*at == gt) {
+            *at = gt->next;
+            break;
+        }
+    srv_player *p = gt->p;
+    size_t len;
+    if (gt->kind == GATHER_ROOM) {
+        if (gt->found_at[0])
+            route_to_node(r, p, &gt->req, gt->found_at);
+        else
+            lobby_request(p, &gt->req); /* no node has it: this one says so */
+    } else if (gt->kind == GATHER_REPLAY) {
+        if (gt->ngames) {
+            const proto_game_record *g = &gt->games[0];
+            send_games(p, SRV_MSG_REPLAY, proto_enc_replay(g, &len), len, &g, 1);
+        } else {
+            lobby_request(p, &gt->req);
+        }
+    } else {
+        const proto_game_record *all[PROTO_HISTORY_MAX + PROTO_HISTORY_MAX];
+        int limit = gt->req.limit > 0 && gt->req.limit <= PROTO_HISTORY_MAX
+                        ? gt->req.limit
+                        : PROTO_HISTORY_MAX;
+        int n = journal_history(r->g->journal, limit, all);
+        if (n < 0) n = 0;
+        for (int i = 0; i < gt->ngames && n < PROTO_HISTORY_MAX + PROTO_HISTORY_MAX; i++)
+            all[n++] = &gt->games[i];
+        qsort(all, (size_t)n, sizeof all[0], newest_first);
+        if (n > limit) n = limit;
+        send_games(p, SRV_MSG_HISTORY, proto_enc_history(all, n, &len), len, all, n);
+    }
+    gather_free(gt);
+}
+
+/* Another node's answer to one of this node's questions. */
+static void on_answer(remote *r, const char *from, const json_t *op) {
+    uint64_t id = (uint64_t)json_integer_value(json_object_get(op, "q"));
+    gather *gt = r->gathers;
+    while (gt && gt->id != id)
+        gt = gt->next;
+    if (!gt) return; /* answered late: the client has its answer */
+    gt->answered++;
+    if (gt->kind == GATHER_ROOM) {
+        if (json_is_true(json_object_get(op, "has")) && !gt->found_at[0])
+            snprintf(gt->found_at, sizeof gt->found_at, "%s", from);
+    } else {
+        size_t i;
+        const json_t *line;
+        json_array_foreach(json_object_get(op, "games"), i, line) {
+            if (!json_is_string(line) || gt->ngames >= PROTO_HISTORY_MAX * 4) continue;
+            if (gt->ngames == gt->cap) {
+                int cap = gt->cap ? gt->cap * 2 : 16;
+                proto_game_record *more = realloc(gt->games, sizeof *more * (size_t)cap);
+                if (!more) continue;
+                gt->games = more;
+                gt->cap = cap;
+            }
+            if (proto_dec_game_record(json_string_value(line), json_string_length(line),
+                                      &gt->games[gt->ngames]) == 0)
+                gt->ngames++;
+        }
+    }
+    if (gt->answered >= gt->expected) gather_done(r, gt);
+}
+
+/* This node's answer to another's question (every node answers, so that
+ * the asker need not wait out its deadline). */
+static void answer(remote *r, const char *from, const char *kind, const json_t *q) {
+    json_t *op = json_pack("{s:s,s:O}", "k", "answer", "q", json_object_get(q, "q"));
+    if (!op) return;
+    if (!strcmp(kind, "room")) {
+        const char *code = json_string_value(json_object_get(q, "room"));
+        room *rm = code ? room_find(r->g, code) : NULL;
+        json_object_set_new(op, "has", json_boolean(rm && rm->state != ROOM_ENDED));
+    } else {
+        const proto_game_record *games[PROTO_HISTORY_MAX];
+        int n = 0;
+        if (!strcmp(kind, "hist")) {
+            json_int_t limit = json_integer_value(json_object_get(q, "limit"));
+            n = journal_history(r->g->journal,
+                                limit > 0 && limit <= PROTO_HISTORY_MAX ? (int)limit : 20,
+                                games);
+        } else {
+            json_int_t id = json_integer_value(json_object_get(q, "game"));
+            games[0] = id > 0 ? journal_replay(r->g->journal, (uint64_t)id) : NULL;
+            n = games[0] != NULL;
+        }
+        json_t *lines = json_array();
+        for (int i = 0; i < n && lines; i++) {
+            size_t len;
+            char *line = proto_enc_game_record(games[i], &len);
+            if (line) json_array_append_new(lines, json_stringn(line, len));
+            free(line);
+        }
+        json_object_set_new(op, "games", lines ? lines : json_array());
+    }
+    send_op(r, from, op);
+}
+
+static void gathers_expire(remote *r) {
+    uint64_t now = now_ms(r);
+    gather *gt = r->gathers;
+    while (gt) {
+        gather *next = gt->next;
+        if (now >= gt->deadline) gather_done(r, gt);
+        gt = next;
+    }
+}
+
+static void gathers_forget(remote *r, const srv_player *p) {
+    for (gather **at = &r->gathers; *at;) {
+        gather *gt = *at;
+        if (gt->p == p) {
+            *at = gt->next;
+            gather_free(gt);
+        } else {
+            at = &gt->next;
+        }
+    }
 }
 
 /* ------------------------------------------------------------ directory --- */
@@ -793,8 +1034,8 @@ static void check_nodes(remote *r) {
 
 static void on_tick(uv_timer_t *t) {
     remote *r = t->data;
-    sync_directory(r);
     move_waiters(r);
+    gathers_expire(r);
     if (now_ms(r) >= r->dead_check_at) {
         r->dead_check_at = now_ms(r) + DEAD_CHECK_MS;
         check_nodes(r);
@@ -822,6 +1063,8 @@ static void on_batch(remote *r, natsMsg *msg) {
                 on_messages(r, from, op);
             else if (!strcmp(k, "close"))
                 on_close(r, from, op);
+            else if (!strcmp(k, "answer"))
+                on_answer(r, from, op);
             else if (!strcmp(k, "gone")) {
                 guest *gs = guest_find(
                     r, from, (uint64_t)json_integer_value(json_object_get(op, "h")));
@@ -984,6 +1227,11 @@ void remote_close(remote *r) {
     HASH_ITER(hh, r->guests, gs, gtmp) guest_gone(gs);
     remote_home *h, *htmp;
     HASH_ITER(hh, r->homes, h, htmp) home_release(r, h, true);
+    while (r->gathers) {
+        gather *next = r->gathers->next;
+        gather_free(r->gathers);
+        r->gathers = next;
+    }
     published *pb, *ptmp;
     HASH_ITER(hh, r->pub, pb, ptmp) {
         dir_put(r, pb->code, NULL);

@@ -197,6 +197,32 @@ static void test_race_across_three_nodes(void **state) {
     assert_true(jequal(jarr(end, "results"), jarr(end_c, "results")));
     assert_null(client_next_or_null(bob2, 300));
     tt_close(&back);
+
+    /* history and replay through every node: the game of node a's room. */
+    for (int i = 0; i < 3; i++) {
+        client *h = client_named(n[i], "historian");
+        json_int_t game = 0;
+        int64_t deadline = harness_now_ms() + harness_ms(WAIT);
+        while (!game) { /* listed once its record is durable */
+            client_send(h, "{\"type\":\"history\"}");
+            json_t *hist = client_expect(h, "history", WAIT);
+            size_t k;
+            json_t *g;
+            json_array_foreach(jarr(hist, "games"), k, g) {
+                if (jhas(g, "room") && !strcmp(jstr(g, "room"), code))
+                    game = jint(g, "game");
+            }
+            if (!game && harness_remaining(deadline) <= 0)
+                fail_msg("node %d's history lacks room %s's game", i, code);
+        }
+        client_send(h, "{\"type\":\"replay\",\"game\":%lld}", (long long)game);
+        json_t *replay = client_expect(h, "replay", WAIT);
+        assert_int_equal(jint(replay, "game"), game);
+        assert_true(jequal(jarr(replay, "results"), jarr(end, "results")));
+        client_send(h, "{\"type\":\"replay\",\"game\":%lld}", (long long)game + 999);
+        client_expect_error(h, "game_not_found", WAIT);
+        client_close(h);
+    }
     for (int i = 0; i < 3; i++)
         assert_int_equal(server_stop(n[i]), 0);
 }
@@ -231,7 +257,7 @@ static void test_owner_gone_is_unavailable(void **state) {
     client *ann = client_named(a, "ann");
     client_send(ann, "{\"type\":\"create\",\"players\":2}");
     const char *code = jstr(client_expect(ann, "room", WAIT), "room");
-    wait_listed(b, code);
+    /* At once: a room made a moment ago on another node is found. */
     client *bob = client_named(b, "bob");
     client_send(bob, "{\"type\":\"join\",\"room\":\"%s\"}", code);
     client_expect_skip(bob, "start", "room", WAIT);
