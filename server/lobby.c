@@ -9,9 +9,6 @@
 #include "resume.h"
 #include "room.h"
 
-/* The most rows a `rooms` reply lists, so one reply stays a modest line. */
-#define ROOMS_LIST_MAX 100
-
 /* -------------------------------------------------------------- players --- */
 
 static srv_player *player_new(game *s) {
@@ -519,15 +516,15 @@ static srv_rooms *rooms_rows(const proto_room_info *rows, int n) {
 }
 
 /* Merges this node's rows with others' (from the cluster's directory):
- * joinable rooms first, up to ROOMS_LIST_MAX. */
+ * joinable rooms first, up to LOBBY_ROOMS_MAX. */
 static void send_merged_rooms(srv_player *p, const proto_room_info *others, int nothers) {
-    proto_room_info local[ROOMS_LIST_MAX], rows[ROOMS_LIST_MAX];
-    int nlocal = lobby_rooms(p->game, local, ROOMS_LIST_MAX), n = 0;
+    proto_room_info local[LOBBY_ROOMS_MAX], rows[LOBBY_ROOMS_MAX];
+    int nlocal = lobby_rooms(p->game, local, LOBBY_ROOMS_MAX), n = 0;
     for (int pass = 0; pass < 2; pass++) {
         bool started = pass == 1;
-        for (int i = 0; i < nlocal && n < ROOMS_LIST_MAX; i++)
+        for (int i = 0; i < nlocal && n < LOBBY_ROOMS_MAX; i++)
             if (local[i].started == started) rows[n++] = local[i];
-        for (int i = 0; i < nothers && n < ROOMS_LIST_MAX; i++)
+        for (int i = 0; i < nothers && n < LOBBY_ROOMS_MAX; i++)
             if (others[i].started == started) rows[n++] = others[i];
     }
     size_t len;
@@ -549,8 +546,8 @@ void lobby_send_rooms(srv_player *p, const proto_room_info *others, int nothers)
     game *s = p->game;
     /* The same reply for everyone until a room changes (srv_rooms_changed). */
     if (!s->rooms_reply || !s->rooms_rows) {
-        proto_room_info rows[ROOMS_LIST_MAX];
-        int n = lobby_rooms(s, rows, ROOMS_LIST_MAX);
+        proto_room_info rows[LOBBY_ROOMS_MAX];
+        int n = lobby_rooms(s, rows, LOBBY_ROOMS_MAX);
         if (!s->rooms_reply) {
             size_t len;
             char *line = proto_enc_rooms(rows, n, &len);

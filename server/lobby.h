@@ -4,6 +4,9 @@
 
 #include "game.h"
 
+/* The most rows a `rooms` reply lists, so one reply stays a modest line. */
+#define LOBBY_ROOMS_MAX 100
+
 /* A new player (named player-N, with a fresh token) delivering to dest;
  * NULL if memory runs out. */
 srv_player *lobby_player_new(game *g, sink dest);

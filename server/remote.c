@@ -85,7 +85,12 @@ typedef struct published {
 
 /* Edge side: a question to every node (history, replay, where a room is)
  * waiting for their answers. */
-typedef enum gather_kind { GATHER_ROOM, GATHER_HISTORY, GATHER_REPLAY } gather_kind;
+typedef enum gather_kind {
+    GATHER_ROOM,
+    GATHER_HISTORY,
+    GATHER_REPLAY,
+    GATHER_ROOMS
+} gather_kind;
 typedef struct gather {
     struct gather *next;
     uint64_t id;
@@ -97,6 +102,12 @@ typedef struct gather {
     char found_at[NODE_NAME_MAX]; /* GATHER_ROOM: the node that has it */
     proto_game_record *games;     /* GATHER_HISTORY, REPLAY: what came back */
     int ngames, cap;
+    /* GATHER_ROOMS: the other nodes' rows, and everyone who asked while it
+     * was on its way (one question at a time, however many ask). */
+    struct dir_entry *rows;
+    int nrows, rows_cap;
+    srv_player **waiters;
+    int nwaiters, waiters_cap;
 } gather;
 
 typedef struct inbox_msg {
@@ -124,6 +135,7 @@ struct remote {
     dir_entry *dir;
     published *pub;
     gather *gathers;
+    gather *rooms_asked; /* the GATHER_ROOMS on its way, or NULL */
     uint64_t next_gather;
     uint64_t next_handle;
     uint64_t rooms_gen; /* the game's, as last put in the directory */
@@ -457,22 +469,6 @@ static void forward(remote *r, remote_home *h, const proto_request *req) {
     send_op(r, h->node, op);
 }
 
-/* The listed rooms of the other live nodes, for `rooms`. */
-static int directory_rows(remote *r, proto_room_info *rows, int max) {
-    int n = 0;
-    if (!cluster_connected(r->c)) return 0;
-    dir_entry *e, *tmp;
-    HASH_ITER(hh, r->dir, e, tmp) {
-        if (n >= max) break;
-        if (!strcmp(e->node, r->name) || !cluster_node_alive(r->c, e->node)) continue;
-        rows[n++] = (proto_room_info){.room = e->code,
-                                      .players = e->players,
-                                      .settings = e->settings,
-                                      .started = e->started};
-    }
-    return n;
-}
-
 /* join or watch of a room that node runs: p's requests go there. */
 static void route_to_node(remote *r, srv_player *p, const proto_request *req,
                           const char *node) {
@@ -498,6 +494,8 @@ static void route_to_node(remote *r, srv_player *p, const proto_request *req,
 }
 
 static void gathers_forget(remote *r, const srv_player *p);
+static void quick_host(remote *r, const proto_settings *key, char *out);
+static bool ask_for_rooms(remote *r, srv_player *p);
 static bool ask_everyone(remote *r, srv_player *p, gather_kind kind,
                          const proto_request *req);
 
@@ -541,24 +539,35 @@ bool remote_route(remote *r, srv_player *p, proto_request *req) {
     case PROTO_REQ_RESUME:
     case PROTO_REQ_NONE:
         return false;
-    case PROTO_REQ_ROOMS: {
-        proto_room_info rows[100];
-        lobby_send_rooms(p, rows, directory_rows(r, rows, 100));
-        taken = true;
+    case PROTO_REQ_ROOMS:
+        lobby_welcome(p);
+        taken = ask_for_rooms(r, p);
         break;
-    }
     case PROTO_REQ_JOIN:
     case PROTO_REQ_WATCH:
         lobby_welcome(p);
         taken = route_to_room(r, p, req);
         break;
-    default: /* solo, create, quick, move, leave, rematch, hello */
+    case PROTO_REQ_QUICK: {
+        /* Every quick with these settings meets on one node, so that the
+         * queue's count is the cluster's and the first match is made at once. */
+        char host[NODE_NAME_MAX];
+        quick_host(r, &req->settings, host);
+        if (!strcmp(host, r->name)) {
+            if (h && !h->resume_deadline) home_release(r, h, true);
+            return false;
+        }
+        lobby_welcome(p);
+        taken = true;
+        if (lobby_allow_game(p)) route_to_node(r, p, req, host);
+        break;
+    }
+    default: /* solo, create, move, leave, rematch, hello */
         if (!h || h->resume_deadline) return false;
         lobby_welcome(p);
         taken = true;
         if (req->type == PROTO_REQ_HELLO) memcpy(p->name, req->name, sizeof p->name);
-        if ((req->type == PROTO_REQ_SOLO || req->type == PROTO_REQ_CREATE ||
-             req->type == PROTO_REQ_QUICK) &&
+        if ((req->type == PROTO_REQ_SOLO || req->type == PROTO_REQ_CREATE) &&
             !lobby_allow_game(p))
             break;
         if (!node_reachable(r, h->node))
@@ -660,7 +669,7 @@ static bool ask_everyone(remote *r, srv_player *p, gather_kind kind,
     if (!cluster_connected(r->c) || others < 2) return false;
     gather *gt = calloc(1, sizeof *gt);
     if (!gt) return false;
-    static const char *const kinds[] = {"room", "hist", "replay"};
+    static const char *const kinds[] = {"room", "hist", "replay", "rooms"};
     json_t *q = json_pack("{s:s,s:s,s:I}", "k", kinds[kind], "from", r->name, "q",
                           (json_int_t)(r->next_gather + 1));
     if (!q) {
@@ -689,7 +698,71 @@ static void gather_free(gather *gt) {
     for (int i = 0; i < gt->ngames; i++)
         proto_game_record_clear(&gt->games[i]);
     free(gt->games);
+    free(gt->rows);
+    free(gt->waiters);
     free(gt);
+}
+
+/* `rooms`: every node's rows. A question already on its way takes p too. */
+static bool ask_for_rooms(remote *r, srv_player *p) {
+    if (!r->rooms_asked) {
+        proto_request req = {.type = PROTO_REQ_ROOMS};
+        if (!ask_everyone(r, NULL, GATHER_ROOMS, &req)) return false;
+        r->rooms_asked = r->gathers;
+    }
+    gather *gt = r->rooms_asked;
+    if (gt->nwaiters == gt->waiters_cap) {
+        int cap = gt->waiters_cap ? gt->waiters_cap * 2 : 8;
+        srv_player **more = realloc(gt->waiters, sizeof *more * (size_t)cap);
+        if (!more) return false; /* this node's rows only, then */
+        gt->waiters = more;
+        gt->waiters_cap = cap;
+    }
+    gt->waiters[gt->nwaiters++] = p;
+    return true;
+}
+
+static void rooms_done(gather *gt) {
+    proto_room_info others[LOBBY_ROOMS_MAX];
+    int n = 0;
+    for (int i = 0; i < gt->nrows && n < LOBBY_ROOMS_MAX; i++) {
+        const dir_entry *e = &gt->rows[i];
+        others[n++] = (proto_room_info){.room = e->code,
+                                        .players = e->players,
+                                        .settings = e->settings,
+                                        .started = e->started};
+    }
+    for (int i = 0; i < gt->nwaiters; i++)
+        lobby_send_rooms(gt->waiters[i], others, n);
+}
+
+/* Another node's rows: [code, players, started, players wanted, size, target, limit]. */
+static void rooms_add(gather *gt, const json_t *rows) {
+    size_t i;
+    const json_t *row;
+    json_array_foreach(rows, i, row) {
+        dir_entry e = {0};
+        const char *code;
+        int started;
+        json_int_t target, limit;
+        if (json_unpack((json_t *)row, "[siiiiII]", &code, &e.players, &started,
+                        &e.settings.players, &e.settings.size, &target, &limit) < 0 ||
+            strlen(code) > PROTO_ROOM_MAX || target < 0 || target > UINT32_MAX ||
+            limit < 0 || limit > UINT32_MAX || gt->nrows >= LOBBY_ROOMS_MAX)
+            continue;
+        if (gt->nrows == gt->rows_cap) {
+            int cap = gt->rows_cap ? gt->rows_cap * 2 : 16;
+            dir_entry *more = realloc(gt->rows, sizeof *more * (size_t)cap);
+            if (!more) return;
+            gt->rows = more;
+            gt->rows_cap = cap;
+        }
+        snprintf(e.code, sizeof e.code, "%s", code);
+        e.started = started != 0;
+        e.settings.target = (uint32_t)target;
+        e.settings.time_limit = (uint32_t)limit;
+        gt->rows[gt->nrows++] = e;
+    }
 }
 
 /* Newest first: by end time, then by id. */
@@ -721,7 +794,10 @@ static void gather_done(remote *r, gather *gt) {
         }
     srv_player *p = gt->p;
     size_t len;
-    if (gt->kind == GATHER_ROOM) {
+    if (gt == r->rooms_asked) r->rooms_asked = NULL;
+    if (gt->kind == GATHER_ROOMS) {
+        rooms_done(gt);
+    } else if (gt->kind == GATHER_ROOM) {
         if (gt->found_at[0])
             route_to_node(r, p, &gt->req, gt->found_at);
         else
@@ -760,6 +836,8 @@ static void on_answer(remote *r, const char *from, const json_t *op) {
     if (gt->kind == GATHER_ROOM) {
         if (json_is_true(json_object_get(op, "has")) && !gt->found_at[0])
             snprintf(gt->found_at, sizeof gt->found_at, "%s", from);
+    } else if (gt->kind == GATHER_ROOMS) {
+        rooms_add(gt, json_object_get(op, "rows"));
     } else {
         size_t i;
         const json_t *line;
@@ -785,7 +863,19 @@ static void on_answer(remote *r, const char *from, const json_t *op) {
 static void answer(remote *r, const char *from, const char *kind, const json_t *q) {
     json_t *op = json_pack("{s:s,s:O}", "k", "answer", "q", json_object_get(q, "q"));
     if (!op) return;
-    if (!strcmp(kind, "room")) {
+    if (!strcmp(kind, "rooms")) {
+        proto_room_info rows[LOBBY_ROOMS_MAX];
+        int n = lobby_rooms(r->g, rows, LOBBY_ROOMS_MAX);
+        json_t *list = json_array();
+        for (int i = 0; i < n && list; i++)
+            json_array_append_new(list,
+                                  json_pack("[siiiiII]", rows[i].room, rows[i].players,
+                                            rows[i].started, rows[i].settings.players,
+                                            rows[i].settings.size,
+                                            (json_int_t)rows[i].settings.target,
+                                            (json_int_t)rows[i].settings.time_limit));
+        json_object_set_new(op, "rows", list ? list : json_array());
+    } else if (!strcmp(kind, "room")) {
         const char *code = json_string_value(json_object_get(q, "room"));
         room *rm = code ? room_find(r->g, code) : NULL;
         json_object_set_new(op, "has", json_boolean(rm && rm->state != ROOM_ENDED));
@@ -825,6 +915,11 @@ static void gathers_expire(remote *r) {
 }
 
 static void gathers_forget(remote *r, const srv_player *p) {
+    if (r->rooms_asked) {
+        gather *gt = r->rooms_asked;
+        for (int i = 0; i < gt->nwaiters; i++)
+            if (gt->waiters[i] == p) gt->waiters[i--] = gt->waiters[--gt->nwaiters];
+    }
     for (gather **at = &r->gathers; *at;) {
         gather *gt = *at;
         if (gt->p == p) {
@@ -964,7 +1059,8 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
  * the same nodes; a node that goes moves only its own settings). */
 static void quick_host(remote *r, const proto_settings *key, char *out) {
     cluster_node_name names[CLUSTER_NAMES_MAX];
-    int n = cluster_alive_names(r->c, names, CLUSTER_NAMES_MAX);
+    int n =
+        cluster_connected(r->c) ? cluster_alive_names(r->c, names, CLUSTER_NAMES_MAX) : 0;
     uint64_t best = 0;
     snprintf(out, NODE_NAME_MAX, "%s", r->name);
     int32_t k[3] = {key->players, key->size, (int32_t)key->target};
@@ -1223,6 +1319,11 @@ void remote_close(remote *r) {
     natsSubscription_Unsubscribe(r->sub_node);
     natsSubscription_Unsubscribe(r->sub_find);
     natsSubscription_Unsubscribe(r->sub_dir);
+    /* Destroyed while the library runs: it frees what they still hold. */
+    natsSubscription_Destroy(r->sub_node);
+    natsSubscription_Destroy(r->sub_find);
+    natsSubscription_Destroy(r->sub_dir);
+    r->sub_node = r->sub_find = r->sub_dir = NULL;
     guest *gs, *gtmp;
     HASH_ITER(hh, r->guests, gs, gtmp) guest_gone(gs);
     remote_home *h, *htmp;
@@ -1261,9 +1362,6 @@ void remote_close(remote *r) {
 
 void remote_free(remote *r) {
     if (!r) return;
-    natsSubscription_Destroy(r->sub_node);
-    natsSubscription_Destroy(r->sub_find);
-    natsSubscription_Destroy(r->sub_dir);
     kvStore_Destroy(r->dir_kv);
     outbox *ob, *otmp;
     HASH_ITER(hh, r->outboxes, ob, otmp) {

@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE /* syscall(SYS_pidfd_open), pipe2 */
 #include "harness.h"
+#include "natsd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -192,7 +193,43 @@ void harness_server_stderr(const char *path) {
     snprintf(server_stderr_path, sizeof server_stderr_path, "%s", path ? path : "");
 }
 
+static th_server *start_one(const char *const *extra);
+bool harness_spread(void);
+
+static bool spread_wanted(const char *const *extra) {
+    if (!harness_spread()) return false;
+    for (int i = 0; extra && extra[i]; i++)
+        if (!strcmp(extra[i], "--cluster")) return false;
+    return true;
+}
+
+/* Two nodes of a cluster, the second one the first's peer. */
+static th_server *start_spread(const char *const *extra) {
+    static int nodes;
+    natsd_start_lasting();
+    const char *argv[64];
+    int argc = 0;
+    for (int i = 0; extra && extra[i] && argc < 58; i++)
+        argv[argc++] = extra[i];
+    char name[2][16];
+    th_server *node[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(name[k], sizeof name[k], "n%d", ++nodes);
+        const char *const more[] = {"--cluster", natsd_url, "--node", name[k]};
+        for (int i = 0; i < 4; i++) argv[argc + i] = more[i];
+        argv[argc + 4] = NULL;
+        node[k] = start_one(argv);
+    }
+    for (int k = 0; k < 2; k++) natsd_wait_metric(node[k], "race2048_cluster_nodes", 2, 15000);
+    node[0]->peer = node[1];
+    return node[0];
+}
+
 th_server *server_start(const char *const *extra) {
+    return spread_wanted(extra) ? start_spread(extra) : start_one(extra);
+}
+
+static th_server *start_one(const char *const *extra) {
     static bool atexit_done;
     if (!atexit_done) {
         atexit(kill_leftovers);
@@ -290,12 +327,9 @@ th_server *server_start(const char *const *extra) {
     return s;
 }
 
-/* Stops s; returns its exit code, or -1 with why in err. */
-static int stop_quiet(th_server *s, int sig, char *err, size_t errlen) {
-    if (s->stopped) return 0;
-    s->stopped = true;
-    close_out(s);
-    kill(s->pid, sig);
+/* Waits for s, signalled already, to exit; returns its exit code, or -1
+ * with why in err. */
+static int wait_stopped(th_server *s, int sig, char *err, size_t errlen) {
     int status = 0;
     if (!wait_exit(s->pid, now_ms() + harness_ms(15000), &status)) {
         kill(s->pid, SIGKILL);
@@ -311,6 +345,31 @@ static int stop_quiet(th_server *s, int sig, char *err, size_t errlen) {
     return WEXITSTATUS(status);
 }
 
+static bool signal_once(th_server *s, int sig) {
+    if (s->stopped) return false;
+    s->stopped = true;
+    close_out(s);
+    kill(s->pid, sig);
+    return true;
+}
+
+/* Stops s (and its peer, signalled at the same moment, as one server is);
+ * returns the exit code, or -1 with why in err. */
+static int stop_quiet(th_server *s, int sig, char *err, size_t errlen) {
+    bool peer = s->peer && signal_once(s->peer, sig);
+    bool self = signal_once(s, sig);
+    int code = self ? wait_stopped(s, sig, err, errlen) : 0;
+    if (peer) {
+        char perr[160] = "";
+        int pcode = wait_stopped(s->peer, sig, perr, sizeof perr);
+        if (code >= 0 && pcode != 0) {
+            code = pcode;
+            snprintf(err, errlen, "the second node: %s", perr);
+        }
+    }
+    return code;
+}
+
 int server_signal_stop(th_server *s, int sig) {
     char err[160];
     int code = stop_quiet(s, sig, err, sizeof err);
@@ -322,7 +381,13 @@ int server_stop(th_server *s) {
     return server_signal_stop(s, SIGTERM);
 }
 
+bool harness_spread(void) {
+    const char *spread = getenv("RACE2048_TEST_SPREAD");
+    return spread && !strcmp(spread, "1");
+}
+
 void server_kill(th_server *s) {
+    if (s->peer) server_kill(s->peer);
     if (s->stopped) return;
     s->stopped = true;
     kill(s->pid, SIGKILL);
@@ -426,7 +491,8 @@ static client *connect_port(th_server *s, int port, int rcvbuf, const char *sour
 }
 
 static client *connect_client(th_server *s, int rcvbuf, const char *source) {
-    return connect_port(s, s->port, rcvbuf, source);
+    th_server *to = s->peer && s->connects++ % 2 ? s->peer : s;
+    return connect_port(s, to->port, rcvbuf, source);
 }
 
 client *client_connect_port(th_server *s, int port) {

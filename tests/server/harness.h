@@ -43,6 +43,11 @@ typedef struct th_server {
     char out[1024]; /* bytes read from it and not yet returned */
     size_t outlen;
     char line[256]; /* the last line returned */
+    /* RACE2048_TEST_SPREAD=1: a second node of a cluster that serves every
+     * other client of this server (the same tests, players spread over two
+     * nodes); NULL otherwise. */
+    struct th_server *peer;
+    unsigned connects; /* clients made so far (which node gets the next) */
 } th_server;
 
 /* Starts race2048d with the standard arguments (--host 127.0.0.1 --port 0
@@ -52,6 +57,11 @@ typedef struct th_server {
  * `listening on` line.
  */
 th_server *server_start(const char *const *extra);
+/* With RACE2048_TEST_SPREAD=1 in the environment, server_start starts a
+ * nats-server (once per test program) and two nodes of a cluster on it, and
+ * clients of the server connect to each node in turn; stopping or killing
+ * the server stops both. Tests that start their own cluster (--cluster) are
+ * left alone. */
 #define SERVER(...) server_start((const char *const[]){__VA_ARGS__, NULL})
 
 /* Servers started after this write their stderr (their log) to the file at
@@ -65,6 +75,9 @@ void harness_server_stderr(const char *path);
  * The result is s->line, valid until the next call. */
 const char *server_stdout_line(th_server *s, int ms);
 
+/* True in spread mode (RACE2048_TEST_SPREAD=1): a test of a per-node matter
+ * (a node's own limits, its log, its metrics) skips itself there. */
+bool harness_spread(void);
 /* SIGTERM, then waits for the exit; fails the test if the server does not
  * exit in time (it is then killed) or died of a signal. Returns the exit code. */
 int server_stop(th_server *s);

@@ -2,6 +2,7 @@
  * nodes. */
 #include "natsd.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -89,6 +90,23 @@ int natsd_setup(void **state) {
     snprintf(nats_dir, sizeof nats_dir, "%s", harness_temp_dir("cluster-nats"));
     natsd_start();
     return 0;
+}
+
+static void lasting_stop(void) {
+    natsd_stop();
+    char cmd[sizeof nats_dir + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", nats_dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", nats_dir);
+}
+
+void natsd_start_lasting(void) {
+    if (natsd_pid > 0) return;
+    natsd_port = natsd_free_port();
+    snprintf(natsd_url, sizeof natsd_url, "nats://127.0.0.1:%d", natsd_port);
+    snprintf(nats_dir, sizeof nats_dir, "/tmp/r2048-nats-XXXXXX");
+    if (!mkdtemp(nats_dir)) fail_msg("mkdtemp: %s", strerror(errno));
+    natsd_start();
+    atexit(lasting_stop);
 }
 
 int natsd_teardown(void **state) {

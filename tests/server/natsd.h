@@ -17,6 +17,10 @@ extern char natsd_url[64];
 int natsd_free_port(void);
 /* Picks a port and a store, then starts NATS (cmocka setup: state unused). */
 int natsd_setup(void **state);
+/* Starts NATS (if it is not running) for the rest of the test program, with
+ * a store of its own that test teardowns leave alone (the harness's spread
+ * mode); it is stopped and its store removed at exit. */
+void natsd_start_lasting(void);
 /* harness_teardown, then NATS stopped (cmocka teardown). */
 int natsd_teardown(void **state);
 /* Starts nats-server again on the same port and store (as a restarted NATS

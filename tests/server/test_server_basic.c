@@ -510,6 +510,7 @@ static void test_line_too_long(void **state) {
 }
 
 static void test_server_full(void **state) {
+    if (harness_spread()) skip(); /* --max-clients is each node's own */
     th_server *s = SERVER("--max-clients", "2");
     client *a, *b;
     a = client_named(s, "a");
