@@ -29,14 +29,18 @@
 #      run built (race2048d:latest, race2048-nats:latest, race2048-haproxy:latest
 #      are kept if they were there before).
 # Prints "verify-cluster: PASS" or "verify-cluster: FAIL ..." last; exits
-# non-zero on failure, on failure too after cleaning up. Only loopback is
+# non-zero on failure, and cleans up in both cases. Only loopback is
 # published.
 #
 # Usage: docker/verify-cluster.sh [options]
 #   -H, --host-port PORT  loopback port HAProxy publishes the game port on
 #                         (default 17010)
 #   --http-port PORT      loopback port for the browsers' port (default 17011)
-#   --no-takeover         skip step 5 (for a server without takeover)
+#   --no-takeover         skip step 5's resume (for a server without takeover)
+#   --same-node           seat both players on one node (B connects again
+#                         until it lands where A is; for a server without
+#                         remote players: by default B is wherever the
+#                         balancer puts it, usually another node)
 #   --override FILE       an extra compose file layered on compose.cluster.yaml
 #                         (e.g. another image or haproxy.cfg to try)
 #   --stop-daemon         on exit, stop the dockerd verify-docker.sh started
@@ -56,6 +60,7 @@ cd "$(dirname "$0")/.."
 HOST_PORT=17010
 HTTP_PORT=17011
 TAKEOVER=1
+SAME_NODE=0
 OVERRIDE=""
 STOP_DAEMON=0
 DROP_BRIDGE=0
@@ -65,6 +70,7 @@ while [ $# -gt 0 ]; do
         -H | --host-port) HOST_PORT=$2; shift 2 ;;
         --http-port) HTTP_PORT=$2; shift 2 ;;
         --no-takeover) TAKEOVER=0; shift ;;
+        --same-node) SAME_NODE=1; shift ;;
         --override) OVERRIDE=$2; shift 2 ;;
         --stop-daemon) STOP_DAEMON=1; shift ;;
         --drop-bridge) DROP_BRIDGE=1; shift ;;
@@ -333,6 +339,19 @@ def play():
     code = a.expect("room")["room"]
     b.send({"type": "hello", "name": "cluster-b"})
     wb = b.expect("welcome")
+    if ARGS == ["same-node"]:
+        # Least connections: holding one on each node, a new one may go to
+        # any, A's too.
+        held = []
+        while node_of(wb["id"]) != node_of(wa["id"]):
+            if len(held) == 12:
+                fail("B did not land on A's node (number %d) in 12 connections" % node_of(wa["id"]))
+            held.append(b)
+            b = Conn("B")
+            b.send({"type": "hello", "name": "cluster-b"})
+            wb = b.expect("welcome")
+        for c in held:
+            c.close()
     b.send({"type": "join", "room": code})
     b.expect("start")
     a.expect("start")
@@ -435,7 +454,7 @@ EOF
 client() { python3 "$WORK/client.py" "$HOST_PORT" "$1" "$WORK/race.json" "${@:2}"; }
 
 client ready
-client play
+if [ "$SAME_NODE" = 1 ]; then client play same-node; else client play; fi
 creator=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["creator_node"])' "$WORK/race.json")
 VICTIM=${NODE_OF[$creator]:-}
 [ -n "$VICTIM" ] || { log "the creator's node number $creator is none of the nodes'"; exit 1; }
