@@ -455,6 +455,7 @@ client() { python3 "$WORK/client.py" "$HOST_PORT" "$1" "$WORK/race.json" "${@:2}
 
 client ready
 if [ "$SAME_NODE" = 1 ]; then client play same-node; else client play; fi
+# A room runs on the node it was created on: kill that one.
 creator=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["creator_node"])' "$WORK/race.json")
 VICTIM=${NODE_OF[$creator]:-}
 [ -n "$VICTIM" ] || { log "the creator's node number $creator is none of the nodes'"; exit 1; }
