@@ -465,7 +465,7 @@ for node in "${NODES[@]}"; do [ "$node" = "$VICTIM" ] || SURVIVORS+=("$node"); d
 # Past the journal's sync window (and JetStream's: the same group commit),
 # as in verify-restart.sh: what a kill may lose inside it is allowed.
 sleep 1
-log "docker kill -s KILL $VICTIM (the node the room was created on)"
+log "docker kill -s KILL $VICTIM (node number $creator, where the room was created)"
 killed_at=$(date +%s.%N)
 t=$SECONDS
 "$DOCKER" kill -s KILL "$(container "$VICTIM")" >/dev/null
