@@ -376,6 +376,20 @@ static void on_request(remote *r, const char *from, const json_t *op) {
     }
     proto_request req;
     if (wire_request_parse(json_object_get(op, "q"), &req) < 0) return;
+    const char *move_to = json_string_value(json_object_get(op, "move_to"));
+    if (move_to) {
+        /* Its connection's node would take it elsewhere: not from a race. */
+        srv_player *p = gs->p;
+        if (lobby_refuse_if_racing(p)) return;
+        lobby_leave_quietly(p);
+        send_op(r, from,
+                json_pack("{s:s,s:I,s:s,s:O}", "k", "moved", "h", handle, "to", move_to,
+                          "q", json_object_get(op, "q")));
+        guest_free(gs);
+        p->sink = (sink){0};
+        srv_player_release(p);
+        return;
+    }
     if (req.type == PROTO_REQ_HELLO) {
         if (proto_valid_name(req.name)) lobby_hello(gs->p, &req);
         return;
@@ -469,7 +483,26 @@ static void forward(remote *r, remote_home *h, const proto_request *req) {
     send_op(r, h->node, op);
 }
 
-/* join or watch of a room that node runs: p's requests go there. */
+/* p's requests are to go to node `target` (this node's name: here) for req:
+ * its present home is asked first, as the lobby there must refuse it in a
+ * running race (busy) like any lobby; if it agrees it lets p go ("moved")
+ * and req goes on from there (on_moved). False if p has no home to ask. */
+static bool move_home(remote *r, srv_player *p, const proto_request *req,
+                      const char *target) {
+    remote_home *h = p->home;
+    if (!h || h->resume_deadline) return false;
+    if (!h->introduced || !node_reachable(r, h->node)) {
+        home_release(r, h, true);
+        return false;
+    }
+    send_op(r, h->node,
+            json_pack("{s:s,s:I,s:o,s:s}", "k", "req", "h", (json_int_t)h->handle, "q",
+                      wire_request(req), "move_to", target));
+    return true;
+}
+
+/* join or watch of a room that node runs (or a quick for its host): p's
+ * requests go there. */
 static void route_to_node(remote *r, srv_player *p, const proto_request *req,
                           const char *node) {
     remote_home *h = p->home;
@@ -479,7 +512,7 @@ static void route_to_node(remote *r, srv_player *p, const proto_request *req,
         return;
     }
     if (h && strcmp(h->node, node) != 0) {
-        home_release(r, h, true);
+        if (move_home(r, p, req, node)) return;
         h = NULL;
     }
     if (!h) {
@@ -504,10 +537,8 @@ static bool ask_everyone(remote *r, srv_player *p, gather_kind kind,
 static bool route_to_room(remote *r, srv_player *p, proto_request *req) {
     remote_home *h = p->home;
     dir_entry *e = NULL;
-    if (room_find(r->g, req->room)) {
-        if (h && !h->resume_deadline) home_release(r, h, true);
-        return false; /* this node's room: this node answers */
-    }
+    if (room_find(r->g, req->room)) /* this node's room: this node answers */
+        return move_home(r, p, req, r->name);
     HASH_FIND_STR(r->dir, req->room, e);
     if (e && strcmp(e->node, r->name) != 0 && cluster_node_alive(r->c, e->node)) {
         route_to_node(r, p, req, e->node);
@@ -518,13 +549,17 @@ static bool route_to_room(remote *r, srv_player *p, proto_request *req) {
         route_to_node(r, p, req, e->node); /* says unavailable */
         return true;
     }
-    if (h && !h->resume_deadline) home_release(r, h, true);
+    if (h && !h->resume_deadline && node_reachable(r, h->node)) {
+        forward(r, h, req); /* its home says there is no such room */
+        return true;
+    }
     return false;
 }
 
 bool remote_route(remote *r, srv_player *p, proto_request *req) {
     bool taken = false;
     remote_home *h = p->home;
+    if (h && h->resume_deadline) return false; /* asking for its seat: nothing yet */
     switch (req->type) {
     case PROTO_REQ_HISTORY:
     case PROTO_REQ_REPLAY:
@@ -554,8 +589,11 @@ bool remote_route(remote *r, srv_player *p, proto_request *req) {
         char host[NODE_NAME_MAX];
         quick_host(r, &req->settings, host);
         if (!strcmp(host, r->name)) {
-            if (h && !h->resume_deadline) home_release(r, h, true);
-            return false;
+            if (!h || h->resume_deadline) return false;
+            lobby_welcome(p);
+            taken = true;
+            if (lobby_allow_game(p) && !move_home(r, p, req, host)) lobby_request(p, req);
+            return true; /* lobby_request clears req */
         }
         lobby_welcome(p);
         taken = true;
@@ -642,6 +680,22 @@ static void on_messages(remote *r, const char *from, const json_t *op) {
     }
     if (m.json) srv_buf_unref(m.json);
     srv_view_unref(m.view);
+}
+
+/* The owner let p go for a request that goes on elsewhere. */
+static void on_moved(remote *r, const char *from, const json_t *op) {
+    remote_home *h = home_find(r, (uint64_t)json_integer_value(json_object_get(op, "h")));
+    const char *to = json_string_value(json_object_get(op, "to"));
+    proto_request req;
+    if (!h || strcmp(h->node, from) != 0 || !to ||
+        wire_request_parse(json_object_get(op, "q"), &req) < 0)
+        return;
+    srv_player *p = h->p;
+    home_release(r, h, false);
+    if (!strcmp(to, r->name))
+        lobby_request(p, &req);
+    else
+        route_to_node(r, p, &req, to);
 }
 
 /* The owner let go of a player here. */
@@ -933,47 +987,55 @@ static void gathers_forget(remote *r, const srv_player *p) {
 
 /* ------------------------------------------------------------ directory --- */
 
-static void on_directory(remote *r, natsMsg *msg) {
-    const char *subject = natsMsg_GetSubject(msg);
-    const char *code = subject + strlen(DIR_SUBJECT);
+/* The directory's entry for code is value ("node players started P S T L"),
+ * or gone (value NULL). */
+static void dir_apply(remote *r, const char *code, const char *value) {
     if (strlen(code) > PROTO_ROOM_MAX || !code[0]) return;
     dir_entry *e = NULL;
     HASH_FIND_STR(r->dir, code, e);
-    const char *op = NULL;
-    bool deleted = natsMsgHeader_Get(msg, "KV-Operation", &op) == NATS_OK && op;
-    if (deleted) {
+    dir_entry row = {0};
+    int started;
+    unsigned target, limit;
+    if (!value ||
+        sscanf(value, "%63s %d %d %d %d %u %u", row.node, &row.players, &started,
+               &row.settings.players, &row.settings.size, &target, &limit) != 7) {
         if (e) {
             HASH_DEL(r->dir, e);
             free(e);
         }
         return;
     }
-    char value[160];
-    int len = natsMsg_GetDataLength(msg);
-    if (len <= 0 || len >= (int)sizeof value) return;
-    memcpy(value, natsMsg_GetData(msg), (size_t)len);
-    value[len] = '\0';
-    dir_entry row = {0};
-    int started;
-    unsigned target, limit;
-    if (sscanf(value, "%63s %d %d %d %d %u %u", row.node, &row.players, &started,
-               &row.settings.players, &row.settings.size, &target, &limit) != 7)
-        return;
     row.started = started != 0;
     row.settings.target = target;
     row.settings.time_limit = limit;
-    if (!e) {
-        if (!(e = malloc(sizeof *e))) return;
-        snprintf(row.code, sizeof row.code, "%s", code);
+    snprintf(row.code, sizeof row.code, "%s", code);
+    if (e) {
+        row.hh = e->hh;
         *e = row;
-        int hash_oom = 0;
-        HASH_ADD_STR(r->dir, code, e);
-        if (hash_oom) free(e);
         return;
     }
-    snprintf(row.code, sizeof row.code, "%s", code);
-    row.hh = e->hh;
+    if (!(e = malloc(sizeof *e))) return;
     *e = row;
+    int hash_oom = 0;
+    HASH_ADD_STR(r->dir, code, e);
+    if (hash_oom) free(e);
+}
+
+/* A put or delete of the directory, as it went by (every node subscribes to
+ * the bucket's subjects; what was there before it started is read at start). */
+static void on_directory(remote *r, natsMsg *msg) {
+    const char *code = natsMsg_GetSubject(msg) + strlen(DIR_SUBJECT);
+    const char *op = NULL;
+    char value[160];
+    int len = natsMsg_GetDataLength(msg);
+    bool deleted = natsMsgHeader_Get(msg, "KV-Operation", &op) == NATS_OK && op;
+    if (deleted || len <= 0 || len >= (int)sizeof value) {
+        dir_apply(r, code, NULL);
+        return;
+    }
+    memcpy(value, natsMsg_GetData(msg), (size_t)len);
+    value[len] = '\0';
+    dir_apply(r, code, value);
 }
 
 static void dir_put(remote *r, const char *code, const char *value) {
@@ -1161,6 +1223,8 @@ static void on_batch(remote *r, natsMsg *msg) {
                 on_close(r, from, op);
             else if (!strcmp(k, "answer"))
                 on_answer(r, from, op);
+            else if (!strcmp(k, "moved"))
+                on_moved(r, from, op);
             else if (!strcmp(k, "gone")) {
                 guest *gs = guest_find(
                     r, from, (uint64_t)json_integer_value(json_object_get(op, "h")));
@@ -1233,16 +1297,20 @@ static bool code_taken(void *ctx, const char *code) {
 
 static void on_closed(uv_handle_t *h);
 
-/* Entries an earlier run of this node left (it rejoins empty). */
-static void clear_own_entries(remote *r) {
+/* The directory as it is when this node starts; entries an earlier run of
+ * this node left are deleted (it rejoins empty). */
+static void load_directory(remote *r) {
     kvKeysList keys = {0};
     if (kvStore_Keys(&keys, r->dir_kv, NULL) != NATS_OK) return;
     for (int i = 0; i < keys.Count; i++) {
         kvEntry *e = NULL;
         if (kvStore_Get(&e, r->dir_kv, keys.Keys[i]) != NATS_OK) continue;
         char node[NODE_NAME_MAX] = "";
-        if (sscanf(kvEntry_ValueString(e), "%63s", node) == 1 && !strcmp(node, r->name))
+        const char *value = kvEntry_ValueString(e);
+        if (sscanf(value, "%63s", node) == 1 && !strcmp(node, r->name))
             kvStore_Delete(r->dir_kv, keys.Keys[i]);
+        else
+            dir_apply(r, keys.Keys[i], value);
         kvEntry_Destroy(e);
     }
     kvKeysList_Destroy(&keys);
@@ -1254,14 +1322,8 @@ static natsStatus subscribe(remote *r, char *err, size_t errlen) {
     natsStatus s = natsConnection_Subscribe(&r->sub_node, r->nc, subject, on_nats_msg, r);
     if (s == NATS_OK)
         s = natsConnection_Subscribe(&r->sub_find, r->nc, FIND_SUBJECT, on_nats_msg, r);
-    if (s == NATS_OK) {
-        jsSubOptions so;
-        jsSubOptions_Init(&so);
-        so.Ordered = true;
-        so.Config.DeliverPolicy = js_DeliverLastPerSubject;
-        s = js_Subscribe(&r->sub_dir, cluster_js(r->c), DIR_SUBJECT ">", on_nats_msg, r,
-                         NULL, &so, NULL);
-    }
+    if (s == NATS_OK)
+        s = natsConnection_Subscribe(&r->sub_dir, r->nc, DIR_SUBJECT ">", on_nats_msg, r);
     if (s != NATS_OK) snprintf(err, errlen, "subscribing: %s", natsStatus_GetText(s));
     return s;
 }
@@ -1288,7 +1350,6 @@ remote *remote_open(game *g, cluster *c, char *err, size_t errlen) {
         free(r);
         return NULL;
     }
-    clear_own_entries(r);
     uv_async_init(g->loop, &r->wake, on_wake);
     r->wake.data = r;
     uv_unref((uv_handle_t *)&r->wake);
@@ -1307,6 +1368,7 @@ remote *remote_open(game *g, cluster *c, char *err, size_t errlen) {
         remote_close(r);
         return NULL;
     }
+    load_directory(r); /* after subscribing: no change falls in between */
     return r;
 }
 
