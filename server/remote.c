@@ -25,6 +25,8 @@
  * NATS takes up to 1 MB a message. */
 #define OUTBOX_FLUSH_BYTES (256 * 1024)
 #define NODE_NAME_MAX      64
+/* The most an outbox may hold while an `end` in it waits for the journal. */
+#define OUTBOX_HELD_MAX (8 * 1024 * 1024)
 
 /* ---------------------------------------------------------------- state --- */
 
@@ -214,6 +216,17 @@ static void outbox_add(remote *r, outbox *ob, json_t *op, size_t bytes) {
     json_array_append_new(ob->ops, op);
     ob->bytes += bytes;
     if (ob->bytes >= OUTBOX_FLUSH_BYTES) outbox_send(r, ob);
+    if (ob->bytes >= OUTBOX_HELD_MAX) {
+        /* Held that long, the journal cannot commit (NATS is away, and the
+         * node is about to give its rooms up): what waits is let go rather
+         * than let grow. */
+        srv_log(SRV_LOG_WARN, "messages for node %s held for the journal: dropped",
+                ob->node);
+        json_array_clear(ob->ops);
+        outbox_forget_last(ob);
+        ob->bytes = 0;
+        ob->durable_at = 0;
+    }
 }
 
 /* An op to node (made by the caller; NULL is nothing). */
