@@ -557,6 +557,11 @@ static bool route_to_room(remote *r, srv_player *p, proto_request *req) {
         route_to_node(r, p, req, e->node);
         return true;
     }
+    if (!cluster_connected(r->c)) {
+        send_unavailable(p, "this node cannot reach the others now, and that room is not "
+                            "here; try again");
+        return true;
+    }
     if (ask_everyone(r, p, GATHER_ROOM, req)) return true;
     if (e && strcmp(e->node, r->name) != 0) {
         route_to_node(r, p, req, e->node); /* says unavailable */
@@ -630,6 +635,10 @@ bool remote_route(remote *r, srv_player *p, proto_request *req) {
     }
     if (taken) proto_request_clear(req);
     return taken;
+}
+
+bool remote_connected(remote *r) {
+    return cluster_connected(r->c);
 }
 
 bool remote_resume(remote *r, srv_player *p, const proto_request *req) {

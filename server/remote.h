@@ -51,6 +51,9 @@ bool remote_route(remote *r, srv_player *p, proto_request *req);
  * has it), false if the cluster cannot be asked (the caller fails it now).
  * If no node has the seat, failed(p) runs within REMOTE_FIND_MS. */
 bool remote_resume(remote *r, srv_player *p, const proto_request *req);
+/* False while this node cannot reach NATS: a seat not here may be on a node
+ * it cannot ask (the caller says `unavailable`, not that there is none). */
+bool remote_connected(remote *r);
 /* The resume failure callback: registered from above (the layer that
  * answers resumes), so that this layer never calls up. */
 void remote_on_resume_failed(remote *r, void (*failed)(srv_player *p, bool by_code));

@@ -162,6 +162,14 @@ static void do_resume(conn *c, const proto_request *req) {
     if (!p && c->srv->remote) {
         srv_player *me = session_player(c, false);
         if (!me) return;
+        if (!remote_connected(c->srv->remote)) {
+            /* Not a failed guess: the seat may be on a node out of reach
+             * (and, as a failed resume, no welcome before it). */
+            srv_send_error(
+                me, PROTO_ERR_UNAVAILABLE,
+                "this node cannot reach the others now; try again in a moment");
+            return;
+        }
         if (remote_resume(c->srv->remote, me, req))
             return; /* another node may have the seat: it answers, or failed() runs */
     }
