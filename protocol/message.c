@@ -45,6 +45,8 @@ const char *proto_err_code(proto_err err) {
         return "rate_limited";
     case PROTO_ERR_ROOM_FULL:
         return "room_full";
+    case PROTO_ERR_UNAVAILABLE:
+        return "unavailable";
     }
     return "unknown";
 }

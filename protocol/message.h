@@ -44,6 +44,7 @@ typedef enum proto_err {
     PROTO_ERR_GAME_NOT_FOUND,
     PROTO_ERR_RATE_LIMITED,
     PROTO_ERR_ROOM_FULL,
+    PROTO_ERR_UNAVAILABLE, /* cluster mode: another node, or the cluster, out of reach */
 } proto_err;
 
 /* The wire name of an error code ("bad_json", ...). */
