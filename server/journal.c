@@ -1043,8 +1043,9 @@ static void compact_done(uv_work_t *w, int status) {
         /* Only the records new since the last commit go to the cluster: the
          * rewrite holds nothing else it has not had. */
         keep_for_replication(j, c->taken.data, c->taken.len);
+        uint64_t pos = c->pos;
         compaction_free(c);
-        replicated_then_durable(j, c->pos);
+        replicated_then_durable(j, pos);
         commit_start(j);
         return;
     } else {
