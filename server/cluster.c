@@ -20,7 +20,7 @@ struct cluster {
     unsigned number;
     natsConnection *nc;
     jsCtx *js;
-    kvStore *nodes;  /* presence: node name -> its number; entries expire */
+    kvStore *nodes;  /* presence: node name -> "NUMBER EPOCH"; entries expire */
     kvStore *ids;    /* node numbers: "n<number>" -> node name, claimed by create;
                         "starts.NAME" -> the node's incarnations so far */
     kvStore *owners; /* incarnations: "inc.NAME.EPOCH" -> live or claimed:... */

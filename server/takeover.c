@@ -247,16 +247,24 @@ static bool claim_one(takeover *t, job *j) {
     return won;
 }
 
-/* The old incarnation is now this node's: its records go, then its entry. */
-static void clean_up(takeover *t, const job *j) {
+/* The old incarnation is now this node's: its records go, then its entry.
+ * False if either failed (tried again at the next beat: an entry left behind
+ * would have its games, which may have ended here since, rebuilt again by
+ * whoever claims it after this node's death). */
+static bool clean_up(takeover *t, const job *j) {
     jsOptions o;
     jsOptions_Init(&o);
     o.Stream.Purge.Subject = j->subject;
     jsErrCode jerr = 0;
-    if (js_PurgeStream(cluster_js(t->c), CLUSTER_RECORDS_STREAM, &o, &jerr) != NATS_OK)
-        srv_log(SRV_LOG_WARN, "cluster: could not purge %s", j->subject);
-    if (kvStore_Delete(cluster_owners(t->c), j->key) != NATS_OK)
-        srv_log(SRV_LOG_WARN, "cluster: could not delete %s", j->key);
+    if (js_PurgeStream(cluster_js(t->c), CLUSTER_RECORDS_STREAM, &o, &jerr) != NATS_OK) {
+        srv_log(SRV_LOG_WARN, "cluster: could not purge %s; again", j->subject);
+        return false;
+    }
+    if (kvStore_Delete(cluster_owners(t->c), j->key) != NATS_OK) {
+        srv_log(SRV_LOG_WARN, "cluster: could not delete %s; again", j->key);
+        return false;
+    }
+    return true;
 }
 
 /* After each beat (link's thread): one step of at most one takeover. */
@@ -268,7 +276,12 @@ static void on_beat(void *ctx) {
     if (state == JOB_ADOPTED) t->job = (job){0};
     uv_mutex_unlock(&t->lock);
     if (state == JOB_ADOPTED) {
-        clean_up(t, &done);
+        if (!clean_up(t, &done)) {
+            uv_mutex_lock(&t->lock);
+            if (t->job.state == JOB_NONE && cluster_epoch(t->c) == done.epoch)
+                t->job = done;
+            uv_mutex_unlock(&t->lock);
+        }
         return;
     }
     if (state != JOB_NONE) return;

@@ -273,11 +273,29 @@ static void test_nats_gone(void **state) {
     assert_int_equal(run_replay(jb), 0);
 }
 
+/* A node started again without a journal never hands out an id it handed out
+ * before: each start (incarnation) has a range of its own. */
+static void test_ids_across_starts(void **state) {
+    (void)state;
+    json_int_t ids[2];
+    for (int k = 0; k < 2; k++) {
+        th_server *a = natsd_node("a");
+        ids[k] = jint(client_hello(client_connect(a), "x"), "id");
+        assert_int_equal(server_stop(a), 0);
+    }
+    assert_true(ids[0] >> 40 == ids[1] >> 40); /* the same node number */
+    assert_true(ids[1] > ids[0]);
+    assert_true(ids[0] >> 28 != ids[1] >> 28);
+    assert_true(ids[1] < (json_int_t)1 << 53); /* JSON-safe */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kill_owner, natsd_setup, natsd_teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_owner, natsd_setup, natsd_teardown),
         cmocka_unit_test_setup_teardown(test_nats_gone, natsd_setup, natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_ids_across_starts, natsd_setup,
+                                        natsd_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
