@@ -14,6 +14,7 @@
 #define IDS_BUCKET   "race2048-ids"
 /* How long the first connection may take before start-up fails. */
 #define CONNECT_TIMEOUT_MS 3000
+#define JS_WAIT_MS         2000
 
 struct cluster {
     char name[64];
@@ -246,7 +247,12 @@ cluster *cluster_open(const char *url, const char *name, char *err, size_t errle
         snprintf(err, errlen, "cannot reach NATS at %s: %s", url, natsStatus_GetText(s));
         goto fail;
     }
-    if ((s = natsConnection_JetStream(&c->js, c->nc, NULL)) != NATS_OK) {
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    /* A KV or JetStream call waits this long for NATS at most (the default
+     * is 5 s): a beat stuck on a hung NATS must not outlast the fence. */
+    jo.Wait = JS_WAIT_MS;
+    if ((s = natsConnection_JetStream(&c->js, c->nc, &jo)) != NATS_OK) {
         set_err(err, errlen, "JetStream", s);
         goto fail;
     }
@@ -305,8 +311,10 @@ void cluster_close(cluster *c) {
     uv_cond_signal(&c->wake);
     uv_mutex_unlock(&c->lock);
     uv_thread_join(&c->thread);
-    /* A planned leave: the others count one node fewer now, not after the TTL. */
-    (void)kvStore_Delete(c->nodes, c->name);
+    /* A planned leave: the others count one node fewer now, not after the TTL
+     * (not waited for when NATS is away: the entry expires by itself). */
+    if (natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED)
+        (void)kvStore_Delete(c->nodes, c->name);
     kvStore_Destroy(c->owners);
     kvStore_Destroy(c->ids);
     kvStore_Destroy(c->nodes);

@@ -781,6 +781,46 @@ uint64_t journal_durable_pos(const journal *j) {
     return j ? j->durable : 0;
 }
 
+void journal_adopt_finished(journal *j, const char *line, size_t len) {
+    if (!j || !jread_played(line, len)) return;
+    proto_game_record *rec = malloc(sizeof *rec);
+    if (!rec || proto_dec_game_record(line, len, rec) < 0 ||
+        !proto_game_record_played(rec)) {
+        record_free(rec);
+        return;
+    }
+    for (size_t k = 0; k < j->index_count; k++)
+        if (index_at(j, k)->rec->game == rec->game) {
+            record_free(rec);
+            return;
+        }
+    append(j, line, len);
+    index_put(j, j->on ? j->appended : 0, rec);
+}
+
+void journal_fence(journal *j) {
+    if (!j || !j->replicate) return;
+    /* Durable is replicated here. The newest games are at the ring's head:
+     * those not durable yet, the cluster lacks. */
+    size_t dropped = 0;
+    while (j->index_count) {
+        size_t head = (j->index_head + INDEX_GAMES_MAX - 1) % INDEX_GAMES_MAX;
+        indexed *e = &j->index[head];
+        if (e->pos <= j->durable) break;
+        j->index_bytes -= e->bytes;
+        record_free(e->rec);
+        e->rec = NULL;
+        j->index_head = head;
+        j->index_count--;
+        dropped++;
+    }
+    if (dropped)
+        srv_log(SRV_LOG_WARN,
+                "journal %s: %zu games that ended after the cluster's last record of "
+                "them are left out of history (they go on elsewhere)",
+                j->path, dropped);
+}
+
 uint64_t journal_appended_pos(const journal *j) {
     return j && j->on ? j->appended : 0;
 }

@@ -151,6 +151,10 @@ void journal_game_restored(jrn_game *g);
  * written into this journal as a new record; its moves replayed through
  * journal_move() are written as new records too (no journal_game_restored). */
 jrn_game *journal_game_adopt(journal *j, const jrn_start *start);
+/* Takeover: another node's finished game (its record, one line with its
+ * '\n', as jread_records found it) is appended to this journal and listed in
+ * its history, unless a game with its id is listed already. */
+void journal_adopt_finished(journal *j, const char *line, size_t len);
 /* True if a game with this id has a handle and has not ended. */
 bool journal_game_running(const journal *j, uint64_t id);
 /* Game ids start at base or past it (cluster mode: the node's and
@@ -170,6 +174,10 @@ void journal_close(journal *j);
 void journal_commit_now(journal *j);
 /* How far the journal's records are on disk (see journal_game_end). */
 uint64_t journal_durable_pos(const journal *j);
+/* Cluster mode, fencing: games whose finished record the cluster's stream
+ * does not have (their `end` never went out; another node runs them on)
+ * leave the history index. */
+void journal_fence(journal *j);
 /* The position of the last record appended (durable once
  * journal_durable_pos() reaches it). */
 uint64_t journal_appended_pos(const journal *j);

@@ -568,18 +568,42 @@ static void close_any(uv_handle_t *h, void *arg) {
     if (!uv_is_closing(h)) uv_close(h, NULL);
 }
 
+/* True if c's output waits for the journal (an `end` not yet durable). */
+static bool held_for_journal(srv *s, const conn *c) {
+    for (const srv_link *l = s->held_list.next; l != &s->held_list; l = l->next)
+        if (l == &c->flush_link) return true;
+    return false;
+}
+
 /* Fencing (takeover.c): this node lost the cluster. The players of its rooms
  * are told why and their connections closed; the rooms go without an `end`
- * (another node runs their games on from the records). */
+ * (another node runs their games on from the records). A connection whose
+ * output waits for the journal (anyone's: a player who left, a spectator)
+ * holds an `end` the cluster's records do not have (the game goes on
+ * elsewhere): it is closed at once, so that nobody sees that verdict. */
 static void give_up_rooms(void *ctx) {
     srv *s = ctx;
     size_t closed = 0;
     for (srv_link *l = s->conns.next; l != &s->conns; l = l->next) {
         conn *c = srv_container(l, conn, link);
-        if (!c->player || !c->player->room || !conn_is_open(c)) continue;
-        srv_send_error(c->player, PROTO_ERR_UNAVAILABLE,
-                       "this node lost the cluster; reconnect and resume");
-        conn_close_after_flush(c);
+        if (!conn_is_open(c)) continue;
+        if (held_for_journal(s, c)) {
+            conn_close(c);
+            closed++;
+            continue;
+        }
+        if (!c->player) continue;
+        bool seated = c->player->room, watching = c->player->watching;
+        if (!seated && !watching) continue;
+        if (seated) {
+            srv_send_error(c->player, PROTO_ERR_UNAVAILABLE,
+                           "this node lost the cluster; reconnect and resume");
+            conn_close_after_flush(c);
+        } else {
+            srv_send_error(c->player, PROTO_ERR_UNAVAILABLE,
+                           "this node lost the cluster; the room you watched is gone");
+            continue;
+        }
         closed++;
     }
     room_give_up_all(&s->game);

@@ -330,6 +330,9 @@ static void on_records(uv_async_t *a) {
     jread_line *done = NULL;
     size_t ndone = 0;
     jread_records(j.records ? j.records : "", j.len, &rec, &done, &ndone);
+    /* Its finished games are this node's history now (and in its records). */
+    for (size_t k = 0; k < ndone; k++)
+        journal_adopt_finished(t->g->journal, done[k].line, done[k].len);
     free(done);
     size_t n = recover_adopt(t->g, &rec);
     journal_recovery_free(&rec);
@@ -359,6 +362,7 @@ static void on_check(uv_timer_t *h) {
                 (long long)age);
         t->fences++;
         t->give_up(t->give_up_ctx);
+        journal_fence(t->g->journal);
         cluster_fence(t->c, epoch);
         uv_mutex_lock(&t->lock);
         free(t->job.records);
