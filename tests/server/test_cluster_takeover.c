@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <nats/nats.h>
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
@@ -328,6 +329,84 @@ static void test_nats_gone(void **state) {
     assert_int_equal(run_replay(jb), 0);
 }
 
+/* The test's own look into the incarnations' bucket. */
+typedef struct owners {
+    natsConnection *nc;
+    jsCtx *js;
+    kvStore *kv;
+} owners;
+
+static void owners_open(owners *o) {
+    assert_int_equal(natsConnection_ConnectTo(&o->nc, natsd_url), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&o->js, o->nc, NULL), NATS_OK);
+    assert_int_equal(js_KeyValue(&o->kv, o->js, "race2048-owners"), NATS_OK);
+}
+
+static void owners_close(owners *o) {
+    kvStore_Destroy(o->kv);
+    jsCtx_Destroy(o->js);
+    natsConnection_Destroy(o->nc);
+    nats_CloseAndWait(2000);
+}
+
+/* The registry key of node's incarnation ("inc.NAME.EPOCH") into key; false
+ * if there is none. */
+static bool owners_key(owners *o, const char *name, char *key, size_t n) {
+    kvKeysList keys = {0};
+    if (kvStore_Keys(&keys, o->kv, NULL) != NATS_OK) return false;
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "inc.%s.", name);
+    bool found = false;
+    for (int i = 0; i < keys.Count && !found; i++)
+        if (!strncmp(keys.Keys[i], prefix, strlen(prefix))) {
+            snprintf(key, n, "%s", keys.Keys[i]);
+            found = true;
+        }
+    kvKeysList_Destroy(&keys);
+    return found;
+}
+
+/* A claimer that died mid-way leaves `claimed:X` with X dead: the next
+ * survivor claims the incarnation again, and cleans it up once it runs its
+ * races. */
+static void test_dead_claimer(void **state) {
+    (void)state;
+    const char *dir = harness_temp_dir("takeover-reclaim");
+    const char *ja = journal_of(dir, "a"), *jb = journal_of(dir, "b");
+    th_server *a = node("a", ja);
+    natsd_wait_metric(a, "race2048_cluster_nodes", 1, 10000);
+    client *p[2];
+    json_t *last[2];
+    const char *code = race_with_moves(a, p, last);
+    wait_replicated(a);
+    owners o;
+    owners_open(&o);
+    char key[128];
+    assert_true(owners_key(&o, "a", key, sizeof key));
+    server_kill(a);
+    /* As if node "ghost" had claimed it and died before it was done. */
+    kvEntry *e = NULL;
+    assert_int_equal(kvStore_Get(&e, o.kv, key), NATS_OK);
+    assert_string_equal(kvEntry_ValueString(e), "live");
+    uint64_t rev;
+    assert_int_equal(
+        kvStore_UpdateString(&rev, o.kv, key, "claimed:ghost.3", kvEntry_Revision(e)),
+        NATS_OK);
+    kvEntry_Destroy(e);
+    th_server *b = node("b", jb);
+    wait_taken_over(b, 1, 15000);
+    go_on(b, p, last, code);
+    /* Done: the old incarnation's entry is gone. */
+    int64_t deadline = harness_now_ms() + harness_ms(10000);
+    while (owners_key(&o, "a", key, sizeof key)) {
+        assert_true(harness_remaining(deadline) > 0);
+        poll(NULL, 0, 100);
+    }
+    owners_close(&o);
+    assert_int_equal(server_stop(b), 0);
+    assert_int_equal(run_replay(jb), 0);
+}
+
 /* A node started again without a journal never hands out an id it handed out
  * before: each start (incarnation) has a range of its own. */
 static void test_ids_across_starts(void **state) {
@@ -349,6 +428,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_kill_owner, natsd_setup, natsd_teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_owner, natsd_setup, natsd_teardown),
         cmocka_unit_test_setup_teardown(test_nats_gone, natsd_setup, natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_dead_claimer, natsd_setup, natsd_teardown),
         cmocka_unit_test_setup_teardown(test_ids_across_starts, natsd_setup,
                                         natsd_teardown),
     };
