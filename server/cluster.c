@@ -140,8 +140,9 @@ static natsStatus records_stream(cluster *c) {
 }
 
 /* Renews the presence entry and counts the live ones; a fenced node first
- * starts a new incarnation. Link thread only. */
-static void beat(cluster *c) {
+ * starts a new incarnation. True if the node is in the cluster now. Link
+ * thread only. */
+static bool renew(cluster *c) {
     uv_mutex_lock(&c->lock);
     bool fenced = c->epoch == 0;
     uint64_t epoch = c->epoch;
@@ -155,7 +156,7 @@ static void beat(cluster *c) {
             c->alive = 0;
             c->connected = false;
             uv_mutex_unlock(&c->lock);
-            return;
+            return false;
         }
     }
     char value[48];
@@ -196,9 +197,23 @@ static void beat(cluster *c) {
     c->alive = ok ? alive : 0;
     c->connected = ok && c->epoch == epoch &&
                    natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED;
-    bool claims = c->connected && c->on_beat;
+    bool in = c->connected;
     uv_mutex_unlock(&c->lock);
-    if (claims) c->on_beat(c->on_beat_ctx);
+    return in;
+}
+
+void cluster_renew(cluster *c) {
+    (void)renew(c);
+}
+
+/* A beat: the presence, then (in the cluster) the claims' step. */
+static void beat(cluster *c) {
+    if (!renew(c)) return;
+    uv_mutex_lock(&c->lock);
+    void (*fn)(void *) = c->on_beat;
+    void *ctx = c->on_beat_ctx;
+    uv_mutex_unlock(&c->lock);
+    if (fn) fn(ctx);
 }
 
 static void link_thread(void *arg) {

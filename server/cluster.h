@@ -79,6 +79,9 @@ void cluster_fence(cluster *c, uint64_t epoch);
 /* fn(ctx) runs on the link's thread after each presence put that succeeded
  * (takeover.c's claims); set before the loop runs. */
 void cluster_on_beat(cluster *c, void (*fn)(void *ctx), void *ctx);
+/* Renews the presence now (link thread only: a long step of the claims
+ * keeps the node in the cluster meanwhile). */
+void cluster_renew(cluster *c);
 /* Wakes the link's thread for a beat now. */
 void cluster_wake(cluster *c);
 /* The presence and incarnation buckets (link thread only: KV calls block). */

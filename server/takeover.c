@@ -166,7 +166,13 @@ static int read_records(takeover *t, const char *subject, char **out, size_t *ou
     size_t len = 0, cap = 0;
     char *buf = NULL;
     int rc = 0;
+    uint64_t renewed = uv_hrtime();
     for (;;) {
+        /* A long read must not let this node's own presence lapse. */
+        if (uv_hrtime() - renewed > (uint64_t)CLUSTER_BEAT_MS * 1000000) {
+            cluster_renew(t->c);
+            renewed = uv_hrtime();
+        }
         natsMsg *m = NULL;
         if (natsSubscription_NextMsg(&m, sub, READ_WAIT_MS) != NATS_OK) {
             rc = -1;
