@@ -52,6 +52,7 @@ static int bytes_reserve(bytes *b, size_t more) {
 }
 
 static int bytes_add(bytes *b, const char *s, size_t n) {
+    if (n == 0) return 0; /* s may be NULL (an empty buffer) */
     if (bytes_reserve(b, n) < 0) return -1;
     memcpy(b->data + b->len, s, n);
     b->len += n;
@@ -295,8 +296,11 @@ static void replicate_done(uv_work_t *w, int status) {
         }
     }
     if (rc >= 0) made_durable(j, j->replicate_pos);
-    /* A failure is retried by the commit timer, not at once (NATS is away). */
-    if (rc >= 0 && j->hurry) commit_start(j);
+    /* A failure is retried by the commit timer, not at once (NATS is away);
+     * so are kept records alone (a fenced node: they wait for its next
+     * incarnation), or a hurried stop would try them again forever. */
+    bool more = j->pending.len || !srv_list_empty(&j->dirty) || j->written > j->durable;
+    if (rc >= 0 && j->hurry && more) commit_start(j);
 }
 
 /* Records up to pos are on disk: durable once they are replicated too. */
