@@ -329,6 +329,26 @@ static void test_nats_gone(void **state) {
     assert_int_equal(run_replay(jb), 0);
 }
 
+/* SIGTERM while cut off from NATS (its rooms given up, records kept for a
+ * next incarnation that never comes): the node still stops, cleanly. */
+static void test_stop_while_cut_off(void **state) {
+    (void)state;
+    const char *dir = harness_temp_dir("takeover-cutoff");
+    th_server *a = node("a", journal_of(dir, "a"));
+    natsd_wait_metric(a, "race2048_cluster_nodes", 1, 10000);
+    client *p[2];
+    json_t *last[2];
+    race_with_moves(a, p, last);
+    kill(natsd_pid, SIGSTOP);
+    expect_given_up(p[0]);
+    client *solo = client_named(a, "solo"); /* records kept while cut off */
+    client_send(solo, "{\"type\":\"solo\"}");
+    client_expect(solo, "start", WAIT);
+    client_move_any(solo);
+    assert_int_equal(server_stop(a), 0);
+    kill(natsd_pid, SIGCONT);
+}
+
 /* The test's own look into the incarnations' bucket. */
 typedef struct owners {
     natsConnection *nc;
@@ -429,6 +449,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_sigterm_owner, natsd_setup, natsd_teardown),
         cmocka_unit_test_setup_teardown(test_nats_gone, natsd_setup, natsd_teardown),
         cmocka_unit_test_setup_teardown(test_dead_claimer, natsd_setup, natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_stop_while_cut_off, natsd_setup,
+                                        natsd_teardown),
         cmocka_unit_test_setup_teardown(test_ids_across_starts, natsd_setup,
                                         natsd_teardown),
     };
