@@ -26,6 +26,7 @@
 /* One takeover at a time, from its claim to its clean-up. */
 typedef enum job_state {
     JOB_NONE,
+    JOB_CLAIMED,  /* claimed; its records could not be read yet */
     JOB_READY,    /* claimed, records read: for the loop to rebuild */
     JOB_ADOPTING, /* rebuilt: waiting for this journal to make it durable */
     JOB_ADOPTED,  /* durable here: the old entry and records may go */
@@ -277,38 +278,38 @@ static bool clean_up(takeover *t, const job *j) {
 static void on_beat(void *ctx) {
     takeover *t = ctx;
     uv_mutex_lock(&t->lock);
-    job_state state = t->stopping ? JOB_READY : t->job.state;
-    job done = t->job;
-    if (state == JOB_ADOPTED) t->job = (job){0};
+    bool stopping = t->stopping;
+    job j = t->job;
+    if (j.state == JOB_ADOPTED || j.state == JOB_CLAIMED) t->job = (job){0};
     uv_mutex_unlock(&t->lock);
-    if (state == JOB_ADOPTED) {
-        if (!clean_up(t, &done)) {
+    if (stopping) return;
+    if (j.state == JOB_ADOPTED) {
+        if (!clean_up(t, &j)) { /* again at the next beat */
             uv_mutex_lock(&t->lock);
-            if (t->job.state == JOB_NONE && cluster_epoch(t->c) == done.epoch)
-                t->job = done;
+            if (t->job.state == JOB_NONE && cluster_epoch(t->c) == j.epoch) t->job = j;
             uv_mutex_unlock(&t->lock);
         }
         return;
     }
-    if (state != JOB_NONE) return;
-    job j;
-    if (!claim_one(t, &j)) return;
-    /* Claimed: nobody else reads it while this incarnation lives. A failed
-     * read leaves the claim with a live claimer, so read until it works. */
-    while (read_records(t, j.subject, &j.records, &j.len) < 0) {
-        srv_log(SRV_LOG_WARN, "cluster: reading %s failed; again", j.subject);
-        uv_mutex_lock(&t->lock);
-        bool give_up = t->stopping;
-        uv_mutex_unlock(&t->lock);
-        if (give_up || cluster_epoch(t->c) != j.epoch) return;
+    if (j.state == JOB_NONE) {
+        if (!claim_one(t, &j)) return;
+    } else if (j.state != JOB_CLAIMED || cluster_epoch(t->c) != j.epoch) {
+        return; /* the loop's turn, or a claim that died with its incarnation */
     }
-    j.state = JOB_READY;
+    /* Claimed: nobody else reads it while this incarnation lives. A failed
+     * read keeps the claim, and is tried again at the next beat. */
+    if (read_records(t, j.subject, &j.records, &j.len) < 0) {
+        srv_log(SRV_LOG_WARN, "cluster: reading %s failed; again", j.subject);
+        j.state = JOB_CLAIMED;
+    } else {
+        j.state = JOB_READY;
+    }
     uv_mutex_lock(&t->lock);
     if (t->stopping || t->job.state != JOB_NONE) {
         free(j.records);
     } else {
         t->job = j;
-        uv_async_send(&t->async);
+        if (j.state == JOB_READY) uv_async_send(&t->async);
     }
     uv_mutex_unlock(&t->lock);
 }
