@@ -14,14 +14,22 @@
 #define IDS_BUCKET   "race2048-ids"
 /* How long the first connection may take before start-up fails. */
 #define CONNECT_TIMEOUT_MS 3000
+#define JS_WAIT_MS         2000
 
 struct cluster {
     char name[64];
     unsigned number;
     natsConnection *nc;
     jsCtx *js;
-    kvStore *nodes; /* presence: node name -> its number; entries expire */
-    kvStore *ids;   /* node numbers: "n<number>" -> node name, claimed by create */
+    kvStore *nodes;  /* presence: node name -> "NUMBER EPOCH"; entries expire */
+    kvStore *ids;    /* node numbers: "n<number>" -> node name, claimed by create;
+                        "starts.NAME" -> the node's incarnations so far */
+    kvStore *owners; /* incarnations: "inc.NAME.EPOCH" -> live or claimed:... */
+    uint64_t first_epoch;
+    uint64_t next_epoch; /* link thread: counted while fenced, not yet put */
+    uint64_t registered; /* link thread: the epoch whose registry entry is in */
+    void (*on_beat)(void *ctx);
+    void *on_beat_ctx;
     uv_thread_t thread;
     uv_mutex_t lock; /* guards what follows */
     uv_cond_t wake;
@@ -30,10 +38,16 @@ struct cluster {
     bool connected;
     cluster_node_name names[CLUSTER_NAMES_MAX]; /* the live nodes, sorted */
     int nnames;
+    uint64_t epoch;       /* the current incarnation; 0 while fenced */
+    int64_t last_beat_ms; /* when the last presence put that succeeded was sent */
 };
 
 static int name_cmp(const void *a, const void *b) {
     return strcmp(a, b);
+}
+
+static int64_t now_ms(void) {
+    return (int64_t)(uv_hrtime() / 1000000);
 }
 
 static void set_err(char *err, size_t errlen, const char *what, natsStatus s) {
@@ -78,11 +92,83 @@ static natsStatus claim_number(cluster *c) {
     return NATS_INSUFFICIENT_BUFFER;
 }
 
-/* Renews the presence entry and counts the live ones. Link thread only. */
-static void beat(cluster *c) {
-    char value[16];
-    snprintf(value, sizeof value, "%u", c->number);
+/* A new incarnation: the node's count of starts, raised by compare-and-set
+ * (two processes under one name each get their own). */
+static natsStatus new_incarnation(cluster *c, uint64_t *epoch) {
+    char key[96], value[32];
+    snprintf(key, sizeof key, "starts.%s", c->name);
+    natsStatus s = NATS_ERR;
+    for (int tries = 0; tries < 20; tries++) {
+        kvEntry *e = NULL;
+        uint64_t rev = 0;
+        s = kvStore_Get(&e, c->ids, key);
+        if (s == NATS_NOT_FOUND) {
+            *epoch = 1;
+            s = kvStore_CreateString(&rev, c->ids, key, "1");
+        } else if (s == NATS_OK) {
+            *epoch = strtoull(kvEntry_ValueString(e), NULL, 10) + 1;
+            snprintf(value, sizeof value, "%llu", (unsigned long long)*epoch);
+            s = kvStore_UpdateString(&rev, c->ids, key, value, kvEntry_Revision(e));
+            kvEntry_Destroy(e);
+        }
+        if (s == NATS_OK) break;
+        if (natsConnection_Status(c->nc) != NATS_CONN_STATUS_CONNECTED) return s;
+    }
+    return s;
+}
+
+/* The incarnation is registered only once its presence is in: a survivor
+ * that saw the entry before the presence would take it for dead. */
+static natsStatus register_incarnation(cluster *c, uint64_t epoch) {
+    char key[96];
+    snprintf(key, sizeof key, "inc.%s.%llu", c->name, (unsigned long long)epoch);
     uint64_t rev;
+    natsStatus s = kvStore_PutString(&rev, c->owners, key, "live");
+    if (s == NATS_OK) c->registered = epoch;
+    return s;
+}
+
+/* The stream of the incarnations' records, made or bound. */
+static natsStatus records_stream(cluster *c) {
+    jsStreamConfig cfg;
+    jsStreamConfig_Init(&cfg);
+    cfg.Name = CLUSTER_RECORDS_STREAM;
+    const char *subjects[] = {CLUSTER_RECORDS_SUBJECT ">"};
+    cfg.Subjects = subjects;
+    cfg.SubjectsLen = 1;
+    cfg.Storage = js_FileStorage;
+    jsStreamInfo *si = NULL;
+    natsStatus s = js_AddStream(&si, c->js, &cfg, NULL, NULL);
+    if (s != NATS_OK)
+        s = js_GetStreamInfo(&si, c->js, CLUSTER_RECORDS_STREAM, NULL, NULL);
+    jsStreamInfo_Destroy(si);
+    return s;
+}
+
+/* Renews the presence entry and counts the live ones; a fenced node first
+ * starts a new incarnation. True if the node is in the cluster now. Link
+ * thread only. */
+static bool renew(cluster *c) {
+    uv_mutex_lock(&c->lock);
+    bool fenced = c->epoch == 0;
+    uint64_t epoch = c->epoch;
+    uv_mutex_unlock(&c->lock);
+    if (fenced) {
+        if (!c->next_epoch && new_incarnation(c, &c->next_epoch) != NATS_OK)
+            c->next_epoch = 0;
+        epoch = c->next_epoch;
+        if (!epoch) {
+            uv_mutex_lock(&c->lock);
+            c->alive = 0;
+            c->connected = false;
+            uv_mutex_unlock(&c->lock);
+            return false;
+        }
+    }
+    char value[48];
+    snprintf(value, sizeof value, "%u %llu", c->number, (unsigned long long)epoch);
+    uint64_t rev;
+    int64_t sent = now_ms();
     bool ok = kvStore_PutString(&rev, c->nodes, c->name, value) == NATS_OK;
     if (!ok && natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED) {
         /* NATS is back but the bucket is not (a server that lost its store):
@@ -109,12 +195,38 @@ static void beat(cluster *c) {
             ok = false;
         }
     }
+    if (ok && c->registered != epoch && register_incarnation(c, epoch) != NATS_OK)
+        ok = false;
     uv_mutex_lock(&c->lock);
+    if (ok && fenced && c->epoch == 0) {
+        c->epoch = epoch; /* the new incarnation is live: its presence is in */
+        c->next_epoch = 0;
+        srv_log(SRV_LOG_INFO, "node %s is back in the cluster as incarnation %llu",
+                c->name, (unsigned long long)epoch);
+    }
+    if (ok && c->epoch == epoch) c->last_beat_ms = sent;
     c->alive = ok ? alive : 0;
     c->nnames = ok ? nnames : 0;
     memcpy(c->names, names, sizeof names[0] * (size_t)nnames);
-    c->connected = ok && natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED;
+    c->connected = ok && c->epoch == epoch &&
+                   natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED;
+    bool in = c->connected;
     uv_mutex_unlock(&c->lock);
+    return in;
+}
+
+void cluster_renew(cluster *c) {
+    (void)renew(c);
+}
+
+/* A beat: the presence, then (in the cluster) the claims' step. */
+static void beat(cluster *c) {
+    if (!renew(c)) return;
+    uv_mutex_lock(&c->lock);
+    void (*fn)(void *) = c->on_beat;
+    void *ctx = c->on_beat_ctx;
+    uv_mutex_unlock(&c->lock);
+    if (fn) fn(ctx);
 }
 
 static void link_thread(void *arg) {
@@ -168,12 +280,19 @@ cluster *cluster_open(const char *url, const char *name, char *err, size_t errle
         snprintf(err, errlen, "cannot reach NATS at %s: %s", url, natsStatus_GetText(s));
         goto fail;
     }
-    if ((s = natsConnection_JetStream(&c->js, c->nc, NULL)) != NATS_OK) {
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    /* A KV or JetStream call waits this long for NATS at most (the default
+     * is 5 s): a beat stuck on a hung NATS must not outlast the fence. */
+    jo.Wait = JS_WAIT_MS;
+    if ((s = natsConnection_JetStream(&c->js, c->nc, &jo)) != NATS_OK) {
         set_err(err, errlen, "JetStream", s);
         goto fail;
     }
     if ((s = bucket(&c->nodes, c->js, NODES_BUCKET, CLUSTER_TTL_MS)) != NATS_OK ||
-        (s = bucket(&c->ids, c->js, IDS_BUCKET, 0)) != NATS_OK) {
+        (s = bucket(&c->ids, c->js, IDS_BUCKET, 0)) != NATS_OK ||
+        (s = bucket(&c->owners, c->js, CLUSTER_OWNERS_BUCKET, 0)) != NATS_OK ||
+        (s = records_stream(c)) != NATS_OK) {
         set_err(err, errlen, "NATS KV (is JetStream enabled, -js?)", s);
         goto fail;
     }
@@ -181,12 +300,24 @@ cluster *cluster_open(const char *url, const char *name, char *err, size_t errle
         set_err(err, errlen, "claiming a node number", s);
         goto fail;
     }
+    if ((s = new_incarnation(c, &c->first_epoch)) != NATS_OK) {
+        set_err(err, errlen, "registering this start of the node", s);
+        goto fail;
+    }
+    c->epoch = c->first_epoch;
+    c->last_beat_ms = now_ms();
     if (uv_mutex_init(&c->lock) < 0) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
     uv_cond_init(&c->wake);
     beat(c);
+    if (c->registered != c->epoch) {
+        snprintf(err, errlen, "registering this start of the node in NATS KV failed");
+        uv_cond_destroy(&c->wake);
+        uv_mutex_destroy(&c->lock);
+        goto fail;
+    }
     if (uv_thread_create(&c->thread, link_thread, c) < 0) {
         snprintf(err, errlen, "cannot start the cluster link's thread");
         uv_cond_destroy(&c->wake);
@@ -197,6 +328,7 @@ cluster *cluster_open(const char *url, const char *name, char *err, size_t errle
     return c;
 fail:
     natsOptions_Destroy(opts);
+    kvStore_Destroy(c->owners);
     kvStore_Destroy(c->ids);
     kvStore_Destroy(c->nodes);
     jsCtx_Destroy(c->js);
@@ -212,8 +344,11 @@ void cluster_close(cluster *c) {
     uv_cond_signal(&c->wake);
     uv_mutex_unlock(&c->lock);
     uv_thread_join(&c->thread);
-    /* A planned leave: the others count one node fewer now, not after the TTL. */
-    (void)kvStore_Delete(c->nodes, c->name);
+    /* A planned leave: the others count one node fewer now, not after the TTL
+     * (not waited for when NATS is away: the entry expires by itself). */
+    if (natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED)
+        (void)kvStore_Delete(c->nodes, c->name);
+    kvStore_Destroy(c->owners);
     kvStore_Destroy(c->ids);
     kvStore_Destroy(c->nodes);
     jsCtx_Destroy(c->js);
@@ -225,6 +360,56 @@ void cluster_close(cluster *c) {
     uv_cond_destroy(&c->wake);
     uv_mutex_destroy(&c->lock);
     free(c);
+}
+
+uint64_t cluster_epoch(cluster *c) {
+    uv_mutex_lock(&c->lock);
+    uint64_t e = c->epoch;
+    uv_mutex_unlock(&c->lock);
+    return e;
+}
+
+uint64_t cluster_id_base(const cluster *c) {
+    uint64_t inc = c->first_epoch % (1u << (CLUSTER_ID_BITS - CLUSTER_INC_BITS));
+    return (uint64_t)c->number << CLUSTER_ID_BITS | inc << CLUSTER_INC_BITS;
+}
+
+int64_t cluster_beat_age_ms(cluster *c, uint64_t *epoch) {
+    uv_mutex_lock(&c->lock);
+    *epoch = c->epoch;
+    int64_t age = c->epoch ? now_ms() - c->last_beat_ms : -1;
+    uv_mutex_unlock(&c->lock);
+    return age;
+}
+
+void cluster_fence(cluster *c, uint64_t epoch) {
+    uv_mutex_lock(&c->lock);
+    if (epoch && c->epoch == epoch) {
+        c->epoch = 0;
+        c->connected = false;
+    }
+    uv_mutex_unlock(&c->lock);
+}
+
+void cluster_on_beat(cluster *c, void (*fn)(void *ctx), void *ctx) {
+    uv_mutex_lock(&c->lock);
+    c->on_beat = fn;
+    c->on_beat_ctx = ctx;
+    uv_mutex_unlock(&c->lock);
+}
+
+void cluster_wake(cluster *c) {
+    uv_mutex_lock(&c->lock);
+    uv_cond_signal(&c->wake);
+    uv_mutex_unlock(&c->lock);
+}
+
+kvStore *cluster_presence(cluster *c) {
+    return c->nodes;
+}
+
+kvStore *cluster_owners(cluster *c) {
+    return c->owners;
 }
 
 unsigned cluster_node_number(const cluster *c) {

@@ -20,9 +20,24 @@
 /* How often a node renews its presence, and how long an entry lives. */
 #define CLUSTER_BEAT_MS 1000
 #define CLUSTER_TTL_MS  5000
-/* Node numbers: ids are node << CLUSTER_ID_BITS | a local counter. */
+/* A node whose last presence put that succeeded was sent longer ago than
+ * this gives its rooms up (fencing): well under the TTL, so that it has let
+ * go before anyone may see it dead and take its rooms over. */
+#define CLUSTER_FENCE_MS 3500
+/* Node numbers: ids are node << CLUSTER_ID_BITS | a local counter. Within a
+ * node's range, each start (incarnation) of the node has its own range of
+ * 2^CLUSTER_INC_BITS ids: a node restarted without its journal never hands
+ * out an id again (until 4096 starts later). */
 #define CLUSTER_ID_BITS  40
+#define CLUSTER_INC_BITS 28
 #define CLUSTER_NODE_MAX 4095
+/* The bucket of incarnations (no TTL): "inc.NAME.EPOCH" -> "live", or
+ * "claimed:NAME.EPOCH" once a survivor has claimed it (takeover.c). */
+#define CLUSTER_OWNERS_BUCKET "race2048-owners"
+/* The stream of every incarnation's journal records, on subject
+ * CLUSTER_RECORDS_SUBJECT NAME.EPOCH. */
+#define CLUSTER_RECORDS_STREAM  "RACE2048_RECORDS"
+#define CLUSTER_RECORDS_SUBJECT "race2048.rec."
 
 typedef struct cluster cluster;
 
@@ -52,6 +67,35 @@ int cluster_alive_names(cluster *c, cluster_node_name *out, int max);
 /* False while the connection to NATS is down (the node serves what it can;
  * /healthz says 503). */
 bool cluster_connected(cluster *c);
+
+/* Incarnations. Each start of a node is an incarnation NAME.EPOCH, EPOCH a
+ * count of the node's starts kept in NATS KV (compare-and-set), put in the
+ * presence entry ("NUMBER EPOCH") and registered in CLUSTER_OWNERS_BUCKET.
+ * The current epoch, 0 while the node is fenced (no incarnation). */
+uint64_t cluster_epoch(cluster *c);
+/* The first ids of this process's range (players, games): from the node's
+ * number and its first incarnation. */
+uint64_t cluster_id_base(const cluster *c);
+/* How long ago (ms) the last presence put that succeeded was sent, for the
+ * current epoch (*epoch gets it; 0 while fenced, and then -1 is returned). */
+int64_t cluster_beat_age_ms(cluster *c, uint64_t *epoch);
+/* Fencing (loop): incarnation `epoch` is over; its rooms are given up. The
+ * link starts a new incarnation once it reaches NATS, and until then puts no
+ * presence: the old one expires and the old incarnation is taken over like a
+ * dead node's. Does nothing if epoch is not the current one. */
+void cluster_fence(cluster *c, uint64_t epoch);
+/* fn(ctx) runs on the link's thread after each presence put that succeeded
+ * (takeover.c's claims); set before the loop runs. */
+void cluster_on_beat(cluster *c, void (*fn)(void *ctx), void *ctx);
+/* Renews the presence now (link thread only: a long step of the claims
+ * keeps the node in the cluster meanwhile). */
+void cluster_renew(cluster *c);
+/* Wakes the link's thread for a beat now. */
+void cluster_wake(cluster *c);
+/* The presence and incarnation buckets (link thread only: KV calls block). */
+struct __kvStore;
+struct __kvStore *cluster_presence(cluster *c);
+struct __kvStore *cluster_owners(cluster *c);
 
 /* This node's name (--node). */
 const char *cluster_name(const cluster *c);

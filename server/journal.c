@@ -27,6 +27,9 @@
 /* Records kept in memory while writes fail; beyond this new ones are dropped
  * (counted and logged) rather than let memory grow without bound. */
 #define PENDING_MAX (64u << 20)
+/* Records written but not yet replicated (cluster mode, NATS out of reach)
+ * held back at most: past this they are dropped and `end`s go out again. */
+#define UNREPLICATED_MAX (4u << 20)
 /* Bytes buffered before a commit is started early (a burst of records). */
 #define EARLY_COMMIT_BYTES (1u << 20)
 
@@ -49,6 +52,7 @@ static int bytes_reserve(bytes *b, size_t more) {
 }
 
 static int bytes_add(bytes *b, const char *s, size_t n) {
+    if (n == 0) return 0; /* s may be NULL (an empty buffer) */
     if (bytes_reserve(b, n) < 0) return -1;
     memcpy(b->data + b->len, s, n);
     b->len += n;
@@ -134,6 +138,15 @@ struct journal {
     uint64_t compact_retry_at; /* after a failed compaction: size to try again at */
     uv_work_t compact_work;
     struct compaction *compaction; /* the one in progress, or NULL */
+    /* Replication (journal_config.replicate): records written but not yet
+     * replicated, the batch on its way, and the position it makes durable. */
+    int (*replicate)(void *ctx, const char *bytes, size_t len);
+    void *replicate_ctx;
+    bytes unreplicated, replicating;
+    uint64_t replicate_pos;
+    int replicate_rc;
+    bool replicate_failing; /* logged once until a replication succeeds */
+    uv_work_t replicate_work;
     journal_stats stats;
     indexed *index; /* ring of recent finished games */
     size_t index_head, index_count, index_bytes;
@@ -230,6 +243,85 @@ static void made_durable(journal *j, uint64_t pos) {
     if (j->on_durable) j->on_durable(j->on_durable_ctx);
 }
 
+/* Keeps what the file got for the next replication (bounded). */
+static void keep_for_replication(journal *j, const char *data, size_t len) {
+    if (!j->replicate || len == 0) return;
+    if (j->unreplicated.len + len > UNREPLICATED_MAX) {
+        srv_log(SRV_LOG_ERROR,
+                "journal %s: %zu bytes of records could not be replicated to the "
+                "cluster; dropped (a takeover of this node would miss them)",
+                j->path, j->unreplicated.len);
+        j->unreplicated.len = 0;
+    }
+    if (bytes_add(&j->unreplicated, data, len) < 0)
+        srv_log(SRV_LOG_ERROR, "journal: out of memory; %zu bytes not replicated", len);
+}
+
+static void replicate_work(uv_work_t *w) {
+    journal *j = w->data;
+    j->replicate_rc =
+        j->replicate(j->replicate_ctx, j->replicating.data, j->replicating.len);
+}
+
+static void replicate_done(uv_work_t *w, int status) {
+    journal *j = w->data;
+    j->busy = false;
+    int rc = status < 0 ? -1 : j->replicate_rc;
+    if (rc == 0) {
+        j->replicating.len = 0;
+        if (j->replicate_failing)
+            srv_log(SRV_LOG_INFO, "journal %s: replicating again", j->path);
+        j->replicate_failing = false;
+    } else {
+        /* Kept, in front of what was written since. */
+        if (bytes_add(&j->replicating, j->unreplicated.data, j->unreplicated.len) == 0) {
+            bytes t = j->unreplicated;
+            j->unreplicated = j->replicating;
+            j->replicating = t;
+        }
+        j->replicating.len = 0;
+        if (rc < 0 && !j->replicate_failing)
+            srv_log(SRV_LOG_WARN,
+                    "journal %s: records cannot be replicated to the cluster; `end`s "
+                    "wait for it",
+                    j->path);
+        j->replicate_failing |= rc < 0;
+        if (rc < 0 && j->unreplicated.len > UNREPLICATED_MAX) {
+            srv_log(SRV_LOG_ERROR,
+                    "journal %s: %zu bytes of records wait for the cluster; dropped, "
+                    "and `end`s no longer wait for it",
+                    j->path, j->unreplicated.len);
+            j->unreplicated.len = 0;
+            rc = 1;
+        }
+    }
+    if (rc >= 0) made_durable(j, j->replicate_pos);
+    /* A failure is retried by the commit timer, not at once (NATS is away);
+     * so are kept records alone (a fenced node: they wait for its next
+     * incarnation), or a hurried stop would try them again forever. */
+    bool more = j->pending.len || !srv_list_empty(&j->dirty) || j->written > j->durable;
+    if (rc >= 0 && j->hurry && more) commit_start(j);
+}
+
+/* Records up to pos are on disk: durable once they are replicated too. */
+static void replicated_then_durable(journal *j, uint64_t pos) {
+    if (!j->replicate || j->unreplicated.len == 0) {
+        made_durable(j, pos);
+        return;
+    }
+    bytes t = j->replicating;
+    j->replicating = j->unreplicated;
+    j->unreplicated = t;
+    j->unreplicated.len = 0;
+    j->replicate_pos = pos;
+    j->busy = true;
+    j->replicate_work.data = j;
+    if (uv_queue_work(j->loop, &j->replicate_work, replicate_work, replicate_done) < 0) {
+        j->replicate_rc = -1;
+        replicate_done(&j->replicate_work, 0);
+    }
+}
+
 static void on_synced(uv_fs_t *req) {
     journal *j = req->data;
     ssize_t rc = req->result;
@@ -247,7 +339,12 @@ static void on_synced(uv_fs_t *req) {
         j->failing = false;
         srv_log(SRV_LOG_INFO, "journal %s: writing again", j->path);
     }
-    made_durable(j, j->sync_pos);
+    if (j->replicate) {
+        replicated_then_durable(j, j->sync_pos); /* then, if hurried, commits again */
+        if (j->busy) return;
+    } else {
+        made_durable(j, j->sync_pos);
+    }
     if (j->hurry) commit_start(j); /* what came during this commit, at once too */
 }
 
@@ -289,6 +386,7 @@ static void on_written(uv_fs_t *req) {
     }
     j->good += j->inflight.len;
     j->stats.bytes += j->inflight.len;
+    keep_for_replication(j, j->inflight.data, j->inflight.len);
     j->inflight.len = 0;
     j->inflight_done = 0;
     j->written = j->inflight_pos;
@@ -310,6 +408,8 @@ static void commit_start(journal *j) {
         if (j->written > j->durable) {
             j->busy = true;
             sync_start(j);
+        } else if (j->unreplicated.len) {
+            replicated_then_durable(j, j->durable); /* kept while NATS was away */
         }
         return;
     }
@@ -465,6 +565,30 @@ jrn_game *journal_game_start(journal *j, jrn_start *start) {
 
 static void note_game(journal *j, uint64_t game) {
     if (game >= j->next_game) j->next_game = game + 1;
+}
+
+jrn_game *journal_game_adopt(journal *j, const jrn_start *start) {
+    if (!j) return NULL;
+    jrn_game *g = game_new(j, start);
+    if (!g) return NULL;
+    bytes b = {0};
+    if (start_record(&b, &g->start) < 0)
+        free(b.data);
+    else
+        append_bytes(j, &b);
+    return g;
+}
+
+bool journal_game_running(const journal *j, uint64_t id) {
+    for (const srv_link *l = j ? j->games.next : NULL; l && l != &j->games; l = l->next) {
+        const jrn_game *g = srv_container(l, jrn_game, all_link);
+        if (g->start.game == id && !g->ended) return true;
+    }
+    return false;
+}
+
+void journal_set_next_game(journal *j, uint64_t base) {
+    if (j) j->next_game = base;
 }
 
 jrn_game *journal_game_restore(journal *j, const jrn_start *start) {
@@ -659,6 +783,50 @@ uint64_t journal_game_end(jrn_game *g, const jrn_end *end) {
 
 uint64_t journal_durable_pos(const journal *j) {
     return j ? j->durable : 0;
+}
+
+void journal_adopt_finished(journal *j, const char *line, size_t len) {
+    if (!j || !jread_played(line, len)) return;
+    proto_game_record *rec = malloc(sizeof *rec);
+    if (!rec || proto_dec_game_record(line, len, rec) < 0 ||
+        !proto_game_record_played(rec)) {
+        record_free(rec);
+        return;
+    }
+    for (size_t k = 0; k < j->index_count; k++)
+        if (index_at(j, k)->rec->game == rec->game) {
+            record_free(rec);
+            return;
+        }
+    append(j, line, len);
+    index_put(j, j->on ? j->appended : 0, rec);
+}
+
+void journal_fence(journal *j) {
+    if (!j || !j->replicate) return;
+    /* Durable is replicated here. The newest games are at the ring's head:
+     * those not durable yet, the cluster lacks. */
+    size_t dropped = 0;
+    while (j->index_count) {
+        size_t head = (j->index_head + INDEX_GAMES_MAX - 1) % INDEX_GAMES_MAX;
+        indexed *e = &j->index[head];
+        if (e->pos <= j->durable) break;
+        j->index_bytes -= e->bytes;
+        record_free(e->rec);
+        e->rec = NULL;
+        j->index_head = head;
+        j->index_count--;
+        dropped++;
+    }
+    if (dropped)
+        srv_log(SRV_LOG_WARN,
+                "journal %s: %zu games that ended after the cluster's last record of "
+                "them are left out of history (they go on elsewhere)",
+                j->path, dropped);
+}
+
+uint64_t journal_appended_pos(const journal *j) {
+    return j && j->on ? j->appended : 0;
 }
 
 void journal_on_durable(journal *j, void (*cb)(void *ctx), void *ctx) {
@@ -916,7 +1084,14 @@ static void compact_done(uv_work_t *w, int status) {
         j->base = c->fresh.len;
         j->written = c->pos;
         j->stats.compactions++;
-        made_durable(j, c->pos);
+        /* Only the records new since the last commit go to the cluster: the
+         * rewrite holds nothing else it has not had. */
+        keep_for_replication(j, c->taken.data, c->taken.len);
+        uint64_t pos = c->pos;
+        compaction_free(c);
+        replicated_then_durable(j, pos);
+        commit_start(j);
+        return;
     } else {
         j->stats.errors++;
         give_back(j, c);
@@ -1141,6 +1316,8 @@ int journal_open(journal **out, uv_loop_t *loop, const journal_config *cfg,
     j->next_game = 1;
     j->max = cfg->max;
     j->next_player_id = cfg->next_player_id;
+    j->replicate = cfg->replicate;
+    j->replicate_ctx = cfg->replicate_ctx;
     srv_list_init(&j->dirty);
     srv_list_init(&j->games);
     j->index = calloc(INDEX_GAMES_MAX, sizeof *j->index);
@@ -1223,11 +1400,25 @@ void journal_close(journal *j) {
     free(j->index);
     free(j->pending.data);
     free(j->inflight.data);
+    free(j->unreplicated.data);
+    free(j->replicating.data);
     free(j);
 }
 
 void journal_write_metrics(metrics_out *o, void *ctx) {
     journal_stats js = journal_get_stats(ctx);
+    const journal *j = ctx;
+    uint64_t waiting = 0;
+    if (j && j->on) {
+        waiting = j->appended - j->durable;
+        for (const srv_link *l = j->dirty.next; l != &j->dirty; l = l->next)
+            waiting++; /* a game's moves not yet in a record */
+    }
+    metrics_family(o, "race2048_journal_waiting_bytes", "gauge",
+                   "Records not yet durable: buffered, being written or synced, or "
+                   "(cluster mode) not yet in the cluster's stream; each game with "
+                   "moves not yet in a record counts 1.");
+    metrics_put(o, "race2048_journal_waiting_bytes %llu\n", (unsigned long long)waiting);
     metrics_family(o, "race2048_journal_errors_total", "counter",
                    "Journal writes, syncs or compactions that failed (retried).");
     metrics_put(o, "race2048_journal_errors_total %llu\n", (unsigned long long)js.errors);

@@ -39,6 +39,16 @@ typedef struct journal_config {
     /* The game's next player id, read when a compaction writes its head
      * record so that ids never repeat after a restart. May be NULL. */
     const uint64_t *next_player_id;
+    /* Cluster mode: called on a worker thread after each commit's write and
+     * fdatasync, with exactly the bytes the file got (a compaction's rewrite
+     * is not sent again: only the records new since). Returns 0 once they
+     * are replicated; 1 when they need not be now (they are kept and sent
+     * with a later commit, the commit is durable at once); -1 on failure
+     * (kept and sent again; the commit is durable only once a later call
+     * succeeds, unless more than a few MiB wait: then they are dropped and
+     * the log says so). NULL: no replication. */
+    int (*replicate)(void *ctx, const char *bytes, size_t len);
+    void *replicate_ctx;
 } journal_config;
 
 /* ---------------------------------------------------------------- events --- */
@@ -136,6 +146,20 @@ void journal_recovery_free(jrn_recovery *rec);
  * journal_game_restored() marks them as already in the file. */
 jrn_game *journal_game_restore(journal *j, const jrn_start *start);
 void journal_game_restored(jrn_game *g);
+/* Takeover: a handle for another node's running game, with its own id
+ * (which does not move this journal's game counter), whose start record is
+ * written into this journal as a new record; its moves replayed through
+ * journal_move() are written as new records too (no journal_game_restored). */
+jrn_game *journal_game_adopt(journal *j, const jrn_start *start);
+/* Takeover: another node's finished game (its record, one line with its
+ * '\n', as jread_records found it) is appended to this journal and listed in
+ * its history, unless a game with its id is listed already. */
+void journal_adopt_finished(journal *j, const char *line, size_t len);
+/* True if a game with this id has a handle and has not ended. */
+bool journal_game_running(const journal *j, uint64_t id);
+/* Game ids start at base or past it (cluster mode: the node's and
+ * incarnation's range, so that no two nodes or starts hand out one id). */
+void journal_set_next_game(journal *j, uint64_t base);
 /* The file's path ("" in memory only), for logs. */
 const char *journal_path(const journal *j);
 
@@ -150,6 +174,13 @@ void journal_close(journal *j);
 void journal_commit_now(journal *j);
 /* How far the journal's records are on disk (see journal_game_end). */
 uint64_t journal_durable_pos(const journal *j);
+/* Cluster mode, fencing: games whose finished record the cluster's stream
+ * does not have (their `end` never went out; another node runs them on)
+ * leave the history index. */
+void journal_fence(journal *j);
+/* The position of the last record appended (durable once
+ * journal_durable_pos() reaches it). */
+uint64_t journal_appended_pos(const journal *j);
 /* cb(ctx) runs each time journal_durable_pos() grows: the transports write
  * what they held back for it. */
 void journal_on_durable(journal *j, void (*cb)(void *ctx), void *ctx);

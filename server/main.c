@@ -19,6 +19,7 @@
 #include "metrics.h"
 #include "recover.h"
 #include "room.h"
+#include "takeover.h"
 
 /* How long shutdown waits for clients to take their last bytes: a client that
  * reads takes them (and its FIN) within a few ms; only one that does not read
@@ -27,6 +28,9 @@
 /* Descriptors kept beyond the connections' (files, libuv, refusals). */
 #define FD_SPARE 32
 #define SWEEP_MS 1000
+
+/* Cluster mode's failover (takeover.c): one per process. */
+static takeover *failover;
 
 /* ---------------------------------------------------------------- flags --- */
 
@@ -370,6 +374,7 @@ static void srv_stop(srv *s) {
         uv_close((uv_handle_t *)&s->listeners[i], NULL);
     for (int i = 0; i < s->nhttp_listeners; i++)
         uv_close((uv_handle_t *)&s->http_listeners[i], NULL);
+    takeover_stop(failover); /* nothing more is claimed while stopping */
     room_close_all(&s->game);
     bots_stop(&s->game);
     for (srv_link *l = s->conns.next; l != &s->conns; l = l->next)
@@ -545,11 +550,18 @@ static int join_cluster(srv *s) {
         fprintf(stderr, "race2048d: --cluster %s: %s\n", s->cfg.cluster, err);
         return -1;
     }
-    /* Ids (players, and what is made from them) never collide across nodes. */
-    uint64_t base = (uint64_t)cluster_node_number(s->cluster) << CLUSTER_ID_BITS;
+    /* Ids (players, and what is made from them) never collide across nodes,
+     * nor across starts of this node (the incarnation's range). */
+    uint64_t base = cluster_id_base(s->cluster);
     if (s->game.next_id < base) s->game.next_id = base + 1;
     s->game.node_number = cluster_node_number(s->cluster);
     metrics_register(&s->metrics_reg, cluster_write_metrics, s->cluster);
+    failover = takeover_new(s->cluster);
+    if (!failover) {
+        fprintf(stderr, "race2048d: out of memory\n");
+        return -1;
+    }
+    metrics_register(&s->metrics_reg, takeover_write_metrics, failover);
     srv_log(SRV_LOG_INFO, "node %s (number %u) joined the cluster at %s", s->cfg.node,
             cluster_node_number(s->cluster), s->cfg.cluster);
     return 0;
@@ -572,18 +584,80 @@ static void close_any(uv_handle_t *h, void *arg) {
     if (!uv_is_closing(h)) uv_close(h, NULL);
 }
 
+/* True if c's output waits for the journal (an `end` not yet durable). */
+static bool held_for_journal(srv *s, const conn *c) {
+    for (const srv_link *l = s->held_list.next; l != &s->held_list; l = l->next)
+        if (l == &c->flush_link) return true;
+    return false;
+}
+
+/* Fencing (takeover.c): this node lost the cluster. The players of its rooms
+ * are told why and their connections closed; the rooms go without an `end`
+ * (another node runs their games on from the records). A connection whose
+ * output waits for the journal (anyone's: a player who left, a spectator)
+ * holds an `end` the cluster's records do not have (the game goes on
+ * elsewhere): it is closed at once, so that nobody sees that verdict. */
+static void give_up_rooms(void *ctx) {
+    srv *s = ctx;
+    size_t closed = 0;
+    for (srv_link *l = s->conns.next; l != &s->conns; l = l->next) {
+        conn *c = srv_container(l, conn, link);
+        if (!conn_is_open(c)) continue;
+        if (held_for_journal(s, c)) {
+            conn_close(c);
+            closed++;
+            continue;
+        }
+        if (!c->player) continue;
+        bool seated = c->player->room, watching = c->player->watching;
+        if (!seated && !watching) continue;
+        if (seated) {
+            srv_send_error(c->player, PROTO_ERR_UNAVAILABLE,
+                           "this node lost the cluster; reconnect and resume");
+            conn_close_after_flush(c);
+        } else {
+            srv_send_error(c->player, PROTO_ERR_UNAVAILABLE,
+                           "this node lost the cluster; the room you watched is gone");
+            continue;
+        }
+        closed++;
+    }
+    room_give_up_all(&s->game);
+    if (s->remote) remote_give_up(s->remote);
+    srv_log(SRV_LOG_WARN, "cluster: rooms given up, %zu players' connections closed",
+            closed);
+}
+
 /* The record, then the games it says were running (recover.c rebuilds them
- * through the game's functions), before anyone connects. */
+ * through the game's functions), before anyone connects. In cluster mode a
+ * node rejoins empty: its earlier incarnation's running games are taken
+ * over through the cluster's records (by any node), not from the file. */
 static int open_record(srv *s) {
     journal_config jc = {.path = s->cfg.journal,
                          .sync_ms = s->cfg.journal_sync_ms,
                          .max = s->cfg.journal_max,
-                         .next_player_id = &s->game.next_id};
+                         .next_player_id = &s->game.next_id,
+                         .replicate = failover ? takeover_replicate : NULL,
+                         .replicate_ctx = failover};
     jrn_recovery rec;
     int rc = journal_open(&s->journal, s->loop, &jc, &rec);
     s->game.journal = s->journal;
-    if (rc == 0) recover_games(&s->game, &rec);
+    if (rc == 0 && s->cluster) {
+        journal_set_next_game(s->journal, cluster_id_base(s->cluster) + 1);
+        if (rec.ngames)
+            srv_log(SRV_LOG_INFO,
+                    "journal %s: %zu running games left to the cluster's takeover (a "
+                    "node rejoins empty)",
+                    journal_path(s->journal), rec.ngames);
+    } else if (rc == 0) {
+        recover_games(&s->game, &rec);
+    }
     journal_recovery_free(&rec);
+    if (rc == 0 && failover &&
+        takeover_start(failover, &s->game, s->loop, give_up_rooms, s) < 0) {
+        fprintf(stderr, "race2048d: cannot start the cluster's takeover\n");
+        return -1;
+    }
     return rc;
 }
 
@@ -658,6 +732,8 @@ int main(int argc, char **argv) {
     s.remote = NULL;
     journal_close(s.journal);
     s.journal = NULL;
+    takeover_free(failover); /* its handles closed with the loop's */
+    failover = NULL;
     s.game.journal = NULL;
     metrics_free(&s.metrics_reg);
     conn_timers_free(&s);

@@ -26,8 +26,9 @@ static int seat_players(game *s, room *r, const jrn_start *st) {
 }
 
 /* Rebuilds one running game; its moves are replayed into the seats' boards
- * and back into the journal's handle, already on file. */
-static int rebuild(game *s, const jrn_pending *g) {
+ * and back into the journal's handle: already on file, or (adopt: another
+ * node's game) written into this journal as new records. */
+static int rebuild(game *s, const jrn_pending *g, bool adopt) {
     const jrn_start *st = &g->start;
     room *r = room_new_coded(s, st->solo, &st->settings, st->solo ? NULL : st->room);
     if (!r) return -1;
@@ -37,7 +38,8 @@ static int rebuild(game *s, const jrn_pending *g) {
     memcpy(r->commit, st->commit, sizeof r->commit);
     if (seat_players(s, r, st) < 0) return -1;
     room_restore_begin(r);
-    r->jgame = journal_game_restore(s->journal, st);
+    r->jgame =
+        adopt ? journal_game_adopt(s->journal, st) : journal_game_restore(s->journal, st);
     for (int i = 0; i < st->nseats; i++) {
         for (size_t k = 0; k < g->nmoves[i]; k++) {
             eng_dir d;
@@ -46,7 +48,12 @@ static int rebuild(game *s, const jrn_pending *g) {
             if (res.moved) journal_move(r->jgame, i, d);
         }
     }
-    journal_game_restored(r->jgame);
+    if (adopt) {
+        for (int i = 0; i < st->nseats; i++)
+            if (g->left[i]) journal_seat(r->jgame, i, JRN_SEAT_LEFT);
+    } else {
+        journal_game_restored(r->jgame);
+    }
     room_restore_finish(r, g->left, g->remaining_ms);
     /* Its bots move on from where they were (a bot never waits to resume). */
     for (int i = 0; r->state == ROOM_RUNNING && i < r->nseats; i++) {
@@ -65,7 +72,7 @@ size_t recover_games(game *s, const jrn_recovery *rec) {
     if (s->seeds_made < rec->next_game) s->seeds_made = rec->next_game;
     size_t restored = 0;
     for (size_t k = 0; k < rec->ngames; k++) {
-        if (rebuild(s, &rec->games[k]) == 0)
+        if (rebuild(s, &rec->games[k], false) == 0)
             restored++;
         else
             srv_log(SRV_LOG_WARN, "journal: game %llu could not be restored",
@@ -79,4 +86,25 @@ size_t recover_games(game *s, const jrn_recovery *rec) {
                 path, rec->bytes, rec->records, rec->bad, rec->finished, restored,
                 (double)(uv_hrtime() - rec->started_ns) / 1e6);
     return restored;
+}
+
+size_t recover_adopt(game *s, const jrn_recovery *rec) {
+    size_t adopted = 0;
+    for (size_t k = 0; k < rec->ngames; k++) {
+        const jrn_start *st = &rec->games[k].start;
+        /* A game two dead incarnations both hold (one took it over from the
+         * other, then died before cleaning up) is rebuilt once. */
+        if (journal_game_running(s->journal, st->game) ||
+            (!st->solo && room_find(s, st->room))) {
+            srv_log(SRV_LOG_WARN, "takeover: game %llu (room %s) runs here already",
+                    (unsigned long long)st->game, st->solo ? "solo" : st->room);
+            continue;
+        }
+        if (rebuild(s, &rec->games[k], true) == 0)
+            adopted++;
+        else
+            srv_log(SRV_LOG_WARN, "takeover: game %llu could not be rebuilt",
+                    (unsigned long long)st->game);
+    }
+    return adopted;
 }

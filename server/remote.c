@@ -637,6 +637,28 @@ bool remote_route(remote *r, srv_player *p, proto_request *req) {
     return taken;
 }
 
+void remote_give_up(remote *r) {
+    outbox *ob, *otmp;
+    HASH_ITER(hh, r->outboxes, ob, otmp) {
+        if (!ob->durable_at || journal_durable_pos(r->g->journal) >= ob->durable_at)
+            continue;
+        /* An `end` the cluster's records may lack: nobody may see it. */
+        json_array_clear(ob->ops);
+        outbox_forget_last(ob);
+        ob->bytes = 0;
+        ob->durable_at = 0;
+    }
+    guest *gs, *gtmp;
+    HASH_ITER(hh, r->guests, gs, gtmp) {
+        srv_player *p = gs->p;
+        guest_close(gs, SINK_DISMISSED); /* its node says unavailable: resume */
+        if (p) {
+            p->sink = (sink){0};
+            srv_player_release(p);
+        }
+    }
+}
+
 bool remote_connected(remote *r) {
     return cluster_connected(r->c);
 }
@@ -881,7 +903,8 @@ static void gather_done(remote *r, gather *gt) {
     } else if (gt->kind == GATHER_REPLAY) {
         if (gt->ngames) {
             const proto_game_record *g = &gt->games[0];
-            send_games(p, SRV_MSG_REPLAY, proto_enc_replay(g, &len), len, &g, 1);
+            char *line = proto_enc_replay(g, &len); /* before len is read */
+            send_games(p, SRV_MSG_REPLAY, line, len, &g, 1);
         } else {
             lobby_request(p, &gt->req);
         }
@@ -895,8 +918,17 @@ static void gather_done(remote *r, gather *gt) {
         for (int i = 0; i < gt->ngames && n < PROTO_HISTORY_MAX + PROTO_HISTORY_MAX; i++)
             all[n++] = &gt->games[i];
         qsort(all, (size_t)n, sizeof all[0], newest_first);
+        /* A game two nodes keep (its node's file, and the node that took its
+         * records over) is listed once; a second verdict would end apart. */
+        int kept = 0;
+        for (int i = 0; i < n; i++)
+            if (!kept || all[kept - 1]->game != all[i]->game ||
+                all[kept - 1]->ended != all[i]->ended)
+                all[kept++] = all[i];
+        n = kept;
         if (n > limit) n = limit;
-        send_games(p, SRV_MSG_HISTORY, proto_enc_history(all, n, &len), len, all, n);
+        char *line = proto_enc_history(all, n, &len); /* before len is read */
+        send_games(p, SRV_MSG_HISTORY, line, len, all, n);
     }
     gather_free(gt);
 }

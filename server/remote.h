@@ -40,6 +40,12 @@ void remote_close(remote *r);
  * after cluster_close (no NATS callback can run any more). NULL is fine. */
 void remote_free(remote *r);
 
+/* This node gave its rooms up (fenced: cut off from NATS too long): every
+ * guest is let go (its node tells the player to resume, which finds the seat
+ * where the race went on), and what waits for the journal is dropped. Call
+ * after the rooms are given up. */
+void remote_give_up(remote *r);
+
 /* The edge's part, for the layer that holds connections (session.c). */
 
 /* Routes request req of p (a player of a connection here): true if it was

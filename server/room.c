@@ -964,3 +964,25 @@ void room_close_all(game *s) {
     }
     game_rooms_changed(s);
 }
+
+void room_give_up_all(game *s) {
+    srv_link *l = s->rooms.next;
+    while (l != &s->rooms) {
+        room *r = srv_container(l, room, link);
+        l = l->next;
+        if (r->closing) continue;
+        for (int i = 0; i < r->nseats; i++) {
+            srv_player *p = r->seats[i].player;
+            if (!p) continue;
+            unseat(r, i);
+            if (p->bot_level && p->sink.ops)
+                player_dismiss(p, SINK_DISMISSED);
+            else
+                srv_player_release(p); /* frees those waiting out a grace period */
+        }
+        fanout_detach_all(&r->fan); /* its spectators are back in the lobby */
+        r->state = ROOM_ENDED;      /* no `end`, no record: its game stays pending */
+        room_maybe_free(r);
+    }
+    game_rooms_changed(s);
+}

@@ -112,4 +112,11 @@ void room_seat_view(const room_seat *seat, proto_player *out);
 /* Ends every game and frees every room (server shutdown). */
 void room_close_all(game *s);
 
+/* Fencing (takeover.c): this node lost the cluster and another will run its
+ * games from their records. Frees every room without an `end` or a seat
+ * record (their journal games stay pending); seated players leave their
+ * seats (the caller has told them why and closes their connections), bots
+ * are dismissed, disconnected players freed, spectators are back in the lobby. */
+void room_give_up_all(game *s);
+
 #endif

@@ -1,0 +1,449 @@
+/* takeover.c - failover, above the game: this node's records to the cluster's stream, the
+ * races of dead incarnations taken over, and fencing. */
+#include "takeover.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nats/nats.h>
+
+#include "journal.h"
+#include "journal_read.h"
+#include "metrics.h"
+#include "recover.h"
+
+/* How often the loop checks the fence and a takeover's progress. */
+#define CHECK_MS 250
+/* Largest message published (NATS takes 1 MiB by default): whole records. */
+#define CHUNK_BYTES (256u << 10)
+/* Longest wait for JetStream's ack of a publish, and for the next record
+ * of a stream being read. */
+#define PUBLISH_WAIT_MS 2000
+#define READ_WAIT_MS    3000
+
+/* One takeover at a time, from its claim to its clean-up. */
+typedef enum job_state {
+    JOB_NONE,
+    JOB_CLAIMED,  /* claimed; its records could not be read yet */
+    JOB_READY,    /* claimed, records read: for the loop to rebuild */
+    JOB_ADOPTING, /* rebuilt: waiting for this journal to make it durable */
+    JOB_ADOPTED,  /* durable here: the old entry and records may go */
+} job_state;
+
+typedef struct job {
+    job_state state;
+    char key[128];     /* its registry entry, "inc.NAME.EPOCH" */
+    char subject[128]; /* its records */
+    char *records;     /* JOB_READY: the bytes read (malloc'd) */
+    size_t len;
+    uint64_t epoch;  /* this node's incarnation that claimed it */
+    uint64_t target; /* JOB_ADOPTING: the journal position to reach */
+    int64_t claimed_ms;
+} job;
+
+struct takeover {
+    cluster *c;
+    game *g;
+    uv_loop_t *loop;
+    void (*give_up)(void *ctx);
+    void *give_up_ctx;
+    uv_async_t async;
+    uv_timer_t check;
+    bool started;
+    uv_mutex_t lock; /* guards job and stopping */
+    job job;
+    bool stopping;
+    /* Replication (worker thread, one call at a time). */
+    uint64_t repl_epoch; /* the incarnation repl_pos counts for */
+    uint64_t repl_pos;   /* bytes of that incarnation published for sure */
+    size_t repl_done;    /* of the batch that failed: bytes published for sure */
+    size_t repl_unsure;  /* the chunk whose publish failed: its exact length */
+    /* Counters (loop). */
+    uint64_t takeovers, games, fences;
+};
+
+/* -------------------------------------------------------- replication --- */
+
+/* Where a chunk starting at `at` ends: up to CHUNK_BYTES, on a record's end. */
+static size_t chunk_end(const char *data, size_t len, size_t at) {
+    if (len - at <= CHUNK_BYTES) return len;
+    for (size_t e = at + CHUNK_BYTES; e > at; e--)
+        if (data[e - 1] == '\n') return e;
+    const char *nl = memchr(data + at + CHUNK_BYTES, '\n', len - at - CHUNK_BYTES);
+    return nl ? (size_t)(nl - data) + 1 : len; /* one record longer than a chunk */
+}
+
+static int publish(takeover *t, const char *subject, const char *data, size_t n) {
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = PUBLISH_WAIT_MS;
+    /* A retry of a publish whose ack was lost is dropped by JetStream (its
+     * duplicate window), not stored twice. */
+    char id[160];
+    snprintf(id, sizeof id, "%s.%" PRIu64 ".%zu", subject, t->repl_pos, n);
+    po.MsgId = id;
+    jsPubAck *ack = NULL;
+    jsErrCode jerr = 0;
+    natsStatus s = js_Publish(&ack, cluster_js(t->c), subject, data, (int)n, &po, &jerr);
+    jsPubAck_Destroy(ack);
+    return s == NATS_OK ? 0 : -1;
+}
+
+int takeover_replicate(void *ctx, const char *data, size_t len) {
+    takeover *t = ctx;
+    uint64_t epoch = cluster_epoch(t->c);
+    if (!epoch) return 1; /* fenced: kept for the next incarnation */
+    if (epoch != t->repl_epoch) {
+        t->repl_epoch = epoch;
+        t->repl_pos = 0;
+        t->repl_done = t->repl_unsure = 0;
+    }
+    char subject[128];
+    snprintf(subject, sizeof subject, CLUSTER_RECORDS_SUBJECT "%s.%" PRIu64,
+             cluster_name(t->c), epoch);
+    /* The journal hands back a failed batch in front of what came since:
+     * what went out of it is not sent again; the chunk in doubt is sent
+     * again exactly as it was (so that its duplicate is recognised). */
+    size_t at = t->repl_done < len ? t->repl_done : len;
+    while (at < len) {
+        size_t end = t->repl_unsure && at + t->repl_unsure <= len
+                         ? at + t->repl_unsure
+                         : chunk_end(data, len, at);
+        if (publish(t, subject, data + at, end - at) < 0) {
+            t->repl_done = at;
+            t->repl_unsure = end - at;
+            return -1;
+        }
+        t->repl_unsure = 0;
+        t->repl_pos += end - at;
+        at = end;
+    }
+    t->repl_done = 0;
+    return 0;
+}
+
+/* ------------------------------------------------------- link's thread --- */
+
+/* "NAME.EPOCH" alive: the presence entry of NAME shows EPOCH. Unsure (NATS
+ * errors) counts as alive: nothing is claimed on a doubt. */
+static bool incarnation_alive(takeover *t, const char *inc) {
+    const char *dot = strrchr(inc, '.');
+    if (!dot || dot == inc) return false;
+    char name[96];
+    snprintf(name, sizeof name, "%.*s", (int)(dot - inc), inc);
+    kvEntry *e = NULL;
+    natsStatus s = kvStore_Get(&e, cluster_presence(t->c), name);
+    if (s == NATS_NOT_FOUND) return false;
+    if (s != NATS_OK) return true;
+    const char *v = kvEntry_ValueString(e);
+    const char *sp = v ? strchr(v, ' ') : NULL;
+    bool alive = sp && strtoull(sp + 1, NULL, 10) == strtoull(dot + 1, NULL, 10);
+    kvEntry_Destroy(e);
+    return alive;
+}
+
+/* All records on subject, in order, into *out. 0 or -1. */
+static int read_records(takeover *t, const char *subject, char **out, size_t *outlen) {
+    *out = NULL;
+    *outlen = 0;
+    jsErrCode jerr = 0;
+    natsMsg *last = NULL;
+    natsStatus s = js_GetLastMsg(&last, cluster_js(t->c), CLUSTER_RECORDS_STREAM, subject,
+                                 NULL, &jerr);
+    if (s == NATS_NOT_FOUND) return 0; /* it never wrote a record */
+    if (s != NATS_OK) return -1;
+    uint64_t last_seq = natsMsg_GetSequence(last);
+    natsMsg_Destroy(last);
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Ordered = true;
+    so.Stream = CLUSTER_RECORDS_STREAM;
+    so.Config.DeliverPolicy = js_DeliverAll;
+    natsSubscription *sub = NULL;
+    if (js_SubscribeSync(&sub, cluster_js(t->c), subject, NULL, &so, &jerr) != NATS_OK)
+        return -1;
+    size_t len = 0, cap = 0;
+    char *buf = NULL;
+    int rc = 0;
+    uint64_t renewed = uv_hrtime();
+    for (;;) {
+        /* A long read must not let this node's own presence lapse. */
+        if (uv_hrtime() - renewed > (uint64_t)CLUSTER_BEAT_MS * 1000000) {
+            cluster_renew(t->c);
+            renewed = uv_hrtime();
+        }
+        natsMsg *m = NULL;
+        if (natsSubscription_NextMsg(&m, sub, READ_WAIT_MS) != NATS_OK) {
+            rc = -1;
+            break;
+        }
+        jsMsgMetaData *meta = NULL;
+        uint64_t seq = 0;
+        if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {
+            seq = meta->Sequence.Stream;
+            jsMsgMetaData_Destroy(meta);
+        }
+        size_t n = (size_t)natsMsg_GetDataLength(m);
+        if (len + n > cap) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            while (ncap < len + n)
+                ncap *= 2;
+            char *p = realloc(buf, ncap);
+            if (!p) {
+                natsMsg_Destroy(m);
+                rc = -1;
+                break;
+            }
+            buf = p;
+            cap = ncap;
+        }
+        memcpy(buf + len, natsMsg_GetData(m), n);
+        len += n;
+        natsMsg_Destroy(m);
+        if (seq >= last_seq) break;
+    }
+    natsSubscription_Unsubscribe(sub);
+    natsSubscription_Destroy(sub);
+    if (rc < 0) {
+        free(buf);
+        return -1;
+    }
+    *out = buf;
+    *outlen = len;
+    return 0;
+}
+
+/* Claims one incarnation that is dead and not being taken over by anyone
+ * alive: compare-and-set on its entry's revision (one claimer wins). Fills
+ * j and returns true if this node won one. */
+static bool claim_one(takeover *t, job *j) {
+    uint64_t epoch = cluster_epoch(t->c);
+    if (!epoch) return false;
+    char me[128];
+    snprintf(me, sizeof me, "%s.%" PRIu64, cluster_name(t->c), epoch);
+    kvKeysList keys = {0};
+    if (kvStore_Keys(&keys, cluster_owners(t->c), NULL) != NATS_OK) return false;
+    bool won = false;
+    for (int k = 0; k < keys.Count && !won; k++) {
+        const char *key = keys.Keys[k];
+        if (strncmp(key, "inc.", 4) != 0) continue;
+        const char *inc = key + 4;
+        if (!strcmp(inc, me) || incarnation_alive(t, inc)) continue;
+        kvEntry *e = NULL;
+        if (kvStore_Get(&e, cluster_owners(t->c), key) != NATS_OK) continue;
+        const char *v = kvEntry_ValueString(e);
+        bool free_to_claim = v && (!strcmp(v, "live") || (!strncmp(v, "claimed:", 8) &&
+                                                          strcmp(v + 8, me) != 0 &&
+                                                          !incarnation_alive(t, v + 8)));
+        char value[160];
+        snprintf(value, sizeof value, "claimed:%s", me);
+        uint64_t rev;
+        if (free_to_claim && kvStore_UpdateString(&rev, cluster_owners(t->c), key, value,
+                                                  kvEntry_Revision(e)) == NATS_OK) {
+            won = true;
+            *j = (job){.epoch = epoch, .claimed_ms = (int64_t)(uv_hrtime() / 1000000)};
+            snprintf(j->key, sizeof j->key, "%s", key);
+            snprintf(j->subject, sizeof j->subject, CLUSTER_RECORDS_SUBJECT "%s", inc);
+            srv_log(SRV_LOG_INFO, "cluster: claimed incarnation %s (%s)", inc, v);
+        }
+        kvEntry_Destroy(e);
+    }
+    kvKeysList_Destroy(&keys);
+    return won;
+}
+
+/* The old incarnation is now this node's: its records go, then its entry.
+ * False if either failed (tried again at the next beat: an entry left behind
+ * would have its games, which may have ended here since, rebuilt again by
+ * whoever claims it after this node's death). */
+static bool clean_up(takeover *t, const job *j) {
+    jsOptions o;
+    jsOptions_Init(&o);
+    o.Stream.Purge.Subject = j->subject;
+    jsErrCode jerr = 0;
+    if (js_PurgeStream(cluster_js(t->c), CLUSTER_RECORDS_STREAM, &o, &jerr) != NATS_OK) {
+        srv_log(SRV_LOG_WARN, "cluster: could not purge %s; again", j->subject);
+        return false;
+    }
+    if (kvStore_Delete(cluster_owners(t->c), j->key) != NATS_OK) {
+        srv_log(SRV_LOG_WARN, "cluster: could not delete %s; again", j->key);
+        return false;
+    }
+    return true;
+}
+
+/* After each beat (link's thread): one step of at most one takeover. */
+static void on_beat(void *ctx) {
+    takeover *t = ctx;
+    uv_mutex_lock(&t->lock);
+    bool stopping = t->stopping;
+    job j = t->job;
+    if (j.state == JOB_ADOPTED || j.state == JOB_CLAIMED) t->job = (job){0};
+    uv_mutex_unlock(&t->lock);
+    if (stopping) return;
+    if (j.state == JOB_ADOPTED) {
+        if (!clean_up(t, &j)) { /* again at the next beat */
+            uv_mutex_lock(&t->lock);
+            if (t->job.state == JOB_NONE && cluster_epoch(t->c) == j.epoch) t->job = j;
+            uv_mutex_unlock(&t->lock);
+        }
+        return;
+    }
+    if (j.state == JOB_NONE) {
+        if (!claim_one(t, &j)) return;
+    } else if (j.state != JOB_CLAIMED || cluster_epoch(t->c) != j.epoch) {
+        return; /* the loop's turn, or a claim that died with its incarnation */
+    }
+    /* Claimed: nobody else reads it while this incarnation lives. A failed
+     * read keeps the claim, and is tried again at the next beat. */
+    if (read_records(t, j.subject, &j.records, &j.len) < 0) {
+        srv_log(SRV_LOG_WARN, "cluster: reading %s failed; again", j.subject);
+        j.state = JOB_CLAIMED;
+    } else {
+        j.state = JOB_READY;
+    }
+    uv_mutex_lock(&t->lock);
+    if (t->stopping || t->job.state != JOB_NONE) {
+        free(j.records);
+    } else {
+        t->job = j;
+        if (j.state == JOB_READY) uv_async_send(&t->async);
+    }
+    uv_mutex_unlock(&t->lock);
+}
+
+/* ---------------------------------------------------------------- loop --- */
+
+/* The claimed records become this node's games. */
+static void on_records(uv_async_t *a) {
+    takeover *t = a->data;
+    uv_mutex_lock(&t->lock);
+    if (t->stopping || t->job.state != JOB_READY) {
+        uv_mutex_unlock(&t->lock);
+        return;
+    }
+    job j = t->job;
+    t->job.records = NULL;
+    if (cluster_epoch(t->c) != j.epoch) { /* fenced since the claim */
+        t->job = (job){0};
+        uv_mutex_unlock(&t->lock);
+        free(j.records);
+        return;
+    }
+    uv_mutex_unlock(&t->lock);
+    jrn_recovery rec = {.next_game = 1, .started_ns = uv_hrtime()};
+    jread_line *done = NULL;
+    size_t ndone = 0;
+    jread_records(j.records ? j.records : "", j.len, &rec, &done, &ndone);
+    /* Its finished games are this node's history now (and in its records). */
+    for (size_t k = 0; k < ndone; k++)
+        journal_adopt_finished(t->g->journal, done[k].line, done[k].len);
+    free(done);
+    size_t n = recover_adopt(t->g, &rec);
+    journal_recovery_free(&rec);
+    free(j.records);
+    t->takeovers++;
+    t->games += n;
+    const char *inc = j.key + 4;
+    srv_log(SRV_LOG_INFO,
+            "cluster: took over incarnation %s: %zu running games from %zu bytes of "
+            "records, %.0f ms after the claim",
+            inc, n, j.len, (double)((int64_t)(uv_hrtime() / 1000000) - j.claimed_ms));
+    uv_mutex_lock(&t->lock);
+    t->job.state = JOB_ADOPTING;
+    t->job.target = journal_appended_pos(t->g->journal);
+    uv_mutex_unlock(&t->lock);
+}
+
+static void on_check(uv_timer_t *h) {
+    takeover *t = h->data;
+    uint64_t epoch;
+    int64_t age = cluster_beat_age_ms(t->c, &epoch);
+    if (epoch && age > CLUSTER_FENCE_MS) {
+        srv_log(SRV_LOG_WARN,
+                "cluster: no presence renewed for %lld ms: this node gives its rooms up "
+                "(another takes them over from their records) and rejoins as a new "
+                "incarnation once NATS answers",
+                (long long)age);
+        t->fences++;
+        t->give_up(t->give_up_ctx);
+        journal_fence(t->g->journal);
+        cluster_fence(t->c, epoch);
+        uv_mutex_lock(&t->lock);
+        free(t->job.records);
+        t->job = (job){0}; /* its claim dies with the incarnation */
+        uv_mutex_unlock(&t->lock);
+        return;
+    }
+    bool wake = false;
+    uv_mutex_lock(&t->lock);
+    if (t->job.state == JOB_ADOPTING &&
+        journal_durable_pos(t->g->journal) >= t->job.target) {
+        t->job.state = JOB_ADOPTED;
+        wake = true;
+    }
+    uv_mutex_unlock(&t->lock);
+    if (wake) cluster_wake(t->c);
+}
+
+takeover *takeover_new(cluster *c) {
+    takeover *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    if (uv_mutex_init(&t->lock) < 0) {
+        free(t);
+        return NULL;
+    }
+    t->c = c;
+    return t;
+}
+
+int takeover_start(takeover *t, game *g, uv_loop_t *loop, void (*give_up)(void *ctx),
+                   void *ctx) {
+    t->g = g;
+    t->loop = loop;
+    t->give_up = give_up;
+    t->give_up_ctx = ctx;
+    if (uv_async_init(loop, &t->async, on_records) < 0) return -1;
+    t->async.data = t;
+    uv_unref((uv_handle_t *)&t->async);
+    uv_timer_init(loop, &t->check);
+    t->check.data = t;
+    uv_timer_start(&t->check, on_check, CHECK_MS, CHECK_MS);
+    uv_unref((uv_handle_t *)&t->check);
+    t->started = true;
+    cluster_on_beat(t->c, on_beat, t);
+    return 0;
+}
+
+void takeover_stop(takeover *t) {
+    if (!t) return;
+    uv_mutex_lock(&t->lock);
+    t->stopping = true;
+    uv_mutex_unlock(&t->lock);
+    if (t->started) uv_timer_stop(&t->check);
+}
+
+void takeover_free(takeover *t) {
+    if (!t) return;
+    free(t->job.records);
+    uv_mutex_destroy(&t->lock);
+    free(t);
+}
+
+void takeover_write_metrics(metrics_out *o, void *ctx) {
+    takeover *t = ctx;
+    metrics_family(o, "race2048_cluster_takeovers_total", "counter",
+                   "Incarnations of other nodes (or earlier ones of this node) whose "
+                   "races this node took over.");
+    metrics_put(o, "race2048_cluster_takeovers_total %llu\n",
+                (unsigned long long)t->takeovers);
+    metrics_family(o, "race2048_cluster_games_taken_over_total", "counter",
+                   "Running games rebuilt here from another incarnation's records.");
+    metrics_put(o, "race2048_cluster_games_taken_over_total %llu\n",
+                (unsigned long long)t->games);
+    metrics_family(o, "race2048_cluster_fences_total", "counter",
+                   "Times this node lost the cluster and gave its rooms up.");
+    metrics_put(o, "race2048_cluster_fences_total %llu\n", (unsigned long long)t->fences);
+}

@@ -1,0 +1,44 @@
+/* takeover.h - failover, above the game: this node's records to the cluster's stream, the
+ * races of dead incarnations taken over, and fencing.
+ *
+ * Records: the journal's replicate hook (takeover_replicate) publishes each
+ * commit's bytes on the stream subject of this node's incarnation, so a
+ * commit is durable only once it is in JetStream too. Takeover: on the
+ * link's thread, after each beat, an incarnation in the registry whose
+ * presence is gone (or shows another epoch) and that nobody alive has
+ * claimed is claimed by compare-and-set on its registry entry; its records
+ * are read from the stream and handed to the loop, which rebuilds its
+ * running games as recovery does from the journal and writes them into
+ * this node's journal; once that is durable, the old entry is deleted and
+ * its records purged. Fencing: a node whose last presence put that went
+ * through was sent more than CLUSTER_FENCE_MS ago gives every room up. */
+#ifndef RACE2048_TAKEOVER_H
+#define RACE2048_TAKEOVER_H
+
+#include "cluster.h"
+#include "game.h"
+
+typedef struct takeover takeover;
+
+/* Made before the journal opens (it is the journal's replicate context).
+ * NULL if memory runs out. */
+takeover *takeover_new(cluster *c);
+/* Starts the claims and the fencing check on loop, for game g. give_up(ctx)
+ * runs on the loop when the node is fenced: the process closes the players'
+ * connections and frees every room (room_give_up_all). Returns 0 or -1. */
+int takeover_start(takeover *t, game *g, uv_loop_t *loop, void (*give_up)(void *ctx),
+                   void *ctx);
+/* The server is stopping: nothing more is claimed or rebuilt. */
+void takeover_stop(takeover *t);
+/* After cluster_close (the link's thread is gone) and the loop's handles
+ * are closed. NULL is fine. */
+void takeover_free(takeover *t);
+
+/* journal_config.replicate (ctx: the takeover): on a worker thread. */
+int takeover_replicate(void *ctx, const char *bytes, size_t len);
+
+/* Writes race2048_cluster_takeovers_total and friends (ctx: the takeover). */
+struct metrics_out;
+void takeover_write_metrics(struct metrics_out *o, void *ctx);
+
+#endif
