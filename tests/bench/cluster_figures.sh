@@ -88,6 +88,12 @@ class Nats:
         return json.loads(http_get(self.mon, "/varz"))
 
     def stop(self):
+        """Reports NATS slow consumers, and a nats-server that had gone (its log says
+        whether a signal stopped it: "Initiating Shutdown")."""
+        if self.p.poll() is not None:
+            out(f"note nats-server: GONE before the end, status {self.p.returncode}, "
+                f"log {self.dir}/nats.log")
+            return
         slow = self.varz().get("slow_consumers", 0)
         if slow:
             out(f"note nats-server: slow_consumers={slow}")
@@ -181,7 +187,13 @@ def bench(setup, ports, clients, pipeline):
     q0 = cpu_s(setup.nats.p.pid) if setup.nats else 0
     t1 = time.time()
     time.sleep(max(0, t1 + SAMPLE_S - time.time()))
-    c1, n1 = setup.cpu(), setup.nats.varz() if setup.nats else None
+    try:
+        c1, n1 = setup.cpu(), setup.nats.varz() if setup.nats else None
+    except OSError as e:
+        out(f"note run: a server went away during the run ({e}); run dropped")
+        b.kill()
+        b.wait()
+        return None
     q1 = cpu_s(setup.nats.p.pid) if setup.nats else 0
     dt = time.time() - t1
     stdout, stderr = b.communicate(timeout=120)
