@@ -208,6 +208,7 @@ def bench(setup, ports, clients, pipeline):
     moves = mps * dt
     r = {"moves_per_s": mps, "p50_us": int(m["lat_p50_us"]), "p99_us": int(m["lat_p99_us"]),
          "errors": int(m["errors"]), "stale": int(m["stale"]),
+         "games_per_s": int(m["games"]) / float(m["seconds"]),
          "cpu_us_per_move": (c1 - c0) / moves * 1e6,
          "server_cores": (c1 - c0) / dt}
     if setup.nats:
@@ -216,6 +217,7 @@ def bench(setup, ports, clients, pipeline):
                                     - n0["in_bytes"] - n0["out_bytes"]) / moves
         r["nats_msgs_per_move"] = (n1["in_msgs"] + n1["out_msgs"]
                                    - n0["in_msgs"] - n0["out_msgs"]) / moves
+        r["nats_msgs_per_game"] = r["nats_msgs_per_move"] * mps / max(r["games_per_s"], 1e-9)
     startup = wall - WARMUP - SECONDS
     if startup > SAMPLE_AT - WARMUP:
         out(f"note bench: clients took {startup:.1f} s to start: the CPU sample began "
@@ -237,7 +239,8 @@ def ranges(results, keys):
 
 SETUPS_A = [("1node-nocluster", 1, False), ("1node-cluster", 1, True), ("2nodes", 2, True)]
 KEYS = ["moves_per_s", "p50_us", "p99_us", "cpu_us_per_move", "server_cores", "nats_cores",
-        "nats_bytes_per_move", "nats_msgs_per_move", "errors"]
+        "nats_bytes_per_move", "nats_msgs_per_move", "games_per_s", "nats_msgs_per_game",
+        "errors"]
 
 def race_figures(setups, clients, pipelines, label):
     results = {}
