@@ -20,9 +20,15 @@
 
 /* -------------------------------------------------------------- options --- */
 
+/* --ports: as many servers (cluster nodes) as a list on one host will hold. */
+#define LG_PORTS_MAX 64
+
 typedef struct lg_opts {
     const char *host;
-    const char *port;
+    /* Client k connects to ports[k % n_ports]: --port is a list of one. */
+    const char *ports[LG_PORTS_MAX];
+    size_t n_ports;
+    char ports_buf[LG_PORTS_MAX * 6]; /* --ports' list, split in place */
     long clients;
     double seconds; /* the measured window */
     double warmup;  /* moves before the window, not measured */
@@ -33,18 +39,20 @@ typedef struct lg_opts {
 
 /* After a bad option, this one line; --help prints it with the rest. */
 #define LG_USAGE_LINE                                                                    \
-    "usage: race2048-bench server [--help] [--host H] [--port P] [--clients N] "         \
-    "[OPTIONS]\n"
+    "usage: race2048-bench server [--help] [--host H] [--port P | --ports P1,P2,...] "   \
+    "[--clients N] [OPTIONS]\n"
 
 static void usage(FILE *out) {
     fprintf(out, LG_USAGE_LINE
-            "       race2048-bench server [--host H] [--port P] [--clients N]\n"
-            "                             [--seconds S] [--warmup S] [--mode solo|race]\n"
-            "                             [--pipeline K] [--ws]\n"
+            "       race2048-bench server [--host H] [--port P | --ports P1,P2,...]\n"
+            "                             [--clients N] [--seconds S] [--warmup S]\n"
+            "                             [--mode solo|race] [--pipeline K] [--ws]\n"
             "  server   N JSON clients (default 100) on 127.0.0.1:2048 play solo games\n"
             "           (race: quick races of 2, N even) with up to K moves in flight\n"
             "           each (default 1), for S seconds (default 5) after a warm-up\n"
             "           (default 1); prints moves/s, MB/s received and move latency\n"
+            "  --ports  spreads the clients over several servers of host H (the nodes\n"
+            "           of a cluster): client i connects to the (i mod n)th port\n"
             "  --ws     the same over WebSocket, as browsers speak it (GET /ws)\n"
             "  Every client starts its games from this host's address: run the\n"
             "  server with --max-games-per-min 0 (its default, 120 games a minute\n"
@@ -60,14 +68,34 @@ static bool parse_secs(const char *text, double lo, double *out) {
     return true;
 }
 
+/* --ports: splits text (P1,P2,...) into o->ports, each a port number.
+ * Returns false (o->ports then unusable) on an empty item, a bad number or
+ * more than LG_PORTS_MAX ports. */
+static bool parse_ports(const char *text, lg_opts *o) {
+    long n;
+    if (strlen(text) >= sizeof o->ports_buf) return false;
+    snprintf(o->ports_buf, sizeof o->ports_buf, "%s", text);
+    o->n_ports = 0;
+    for (char *item = o->ports_buf, *comma; item; item = comma) {
+        comma = strchr(item, ',');
+        if (comma) *comma++ = '\0';
+        if (o->n_ports == LG_PORTS_MAX || !net_parse_long(item, 1, 65535, &n))
+            return false;
+        o->ports[o->n_ports++] = item;
+    }
+    return true;
+}
+
 /* Fills o from the arguments. Returns 0, or -1 after printing what is wrong. */
 static int parse_args(int argc, char **argv, lg_opts *o) {
     *o = (lg_opts){.host = "127.0.0.1",
-                   .port = "2048",
+                   .ports = {"2048"},
+                   .n_ports = 1,
                    .clients = 100,
                    .seconds = 5,
                    .warmup = 1,
                    .pipeline = 1};
+    bool port_seen = false, ports_seen = false;
     for (int i = 0; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long n;
@@ -81,7 +109,11 @@ static int parse_args(int argc, char **argv, lg_opts *o) {
             o->host = v;
         } else if (!strcmp(a, "--port")) {
             ok = ok && net_parse_long(v, 1, 65535, &n);
-            o->port = v;
+            o->ports[0] = v, o->n_ports = 1;
+            port_seen = true;
+        } else if (!strcmp(a, "--ports")) {
+            ok = ok && parse_ports(v, o);
+            ports_seen = true;
         } else if (!strcmp(a, "--clients")) {
             ok = ok && net_parse_long(v, 1, 100000, &o->clients);
         } else if (!strcmp(a, "--seconds")) {
@@ -101,6 +133,10 @@ static int parse_args(int argc, char **argv, lg_opts *o) {
             fprintf(stderr, "race2048-bench: bad or missing value for %s\n", a);
             return -1;
         }
+    }
+    if (port_seen && ports_seen) {
+        fprintf(stderr, "race2048-bench: give --port or --ports, not both\n");
+        return -1;
     }
     if (o->race && o->clients % 2) {
         fprintf(stderr,
@@ -470,10 +506,11 @@ static int run(lg_run *r) {
      * decides the mode from it, and a JSON client must not wait. */
     for (size_t k = 0; k < n && !r->fatal; k++) {
         lg_client *c = &r->c[k];
-        int rc = net_connect(&c->conn, r->o.host, r->o.port);
+        const char *port = r->o.ports[k % r->o.n_ports];
+        int rc = net_connect(&c->conn, r->o.host, port);
         if (rc != NET_OK) {
-            fprintf(stderr, "race2048-bench: client %zu: %s:%s: %s\n", k, r->o.host,
-                    r->o.port, net_strerror(rc));
+            fprintf(stderr, "race2048-bench: client %zu: %s:%s: %s\n", k, r->o.host, port,
+                    net_strerror(rc));
             free(times);
             return 1;
         }

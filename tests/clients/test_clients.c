@@ -235,6 +235,26 @@ static void test_bench_server_race_over_websocket(void **state) {
     assert_non_null(strstr(out, " transport=ws"));
 }
 
+/* --ports: client i on the (i mod n)th port. The same server twice plays; a
+ * second port with nothing behind it fails client 1 (and only --ports can
+ * send it there). */
+static void test_bench_server_ports_spread_clients(void **state) {
+    char out[4096], both[40], second_closed[40];
+    snprintf(both, sizeof both, "%s,%s", server_port, server_port);
+    snprintf(second_closed, sizeof second_closed, "%s,1", server_port);
+    char *spread[] = {
+        (char *)bench_bin, "server", "--ports",  both, "--clients", "4", "--mode", "race",
+        "--seconds",       "0.5",    "--warmup", "0",  NULL};
+    assert_int_equal(run(spread, out, sizeof out), 0);
+    const char *m = strstr(out, " moves_per_s=");
+    assert_non_null(m);
+    assert_true(strtod(m + 13, NULL) > 0);
+    char *refused[] = {(char *)bench_bin, "server",    "--ports",
+                       second_closed,     "--clients", "2",
+                       "--seconds",       "0.5",       NULL};
+    assert_int_equal(run(refused, out, sizeof out), 1);
+}
+
 static void test_usage_errors_exit_2(void **state) {
     char out[1024];
     char *bot[] = {(char *)bot_bin, "--size", "9", NULL};
@@ -253,6 +273,7 @@ int main(void) {
         cmocka_unit_test(test_bench_server_counts_moves),
         cmocka_unit_test(test_bench_server_race_pipelined),
         cmocka_unit_test(test_bench_server_race_over_websocket),
+        cmocka_unit_test(test_bench_server_ports_spread_clients),
         cmocka_unit_test(test_usage_errors_exit_2),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -168,6 +168,10 @@ static void test_bench_command_line(void **state) {
     check_bad_usage("RACE2048_BENCH", "race2048-bench", ARGS("engine", "1", "2"));
     check_bad_usage("RACE2048_BENCH", "race2048-bench", ARGS("server", "--clients", "0"));
     check_bad_usage("RACE2048_BENCH", "race2048-bench", ARGS("server", "--nope", "1"));
+    check_bad_usage("RACE2048_BENCH", "race2048-bench",
+                    ARGS("server", "--ports", "1,,2"));
+    check_bad_usage("RACE2048_BENCH", "race2048-bench",
+                    ARGS("server", "--port", "1", "--ports", "2"));
     check_bad_usage("RACE2048_BENCH", "race2048-bench", ARGS("bots", "--level", "6"));
     check_bad_usage("RACE2048_BENCH", "race2048-bench", ARGS("bots", "--games"));
     check_bad_usage("RACE2048_BENCH", "race2048-bench", ARGS("bots", "--nope", "1"));
