@@ -40,6 +40,9 @@ struct cluster {
     int nnames;
     uint64_t epoch;       /* the current incarnation; 0 while fenced */
     int64_t last_beat_ms; /* when the last presence put that succeeded was sent */
+    /* Player ids: the block in use is the game's; the next one is claimed
+     * ahead on the link's thread (0: none yet, or NATS away). */
+    uint64_t first_block, spare_block;
 };
 
 static int name_cmp(const void *a, const void *b) {
@@ -220,7 +223,46 @@ void cluster_renew(cluster *c) {
 }
 
 /* A beat: the presence, then (in the cluster) the claims' step. */
+/* Claims the next CLUSTER_ID_BLOCK player ids: the counter "players.next"
+ * grows by compare-and-set, so each block is one node's. Blocking. */
+static natsStatus claim_block(cluster *c, uint64_t *first) {
+    for (int attempt = 0; attempt < 16; attempt++) {
+        kvEntry *e = NULL;
+        uint64_t rev, at = 1;
+        char value[32];
+        natsStatus s = kvStore_Get(&e, c->ids, "players.next");
+        if (s == NATS_NOT_FOUND) {
+            snprintf(value, sizeof value, "%llu",
+                     (unsigned long long)(at + CLUSTER_ID_BLOCK));
+            s = kvStore_CreateString(&rev, c->ids, "players.next", value);
+        } else if (s == NATS_OK) {
+            at = strtoull(kvEntry_ValueString(e), NULL, 10);
+            uint64_t last = kvEntry_Revision(e);
+            kvEntry_Destroy(e);
+            snprintf(value, sizeof value, "%llu",
+                     (unsigned long long)(at + CLUSTER_ID_BLOCK));
+            s = at ? kvStore_UpdateString(&rev, c->ids, "players.next", value, last)
+                   : NATS_ERR;
+        }
+        if (s == NATS_OK) {
+            *first = at;
+            return NATS_OK;
+        }
+        if (natsConnection_Status(c->nc) != NATS_CONN_STATUS_CONNECTED) return s;
+    }
+    return NATS_ERR; /* lost the race 16 times: the next beat tries again */
+}
+
 static void beat(cluster *c) {
+    uv_mutex_lock(&c->lock);
+    bool want_block = !c->spare_block;
+    uv_mutex_unlock(&c->lock);
+    uint64_t block;
+    if (want_block && claim_block(c, &block) == NATS_OK) {
+        uv_mutex_lock(&c->lock);
+        c->spare_block = block;
+        uv_mutex_unlock(&c->lock);
+    }
     if (!renew(c)) return;
     uv_mutex_lock(&c->lock);
     void (*fn)(void *) = c->on_beat;
@@ -306,6 +348,10 @@ cluster *cluster_open(const char *url, const char *name, char *err, size_t errle
     }
     c->epoch = c->first_epoch;
     c->last_beat_ms = now_ms();
+    if ((s = claim_block(c, &c->first_block)) != NATS_OK) {
+        set_err(err, errlen, "claiming player ids", s);
+        goto fail;
+    }
     if (uv_mutex_init(&c->lock) < 0) {
         snprintf(err, errlen, "out of memory");
         goto fail;
@@ -367,6 +413,29 @@ uint64_t cluster_epoch(cluster *c) {
     uint64_t e = c->epoch;
     uv_mutex_unlock(&c->lock);
     return e;
+}
+
+uint64_t cluster_first_ids(const cluster *c, uint64_t *limit) {
+    *limit = c->first_block + CLUSTER_ID_BLOCK;
+    return c->first_block;
+}
+
+bool cluster_next_ids(void *ctx, uint64_t *next, uint64_t *limit) {
+    cluster *c = ctx;
+    uv_mutex_lock(&c->lock);
+    uint64_t block = c->spare_block;
+    c->spare_block = 0; /* the link claims another at its next beat */
+    uv_mutex_unlock(&c->lock);
+    if (block) {
+        *next = block;
+        *limit = block + CLUSTER_ID_BLOCK;
+    } else {
+        /* NATS away for a whole block: this start's own range, past any
+         * block (long ids, but never another node's). */
+        *next = cluster_id_base(c) + 1;
+        *limit = 0;
+    }
+    return true;
 }
 
 uint64_t cluster_id_base(const cluster *c) {

@@ -76,6 +76,16 @@ uint64_t cluster_epoch(cluster *c);
 /* The first ids of this process's range (players, games): from the node's
  * number and its first incarnation. */
 uint64_t cluster_id_base(const cluster *c);
+/* Player ids come in blocks of CLUSTER_ID_BLOCK from a counter in NATS KV
+ * (compare-and-set), so that they stay short (a default name `player-N`
+ * holds N whole) and no two nodes or starts share one. The first block,
+ * claimed at start: its first id, and in *limit the one past it. */
+#define CLUSTER_ID_BLOCK 65536
+uint64_t cluster_first_ids(const cluster *c, uint64_t *limit);
+/* The game's next block (ctx: the link): the one claimed ahead, or, if NATS
+ * kept the link from claiming it, this start's own range with no limit.
+ * Never blocks. */
+bool cluster_next_ids(void *ctx, uint64_t *next, uint64_t *limit);
 /* How long ago (ms) the last presence put that succeeded was sent, for the
  * current epoch (*epoch gets it; 0 while fenced, and then -1 is returned). */
 int64_t cluster_beat_age_ms(cluster *c, uint64_t *epoch);

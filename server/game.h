@@ -37,6 +37,13 @@ typedef struct game_code_check {
     void *ctx;
 } game_code_check;
 
+/* Cluster mode: more player ids when a block is used up, registered by the
+ * cluster's layer; it sets the next id and the limit (0: none). */
+typedef struct game_ids {
+    bool (*more)(void *ctx, uint64_t *next, uint64_t *limit);
+    void *ctx;
+} game_ids;
+
 typedef struct game {
     uv_loop_t *loop;
     srv_config cfg;
@@ -71,6 +78,8 @@ typedef struct game {
     int resume_window_attempts;
     struct room *by_code; /* rooms with a code (not solo, not closing) */
     uint64_t next_id;
+    uint64_t id_limit; /* next_id must stay below it (0: no limit) */
+    game_ids ids;
     uint64_t seeds_made; /* server seeds so far: the --seed derivation's counter */
     /* Rooms whose broadcasts still go out to spectators, a share per turn
      * (fanout.c); the idle handle runs while the list is not empty. */

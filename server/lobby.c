@@ -25,6 +25,9 @@ static srv_player *player_new(game *s) {
         return NULL;
     }
     p->game = s;
+    if (s->id_limit && s->next_id >= s->id_limit &&
+        !(s->ids.more && s->ids.more(s->ids.ctx, &s->next_id, &s->id_limit)))
+        s->id_limit = 0;
     p->id = s->next_id++;
     snprintf(p->name, sizeof p->name, "player-%llu", (unsigned long long)p->id);
     srv_list_init(&p->queue_link);

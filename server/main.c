@@ -550,10 +550,12 @@ static int join_cluster(srv *s) {
         fprintf(stderr, "race2048d: --cluster %s: %s\n", s->cfg.cluster, err);
         return -1;
     }
-    /* Ids (players, and what is made from them) never collide across nodes,
-     * nor across starts of this node (the incarnation's range). */
-    uint64_t base = cluster_id_base(s->cluster);
-    if (s->game.next_id < base) s->game.next_id = base + 1;
+    /* Player ids never collide across nodes nor starts: blocks of the
+     * cluster's counter (short ids: default names hold them whole). */
+    uint64_t limit;
+    s->game.next_id = cluster_first_ids(s->cluster, &limit);
+    s->game.id_limit = limit;
+    s->game.ids = (game_ids){.more = cluster_next_ids, .ctx = s->cluster};
     s->game.node_number = cluster_node_number(s->cluster);
     metrics_register(&s->metrics_reg, cluster_write_metrics, s->cluster);
     failover = takeover_new(s->cluster);

@@ -46,15 +46,23 @@ static void test_sigterm_leaves_at_once(void **state) {
     assert_int_equal(server_stop(a), 0);
 }
 
-/* Player ids from two nodes never collide: each node's ids carry its number. */
+/* Player ids from two nodes never collide: each node takes its own blocks of
+ * the cluster's counter (65536 ids apiece), and they stay short: a default
+ * name holds its id whole. */
 static void test_ids_apart(void **state) {
     (void)state;
     th_server *a = natsd_node("a"), *b = natsd_node("b");
-    json_int_t ia = jint(client_hello(client_connect(a), "x"), "id");
+    client *ca = client_connect(a);
+    client_send(ca, "{\"type\":\"ping\"}"); /* no hello: named player-ID */
+    json_t *wa = client_expect(ca, "welcome", WAIT);
+    json_int_t ia = jint(wa, "id");
     json_int_t ib = jint(client_hello(client_connect(b), "x"), "id");
     assert_true(ia != ib);
-    assert_true(ia >> 40 != ib >> 40);
-    assert_true(ia < (json_int_t)1 << 53 && ib < (json_int_t)1 << 53); /* JSON-safe */
+    assert_true(ia / 65536 != ib / 65536); /* blocks apart */
+    assert_true(ia < 1000000000 && ib < 1000000000);
+    char name[32];
+    snprintf(name, sizeof name, "player-%lld", (long long)ia);
+    assert_string_equal(jstr(wa, "name"), name);
     assert_int_equal(server_stop(a), 0);
     assert_int_equal(server_stop(b), 0);
 }
