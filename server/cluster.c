@@ -254,6 +254,16 @@ static natsStatus claim_block(cluster *c, uint64_t *first) {
 }
 
 static void beat(cluster *c) {
+    if (natsConnection_Status(c->nc) != NATS_CONN_STATUS_CONNECTED) {
+        /* Every call would wait out its timeout: a stop must not wait for
+         * them, and the fence counts from the last beat that went through. */
+        uv_mutex_lock(&c->lock);
+        c->connected = false;
+        c->alive = 0;
+        c->nnames = 0;
+        uv_mutex_unlock(&c->lock);
+        return;
+    }
     uv_mutex_lock(&c->lock);
     bool want_block = !c->spare_block;
     uv_mutex_unlock(&c->lock);

@@ -1460,7 +1460,8 @@ void remote_close(remote *r) {
         ob->durable_at = 0; /* the journal has been committed by now */
         outbox_send(r, ob);
     }
-    natsConnection_FlushTimeout(r->nc, 500);
+    if (natsConnection_Status(r->nc) == NATS_CONN_STATUS_CONNECTED)
+        natsConnection_FlushTimeout(r->nc, 500);
     /* What came in and was not read: libnats must free it while it runs. */
     uv_mutex_lock(&r->lock);
     while (r->in_head) {
