@@ -792,6 +792,17 @@ static bool ask_everyone(remote *r, srv_player *p, gather_kind kind,
     return true;
 }
 
+/* items (n of them, of size bytes, room for *cap) with room for one more:
+ * the same array or a bigger one (*cap doubled); NULL if memory runs out
+ * (items and *cap unchanged). */
+static void *room_for_one(void *items, int *cap, int n, size_t size) {
+    if (n < *cap) return items;
+    int more = *cap ? *cap * 2 : 16;
+    void *grown = realloc(items, size * (size_t)more);
+    if (grown) *cap = more;
+    return grown;
+}
+
 static void gather_free(gather *gt) {
     for (int i = 0; i < gt->ngames; i++)
         proto_game_record_clear(&gt->games[i]);
@@ -809,13 +820,10 @@ static bool ask_for_rooms(remote *r, srv_player *p) {
         r->rooms_asked = r->gathers;
     }
     gather *gt = r->rooms_asked;
-    if (gt->nwaiters == gt->waiters_cap) {
-        int cap = gt->waiters_cap ? gt->waiters_cap * 2 : 8;
-        srv_player **more = realloc(gt->waiters, sizeof *more * (size_t)cap);
-        if (!more) return false; /* this node's rows only, then */
-        gt->waiters = more;
-        gt->waiters_cap = cap;
-    }
+    srv_player **waiters =
+        room_for_one(gt->waiters, &gt->waiters_cap, gt->nwaiters, sizeof *waiters);
+    if (!waiters) return false; /* this node's rows only, then */
+    gt->waiters = waiters;
     gt->waiters[gt->nwaiters++] = p;
     return true;
 }
@@ -848,13 +856,10 @@ static void rooms_add(gather *gt, const json_t *rows) {
             strlen(code) > PROTO_ROOM_MAX || target < 0 || target > UINT32_MAX ||
             limit < 0 || limit > UINT32_MAX || gt->nrows >= LOBBY_ROOMS_MAX)
             continue;
-        if (gt->nrows == gt->rows_cap) {
-            int cap = gt->rows_cap ? gt->rows_cap * 2 : 16;
-            dir_entry *more = realloc(gt->rows, sizeof *more * (size_t)cap);
-            if (!more) return;
-            gt->rows = more;
-            gt->rows_cap = cap;
-        }
+        dir_entry *grown =
+            room_for_one(gt->rows, &gt->rows_cap, gt->nrows, sizeof *grown);
+        if (!grown) return;
+        gt->rows = grown;
         snprintf(e.code, sizeof e.code, "%s", code);
         e.started = started != 0;
         e.settings.target = (uint32_t)target;
@@ -951,13 +956,10 @@ static void on_answer(remote *r, const char *from, const json_t *op) {
         const json_t *line;
         json_array_foreach(json_object_get(op, "games"), i, line) {
             if (!json_is_string(line) || gt->ngames >= PROTO_HISTORY_MAX * 4) continue;
-            if (gt->ngames == gt->cap) {
-                int cap = gt->cap ? gt->cap * 2 : 16;
-                proto_game_record *more = realloc(gt->games, sizeof *more * (size_t)cap);
-                if (!more) continue;
-                gt->games = more;
-                gt->cap = cap;
-            }
+            proto_game_record *grown =
+                room_for_one(gt->games, &gt->cap, gt->ngames, sizeof *grown);
+            if (!grown) continue;
+            gt->games = grown;
             if (proto_dec_game_record(json_string_value(line), json_string_length(line),
                                       &gt->games[gt->ngames]) == 0)
                 gt->ngames++;
