@@ -228,7 +228,11 @@ PORT, PHASE, STATE = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 ARGS = sys.argv[4:]
 DIRS = ["left", "up", "right", "down"]
 KEYS = ["board", "score", "moves", "max_tile", "status"]
-NODE_BITS = 40  # a player id is its node's number << 40 | a count
+# A cluster's room code carries the number of the node that made it: 30 bits
+# (6 of ALPHABET), node << 18 | random, mixed by v * MIX_MUL + MIX_ADD mod
+# 2^30, then v ^ v >> 15 (server/room.c).
+ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+MIX_MUL, MIX_ADD = 0x2545F491, 0x1B873593
 
 
 def fail(why):
@@ -283,19 +287,35 @@ class Conn:
         self.sock.close()
 
 
-def node_of(player_id):
-    return int(player_id) >> NODE_BITS
+def code_node(code):
+    """The number of the node that made room code."""
+    v = 0
+    for ch in code:
+        v = v << 5 | ALPHABET.index(ch)
+    v ^= v >> 15
+    return ((v - MIX_ADD) * pow(MIX_MUL, -1, 1 << 30)) % (1 << 30) >> 18
+
+
+def node_of(conn, timeout=10):
+    """The node conn is connected to: the one that makes its room (a room of
+    one, left at once)."""
+    conn.send({"type": "create", "players": 2})
+    code = conn.expect("room", timeout=timeout)["room"]
+    conn.send({"type": "leave"})
+    conn.expect("left", timeout=timeout)
+    return code_node(code)
 
 
 def ping(timeout):
     """One connection through the balancer: the node that answered the ping
-    (from the id in its welcome)."""
+    (the node its room is made on)."""
     c = Conn("ping", timeout)
     c.send({"type": "ping", "t": 1})
-    w = c.expect("welcome", timeout=timeout)
+    c.expect("welcome", timeout=timeout)
     c.expect("pong", timeout=timeout)
+    n = node_of(c, timeout)
     c.close()
-    return node_of(w["id"])
+    return n
 
 
 def wait_ready(timeout=60):
@@ -339,17 +359,19 @@ def play():
     code = a.expect("room")["room"]
     b.send({"type": "hello", "name": "cluster-b"})
     wb = b.expect("welcome")
+    node_a, node_b = code_node(code), node_of(b)
     if ARGS == ["same-node"]:
         # Least connections: holding one on each node, a new one may go to
         # any, A's too.
         held = []
-        while node_of(wb["id"]) != node_of(wa["id"]):
+        while node_b != node_a:
             if len(held) == 12:
-                fail("B did not land on A's node (number %d) in 12 connections" % node_of(wa["id"]))
+                fail("B did not land on A's node (number %d) in 12 connections" % node_a)
             held.append(b)
             b = Conn("B")
             b.send({"type": "hello", "name": "cluster-b"})
             wb = b.expect("welcome")
+            node_b = node_of(b)
         for c in held:
             c.close()
     b.send({"type": "join", "room": code})
@@ -361,11 +383,11 @@ def play():
             st = move(c, w["id"], seq, DIRS[i % 4:] + DIRS[:i % 4])
             players[str(w["id"])] = pick(st)
     json.dump({"room": code, "seq": seq[0], "players": players,
-               "creator_node": node_of(wa["id"]),
+               "creator_node": node_a,
                "tokens": {str(wa["id"]): wa["token"], str(wb["id"]): wb["token"]}},
               open(STATE, "w"))
     print("played 4 moves each in room %s (A on node number %d, B on %d): scores %s" %
-          (code, node_of(wa["id"]), node_of(wb["id"]),
+          (code, node_a, node_b,
            ", ".join("%s=%d" % (i, p["score"]) for i, p in players.items())))
 
 

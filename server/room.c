@@ -175,12 +175,14 @@ static void send_view(room *r) {
 
 /* Cluster mode: 6 characters, 30 bits, of which the node's number is 12, so
  * that no two nodes can make the same code; the bits are mixed (an odd
- * multiplier is a bijection mod 2^30) so that codes do not show the node. */
+ * multiplier mod 2^30, then a shift-xor: both invertible) so that codes do
+ * not look alike per node. */
 static void make_cluster_code(unsigned node, const unsigned char rnd[CODE_LEN],
                               char *out) {
     uint32_t v = (uint32_t)node << 18 | ((uint32_t)rnd[0] << 10 | (uint32_t)rnd[1] << 2 |
                                          (uint32_t)(rnd[2] & 3));
     v = (v * 0x2545F491u + 0x1B873593u) & 0x3FFFFFFFu;
+    v ^= v >> 15; /* the high bits reach the low ones too */
     for (int i = 0; i < CLUSTER_CODE_LEN; i++)
         out[i] = code_alphabet[(v >> (5 * (CLUSTER_CODE_LEN - 1 - i))) & 31];
     out[CLUSTER_CODE_LEN] = '\0';
