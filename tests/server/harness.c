@@ -216,11 +216,13 @@ static th_server *start_spread(const char *const *extra) {
     for (int k = 0; k < 2; k++) {
         snprintf(name[k], sizeof name[k], "n%d", ++nodes);
         const char *const more[] = {"--cluster", natsd_url, "--node", name[k]};
-        for (int i = 0; i < 4; i++) argv[argc + i] = more[i];
+        for (int i = 0; i < 4; i++)
+            argv[argc + i] = more[i];
         argv[argc + 4] = NULL;
         node[k] = start_one(argv);
     }
-    for (int k = 0; k < 2; k++) natsd_wait_metric(node[k], "race2048_cluster_nodes", 2, 15000);
+    for (int k = 0; k < 2; k++)
+        natsd_wait_metric(node[k], "race2048_cluster_nodes", 2, 15000);
     node[0]->peer = node[1];
     return node[0];
 }
