@@ -144,6 +144,9 @@ struct remote {
     bool dir_dirty;
     uint64_t dead_check_at;
     unsigned nhomes, nguests;
+    /* For /metrics: NATS messages (and their bytes) this node published,
+     * and messages its rooms handed to guests. */
+    uint64_t published, published_bytes, guest_messages;
     int open_handles;      /* of wake, flush, tick */
     bool free_when_closed; /* remote_open failed: the last close frees r */
     void (*resume_failed)(srv_player *p, bool by_code);
@@ -192,7 +195,11 @@ static outbox *outbox_for(remote *r, const char *node) {
 static void publish(remote *r, const char *subject, json_t *body) {
     char *data = json_dumps(body, JSON_COMPACT);
     if (!data) return; /* out of memory: as if NATS had lost it */
-    natsConnection_Publish(r->nc, subject, data, (int)strlen(data));
+    size_t len = strlen(data);
+    if (natsConnection_Publish(r->nc, subject, data, (int)len) == NATS_OK) {
+        r->published++;
+        r->published_bytes += len;
+    }
     free(data);
 }
 
@@ -300,6 +307,7 @@ static void guest_deliver(void *dest, const srv_msg *m) {
     outbox *ob = outbox_for(r, gs->node);
     if (!ob) return;
     if (m->durable_at > ob->durable_at) ob->durable_at = m->durable_at;
+    r->guest_messages++;
     json_t *to = json_pack("[II]", (json_int_t)gs->handle, (json_int_t)gs->p->id);
     if (!to) return;
     if (same_broadcast(ob, m)) {
@@ -1509,4 +1517,16 @@ void remote_write_metrics(metrics_out *o, void *ctx) {
     metrics_family(o, "race2048_remote_guests", "gauge",
                    "Players in this node's rooms whose connections are on other nodes.");
     metrics_put(o, "race2048_remote_guests %u\n", r->nguests);
+    metrics_family(o, "race2048_remote_guest_messages_total", "counter",
+                   "Messages this node's rooms sent to players of other nodes.");
+    metrics_put(o, "race2048_remote_guest_messages_total %llu\n",
+                (unsigned long long)r->guest_messages);
+    metrics_family(o, "race2048_remote_published_total", "counter",
+                   "NATS messages this node published to other nodes (batches).");
+    metrics_put(o, "race2048_remote_published_total %llu\n",
+                (unsigned long long)r->published);
+    metrics_family(o, "race2048_remote_published_bytes_total", "counter",
+                   "Bytes of those NATS messages.");
+    metrics_put(o, "race2048_remote_published_bytes_total %llu\n",
+                (unsigned long long)r->published_bytes);
 }

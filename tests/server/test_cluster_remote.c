@@ -269,6 +269,41 @@ static void test_owner_gone_is_unavailable(void **state) {
     assert_int_equal(server_stop(b), 0);
 }
 
+/* A crowd of spectators on another node costs the room's node a NATS
+ * message per broadcast and turn, not one per spectator: the messages its
+ * room hands to guests go out batched by node. */
+static void test_crowd_costs_one_message_per_broadcast(void **state) {
+    (void)state;
+    enum { CROWD = 100, MOVES = 10 };
+    th_server *a = natsd_node("a");
+    th_server *b = SERVER("--cluster", natsd_url, "--node", "b", "--max-per-ip", "1000");
+    natsd_wait_metric(a, "race2048_cluster_nodes", 2, 15000);
+    natsd_wait_metric(b, "race2048_cluster_nodes", 2, 15000);
+    client *racers[2];
+    const char *code = race_start(a, 2, "", racers, NULL);
+    client *crowd[CROWD];
+    for (int i = 0; i < CROWD; i++) {
+        crowd[i] = client_connect(b);
+        client_send(crowd[i], "{\"type\":\"watch\",\"room\":\"%s\"}", code);
+        client_expect_skip(crowd[i], "start", "welcome room", WAIT);
+    }
+    natsd_wait_metric(a, "race2048_remote_guests", CROWD, WAIT);
+    long long messages = natsd_metric(a, "race2048_remote_guest_messages_total");
+    long long published = natsd_metric(a, "race2048_remote_published_total");
+    for (int m = 0; m < MOVES; m++) {
+        client_move_any(racers[0]);
+        for (int i = 0; i < CROWD; i++)
+            client_expect_skip(crowd[i], "state", "player", WAIT);
+    }
+    messages = natsd_metric(a, "race2048_remote_guest_messages_total") - messages;
+    published = natsd_metric(a, "race2048_remote_published_total") - published;
+    print_message("%lld messages to guests in %lld NATS messages\n", messages, published);
+    assert_true(messages >= CROWD * MOVES);
+    assert_true(published * 10 <= messages);
+    assert_int_equal(server_stop(a), 0);
+    assert_int_equal(server_stop(b), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_race_across_three_nodes, natsd_setup,
@@ -277,6 +312,8 @@ int main(void) {
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_owner_gone_is_unavailable, natsd_setup,
                                         natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_crowd_costs_one_message_per_broadcast,
+                                        natsd_setup, natsd_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
