@@ -50,7 +50,7 @@ static void test_welcome(void **state) {
     char *s = proto_enc_welcome(7, "ann", "tok3n", &len);
     expect_line(s, len,
                 "{\"type\":\"welcome\",\"id\":7,\"name\":\"ann\",\"token\":\"tok3n\","
-                "\"proto\":2}\n");
+                "\"proto\":3}\n");
 }
 
 static void test_queued(void **state) {
@@ -377,12 +377,12 @@ static void test_clamp(void **state) {
     expect_line(
         s, len,
         "{\"type\":\"welcome\",\"id\":9223372036854775807,\"name\":\"a\",\"token\":\"t\","
-        "\"proto\":2}\n");
+        "\"proto\":3}\n");
     s = proto_enc_welcome((uint64_t)INT64_MAX, "a", "t", &len);
     expect_line(
         s, len,
         "{\"type\":\"welcome\",\"id\":9223372036854775807,\"name\":\"a\",\"token\":\"t\","
-        "\"proto\":2}\n");
+        "\"proto\":3}\n");
 }
 
 /* The biggest message: 8 players on 8x8 boards, byte-for-byte the same twice. */
@@ -518,7 +518,7 @@ static void test_out_of_memory(void **state) {
 
     OOM_CHECK(
         proto_enc_welcome(1, "a", "t", &len_),
-        "{\"type\":\"welcome\",\"id\":1,\"name\":\"a\",\"token\":\"t\",\"proto\":2}\n");
+        "{\"type\":\"welcome\",\"id\":1,\"name\":\"a\",\"token\":\"t\",\"proto\":3}\n");
     OOM_CHECK(
         proto_enc_room("AB12", &p, 1, &st, &len_),
         "{\"type\":\"room\",\"room\":\"AB12\",\"players\":[{\"id\":1,\"name\":\"a\"}],"
