@@ -30,6 +30,8 @@ struct cluster {
     uint64_t registered; /* link thread: the epoch whose registry entry is in */
     void (*on_beat)(void *ctx);
     void *on_beat_ctx;
+    void (*on_close)(void *ctx);
+    void *on_close_ctx;
     uv_thread_t thread;
     uv_mutex_t lock; /* guards what follows */
     uv_cond_t wake;
@@ -409,6 +411,9 @@ void cluster_close(cluster *c) {
     kvStore_Destroy(c->nodes);
     jsCtx_Destroy(c->js);
     natsConnection_Close(c->nc);
+    /* Closed, nothing is delivered any more: the parts on the link free
+     * their subscriptions now, while the library still runs. */
+    if (c->on_close) c->on_close(c->on_close_ctx);
     natsConnection_Destroy(c->nc);
     /* The library's threads may still run a callback (on_disconnected, which
      * takes c->lock): wait for them before the lock and c go. */
@@ -416,6 +421,11 @@ void cluster_close(cluster *c) {
     uv_cond_destroy(&c->wake);
     uv_mutex_destroy(&c->lock);
     free(c);
+}
+
+void cluster_on_close(cluster *c, void (*fn)(void *ctx), void *ctx) {
+    c->on_close = fn;
+    c->on_close_ctx = ctx;
 }
 
 uint64_t cluster_epoch(cluster *c) {

@@ -107,6 +107,10 @@ struct __kvStore;
 struct __kvStore *cluster_presence(cluster *c);
 struct __kvStore *cluster_owners(cluster *c);
 
+/* fn(ctx) runs in cluster_close once the connection is closed (nothing is
+ * delivered any more) and before the library stops: subscriptions made on
+ * the link are destroyed there. */
+void cluster_on_close(cluster *c, void (*fn)(void *ctx), void *ctx);
 /* This node's name (--node). */
 const char *cluster_name(const cluster *c);
 /* The link's NATS connection and JetStream context, for the parts of the

@@ -21,6 +21,9 @@
 #define DIR_SUBJECT   "$KV." DIR_BUCKET "."
 #define TICK_MS       100
 #define DEAD_CHECK_MS 500
+/* A home younger than this is not judged by a count of the nodes that may
+ * be older than the home (its node may have just started). */
+#define HOME_GRACE_MS 3000
 /* An outbox past this is sent at once rather than at the end of the turn:
  * NATS takes up to 1 MB a message. */
 #define OUTBOX_FLUSH_BYTES (256 * 1024)
@@ -37,6 +40,7 @@ typedef struct remote_home {
     srv_player *p;
     bool introduced;          /* the owner has a guest for it */
     uint64_t resume_deadline; /* loop ms, while a resume asks every node */
+    uint64_t since;           /* loop ms it was made */
     bool resume_by_code;
     UT_hash_handle hh;
 } remote_home;
@@ -93,6 +97,13 @@ typedef enum gather_kind {
     GATHER_REPLAY,
     GATHER_ROOMS
 } gather_kind;
+/* One who waits for a shared question (rooms, history) and how many rows
+ * it asked for. */
+typedef struct waiter {
+    srv_player *p;
+    int limit;
+} waiter;
+
 typedef struct gather {
     struct gather *next;
     uint64_t id;
@@ -108,7 +119,7 @@ typedef struct gather {
      * was on its way (one question at a time, however many ask). */
     struct dir_entry *rows;
     int nrows, rows_cap;
-    srv_player **waiters;
+    struct waiter *waiters;
     int nwaiters, waiters_cap;
 } gather;
 
@@ -137,7 +148,10 @@ struct remote {
     dir_entry *dir;
     published *pub;
     gather *gathers;
-    gather *rooms_asked; /* the GATHER_ROOMS on its way, or NULL */
+    /* The GATHER_ROOMS and GATHER_HISTORY on their way, or NULL: one of each
+     * at a time, however many ask, so that a flood of them costs the other
+     * nodes nothing more. */
+    gather *rooms_asked, *history_asked;
     uint64_t next_gather;
     uint64_t next_handle;
     uint64_t rooms_gen; /* the game's, as last put in the directory */
@@ -461,6 +475,7 @@ static remote_home *home_new(remote *r, srv_player *p, const char *node) {
     h->handle = ++r->next_handle;
     snprintf(h->node, sizeof h->node, "%s", node);
     h->p = p;
+    h->since = now_ms(r);
     int hash_oom = 0;
     HASH_ADD(hh, r->homes, handle, sizeof h->handle, h);
     if (hash_oom) {
@@ -549,7 +564,8 @@ static void route_to_node(remote *r, srv_player *p, const proto_request *req,
 
 static void gathers_forget(remote *r, const srv_player *p);
 static void quick_host(remote *r, const proto_settings *key, char *out);
-static bool ask_for_rooms(remote *r, srv_player *p);
+static bool ask_shared(remote *r, gather **slot, gather_kind kind, srv_player *p,
+                       int limit);
 static bool ask_everyone(remote *r, srv_player *p, gather_kind kind,
                          const proto_request *req);
 
@@ -588,13 +604,14 @@ bool remote_route(remote *r, srv_player *p, proto_request *req) {
     if (h && h->resume_deadline) return false; /* asking for its seat: nothing yet */
     switch (req->type) {
     case PROTO_REQ_HISTORY:
+        lobby_welcome(p);
+        taken = ask_shared(r, &r->history_asked, GATHER_HISTORY, p, req->limit);
+        break;
     case PROTO_REQ_REPLAY:
         lobby_welcome(p);
-        if (req->type == PROTO_REQ_REPLAY && req->has_game &&
-            journal_replay(r->g->journal, req->game))
+        if (req->has_game && journal_replay(r->g->journal, req->game))
             return false; /* this node has it */
-        taken = ask_everyone(
-            r, p, req->type == PROTO_REQ_HISTORY ? GATHER_HISTORY : GATHER_REPLAY, req);
+        taken = ask_everyone(r, p, GATHER_REPLAY, req);
         break;
     case PROTO_REQ_PING:
     case PROTO_REQ_RESUME:
@@ -602,7 +619,7 @@ bool remote_route(remote *r, srv_player *p, proto_request *req) {
         return false;
     case PROTO_REQ_ROOMS:
         lobby_welcome(p);
-        taken = ask_for_rooms(r, p);
+        taken = ask_shared(r, &r->rooms_asked, GATHER_ROOMS, p, 0);
         break;
     case PROTO_REQ_JOIN:
     case PROTO_REQ_WATCH:
@@ -820,19 +837,24 @@ static void gather_free(gather *gt) {
     free(gt);
 }
 
-/* `rooms`: every node's rows. A question already on its way takes p too. */
-static bool ask_for_rooms(remote *r, srv_player *p) {
-    if (!r->rooms_asked) {
-        proto_request req = {.type = PROTO_REQ_ROOMS};
-        if (!ask_everyone(r, NULL, GATHER_ROOMS, &req)) return false;
-        r->rooms_asked = r->gathers;
+/* `rooms` or `history` of every node: the question of that kind already on
+ * its way (*slot) takes p too, or a new one is asked (history: of the most
+ * rows; p gets the limit it asked for). */
+static bool ask_shared(remote *r, gather **slot, gather_kind kind, srv_player *p,
+                       int limit) {
+    if (!*slot) {
+        proto_request req = {.type = kind == GATHER_ROOMS ? PROTO_REQ_ROOMS
+                                                          : PROTO_REQ_HISTORY,
+                             .limit = PROTO_HISTORY_MAX};
+        if (!ask_everyone(r, NULL, kind, &req)) return false;
+        *slot = r->gathers;
     }
-    gather *gt = r->rooms_asked;
-    srv_player **waiters =
+    gather *gt = *slot;
+    waiter *waiters =
         room_for_one(gt->waiters, &gt->waiters_cap, gt->nwaiters, sizeof *waiters);
-    if (!waiters) return false; /* this node's rows only, then */
+    if (!waiters) return false; /* this node's answer only, then */
     gt->waiters = waiters;
-    gt->waiters[gt->nwaiters++] = p;
+    gt->waiters[gt->nwaiters++] = (waiter){.p = p, .limit = limit};
     return true;
 }
 
@@ -847,7 +869,7 @@ static void rooms_done(gather *gt) {
                                         .started = e->started};
     }
     for (int i = 0; i < gt->nwaiters; i++)
-        lobby_send_rooms(gt->waiters[i], others, n);
+        lobby_send_rooms(gt->waiters[i].p, others, n);
 }
 
 /* Another node's rows: [code, players, started, players wanted, size, target, limit]. */
@@ -897,6 +919,31 @@ static void send_games(srv_player *p, srv_msg_type type, char *line, size_t len,
 }
 
 /* Every node answered (or the time is up): p gets its answer. */
+/* Every node's newest games, merged, and each waiter its share of them. */
+static void history_done(remote *r, gather *gt) {
+    const proto_game_record *all[PROTO_HISTORY_MAX + PROTO_HISTORY_MAX];
+    int n = journal_history(r->g->journal, PROTO_HISTORY_MAX, all);
+    if (n < 0) n = 0;
+    for (int i = 0; i < gt->ngames && n < PROTO_HISTORY_MAX + PROTO_HISTORY_MAX; i++)
+        all[n++] = &gt->games[i];
+    qsort(all, (size_t)n, sizeof all[0], newest_first);
+    /* A game two nodes keep (its node's file, and the node that took its
+     * records over) is listed once; a second verdict would end apart. */
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (!kept || all[kept - 1]->game != all[i]->game ||
+            all[kept - 1]->ended != all[i]->ended)
+            all[kept++] = all[i];
+    for (int i = 0; i < gt->nwaiters; i++) {
+        int limit = gt->waiters[i].limit;
+        int shown = limit > 0 && limit < kept ? limit : kept;
+        if (shown > PROTO_HISTORY_MAX) shown = PROTO_HISTORY_MAX;
+        size_t len;
+        char *line = proto_enc_history(all, shown, &len); /* before len is read */
+        send_games(gt->waiters[i].p, SRV_MSG_HISTORY, line, len, all, shown);
+    }
+}
+
 static void gather_done(remote *r, gather *gt) {
     for (gather **at = &r->gathers; *at; at = &(*at)->next)
         if (*at == gt) {
@@ -906,8 +953,11 @@ static void gather_done(remote *r, gather *gt) {
     srv_player *p = gt->p;
     size_t len;
     if (gt == r->rooms_asked) r->rooms_asked = NULL;
+    if (gt == r->history_asked) r->history_asked = NULL;
     if (gt->kind == GATHER_ROOMS) {
         rooms_done(gt);
+    } else if (gt->kind == GATHER_HISTORY) {
+        history_done(r, gt);
     } else if (gt->kind == GATHER_ROOM) {
         if (gt->found_at[0])
             route_to_node(r, p, &gt->req, gt->found_at);
@@ -921,27 +971,6 @@ static void gather_done(remote *r, gather *gt) {
         } else {
             lobby_request(p, &gt->req);
         }
-    } else {
-        const proto_game_record *all[PROTO_HISTORY_MAX + PROTO_HISTORY_MAX];
-        int limit = gt->req.limit > 0 && gt->req.limit <= PROTO_HISTORY_MAX
-                        ? gt->req.limit
-                        : PROTO_HISTORY_MAX;
-        int n = journal_history(r->g->journal, limit, all);
-        if (n < 0) n = 0;
-        for (int i = 0; i < gt->ngames && n < PROTO_HISTORY_MAX + PROTO_HISTORY_MAX; i++)
-            all[n++] = &gt->games[i];
-        qsort(all, (size_t)n, sizeof all[0], newest_first);
-        /* A game two nodes keep (its node's file, and the node that took its
-         * records over) is listed once; a second verdict would end apart. */
-        int kept = 0;
-        for (int i = 0; i < n; i++)
-            if (!kept || all[kept - 1]->game != all[i]->game ||
-                all[kept - 1]->ended != all[i]->ended)
-                all[kept++] = all[i];
-        n = kept;
-        if (n > limit) n = limit;
-        char *line = proto_enc_history(all, n, &len); /* before len is read */
-        send_games(p, SRV_MSG_HISTORY, line, len, all, n);
     }
     gather_free(gt);
 }
@@ -1033,10 +1062,11 @@ static void gathers_expire(remote *r) {
 }
 
 static void gathers_forget(remote *r, const srv_player *p) {
-    if (r->rooms_asked) {
-        gather *gt = r->rooms_asked;
-        for (int i = 0; i < gt->nwaiters; i++)
-            if (gt->waiters[i] == p) gt->waiters[i--] = gt->waiters[--gt->nwaiters];
+    gather *shared[2] = {r->rooms_asked, r->history_asked};
+    for (int k = 0; k < 2; k++) {
+        gather *gt = shared[k];
+        for (int i = 0; gt && i < gt->nwaiters; i++)
+            if (gt->waiters[i].p == p) gt->waiters[i--] = gt->waiters[--gt->nwaiters];
     }
     for (gather **at = &r->gathers; *at;) {
         gather *gt = *at;
@@ -1239,7 +1269,8 @@ static void check_nodes(remote *r) {
             bool by_code = h->resume_by_code;
             home_release(r, h, false);
             if (r->resume_failed) r->resume_failed(p, by_code);
-        } else if (connected && !cluster_node_alive(r->c, h->node)) {
+        } else if (connected && now >= h->since + HOME_GRACE_MS &&
+                   !cluster_node_alive(r->c, h->node)) {
             srv_player *p = h->p;
             home_release(r, h, false);
             send_unavailable(p,
@@ -1392,6 +1423,16 @@ static natsStatus subscribe(remote *r, char *err, size_t errlen) {
     return s;
 }
 
+/* The connection is closed (cluster_close): the subscriptions go, while
+ * the library still runs (it frees what they still hold). */
+static void release_subscriptions(void *ctx) {
+    remote *r = ctx;
+    natsSubscription_Destroy(r->sub_node);
+    natsSubscription_Destroy(r->sub_find);
+    natsSubscription_Destroy(r->sub_dir);
+    r->sub_node = r->sub_find = r->sub_dir = NULL;
+}
+
 static void on_closed(uv_handle_t *h) {
     remote *r = h->data; /* every handle's data is r */
     if (--r->open_handles == 0 && r->free_when_closed) remote_free(r);
@@ -1432,6 +1473,7 @@ remote *remote_open(game *g, cluster *c, char *err, size_t errlen) {
         remote_close(r);
         return NULL;
     }
+    cluster_on_close(c, release_subscriptions, r);
     load_directory(r); /* after subscribing: no change falls in between */
     return r;
 }
@@ -1445,11 +1487,6 @@ void remote_close(remote *r) {
     natsSubscription_Unsubscribe(r->sub_node);
     natsSubscription_Unsubscribe(r->sub_find);
     natsSubscription_Unsubscribe(r->sub_dir);
-    /* Destroyed while the library runs: it frees what they still hold. */
-    natsSubscription_Destroy(r->sub_node);
-    natsSubscription_Destroy(r->sub_find);
-    natsSubscription_Destroy(r->sub_dir);
-    r->sub_node = r->sub_find = r->sub_dir = NULL;
     guest *gs, *gtmp;
     HASH_ITER(hh, r->guests, gs, gtmp) guest_gone(gs);
     remote_home *h, *htmp;
