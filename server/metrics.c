@@ -13,6 +13,12 @@ struct metrics_out {
     bool failed;
 };
 
+void metrics_one(metrics_out *o, const char *name, const char *type, const char *help,
+                 uint64_t value) {
+    metrics_family(o, name, type, help);
+    metrics_put(o, "%s %llu\n", name, (unsigned long long)value);
+}
+
 void metrics_put(metrics_out *o, const char *fmt, ...) {
     if (o->failed) return;
     for (;;) {

@@ -17,6 +17,10 @@ void metrics_put(metrics_out *o, const char *fmt, ...)
 #endif
     ;
 
+/* A family of one unlabelled sample: HELP, TYPE and `name value`. */
+void metrics_one(metrics_out *o, const char *name, const char *type, const char *help,
+                 uint64_t value);
+
 /* A layer's gauges, written at scrape time: the registry calls down-facing
  * callbacks, so it includes nothing above itself. */
 typedef void (*metrics_gauges_fn)(metrics_out *o, void *ctx);

@@ -1548,22 +1548,17 @@ void remote_write_metrics(metrics_out *o, void *ctx) {
     unsigned homes = 0;
     remote_home *h, *tmp;
     HASH_ITER(hh, r->homes, h, tmp) homes += h->node[0] != '\0';
-    metrics_family(o, "race2048_remote_players", "gauge",
-                   "Players connected to this node in rooms that other nodes run.");
-    metrics_put(o, "race2048_remote_players %u\n", homes);
-    metrics_family(o, "race2048_remote_guests", "gauge",
-                   "Players in this node's rooms whose connections are on other nodes.");
-    metrics_put(o, "race2048_remote_guests %u\n", r->nguests);
-    metrics_family(o, "race2048_remote_guest_messages_total", "counter",
-                   "Messages this node's rooms sent to players of other nodes.");
-    metrics_put(o, "race2048_remote_guest_messages_total %llu\n",
-                (unsigned long long)r->guest_messages);
-    metrics_family(o, "race2048_remote_published_total", "counter",
-                   "NATS messages this node published to other nodes (batches).");
-    metrics_put(o, "race2048_remote_published_total %llu\n",
-                (unsigned long long)r->published);
-    metrics_family(o, "race2048_remote_published_bytes_total", "counter",
-                   "Bytes of those NATS messages.");
-    metrics_put(o, "race2048_remote_published_bytes_total %llu\n",
-                (unsigned long long)r->published_bytes);
+    metrics_one(o, "race2048_remote_players", "gauge",
+                "Players connected to this node in rooms that other nodes run.", homes);
+    metrics_one(o, "race2048_remote_guests", "gauge",
+                "Players in this node's rooms whose connections are on other nodes.",
+                r->nguests);
+    metrics_one(o, "race2048_remote_guest_messages_total", "counter",
+                "Messages this node's rooms sent to players of other nodes.",
+                r->guest_messages);
+    metrics_one(o, "race2048_remote_published_total", "counter",
+                "NATS messages this node published to other nodes (batches).",
+                r->published);
+    metrics_one(o, "race2048_remote_published_bytes_total", "counter",
+                "Bytes of those NATS messages.", r->published_bytes);
 }

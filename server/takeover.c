@@ -434,16 +434,13 @@ void takeover_free(takeover *t) {
 
 void takeover_write_metrics(metrics_out *o, void *ctx) {
     takeover *t = ctx;
-    metrics_family(o, "race2048_cluster_takeovers_total", "counter",
-                   "Incarnations of other nodes (or earlier ones of this node) whose "
-                   "races this node took over.");
-    metrics_put(o, "race2048_cluster_takeovers_total %llu\n",
-                (unsigned long long)t->takeovers);
-    metrics_family(o, "race2048_cluster_games_taken_over_total", "counter",
-                   "Running games rebuilt here from another incarnation's records.");
-    metrics_put(o, "race2048_cluster_games_taken_over_total %llu\n",
-                (unsigned long long)t->games);
-    metrics_family(o, "race2048_cluster_fences_total", "counter",
-                   "Times this node lost the cluster and gave its rooms up.");
-    metrics_put(o, "race2048_cluster_fences_total %llu\n", (unsigned long long)t->fences);
+    metrics_one(o, "race2048_cluster_takeovers_total", "counter",
+                "Incarnations of other nodes (or earlier ones of this node) whose "
+                "races this node took over.",
+                t->takeovers);
+    metrics_one(o, "race2048_cluster_games_taken_over_total", "counter",
+                "Running games rebuilt here from another incarnation's records.",
+                t->games);
+    metrics_one(o, "race2048_cluster_fences_total", "counter",
+                "Times this node lost the cluster and gave its rooms up.", t->fences);
 }
