@@ -553,14 +553,7 @@ static int start_record(bytes *b, const jrn_start *st) {
 jrn_game *journal_game_start(journal *j, jrn_start *start) {
     if (!j) return NULL; /* a server without one (unit tests) */
     start->game = j->next_game++;
-    jrn_game *g = game_new(j, start);
-    if (!g) return NULL;
-    bytes b = {0};
-    if (start_record(&b, &g->start) < 0)
-        free(b.data);
-    else
-        append_bytes(j, &b);
-    return g;
+    return journal_game_adopt(j, start); /* a new game is one adopted with a new id */
 }
 
 static void note_game(journal *j, uint64_t game) {
