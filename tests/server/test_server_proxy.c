@@ -60,7 +60,8 @@ static th_server *server_behind(int *http, const char *const *extra) {
 static char *haproxy_ask(const char *command) {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_un a = {.sun_family = AF_UNIX};
-    snprintf(a.sun_path, sizeof a.sun_path, "%s", haproxy_sock);
+    if (strlen(haproxy_sock) >= sizeof a.sun_path) fail_msg("socket path too long");
+    memcpy(a.sun_path, haproxy_sock, strlen(haproxy_sock) + 1);
     if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
         if (fd >= 0) close(fd);
         return NULL;
