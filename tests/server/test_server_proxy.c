@@ -418,6 +418,20 @@ static size_t v2_header(unsigned char *out, const char *src) {
     return 35;
 }
 
+/* The same for TCP over IPv6 (no TLV); returns its length. */
+static size_t v2_header6(unsigned char *out, const char *src) {
+    v2_header(out, "127.0.0.1");
+    out[13] = 0x21; /* TCP over IPv6 */
+    out[15] = 36;
+    inet_pton(AF_INET6, src, out + 16);
+    inet_pton(AF_INET6, "::1", out + 32);
+    out[48] = 4000 >> 8;
+    out[49] = 4000 & 0xff;
+    out[50] = 2048 >> 8;
+    out[51] = 2048 & 0xff;
+    return 52;
+}
+
 /* A client behind a balancer on the listed 127.0.0.1 that sends header (len
  * bytes, in two writes cut at `cut`) then hello; returns it. */
 static client *behind(th_server *s, const void *header, size_t len, size_t cut) {
@@ -452,6 +466,13 @@ static void test_headers_by_hand(void **state) {
     client_expect_error(behind(s, v2, n, 13), "server_full", WAIT);
     n = v2_header(v2, "127.0.0.7");
     client_expect(behind(s, v2, n, 30), "welcome", WAIT);
+    /* IPv6 clients count by their /64, whichever version named them. */
+    static const char v1_6[] = "PROXY TCP6 2001:db8::1 ::1 4000 2048\r\n";
+    client_expect(behind(s, v1_6, sizeof v1_6 - 1, 20), "welcome", WAIT);
+    n = v2_header6(v2, "2001:db8::2");
+    client_expect_error(behind(s, v2, n, 40), "server_full", WAIT);
+    n = v2_header6(v2, "2001:db8:0:1::1");
+    client_expect(behind(s, v2, n, 20), "welcome", WAIT);
     /* UNKNOWN: the balancer's own address, counted once like any client. */
     client_expect(behind(s, unknown, sizeof unknown - 1, 3), "welcome", WAIT);
     client_expect_error(behind(s, unknown, sizeof unknown - 1, 3), "server_full", WAIT);
