@@ -9,6 +9,7 @@
 
 #include <uv.h>
 
+#include "cidr.h"
 #include "engine.h"
 #include "hash.h"
 #include "message.h"
@@ -85,6 +86,9 @@ typedef struct srv_config {
     /* Cluster mode: the NATS URL ("" = a single server) and this node's name. */
     char cluster[512];
     char node[64];
+    /* --proxy-from: peers (load balancers) whose connections begin with a
+     * PROXY protocol header naming the client; empty = none. */
+    srv_cidr_list proxy_from;
 } srv_config;
 
 void srv_log(srv_log_level level, const char *fmt, ...)

@@ -2,6 +2,7 @@
  */
 #include "conn.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "journal.h"
 #include "metrics.h"
 #include "fanout.h"
+#include "proxy.h"
 #include "session.h"
 #include "room.h"
 #include "text.h"
@@ -143,32 +145,37 @@ static void refuse(conn *c, bool text) {
     conn_close_after_flush(c);
 }
 
-static void on_refused_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
-    conn *c = stream->data;
-    if (nread < 0) {
-        conn_close(c);
-        return;
-    }
-    if (nread > 0 &&
-        proto_http_detect((const unsigned char *)buf->base, (size_t)nread) > 0) {
+/* A refused connection's first bytes choose how it is told. */
+static void refused_input(conn *c, const char *data, size_t n) {
+    if (proto_http_detect((const unsigned char *)data, n) > 0) {
         conn_timer_stop(c);
         web_refuse(c);
-    } else if (nread > 0) {
-        refuse(c, proto_detect_mode((const unsigned char *)buf->base, (size_t)nread) !=
-                      PROTO_MODE_JSON);
+    } else {
+        refuse(c, proto_detect_mode((const unsigned char *)data, n) != PROTO_MODE_JSON);
     }
 }
 
+static void on_refused_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
+    conn *c = stream->data;
+    if (nread < 0)
+        conn_close(c);
+    else if (nread > 0)
+        refused_input(c, buf->base, (size_t)nread);
+}
+
 /* On --http-port (HTTP from the start) anything gets the 503. */
+static void refused_http_input(conn *c) {
+    conn_timer_stop(c);
+    web_refuse(c);
+}
+
 static void on_refused_http_read(uv_stream_t *stream, ssize_t nread,
                                  const uv_buf_t *buf) {
     conn *c = stream->data;
-    if (nread < 0) {
+    if (nread < 0)
         conn_close(c);
-    } else if (nread > 0) {
-        conn_timer_stop(c);
-        web_refuse(c);
-    }
+    else if (nread > 0)
+        refused_http_input(c);
 }
 
 static void on_refused_timeout(conn *c) {
@@ -306,11 +313,136 @@ static void begin(conn *c, bool http) {
     arm(c, on_detect_timeout, DETECT_MS);
 }
 
+/* ------------------------------------------------ behind a balancer --- *
+ *
+ * A connection from an address of --proxy-from (a load balancer) begins with
+ * a PROXY protocol header naming the client. Until it has arrived the
+ * connection is no client yet: it is not counted against any address, and
+ * nothing it sends is read as a request. Once it has, the client's address
+ * is the connection's (every per-address rule and log line sees it), the
+ * connection is admitted as if it had just been accepted from there, and the
+ * bytes after the header are its first. A connection whose header is not
+ * valid is closed at once; one whose header does not come, within
+ * --request-timeout. */
+
+/* What a connection waiting for its header holds (freed when it ends). */
+typedef struct conn_proxy_wait {
+    proto_proxy parser;
+    bool http; /* accepted on --http-port */
+} conn_proxy_wait;
+
+/* The header's deadline when --request-timeout is 0 (never): a balancer
+ * sends its header at once, so a connection must not wait for ever. */
+#define PROXY_HEADER_MS 10000
+
+static void proxy_free(conn *c) {
+    free(c->proxy);
+    c->proxy = NULL;
+}
+
+static void on_proxy_timeout(conn *c) {
+    if (srv_defer_until_io(c->srv, NULL, NULL)) {
+        arm(c, on_proxy_timeout, DEFER_MS);
+        return;
+    }
+    if (!conn_is_open(c)) return;
+    srv_log_client(SRV_LOG_WARN, "closing %s: no PROXY header in time", conn_peer(c));
+    conn_close(c);
+}
+
+/* The header named the client: c becomes that client's connection. */
+static void proxy_take_source(conn *c, const proto_proxy_source *src) {
+    if (c->srv->cfg.log_level >= SRV_LOG_DEBUG) {
+        char via[INET6_ADDRSTRLEN + 8];
+        snprintf(via, sizeof via, "%s", conn_peer(c));
+        srv_log(SRV_LOG_DEBUG, "PROXY v%u header from %s: %s", src->version, via,
+                src->kind == PROTO_PROXY_LOCAL     ? "LOCAL"
+                : src->kind == PROTO_PROXY_UNKNOWN ? "UNKNOWN"
+                                                   : "a client");
+    }
+    /* LOCAL (the balancer's health check) and UNKNOWN: the balancer's own
+     * address stands, as the protocol says. */
+    if (src->kind == PROTO_PROXY_IPV4 || src->kind == PROTO_PROXY_IPV6) {
+        c->addr_len = src->kind == PROTO_PROXY_IPV4 ? 4 : 16;
+        memcpy(c->addr, src->addr, c->addr_len);
+        c->port = src->port;
+    }
+}
+
+/* Reads the header; once it is in, the connection is admitted and the rest
+ * of the bytes go to the next transport (handle calls it with them). */
+static size_t proxy_input(conn *c, const char *data, size_t n) {
+    size_t k = conn_take_share(c, n), used = 0;
+    proto_proxy_source src;
+    proto_proxy_status st = proto_proxy_feed(&c->proxy->parser, data, k, &used, &src);
+    if (st == PROTO_PROXY_MORE) return k;
+    if (st == PROTO_PROXY_INVALID) {
+        srv_log_client(SRV_LOG_WARN, "closing %s: not a valid PROXY header",
+                       conn_peer(c));
+        conn_close(c);
+        return n;
+    }
+    assert(used <= k);
+    c->budget += (unsigned)(k - used); /* what the header did not take */
+    bool http = c->proxy->http;
+    proxy_free(c);
+    conn_timer_stop(c);
+    proxy_take_source(c, &src);
+    conn_set_transport(c, http ? CONN_HTTP : CONN_DETECT);
+    c->refused = (uint8_t)admit(c);
+    if (!c->refused) {
+        begin(c, http);
+        return used;
+    }
+    /* Refused like a connection accepted from that address: told in the
+     * mode its first bytes choose, by the refusal's own reader. */
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    c->reading = false;
+    begin_refused(c, http);
+    if (used < n && conn_is_open(c)) {
+        if (http)
+            refused_http_input(c);
+        else
+            refused_input(c, data + used, n - used);
+    }
+    return n;
+}
+
+const conn_transport conn_proxy_transport = {
+    .name = "proxy",
+    .turn_share = CONN_TURN_WEB_BYTES, /* what detection and HTTP then go on with */
+    .input = proxy_input,
+    .send = conn_send_raw,
+    .deliver = conn_deliver_json,
+    .free = proxy_free,
+};
+
+/* A connection from a balancer: it reads its header before anything else. */
+static void await_header(conn *c, bool http) {
+    srv *s = c->srv;
+    conn_proxy_wait *w = s->stopping ? NULL : calloc(1, sizeof *w);
+    if (!w) {
+        conn_close(c);
+        return;
+    }
+    proto_proxy_init(&w->parser);
+    w->http = http;
+    c->proxy = w;
+    conn_set_transport(c, CONN_PROXY);
+    update_reading(c);
+    arm(c, on_proxy_timeout, s->cfg.request_ms ? s->cfg.request_ms : PROXY_HEADER_MS);
+}
+
 void conn_accept(srv *s, uv_stream_t *listener) {
     if (accept_must_wait(s, listener)) return;
     conn *c = conn_new(s, listener);
     if (!c) return;
     bool http = is_http_listener(s, listener);
+    /* From a balancer, admission waits for the client's address. */
+    if (srv_cidr_match(&s->cfg.proxy_from, c->addr, c->addr_len)) {
+        await_header(c, http);
+        return;
+    }
     c->refused = (uint8_t)admit(c);
     if (c->refused)
         begin_refused(c, http);
@@ -626,7 +758,7 @@ const conn_transport conn_text_transport = {
 static const conn_transport *const transports[CONN_NMODES] = {
     [CONN_DETECT] = &conn_detect_transport, [CONN_JSON] = &conn_json_transport,
     [CONN_TEXT] = &conn_text_transport,     [CONN_HTTP] = &web_http_transport,
-    [CONN_WS] = &web_ws_transport,
+    [CONN_WS] = &web_ws_transport,          [CONN_PROXY] = &conn_proxy_transport,
 };
 
 const conn_transport *conn_transport_of(const conn *c) {
@@ -1278,7 +1410,9 @@ void conn_write_metrics(metrics_out *o, void *ctx) {
     unsigned by_mode[5] = {0}; /* indexed by conn_mode */
     for (const srv_link *l = s->conns.next; l != &s->conns; l = l->next) {
         const conn *c = srv_container(l, conn, link);
-        if ((unsigned)c->mode < 5) by_mode[c->mode]++;
+        /* One waiting for its PROXY header is still being detected. */
+        unsigned mode = c->mode == CONN_PROXY ? CONN_DETECT : c->mode;
+        if (mode < 5) by_mode[mode]++;
     }
     metrics_family(
         o, "race2048_connections", "gauge",

@@ -14,6 +14,7 @@ typedef enum conn_mode {
     CONN_TEXT,   /* a human on telnet or netcat */
     CONN_HTTP,   /* an HTTP/1.1 request line: a browser, balancer or monitor */
     CONN_WS,     /* upgraded from HTTP: JSON mode in WebSocket text messages */
+    CONN_PROXY,  /* from --proxy-from: its PROXY header first, then detection or HTTP */
     CONN_NMODES
 } conn_mode;
 
@@ -107,8 +108,15 @@ typedef struct conn {
     uint64_t partial_since;  /* loop time an unfinished request began, 0 = none */
     uint64_t id;             /* for the logs */
     struct text_session *text;
-    struct web_session *web; /* CONN_HTTP and CONN_WS */
-    unsigned char addr[16];  /* the peer's address, the per-address key */
+    /* A connection is never both: the header of --proxy-from is read before
+     * any web session begins, and its state freed when it ends. */
+    union {
+        struct web_session *web;       /* CONN_HTTP and CONN_WS */
+        struct conn_proxy_wait *proxy; /* CONN_PROXY */
+    };
+    /* The client's address, the per-address key: the peer's, or behind a
+     * balancer of --proxy-from the source its PROXY header names. */
+    unsigned char addr[16];
     uint16_t port;
     uint8_t addr_len;
     /* First bytes that might still become an HTTP request line ("GET /"):

@@ -73,6 +73,9 @@ static const flag flags[] = {
     {"quick-bots", "RACE2048_QUICK_BOTS", "SECONDS",
      "a quick match still short of players after this long gets bots, 0 = never "
      "(default 15)"},
+    {"proxy-from", "RACE2048_PROXY_FROM", "CIDR[,...]",
+     "load balancers whose connections begin with a PROXY header (v1 or v2) naming "
+     "the client, none = off (default none)"},
     {"cluster", "RACE2048_CLUSTER", "URL",
      "join a cluster of nodes over NATS, e.g. nats://127.0.0.1:4222 (default none)"},
     {"node", "RACE2048_NODE", "NAME",
@@ -221,6 +224,11 @@ static const char *apply_other(srv_config *cfg, const char *name, const char *va
         else
             snprintf(cfg->journal, sizeof cfg->journal, "%s",
                      !strcmp(value, "none") ? "" : value);
+    } else if (!strcmp(name, "proxy-from")) {
+        if (!strcmp(value, "none"))
+            cfg->proxy_from.n = 0;
+        else if (srv_cidr_parse(&cfg->proxy_from, value) < 0)
+            want = "addresses or ranges such as 10.0.0.0/8,::1 (at most 32), or none";
     } else if (!strcmp(name, "log-level")) {
         static const char *levels[] = {"error", "warn", "info", "debug"};
         want = "error, warn, info or debug";

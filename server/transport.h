@@ -54,7 +54,7 @@ typedef struct conn_transport {
 
 /* The tables, one per conn_mode (conn.c: detect, JSON, text; web.c: HTTP, WS). */
 extern const conn_transport conn_detect_transport, conn_json_transport,
-    conn_text_transport, web_http_transport, web_ws_transport;
+    conn_text_transport, web_http_transport, web_ws_transport, conn_proxy_transport;
 
 /* c's transport. */
 const conn_transport *conn_transport_of(const conn *c);
