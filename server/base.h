@@ -9,6 +9,7 @@
 
 #include <uv.h>
 
+#include "cidr.h"
 #include "engine.h"
 #include "hash.h"
 #include "message.h"
@@ -85,6 +86,11 @@ typedef struct srv_config {
     /* Cluster mode: the NATS URL ("" = a single server) and this node's name. */
     char cluster[512];
     char node[64];
+    /* Browsers (web.c): the origins besides the server's own whose pages may
+     * open a WebSocket (--allow-origin, comma-separated, "*" = any; "" =
+     * none), and the addresses /metrics answers (--metrics-from). */
+    char allow_origin[1024];
+    proto_cidr_list metrics_from;
 } srv_config;
 
 void srv_log(srv_log_level level, const char *fmt, ...)
