@@ -501,6 +501,10 @@ client *client_connect_port(th_server *s, int port) {
     return connect_port(s, port, 0, NULL);
 }
 
+client *client_connect_port_from(th_server *s, int port, const char *source) {
+    return connect_port(s, port, 0, source);
+}
+
 client *client_connect_rcvbuf(th_server *s, int rcvbuf) {
     return connect_client(s, rcvbuf, NULL);
 }

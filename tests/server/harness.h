@@ -118,6 +118,9 @@ client *client_connect_port(th_server *s, int port);
 /* Connects from another loopback address (e.g. "127.0.0.2"), so that the
  * server counts the client under that address. */
 client *client_connect_from(th_server *s, const char *source);
+/* Connects to another port of s (e.g. its --http-port) from another loopback
+ * address. */
+client *client_connect_port_from(th_server *s, int port, const char *source);
 /* Binds a socket about to connect to that source address (any port). */
 void harness_bind_source(int fd, const char *source);
 /* Closes the socket (the server sees EOF). */
