@@ -123,11 +123,12 @@ size_t proto_http_ws_accept_head(char *out, size_t cap, const char *key);
  * for http and ws, 443 for https and wss). */
 
 /* Is origin (an Origin value) the server named by host (a Host value)? True
- * if the host names are equal and either host has a port equal to the
- * origin's (explicit or default), or host has none and the origin's port is
- * its scheme's default (the Host header leaves out the default port of
- * whichever scheme the page used: a balancer in front may have ended TLS).
- * False if either cannot be read (e.g. "null", a path, userinfo, ""). */
+ * if the host names are equal and the ports too: host's port if it has one
+ * equals the origin's (explicit or its scheme's default); a host without one
+ * matches an origin on its scheme's default port (the Host header leaves out
+ * the default port of whichever scheme the page used: a balancer in front
+ * may have ended TLS). False if either cannot be read (e.g. "null", a path,
+ * userinfo, ""). */
 bool proto_http_same_origin(const char *origin, const char *host);
 
 /* Does list (comma-separated origins, spaces around commas allowed; "*"

@@ -199,8 +199,9 @@ void session_request(conn *c, proto_request *req) {
             /* Cluster mode: a room of another node takes it there. */
             if (!c->srv->remote || !remote_route(c->srv->remote, p, req))
                 lobby_request(p, req);
-            c->srv->metrics.move_started_ns = 0; /* a move refused, or sent away */
-            return;                              /* either cleared req */
+            /* A move refused, or sent to another node, was not timed. */
+            c->srv->metrics.move_started_ns = 0;
+            return; /* either cleared req */
         }
     }
     proto_request_clear(req);

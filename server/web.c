@@ -112,7 +112,7 @@ static bool origin_allowed(const conn *c, const proto_http_request *r) {
             proto_http_origin_listed(r->origin, c->srv->cfg.allow_origin));
 }
 
-/* /metrics tells how busy the server is and who plays: only to the
+/* /metrics tells how busy the server is and how it is doing: only to the
  * addresses of --metrics-from (the connection's address is the client's,
  * as the per-address limits see it). */
 static bool may_scrape(const conn *c) {

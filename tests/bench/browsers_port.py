@@ -101,7 +101,7 @@ def scrape_figure(binary, rounds):
     clients = [socket.create_connection(("127.0.0.1", game)) for _ in range(200)]
     for c in clients:
         c.sendall(b'{"type":"hello","name":"x"}\n')
-    n = 4000
+    n = 10000
     for r in range(rounds):
         metrics, size = request_cpu(p, http, "/metrics", n)
         health, _ = request_cpu(p, http, "/healthz", n)
