@@ -2,6 +2,8 @@
  * bytes; no sockets. */
 #include "http.h"
 
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -65,7 +67,7 @@ static bool has_token(const char *value, const char *token) {
  * and version), whatever their values. Others are lists: their values add
  * up (RFC 7230 3.2.2). */
 static const char *const single_headers[PROTO_HTTP_SINGLE_HEADERS] = {
-    "Host", "Sec-WebSocket-Key", "Sec-WebSocket-Version"};
+    "Host", "Sec-WebSocket-Key", "Sec-WebSocket-Version", "Origin"};
 
 /* One header name and value are complete: keep those the server answers on. */
 static void header_done(proto_http *h) {
@@ -75,6 +77,10 @@ static void header_done(proto_http *h) {
             if (h->seen_single[i]) h->duplicate = true;
             h->seen_single[i] = true;
         }
+    /* An Origin too long to keep is still a browser's: it came, and
+     * matches nothing. */
+    if (!h->field_long && h->value_long && strcasecmp(h->field, "Origin") == 0)
+        r->has_origin = true;
     if (!h->field_long && !h->value_long) {
         /* Whitespace around a value is not part of it (RFC 7230 3.2). */
         while (h->value_len &&
@@ -94,6 +100,11 @@ static void header_done(proto_http *h) {
             for (; *v >= '0' && *v <= '9' && version < 1000; v++)
                 version = version * 10 + (*v - '0');
             r->ws_version = *v == '\0' || *v == ' ' ? version : 0;
+        } else if (strcasecmp(f, "Host") == 0) {
+            snprintf(r->host, sizeof r->host, "%s", v);
+        } else if (strcasecmp(f, "Origin") == 0) {
+            r->has_origin = true;
+            snprintf(r->origin, sizeof r->origin, "%s", v);
         } else if (strcasecmp(f, "If-None-Match") == 0) {
             /* A list: a second header adds its tags to the first one's. */
             size_t have = strlen(r->if_none_match);
@@ -251,6 +262,172 @@ size_t proto_http_head(char *out, size_t cap, int status, const char *content_ty
                        status, reason(status), type, tag, cache, allow, content_length,
                        keep_alive ? "keep-alive" : "close");
     return len < 0 || (size_t)len >= cap ? 0 : (size_t)len;
+}
+
+/* ------------------------------------------------------------- origins --- */
+
+/* An origin or a Host value, read for comparison. */
+typedef struct authority {
+    char scheme[16]; /* lowercase; "" for a Host value */
+    char host[256];  /* a name, lowercase (unused for IPv6) */
+    bool ipv6;
+    unsigned char ip6[16];
+    int port; /* -1: none given */
+} authority;
+
+/* RFC 3986 reg-name characters (unreserved, pct-encoded, sub-delims). */
+static bool name_char(char ch) {
+    return isalnum((unsigned char)ch) || strchr("-._~%!$&'()*+,;=", ch) != NULL;
+}
+
+/* host[:port] of n bytes into a (its scheme untouched). Returns 0 or -1. */
+static int parse_host_port(const char *s, size_t n, authority *a) {
+    size_t i = 0;
+    a->ipv6 = false;
+    a->host[0] = '\0';
+    a->port = -1;
+    if (n && s[0] == '[') {
+        const char *close = memchr(s, ']', n);
+        char text[64];
+        size_t len = close ? (size_t)(close - s - 1) : 0;
+        if (!close || len == 0 || len >= sizeof text) return -1;
+        memcpy(text, s + 1, len);
+        text[len] = '\0';
+        if (inet_pton(AF_INET6, text, a->ip6) != 1) return -1;
+        a->ipv6 = true;
+        i = len + 2;
+    } else {
+        while (i < n && s[i] != ':') {
+            if (!name_char(s[i]) || i + 1 >= sizeof a->host) return -1;
+            a->host[i] = (char)tolower((unsigned char)s[i]);
+            i++;
+        }
+        if (i == 0) return -1;
+        a->host[i] = '\0';
+    }
+    if (i == n) return 0;
+    if (s[i] != ':' || i + 1 == n || n - i - 1 > 5) return -1;
+    int port = 0;
+    for (i++; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        port = port * 10 + (s[i] - '0');
+    }
+    if (port < 1 || port > 65535) return -1;
+    a->port = port;
+    return 0;
+}
+
+/* scheme://host[:port] of n bytes (nothing after it) into a. Returns 0 or -1. */
+static int parse_origin(const char *s, size_t n, authority *a) {
+    size_t i = 0;
+    while (i < n && i + 1 < sizeof a->scheme &&
+           (isalpha((unsigned char)s[i]) ||
+            (i && (isdigit((unsigned char)s[i]) || strchr("+-.", s[i]))))) {
+        a->scheme[i] = (char)tolower((unsigned char)s[i]);
+        i++;
+    }
+    a->scheme[i] = '\0';
+    if (i == 0 || n - i < 3 || memcmp(s + i, "://", 3) != 0) return -1;
+    return parse_host_port(s + i + 3, n - i - 3, a);
+}
+
+/* The scheme's default port, or -1 if it has none we know. */
+static int default_port(const char *scheme) {
+    if (!strcmp(scheme, "http") || !strcmp(scheme, "ws")) return 80;
+    if (!strcmp(scheme, "https") || !strcmp(scheme, "wss")) return 443;
+    return -1;
+}
+
+/* The port an origin means: the one given, else its scheme's default. */
+static int origin_port(const authority *a) {
+    return a->port >= 0 ? a->port : default_port(a->scheme);
+}
+
+static bool same_host(const authority *a, const authority *b) {
+    if (a->ipv6 != b->ipv6) return false;
+    return a->ipv6 ? memcmp(a->ip6, b->ip6, sizeof a->ip6) == 0
+                   : strcmp(a->host, b->host) == 0;
+}
+
+bool proto_http_same_origin(const char *origin, const char *host) {
+    authority o, h;
+    if (parse_origin(origin, strlen(origin), &o) < 0) return false;
+    if (parse_host_port(host, strlen(host), &h) < 0) return false;
+    int port = origin_port(&o);
+    if (port < 0 || !same_host(&o, &h)) return false;
+    return h.port >= 0 ? h.port == port : port == default_port(o.scheme);
+}
+
+/* Calls each(entry, n, ctx) for the entries of a comma-separated list (spaces
+ * around them trimmed, one trailing '/' dropped: people write origins as
+ * URLs); stops at the first that returns true, and returns true then. */
+static bool each_entry(const char *list, bool (*each)(const char *, size_t, void *),
+                       void *ctx) {
+    const char *p = list;
+    for (;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        const char *start = p;
+        while (*p && *p != ',')
+            p++;
+        const char *end = p;
+        while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
+            end--;
+        if (end - start > 1 && end[-1] == '/' && end[-2] != '/') end--;
+        if (each(start, (size_t)(end - start), ctx)) return true;
+        if (!*p) return false;
+        p++;
+    }
+}
+
+static bool entry_is(const char *s, size_t n, const char *word) {
+    return n == strlen(word) && memcmp(s, word, n) == 0;
+}
+
+struct listed_ctx {
+    const char *text; /* the origin as sent */
+    bool readable;
+    authority origin;
+};
+
+static bool entry_names(const char *s, size_t n, void *ctx) {
+    struct listed_ctx *l = ctx;
+    if (entry_is(s, n, "*")) return true;
+    if (entry_is(s, n, "null")) return strcmp(l->text, "null") == 0;
+    authority a;
+    return l->readable && parse_origin(s, n, &a) == 0 &&
+           strcmp(a.scheme, l->origin.scheme) == 0 && same_host(&a, &l->origin) &&
+           origin_port(&a) == origin_port(&l->origin);
+}
+
+bool proto_http_origin_listed(const char *origin, const char *list) {
+    struct listed_ctx l = {.text = origin};
+    l.readable = parse_origin(origin, strlen(origin), &l.origin) == 0;
+    return each_entry(list, entry_names, &l);
+}
+
+struct check_ctx {
+    char *bad;
+    size_t cap;
+};
+
+static bool entry_bad(const char *s, size_t n, void *ctx) {
+    struct check_ctx *k = ctx;
+    authority a;
+    if (n &&
+        (entry_is(s, n, "*") || entry_is(s, n, "null") || parse_origin(s, n, &a) == 0))
+        return false;
+    if (k->bad && k->cap) {
+        size_t len = n < k->cap - 1 ? n : k->cap - 1;
+        memcpy(k->bad, s, len);
+        k->bad[len] = '\0';
+    }
+    return true;
+}
+
+int proto_http_origin_list_check(const char *list, char *bad, size_t cap) {
+    struct check_ctx k = {bad, cap};
+    return each_entry(list, entry_bad, &k) ? -1 : 0;
 }
 
 int proto_ws_accept_key(const char *key, char out[29]) {

@@ -12,8 +12,12 @@
  * request is answered 431 and the connection closed. */
 #define PROTO_HTTP_HEAD_MAX 8192
 /* Headers a request may hold only once (Host, Sec-WebSocket-Key,
- * Sec-WebSocket-Version): a second one is PROTO_HTTP_BAD. */
-#define PROTO_HTTP_SINGLE_HEADERS 3
+ * Sec-WebSocket-Version, Origin): a second one is PROTO_HTTP_BAD. */
+#define PROTO_HTTP_SINGLE_HEADERS 4
+/* Room for a Host or Origin value: a scheme, a 253-byte DNS name or a
+ * bracketed IPv6 address, a port, and the NUL. A longer one is kept as
+ * "given but unreadable" (it matches nothing). */
+#define PROTO_HTTP_AUTHORITY_MAX 280
 /* Targets longer than this are kept truncated and flagged (they 404). */
 #define PROTO_HTTP_TARGET_MAX 256
 
@@ -36,6 +40,12 @@ typedef struct proto_http_request {
     char ws_key[64];        /* Sec-WebSocket-Key, trimmed; empty if absent or too long */
     int ws_version;         /* Sec-WebSocket-Version, 0 if absent or not a number */
     char if_none_match[80]; /* for ETag revalidation; empty if absent */
+    /* Host and Origin as sent, trimmed; "" if absent or too long (see
+     * PROTO_HTTP_AUTHORITY_MAX). has_origin: an Origin header came (a
+     * browser's request), readable or not. */
+    char host[PROTO_HTTP_AUTHORITY_MAX];
+    char origin[PROTO_HTTP_AUTHORITY_MAX];
+    bool has_origin;
 } proto_http_request;
 
 /* The parser state of one connection; no allocation, fixed size. */
@@ -50,7 +60,7 @@ typedef struct proto_http {
     char field[32];
     size_t field_len;
     bool field_long; /* name longer than field: not one we look at */
-    char value[96];
+    char value[PROTO_HTTP_AUTHORITY_MAX];
     size_t value_len;
     bool value_long;
     bool in_value;
@@ -103,6 +113,34 @@ size_t proto_http_head(char *out, size_t cap, int status, const char *content_ty
 /* Writes the 101 Switching Protocols answer for a WebSocket key into out.
  * Returns its length, or 0 if it does not fit or hashing fails. */
 size_t proto_http_ws_accept_head(char *out, size_t cap, const char *key);
+
+/* ------------------------------------------------------------- origins ---
+ *
+ * A browser names the page that opens a WebSocket in Origin
+ * (scheme://host[:port], RFC 6454) and the server it asks in Host
+ * (host[:port]). Hosts compare case-insensitively, IPv6 addresses by value
+ * (brackets and spelling aside); a missing port is the scheme's default (80
+ * for http and ws, 443 for https and wss). */
+
+/* Is origin (an Origin value) the server named by host (a Host value)? True
+ * if the host names are equal and the ports too: host's port if it has one
+ * equals the origin's (explicit or its scheme's default); a host without one
+ * matches an origin on its scheme's default port (the Host header leaves out
+ * the default port of whichever scheme the page used: a balancer in front
+ * may have ended TLS). False if either cannot be read (e.g. "null", a path,
+ * userinfo, ""). */
+bool proto_http_same_origin(const char *origin, const char *host);
+
+/* Does list (comma-separated origins, spaces around commas allowed; "*"
+ * stands for any origin, "null" for the opaque origin browsers send from
+ * sandboxed pages and files) name origin? Origins compare by scheme
+ * (case-insensitive), host and port, the default port spelt or not. */
+bool proto_http_origin_listed(const char *origin, const char *list);
+
+/* Is list a valid --allow-origin value (every entry an origin, "*" or
+ * "null", none empty)? Returns 0, or -1 with the first bad entry copied into
+ * bad (cap bytes, truncated) if bad is not NULL. */
+int proto_http_origin_list_check(const char *list, char *bad, size_t cap);
 
 /* Sec-WebSocket-Accept for a key: base64(SHA-1(key + GUID)), 28 characters
  * and a NUL. Returns 0, or -1 if OpenSSL fails. */

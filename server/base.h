@@ -88,7 +88,12 @@ typedef struct srv_config {
     char node[64];
     /* --proxy-from: peers (load balancers) whose connections begin with a
      * PROXY protocol header naming the client; empty = none. */
-    srv_cidr_list proxy_from;
+    proto_cidr_list proxy_from;
+    /* Browsers (web.c): the origins besides the server's own whose pages may
+     * open a WebSocket (--allow-origin, comma-separated, "*" = any; "" =
+     * none), and the addresses /metrics answers (--metrics-from). */
+    char allow_origin[1024];
+    proto_cidr_list metrics_from;
 } srv_config;
 
 void srv_log(srv_log_level level, const char *fmt, ...)
@@ -184,6 +189,8 @@ typedef struct srv_msg {
 /* Counters for /metrics (server/metrics.c writes them out). Gauges such as
  * open connections are counted at scrape time instead. */
 #define SRV_METRICS_ERRORS 32 /* room for every proto_err */
+/* race2048_move_seconds' buckets (bounds in metrics.c), the last one +Inf. */
+#define SRV_MOVE_BUCKETS 14
 typedef struct srv_metrics {
     uint64_t started_ns; /* uv_hrtime() at start, for the uptime */
     uint64_t games_started;
@@ -198,6 +205,14 @@ typedef struct srv_metrics {
     /* Text spectators' screens: made, and sent again from a rendering made
      * for another spectator with the same screen shape (fanout.h). */
     uint64_t text_screens_rendered, text_screens_shared;
+    /* race2048_move_seconds: moves read from this node's clients that changed
+     * a board, by the time from the request's decoding to its `state` handed
+     * to the room's players (not bots' moves, nor moves of another node's
+     * room). move_started_ns is uv_hrtime() when the move request being
+     * handled was decoded (session.c), 0 while none is; room_move takes it. */
+    uint64_t move_started_ns;
+    uint64_t move_buckets[SRV_MOVE_BUCKETS]; /* not cumulative; see metrics.c */
+    uint64_t move_sum_ns;
 } srv_metrics;
 
 /* Counts an error sent to a client. */

@@ -439,7 +439,7 @@ void conn_accept(srv *s, uv_stream_t *listener) {
     if (!c) return;
     bool http = is_http_listener(s, listener);
     /* From a balancer, admission waits for the client's address. */
-    if (srv_cidr_match(&s->cfg.proxy_from, c->addr, c->addr_len)) {
+    if (proto_cidr_list_match(&s->cfg.proxy_from, c->addr, c->addr_len)) {
         await_header(c, http);
         return;
     }

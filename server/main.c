@@ -15,6 +15,7 @@
 #include "session.h"
 #include "conn.h"
 #include "guard.h"
+#include "http.h"
 #include "journal.h"
 #include "metrics.h"
 #include "recover.h"
@@ -80,6 +81,10 @@ static const flag flags[] = {
      "join a cluster of nodes over NATS, e.g. nats://127.0.0.1:4222 (default none)"},
     {"node", "RACE2048_NODE", "NAME",
      "this node's name in the cluster, unique (default: the host name)"},
+    {"allow-origin", "RACE2048_ALLOW_ORIGIN", "ORIGIN,...",
+     "other sites whose pages may open a WebSocket here, * = any (default none)"},
+    {"metrics-from", "RACE2048_METRICS_FROM", "CIDR,...",
+     "addresses /metrics answers (default loopback and private ranges)"},
     {"log-level", "RACE2048_LOG_LEVEL", "LEVEL",
      "error, warn, info or debug (default info)"},
     {"journal", "RACE2048_JOURNAL", "FILE",
@@ -227,8 +232,17 @@ static const char *apply_other(srv_config *cfg, const char *name, const char *va
     } else if (!strcmp(name, "proxy-from")) {
         if (!strcmp(value, "none"))
             cfg->proxy_from.n = 0;
-        else if (srv_cidr_parse(&cfg->proxy_from, value) < 0)
+        else if (proto_cidr_list_parse(value, &cfg->proxy_from, NULL, 0) < 0)
             want = "addresses or ranges such as 10.0.0.0/8,::1 (at most 32), or none";
+    } else if (!strcmp(name, "allow-origin")) {
+        if (strlen(value) >= sizeof cfg->allow_origin ||
+            proto_http_origin_list_check(value, NULL, 0) < 0)
+            want = "origins such as https://example.com, comma-separated, or *";
+        else
+            snprintf(cfg->allow_origin, sizeof cfg->allow_origin, "%s", value);
+    } else if (!strcmp(name, "metrics-from")) {
+        if (proto_cidr_list_parse(value, &cfg->metrics_from, NULL, 0) < 0)
+            want = "address ranges such as 10.0.0.0/8,::1, comma-separated (at most 32)";
     } else if (!strcmp(name, "log-level")) {
         static const char *levels[] = {"error", "warn", "info", "debug"};
         want = "error, warn, info or debug";
@@ -270,6 +284,8 @@ static int configure(srv_config *cfg, int argc, char **argv) {
                         .journal = "race2048.journal",
                         .journal_sync_ms = 100,
                         .journal_max = 64ull << 20};
+    if (proto_cidr_list_parse(PROTO_CIDR_PRIVATE, &cfg->metrics_from, NULL, 0) < 0)
+        return -1; /* cannot happen: a constant */
     for (size_t i = 0; i < NFLAGS; i++) {
         const char *v = getenv(flags[i].env);
         if (v && *v && apply(cfg, flags[i].name, v, flags[i].env) < 0) return -1;

@@ -2,10 +2,20 @@
  * text format (0.0.4). */
 #include "metrics.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How often, at most, /proc/self/fd is listed to count descriptors (see
+ * metrics_registry.open_fds). */
+#define METRICS_FD_RECOUNT_S 10
 
 struct metrics_out {
     char *data;
@@ -122,11 +132,127 @@ static void write_counters(metrics_out *o, const srv_metrics *m) {
                 (double)(uv_hrtime() - m->started_ns) / 1e9);
 }
 
+/* race2048_move_seconds' upper bounds (le) in ns: a move is tens of
+ * microseconds when all is well, milliseconds when the loop is loaded. The
+ * last bucket, past them, is +Inf. */
+static const uint64_t move_bounds_ns[SRV_MOVE_BUCKETS - 1] = {
+    10000,   25000,   50000,    100000,   250000,   500000,   1000000,
+    2500000, 5000000, 10000000, 25000000, 50000000, 100000000};
+
+void metrics_move_observe(srv_metrics *m, uint64_t ns) {
+    int i = 0;
+    while (i < SRV_MOVE_BUCKETS - 1 && ns > move_bounds_ns[i])
+        i++;
+    m->move_buckets[i]++;
+    m->move_sum_ns += ns;
+}
+
+static void write_move_histogram(metrics_out *o, const srv_metrics *m) {
+    metrics_family(o, "race2048_move_seconds", "histogram",
+                   "Moves of this node's clients that changed a board, by seconds from "
+                   "the request read to its state handed to the room's players.");
+    uint64_t count = 0;
+    for (int i = 0; i < SRV_MOVE_BUCKETS; i++) {
+        count += m->move_buckets[i];
+        if (i < SRV_MOVE_BUCKETS - 1)
+            metrics_put(o, "race2048_move_seconds_bucket{le=\"%g\"} %llu\n",
+                        (double)move_bounds_ns[i] / 1e9, (unsigned long long)count);
+        else
+            metrics_put(o, "race2048_move_seconds_bucket{le=\"+Inf\"} %llu\n",
+                        (unsigned long long)count);
+    }
+    metrics_put(o, "race2048_move_seconds_sum %.9f\nrace2048_move_seconds_count %llu\n",
+                (double)m->move_sum_ns / 1e9, (unsigned long long)count);
+}
+
+/* Open descriptors: Linux 6.2 and later give their count as the size of
+ * /proc/self/fd (one stat, whatever the count); before, the directory is
+ * listed, at most once per METRICS_FD_RECOUNT_S. Returns -1 if unknown. */
+static long long open_fds(metrics_registry *reg) {
+    struct stat st;
+    if (stat("/proc/self/fd", &st) == 0 && st.st_size > 0) return (long long)st.st_size;
+    uint64_t now = uv_hrtime();
+    if (reg->open_fds_counted_ns &&
+        now - reg->open_fds_counted_ns < (uint64_t)METRICS_FD_RECOUNT_S * 1000000000u)
+        return (long long)reg->open_fds;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return -1;
+    uint64_t n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    reg->open_fds = n ? n - 1 : 0; /* the listing's own descriptor */
+    reg->open_fds_counted_ns = now;
+    return (long long)reg->open_fds;
+}
+
+/* The standard process metrics (those of the Prometheus client libraries),
+ * for dashboards that expect them: a getrusage, a small /proc read and a
+ * stat per rendering. */
+static void write_process(metrics_out *o, metrics_registry *reg) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+        metrics_family(o, "process_cpu_seconds_total", "counter",
+                       "Total user and system CPU time spent in seconds.");
+        metrics_put(o, "process_cpu_seconds_total %.6f\n",
+                    (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                        (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+    }
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char text[128];
+        ssize_t n = read(fd, text, sizeof text - 1);
+        close(fd);
+        unsigned long long size, resident;
+        long page = sysconf(_SC_PAGESIZE);
+        if (n > 0 && page > 0) {
+            text[n] = '\0';
+            if (sscanf(text, "%llu %llu", &size, &resident) == 2) {
+                metrics_family(o, "process_virtual_memory_bytes", "gauge",
+                               "Virtual memory size in bytes.");
+                metrics_put(o, "process_virtual_memory_bytes %llu\n",
+                            size * (unsigned long long)page);
+                metrics_family(o, "process_resident_memory_bytes", "gauge",
+                               "Resident memory size in bytes.");
+                metrics_put(o, "process_resident_memory_bytes %llu\n",
+                            resident * (unsigned long long)page);
+            }
+        }
+    }
+    long long fds = open_fds(reg);
+    if (fds >= 0) {
+        metrics_family(o, "process_open_fds", "gauge",
+                       "Number of open file descriptors.");
+        metrics_put(o, "process_open_fds %lld\n", fds);
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        metrics_family(o, "process_max_fds", "gauge",
+                       "Maximum number of open file descriptors.");
+        metrics_put(o, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
+    }
+    /* The start is the uptime's origin, on the wall clock. */
+    struct timespec now;
+    if (clock_gettime(CLOCK_REALTIME, &now) == 0) {
+        double up = (double)(uv_hrtime() - reg->counters->started_ns) / 1e9;
+        metrics_family(o, "process_start_time_seconds", "gauge",
+                       "Start time of the process since unix epoch in seconds.");
+        metrics_put(o, "process_start_time_seconds %.3f\n",
+                    (double)now.tv_sec + (double)now.tv_nsec / 1e9 - up);
+    }
+}
+
 static srv_buf *render(metrics_registry *reg) {
     metrics_out o = {.data = malloc(4096), .cap = 4096};
     if (!o.data) return NULL;
     o.data[0] = '\0';
+    metrics_family(&o, "race2048_build_info", "gauge",
+                   "Always 1: the server's version and the protocol version it speaks.");
+    metrics_put(&o, "race2048_build_info{version=\"%s\",proto=\"%d\"} 1\n",
+                RACE2048_VERSION, PROTO_VERSION);
     write_counters(&o, reg->counters);
+    write_move_histogram(&o, reg->counters);
+    write_process(&o, reg);
     for (int i = 0; i < reg->nsections; i++)
         reg->sections[i].fn(&o, reg->sections[i].ctx);
     if (o.failed) {

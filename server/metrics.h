@@ -21,6 +21,10 @@ void metrics_put(metrics_out *o, const char *fmt, ...)
 void metrics_one(metrics_out *o, const char *name, const char *type, const char *help,
                  uint64_t value);
 
+/* Counts a move in race2048_move_seconds: ns from its request's decoding to
+ * its `state` handed to the room's players. No allocation; a few compares. */
+void metrics_move_observe(srv_metrics *m, uint64_t ns);
+
 /* A layer's gauges, written at scrape time: the registry calls down-facing
  * callbacks, so it includes nothing above itself. */
 typedef void (*metrics_gauges_fn)(metrics_out *o, void *ctx);
@@ -37,6 +41,11 @@ typedef struct metrics_registry {
      * `GET /metrics` costs one walk a turn, not one a request. */
     srv_buf *cache;
     uint64_t cache_turn;
+    /* process_open_fds where the kernel cannot count them in one stat()
+     * (Linux before 6.2): the count of /proc/self/fd, made at most once per
+     * METRICS_FD_RECOUNT_S, as listing it costs per descriptor. */
+    uint64_t open_fds;
+    uint64_t open_fds_counted_ns; /* 0 = never */
 } metrics_registry;
 
 void metrics_init(metrics_registry *reg, const srv_metrics *counters);

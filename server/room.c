@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "journal.h"
+#include "metrics.h"
 #include "resume.h"
 
 /* Room codes avoid look-alike characters (0/O, 1/I) so people can read them out. */
@@ -432,6 +433,9 @@ static void check_end(room *r, const room_seat *mover) {
 }
 
 void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) {
+    /* A move read from a client is timed until its `state` is handed out. */
+    uint64_t started = r->game->metrics->move_started_ns;
+    r->game->metrics->move_started_ns = 0;
     room_seat *seat = &r->seats[p->seat];
     eng_move_result res = eng_game_move(&seat->game, dir, r->game->tables);
     if (res.moved) {
@@ -453,10 +457,12 @@ void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) 
                  .subject = seat->id,
                  .moved = res.moved,
                  .view = views_wanted(r) ? room_view(r) : NULL};
-    if (res.moved)
+    if (res.moved) {
         room_broadcast(r, &m, NULL);
-    else
+        if (started) metrics_move_observe(r->game->metrics, uv_hrtime() - started);
+    } else {
         srv_send(p, &m);
+    }
     if (m.json) srv_buf_unref(m.json);
     srv_view_unref(m.view);
     if (res.moved) check_end(r, seat);

@@ -193,9 +193,14 @@ void session_request(conn *c, proto_request *req) {
     } else {
         srv_player *p = session_player(c, false);
         if (p) {
+            /* A move is timed from here to its `state` handed out (room.c). */
+            if (req->type == PROTO_REQ_MOVE)
+                c->srv->metrics.move_started_ns = uv_hrtime();
             /* Cluster mode: a room of another node takes it there. */
             if (!c->srv->remote || !remote_route(c->srv->remote, p, req))
                 lobby_request(p, req);
+            /* A move refused, or sent to another node, was not timed. */
+            c->srv->metrics.move_started_ns = 0;
             return; /* either cleared req */
         }
     }

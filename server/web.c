@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cidr.h"
 #include "session.h"
 #include "metrics.h"
 #include "transport.h"
@@ -91,6 +92,33 @@ static bool ws_handshake_ok(const proto_http_request *r) {
            strlen(r->ws_key) == 24;
 }
 
+/* A header value for the log: at most 80 bytes, anything but printable
+ * ASCII as '?' (the value is the client's, the log the host's terminal). */
+static const char *loggable(const char *value, char out[81]) {
+    size_t i = 0;
+    for (; value[i] && i < 80; i++)
+        out[i] = value[i] >= 0x20 && value[i] < 0x7f ? value[i] : '?';
+    out[i] = '\0';
+    return out;
+}
+
+/* May this upgrade open a WebSocket? A browser says which page asks in
+ * Origin: a page of another site, open in a player's browser, would spend
+ * the player's per-address budgets (connections, resumes, games) from the
+ * player's own address. Programs send no Origin, and are what they are. */
+static bool origin_allowed(const conn *c, const proto_http_request *r) {
+    return !r->has_origin || proto_http_same_origin(r->origin, r->host) ||
+           (c->srv->cfg.allow_origin[0] &&
+            proto_http_origin_listed(r->origin, c->srv->cfg.allow_origin));
+}
+
+/* /metrics tells how busy the server is and how it is doing: only to the
+ * addresses of --metrics-from (the connection's address is the client's,
+ * as the per-address limits see it). */
+static bool may_scrape(const conn *c) {
+    return proto_cidr_list_match(&c->srv->cfg.metrics_from, c->addr, c->addr_len);
+}
+
 static void on_ws_text(void *ctx, const char *msg, size_t len) {
     conn *c = ctx;
     if (!conn_is_open(c)) return;
@@ -146,7 +174,7 @@ static void answer(conn *c, const proto_http_request *r) {
                          alive);
         return;
     }
-    if (strcmp(path, "/metrics") == 0) {
+    if (strcmp(path, "/metrics") == 0 && may_scrape(c)) {
         srv_buf *b = metrics_render(&c->srv->metrics_reg, c->srv->turn);
         if (!b) {
             conn_close(c);
@@ -202,6 +230,19 @@ static void http_requests(conn *c, const char *data, size_t n) {
             if (ws_handshake_ok(&c->web->http.req) &&
                 strcmp(c->web->http.req.target, "/ws") == 0) {
                 conn_request_done(c);
+                if (!origin_allowed(c, &c->web->http.req)) {
+                    char origin[81], host[81];
+                    srv_log_client(SRV_LOG_INFO,
+                                   "403 for %s: a WebSocket from origin '%s' to host "
+                                   "'%s' (--allow-origin)",
+                                   conn_peer(c),
+                                   loggable(c->web->http.req.origin, origin),
+                                   loggable(c->web->http.req.host, host));
+                    respond_text(c, 403,
+                                 "A page of another site may not open a game here.\n",
+                                 false, false);
+                    return;
+                }
                 if (upgrade(c, &c->web->http.req) && n && conn_is_open(c) &&
                     !proto_ws_feed(c->web->ws, data, n))
                     conn_close_after_flush(c);

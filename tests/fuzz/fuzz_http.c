@@ -84,6 +84,15 @@ static void run(const uint8_t *data, size_t size, size_t chunk, result *r) {
             mix(&r->hash, &h.req.keep_alive, sizeof h.req.keep_alive);
             mix(&r->hash, &h.req.upgrade_websocket, sizeof h.req.upgrade_websocket);
             mix(&r->hash, h.req.ws_key, strlen(h.req.ws_key));
+            {
+                /* The Origin rule reads what the client sent: it must not
+                 * crash, and a kept origin came in an Origin header. */
+                bool same = proto_http_same_origin(h.req.origin, h.req.host);
+                bool listed = proto_http_origin_listed(h.req.origin, h.req.host);
+                mix(&r->hash, &same, sizeof same);
+                mix(&r->hash, &listed, sizeof listed);
+                CHECK(!same || h.req.has_origin);
+            }
             r->requests++;
             if (res == PROTO_HTTP_UPGRADE && h.req.upgrade_websocket) {
                 ws = proto_ws_new(MAX_MSG, &handlers, r);

@@ -170,6 +170,8 @@ static void test_duplicate_headers_are_bad(void **state) {
         "GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n",
         "GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx",
         "GET / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+        /* Two origins: which one would the check believe? */
+        "GET /ws HTTP/1.1\r\nHost: t\r\nOrigin: http://t\r\nOrigin: http://e\r\n\r\n",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         for (int split = 0; split < 2; split++) {
@@ -259,6 +261,134 @@ static void test_response_head(void **state) {
     assert_int_equal(proto_http_head(out, 20, 200, NULL, 0, NULL, NULL, true), 0);
 }
 
+/* Host and Origin are kept as sent; an Origin too long to keep still counts
+ * as given, and one absent leaves has_origin false. */
+static void test_host_and_origin_kept(void **state) {
+    char req[1024];
+    const char *cases[][2] = {
+        {"Origin: http://example.com:8048 \r\n", "http://example.com:8048"},
+        {"", NULL},
+    };
+    for (size_t i = 0; i < 2; i++)
+        for (int split = 0; split < 2; split++) {
+            snprintf(req, sizeof req,
+                     "GET /ws HTTP/1.1\r\nHost:  Example.COM:8048\r\n%s\r\n",
+                     cases[i][0]);
+            proto_http h;
+            proto_http_init(&h);
+            size_t used;
+            proto_http_result r = split ? feed_bytewise(&h, req, strlen(req), &used)
+                                        : proto_http_feed(&h, req, strlen(req), &used);
+            assert_int_equal(r, PROTO_HTTP_REQUEST);
+            assert_string_equal(h.req.host, "Example.COM:8048");
+            assert_int_equal(h.req.has_origin, cases[i][1] != NULL);
+            assert_string_equal(h.req.origin, cases[i][1] ? cases[i][1] : "");
+        }
+    char name[400];
+    memset(name, 'a', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    snprintf(req, sizeof req, "GET /ws HTTP/1.1\r\nHost: t\r\nOrigin: http://%s\r\n\r\n",
+             name);
+    proto_http h;
+    proto_http_init(&h);
+    size_t used;
+    assert_int_equal(proto_http_feed(&h, req, strlen(req), &used), PROTO_HTTP_REQUEST);
+    assert_true(h.req.has_origin);
+    assert_string_equal(h.req.origin, "");
+    assert_false(proto_http_same_origin(h.req.origin, h.req.host));
+}
+
+/* The Origin rule of a WebSocket upgrade: the same host and port as Host. */
+static void test_same_origin(void **state) {
+    static const struct {
+        const char *origin, *host;
+        bool same;
+    } cases[] = {
+        {"http://example.com:8048", "example.com:8048", true},
+        {"http://EXAMPLE.com:8048", "example.COM:8048", true},
+        {"http://example.com:8048", "example.com:8049", false},
+        {"http://example.com:8048", "example.com", false},
+        {"http://evil.example:8048", "example.com:8048", false},
+        {"http://example.com.evil:8048", "example.com:8048", false},
+        {"http://example.co:8048", "example.com:8048", false},
+        /* Default ports, spelt or not. */
+        {"http://example.com", "example.com", true},
+        {"https://example.com", "example.com", true},
+        {"http://example.com", "example.com:80", true},
+        {"http://example.com:80", "example.com", true},
+        {"https://example.com", "example.com:443", true},
+        {"https://example.com:443", "example.com", true},
+        {"https://example.com", "example.com:80", false},
+        {"http://example.com", "example.com:443", false},
+        {"https://example.com:8443", "example.com", false},
+        /* IPv6: brackets, spelling and case aside. */
+        {"http://[::1]:8048", "[::1]:8048", true},
+        {"http://[0:0::1]:8048", "[::1]:8048", true},
+        {"http://[FE80::1]", "[fe80::1]", true},
+        {"http://[::1]:8048", "[::2]:8048", false},
+        {"http://[::1]:8048", "::1:8048", false},
+        {"http://127.0.0.1:8048", "127.0.0.1:8048", true},
+        {"http://127.0.0.1:8048", "127.0.0.2:8048", false},
+        /* Not origins, or not hosts: never the same. */
+        {"null", "example.com", false},
+        {"", "example.com", false},
+        {"http://example.com", "", false},
+        {"example.com", "example.com", false},
+        {"http://example.com/", "example.com", false},
+        {"http://example.com/path", "example.com", false},
+        {"http://user@example.com", "example.com", false},
+        {"http://example.com:", "example.com", false},
+        {"http://example.com:0", "example.com", false},
+        {"http://example.com:65536", "example.com:65536", false},
+        {"http://example.com:8048", "example.com:8048/x", false},
+        {"http://exa mple.com", "exa mple.com", false},
+        {"http://[::1", "[::1]", false},
+        {"chrome-extension://abc", "abc", false},
+        {"ftp://example.com", "example.com", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        if (proto_http_same_origin(cases[i].origin, cases[i].host) != cases[i].same)
+            fail_msg("'%s' from '%s': want %s", cases[i].origin, cases[i].host,
+                     cases[i].same ? "same" : "foreign");
+}
+
+/* --allow-origin: entries by scheme, host and port; "*" any; "null" the opaque one. */
+static void test_origin_listed(void **state) {
+    const char *list =
+        "https://game.example.com, http://localhost:3000/,http://[::1]:8080";
+    assert_true(proto_http_origin_listed("https://game.example.com", list));
+    assert_true(proto_http_origin_listed("https://GAME.example.com:443", list));
+    assert_true(proto_http_origin_listed("http://localhost:3000", list));
+    assert_true(proto_http_origin_listed("http://[0::1]:8080", list));
+    assert_false(proto_http_origin_listed("http://game.example.com", list));
+    assert_false(proto_http_origin_listed("https://game.example.com:8443", list));
+    assert_false(proto_http_origin_listed("http://localhost:3001", list));
+    assert_false(proto_http_origin_listed("https://evil.example", list));
+    assert_false(proto_http_origin_listed("null", list));
+    assert_false(proto_http_origin_listed("", list));
+    assert_true(proto_http_origin_listed("https://evil.example", "*"));
+    assert_true(proto_http_origin_listed("null", "*"));
+    assert_true(proto_http_origin_listed("anything at all", "http://a, *"));
+    assert_true(proto_http_origin_listed("null", "null"));
+    assert_false(proto_http_origin_listed("http://null", "null"));
+    assert_false(proto_http_origin_listed("https://a", ""));
+
+    char bad[64];
+    assert_int_equal(proto_http_origin_list_check(list, bad, sizeof bad), 0);
+    assert_int_equal(proto_http_origin_list_check("*", bad, sizeof bad), 0);
+    assert_int_equal(proto_http_origin_list_check("null, https://a:1", bad, sizeof bad),
+                     0);
+    assert_int_equal(
+        proto_http_origin_list_check("https://a,example.com", bad, sizeof bad), -1);
+    assert_string_equal(bad, "example.com");
+    assert_int_equal(
+        proto_http_origin_list_check("https://a,,https://b", bad, sizeof bad), -1);
+    assert_string_equal(bad, "");
+    assert_int_equal(proto_http_origin_list_check("", bad, sizeof bad), -1);
+    assert_int_equal(proto_http_origin_list_check("https://a/path", bad, sizeof bad), -1);
+    assert_string_equal(bad, "https://a/path");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_get_whole_and_split),
@@ -273,6 +403,9 @@ int main(void) {
         cmocka_unit_test(test_midway),
         cmocka_unit_test(test_detect),
         cmocka_unit_test(test_response_head),
+        cmocka_unit_test(test_host_and_origin_kept),
+        cmocka_unit_test(test_same_origin),
+        cmocka_unit_test(test_origin_listed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
