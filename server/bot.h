@@ -31,5 +31,8 @@ void bots_stop(game *g);
  * level again, so it moves on from where it was. Returns 0 or -1 (OOM). */
 int bots_adopt(game *g, srv_player *p, int level);
 bot_stats bots_get_stats(const game *g);
+/* The bots one client address may have at once under cfg (--max-bots-per-ip,
+ * by default an eighth of --max-bots, at least 4); 0 = no per-address limit. */
+unsigned bots_per_ip(const srv_config *cfg);
 
 #endif

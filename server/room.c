@@ -787,12 +787,14 @@ void room_reconnect(room *r, srv_player *p) {
 
 /* ------------------------------------------------------------------ bots --- */
 
-int room_add_bots(room *r, int n, int level, bool announce) {
+int room_add_bots(room *r, int n, int level, const srv_player *owner, bool announce) {
     game *g = r->game;
     srv_player *made[PROTO_PLAYERS_MAX];
-    if (n > r->settings.players - r->nseats) return -1;
+    if (n > r->settings.players - r->nseats || !g->bots.make) return -1;
+    int refused = g->bots.room_for(g->bots.ctx, owner, n);
+    if (refused) return refused;
     for (int i = 0; i < n; i++) {
-        made[i] = g->bots.make ? g->bots.make(g->bots.ctx, level) : NULL;
+        made[i] = g->bots.make(g->bots.ctx, level, owner);
         if (!made[i]) { /* all or none */
             while (i-- > 0)
                 player_dismiss(made[i], SINK_DISMISSED);
