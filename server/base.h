@@ -84,7 +84,7 @@ typedef struct srv_config {
     uint64_t quick_bots_ms;
     /* Bots the requests from one address may have at once (--max-bots-per-ip;
      * 0 = no share but --max-bots), or SRV_BOTS_PER_IP_DEFAULT: an eighth of
-     * max_bots, at least 4 (bot.c). */
+     * max_bots, at least 7 (bot.c). */
     int max_bots_per_ip;
     /* Cluster mode: the NATS URL ("" = a single server) and this node's name. */
     char cluster[512];

@@ -17,9 +17,9 @@
 /* How soon a bot held back (spectators behind, a paused process) looks again. */
 #define RETRY_MS 50
 /* --max-bots-per-ip's default: this share of --max-bots, at least BOTS_PER_IP_MIN
- * (a person racing a full room of bots, and a few more). */
+ * (a person racing a full room of bots). */
 #define BOTS_PER_IP_SHARE 8
-#define BOTS_PER_IP_MIN   4
+#define BOTS_PER_IP_MIN   (PROTO_PLAYERS_MAX - 1)
 
 typedef struct bot bot;
 

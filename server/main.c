@@ -72,7 +72,7 @@ static const flag flags[] = {
      "server-run bots at once, 0 = none (default 1000)"},
     {"max-bots-per-ip", "RACE2048_MAX_BOTS_PER_IP", "N",
      "bots the requests of one address may have at once, 0 = only --max-bots "
-     "(default: an eighth of --max-bots, at least 4)"},
+     "(default: an eighth of --max-bots, at least 7)"},
     {"quick-bots", "RACE2048_QUICK_BOTS", "SECONDS",
      "a quick match still short of players after this long gets bots, 0 = never "
      "(default 15)"},
