@@ -275,22 +275,53 @@ ai_result ai_search_board(const ai_model *m, ai_cache *cache, const eng_board *b
     ai_result r = {.best = -1, .depth = 1};
     double best = -1;
     int n = board->size * board->size;
+    eng_board after[4];
+    int empty[4], legal = 0, most_empty = 0;
+    for (int d = 0; d < 4; d++) {
+        after[d] = *board;
+        empty[d] = -1;
+        if (!eng_move(&after[d], (eng_dir)d, &m->moves, NULL)) continue;
+        legal++;
+        empty[d] = 0;
+        for (int i = 0; i < n; i++)
+            empty[d] += !after[d].cell[i];
+        if (empty[d] > most_empty) most_empty = empty[d];
+    }
+    /* The cost: each spawn is answered by up to 4 replies, each scored on 2
+     * lines a row of `size` cells. Past the budget the 4s go (a tenth of the
+     * weight), then the cells are sampled: at most `cells` a move. */
+    uint64_t per_spawn = 4ull * 2 * (uint64_t)n;
+    bool fours = true;
+    int cells = most_empty;
+    if (budget.max_cells && legal &&
+        (uint64_t)legal * (uint64_t)most_empty * 2 * per_spawn > budget.max_cells) {
+        fours = false;
+        uint64_t fit = budget.max_cells / ((uint64_t)legal * per_spawn);
+        cells = fit < 1 ? 1 : fit < (uint64_t)most_empty ? (int)fit : most_empty;
+    }
     for (int d = 0; d < 4; d++) {
         r.value[d] = -1;
-        eng_board after = *board;
-        if (!eng_move(&after, (eng_dir)d, &m->moves, NULL)) continue;
+        if (empty[d] < 0) continue;
         double sum = 0;
-        int empty = 0;
-        for (int i = 0; i < n; i++) {
-            if (after.cell[i]) continue;
-            empty++;
-            eng_board spawned = after;
+        int tried = 0, seen = 0, take = empty[d] < cells ? empty[d] : cells;
+        /* The j-th of `take` cells spaced evenly over the empty ones. */
+        for (int i = 0; i < n && tried < take; i++) {
+            if (after[d].cell[i]) continue;
+            int at = seen++;
+            if ((int)(((int64_t)tried * 2 + 1) * empty[d] / (2 * take)) != at) continue;
+            tried++;
+            eng_board spawned = after[d];
             spawned.cell[i] = 1;
-            sum += 0.9 * best_reply(m, &spawned, &r.nodes);
-            spawned.cell[i] = 2;
-            sum += 0.1 * best_reply(m, &spawned, &r.nodes);
+            double two = best_reply(m, &spawned, &r.nodes);
+            if (fours) {
+                spawned.cell[i] = 2;
+                sum += 0.9 * two; /* in this order: the unbudgeted sum as it was */
+                sum += 0.1 * best_reply(m, &spawned, &r.nodes);
+            } else {
+                sum += two;
+            }
         }
-        double v = empty ? sum / empty : board_score(m, &after);
+        double v = tried ? sum / tried : board_score(m, &after[d]);
         r.value[d] = (float)v;
         if (v > best) best = v, r.best = d;
     }

@@ -66,6 +66,12 @@ typedef struct ai_budget {
     int max_depth;
     double min_prob;
     uint64_t max_nodes;
+    /* Other sizes than 4x4 (ai_search_board): at most about this many board
+     * cells read by the evaluation in one search (0 = every spawn). Past it,
+     * 4s are not spawned and only an evenly spaced sample of each move's
+     * empty cells is, so that a big board's move costs what a 4x4 one does
+     * (an 8x8 depth-1 search reads about 200000 cells). */
+    uint64_t max_cells;
 } ai_budget;
 
 /* The defaults: iterative deepening within 20000 positions, cut-off 1e-4. */
@@ -94,8 +100,8 @@ ai_result ai_search_timed(const ai_model *m, ai_cache *cache, eng_bits board,
                           void *ctx);
 
 /* Any board size: a 4x4 board whose tiles fit takes ai_search(); other sizes
- * take a shallow expectimax on the general engine path (depth 1 or 2 by
- * size), scored by the same line evaluation of every row and column. */
+ * take a depth-1 expectimax on the general engine path within budget.max_cells,
+ * scored by the same line evaluation of every row and column. */
 ai_result ai_search_board(const ai_model *m, ai_cache *cache, const eng_board *board,
                           ai_budget budget);
 

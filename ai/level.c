@@ -16,12 +16,33 @@
  * misses in 500 games to 1, for more time), 100000 gains nothing measurable
  * for twice the time, and at under 0.1 ms a race move one worker thread
  * keeps --max-bots' 1000 level-5 bots at their pace. */
+/* Boards other than 4x4 get a depth-1 search at every level (only the random
+ * share differs); BOARD_CELLS caps it near a level-5 4x4 move's cost (about
+ * 0.15 ms; an unbudgeted 8x8 move took 1.14 ms), so that one core keeps the
+ * same number of bots at their pace whatever the size (protocol/README.md,
+ * Bots, gives the figures). */
+#define BOARD_CELLS 32768
 static const ai_level levels[AI_LEVEL_MAX] = {
-    {.level = 1, .moves_per_s = 1.0, .random_per_mille = 600, .budget = {1, 0.0, 0}},
-    {.level = 2, .moves_per_s = 1.5, .random_per_mille = 100, .budget = {1, 0.0, 0}},
-    {.level = 3, .moves_per_s = 2.5, .random_per_mille = 0, .budget = {1, 0.0, 0}},
-    {.level = 4, .moves_per_s = 4.0, .random_per_mille = 0, .budget = {2, 1e-3, 0}},
-    {.level = 5, .moves_per_s = 6.0, .random_per_mille = 0, .budget = {0, 1e-3, 50000}},
+    {.level = 1,
+     .moves_per_s = 1.0,
+     .random_per_mille = 600,
+     .budget = {1, 0.0, 0, BOARD_CELLS}},
+    {.level = 2,
+     .moves_per_s = 1.5,
+     .random_per_mille = 100,
+     .budget = {1, 0.0, 0, BOARD_CELLS}},
+    {.level = 3,
+     .moves_per_s = 2.5,
+     .random_per_mille = 0,
+     .budget = {1, 0.0, 0, BOARD_CELLS}},
+    {.level = 4,
+     .moves_per_s = 4.0,
+     .random_per_mille = 0,
+     .budget = {2, 1e-3, 0, BOARD_CELLS}},
+    {.level = 5,
+     .moves_per_s = 6.0,
+     .random_per_mille = 0,
+     .budget = {0, 1e-3, 50000, BOARD_CELLS}},
 };
 
 const ai_level *ai_level_get(int n) {

@@ -12,7 +12,9 @@
 #include "level.h"
 
 #define USAGE                                                                            \
-    "usage: race2048-bench bots [--games N] [--races N] [--seed S] [--level L]\n"
+    "usage: race2048-bench bots [--games N] [--races N] [--seed S] [--level L]\n"        \
+    "       race2048-bench bots --sizes [--games N] [--seed S] [--level L] "             \
+    "[--no-budget]\n"
 
 /* The target of every game and race: the server's default. */
 #define TARGET 2048
@@ -33,7 +35,12 @@ static void usage(FILE *out) {
             "  boards as in the server), time simulated by each level's pace, won by\n"
             "  the first to reach 2048 or, when both are over, the better ranked\n"
             "  (score, max tile, fewer moves; equal: a draw). Prints key=value lines;\n"
-            "  the moves are the same run to run, only the times vary.\n");
+            "  the moves are the same run to run, only the times vary.\n"
+            "  --sizes: for each board size 3-8 and level (or only L), N games (default\n"
+            "  20) of at most 1000 moves played at full speed: CPU ms a move (p50,\n"
+            "  p99, mean), how many bots of that size and level one core keeps at\n"
+            "  their pace, and the median score after those moves; --no-budget\n"
+            "  without the levels' cap on boards other than 4x4 (as before it was).\n");
 }
 
 static double clock_ms(clockid_t id) {
@@ -245,15 +252,82 @@ static int bench_races(bench *bn, const ai_level *up, const ai_level *down, long
     return 0;
 }
 
+/* ---------------------------------------------------------------- sizes --- */
+
+/* The most moves of one game that --sizes plays: big boards' games are long,
+ * and their cost a move changes little once the board has filled up. */
+#define SIZES_MOVES 1000
+
+/* One line of --sizes figures: level lv on size x size boards. Returns 0, or
+ * -1 if memory ran out. */
+static int bench_size(bench *bn, const ai_level *lv, int size, long games) {
+    times t = {0};
+    uint64_t *scores = calloc((size_t)games, sizeof *scores);
+    int rc = -1;
+    if (!scores) goto done;
+    double total = 0;
+    for (long k = 0; k < games; k++) {
+        eng_game g;
+        eng_seed sd = eng_seed_client(bn->seed + (uint32_t)k);
+        eng_game_new(&g, size, &sd);
+        uint32_t rng = bot_rng(bn, k, lv->level, 0x512Eu);
+        for (int m = 0; m < SIZES_MOVES; m++) {
+            /* CPU time: a shared machine's preemptions are not the search's. */
+            double t0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+            int dir = ai_level_move(bn->model, &bn->cache, &g.board, lv, &rng);
+            double took = clock_ms(CLOCK_THREAD_CPUTIME_ID) - t0;
+            total += took;
+            if (times_add(&t, took) < 0) goto done;
+            if (dir < 0) break;
+            eng_game_move(&g, (eng_dir)dir, &bn->model->moves);
+        }
+        scores[k] = g.score;
+    }
+    double mean_ms = total / (double)t.n;
+    qsort(t.ms, t.n, sizeof *t.ms, bench_cmp_double);
+    printf("botcost size=%d level=%d moves_per_s=%g budget_cells=%llu moves=%zu "
+           "cpu_ms_p50=%.4f cpu_ms_p99=%.4f cpu_ms_mean=%.4f bots_per_core=%.0f "
+           "median_score=%.0f\n",
+           size, lv->level, lv->moves_per_s, (unsigned long long)lv->budget.max_cells,
+           t.n, t.ms[t.n / 2], t.ms[(size_t)((double)t.n * 0.99)], mean_ms,
+           1000.0 / (mean_ms * lv->moves_per_s), median_u64(scores, (size_t)games));
+    fflush(stdout);
+    rc = 0;
+done:
+    free(t.ms);
+    free(scores);
+    return rc;
+}
+
+static int bench_sizes(bench *bn, long games, int first, int last, bool budget) {
+    for (int size = ENG_SIZE_MIN; size <= ENG_SIZE_MAX; size++) {
+        for (int l = first; l <= last; l++) {
+            ai_level lv = *ai_level_get(l);
+            if (!budget) lv.budget.max_cells = 0;
+            if (bench_size(bn, &lv, size, games) < 0) return -1;
+        }
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- main --- */
 
 int bench_bots_main(int argc, char **argv) {
     long games = 20, races = 50, seed = 1, only = 0;
+    bool sizes = false, budget = true;
     for (int i = 0; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
+        }
+        if (!strcmp(a, "--sizes") || !strcmp(a, "--no-budget")) { /* switches */
+            if (!strcmp(a, "--sizes"))
+                sizes = true;
+            else
+                budget = false;
+            i--; /* no value follows */
+            continue;
         }
         int bad = !v;
         if (!bad && !strcmp(a, "--games"))
@@ -285,6 +359,10 @@ int bench_bots_main(int argc, char **argv) {
     if (!bn.model || !bn.cache.entries) goto done;
     ai_model_init(bn.model);
     int first = only ? (int)only : AI_LEVEL_MIN, last = only ? (int)only : AI_LEVEL_MAX;
+    if (sizes) {
+        rc = bench_sizes(&bn, games, first, last, budget) < 0;
+        goto done;
+    }
     for (int l = first; l <= last; l++) {
         const ai_level *lv = ai_level_get(l);
         if (bench_solo(&bn, lv, games) < 0) goto done;

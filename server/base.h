@@ -83,6 +83,10 @@ typedef struct srv_config {
      * before bots fill its race (--quick-bots, ms; 0 = never). */
     unsigned max_bots;
     uint64_t quick_bots_ms;
+    /* Bots the requests from one address may have at once (--max-bots-per-ip;
+     * 0 = no share but --max-bots), or SRV_BOTS_PER_IP_DEFAULT: an eighth of
+     * max_bots, at least 7 (bot.c). */
+    int max_bots_per_ip;
     /* Cluster mode: the NATS URL ("" = a single server) and this node's name. */
     char cluster[512];
     char node[64];
@@ -95,6 +99,8 @@ typedef struct srv_config {
     char allow_origin[1024];
     proto_cidr_list metrics_from;
 } srv_config;
+
+#define SRV_BOTS_PER_IP_DEFAULT (-1)
 
 void srv_log(srv_log_level level, const char *fmt, ...)
 #if defined(__GNUC__)

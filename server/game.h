@@ -24,9 +24,14 @@ typedef struct game_clock {
 /* Server-run bots, registered by the layer that runs them (bot.c): the game
  * seats what make() returns like any player. */
 typedef struct game_bots {
-    /* A new bot of level 1-5 (a player with a sink of its own), or NULL
-     * when --max-bots are running or memory runs out. */
-    srv_player *(*make)(void *ctx, int level);
+    /* A new bot of level 1-5 (a player with a sink of its own), counted
+     * against owner's address (the player whose request seats it; NULL:
+     * none), or NULL when room_for would refuse or memory runs out. */
+    srv_player *(*make)(void *ctx, int level, const srv_player *owner);
+    /* Whether n more bots may be made for owner now: 0; -1 when --max-bots
+     * would be passed; -2 when owner's address would pass its share
+     * (--max-bots-per-ip). */
+    int (*room_for)(void *ctx, const srv_player *owner, int n);
     void *ctx;
 } game_bots;
 

@@ -236,11 +236,15 @@ static void do_create(srv_player *p, const proto_request *req) {
         return;
     }
     room_add_player(r, p, req->bots == 0);
-    if (req->bots && room_add_bots(r, req->bots, req->level, true) < 0) {
+    int refused = req->bots ? room_add_bots(r, req->bots, req->level, p, true) : 0;
+    if (refused) {
         /* Nothing changes but the room that could not be filled. */
         room_leave(r, p);
         reply_error(p, PROTO_ERR_SERVER_FULL,
-                    "the server runs as many bots as it takes (--max-bots); try later");
+                    refused == -2 ? "your address has as many bots as one address may "
+                                    "(--max-bots-per-ip); try later"
+                                  : "the server runs as many bots as it takes "
+                                    "(--max-bots); try later");
     }
 }
 
@@ -352,10 +356,12 @@ static void fill_with_bots(game *g, lobby_queue *q) {
     if (n > settings.players) n = settings.players;
     room *r = room_new(g, false, &settings);
     /* Matchmaking goes straight to `start`: nobody is sent `room`. */
-    if (!r || room_add_bots(r, settings.players - n, QUICK_BOT_LEVEL, false) < 0) {
+    /* The bots count against the longest waiter's address. */
+    if (!r ||
+        room_add_bots(r, settings.players - n, QUICK_BOT_LEVEL, match[0], false) < 0) {
         if (r) room_abandon(r);
-        /* No bots to be had (--max-bots): they wait on, and try again after
-         * another wait, for a person or a bot. */
+        /* No bots to be had (--max-bots, or that address's share): they wait
+         * on, and try again after another wait, for a person or a bot. */
         for (int i = 0; i < n; i++)
             match[i]->queued_at = uv_now(g->loop);
         return;

@@ -71,6 +71,9 @@ static const flag flags[] = {
      "spectators one room takes (default 500)"},
     {"max-bots", "RACE2048_MAX_BOTS", "N",
      "server-run bots at once, 0 = none (default 1000)"},
+    {"max-bots-per-ip", "RACE2048_MAX_BOTS_PER_IP", "N",
+     "bots the requests of one address may have at once, 0 = only --max-bots "
+     "(default: an eighth of --max-bots, at least 7)"},
     {"quick-bots", "RACE2048_QUICK_BOTS", "SECONDS",
      "a quick match still short of players after this long gets bots, 0 = never "
      "(default 15)"},
@@ -158,6 +161,8 @@ static const numeric_flag numeric_flags[] = {
     NUMERIC("max-spectators", 1, 1000000, 1, max_spectators,
             "an integer from 1 to 1000000"),
     NUMERIC("max-bots", 0, 100000, 1, max_bots, "an integer from 0 to 100000"),
+    NUMERIC("max-bots-per-ip", 0, 100000, 1, max_bots_per_ip,
+            "an integer from 0 to 100000"),
     NUMERIC("quick-bots", 0, 86400, 1000, quick_bots_ms, "seconds from 0 to 86400"),
     NUMERIC("journal-sync-ms", 1, 10000, 1, journal_sync_ms,
             "milliseconds from 1 to 10000"),
@@ -280,6 +285,7 @@ static int configure(srv_config *cfg, int argc, char **argv) {
                         .max_spectators = 500,
                         .max_bots = 1000,
                         .quick_bots_ms = 15000,
+                        .max_bots_per_ip = SRV_BOTS_PER_IP_DEFAULT,
                         .log_level = SRV_LOG_INFO,
                         .journal = "race2048.journal",
                         .journal_sync_ms = 100,

@@ -52,6 +52,10 @@ typedef struct guest {
     uint64_t handle;
     srv_player *p;
     remote *r;
+    /* Its connection's address key, as its node counts it (bots it asks for
+     * count against it here: --max-bots-per-ip); addr_len 0: unknown. */
+    unsigned char addr[SINK_ADDR_KEY_MAX];
+    size_t addr_len;
     UT_hash_handle hh;
 } guest;
 
@@ -370,12 +374,44 @@ static unsigned guest_game_start_wait(void *dest) {
     return 0; /* counted by the node that holds the connection, before it asks */
 }
 
+static size_t guest_addr_key(const void *dest, unsigned char *key) {
+    const guest *gs = dest;
+    memcpy(key, gs->addr, gs->addr_len);
+    return gs->addr_len;
+}
+
 static const sink_ops guest_sink_ops = {
     .deliver = guest_deliver,
     .close = guest_close,
     .alive = guest_alive,
     .game_start_wait = guest_game_start_wait,
+    .addr_key = guest_addr_key,
 };
+
+/* A player's address key as hex for its guest ("" when it has none). */
+static void addr_hex_of(const srv_player *p, char *hex) {
+    unsigned char key[SINK_ADDR_KEY_MAX];
+    size_t len = p->sink.ops && p->sink.ops->addr_key
+                     ? p->sink.ops->addr_key(p->sink.dest, key)
+                     : 0;
+    if (len > SINK_ADDR_KEY_MAX) len = 0;
+    for (size_t i = 0; i < len; i++)
+        snprintf(hex + 2 * i, 3, "%02x", key[i]);
+    hex[2 * len] = '\0';
+}
+
+/* The key a guest's "ad" carries; anything else leaves it unknown. */
+static void guest_set_addr(guest *gs, const char *hex) {
+    gs->addr_len = 0;
+    size_t n = hex ? strlen(hex) : 0;
+    if (!n || n % 2 || n / 2 > SINK_ADDR_KEY_MAX) return;
+    for (size_t i = 0; i < n / 2; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1) return;
+        gs->addr[i] = (unsigned char)v;
+    }
+    gs->addr_len = n / 2;
+}
 
 /* The guest's connection is gone: its seat waits like any dropped one's. */
 static void guest_gone(guest *gs) {
@@ -402,6 +438,7 @@ static void on_request(remote *r, const char *from, const json_t *op) {
         json_int_t id = json_integer_value(json_object_get(op, "id"));
         if (!name || !proto_valid_name(name) || !token || id <= 0) return;
         if (!(gs = guest_new(r, from, (uint64_t)handle))) return;
+        guest_set_addr(gs, json_string_value(json_object_get(op, "ad")));
         gs->p = lobby_player_adopt(r->g, guest_sink(gs), (uint64_t)id, name, token);
         if (!gs->p) {
             guest_close(gs, SINK_NO_MEMORY);
@@ -454,6 +491,7 @@ static void on_find(remote *r, const json_t *q) {
     if (!p) return;
     guest *gs = guest_find(r, from, (uint64_t)handle);
     if (!gs && !(gs = guest_new(r, from, (uint64_t)handle))) return;
+    guest_set_addr(gs, json_string_value(json_object_get(q, "ad")));
     gs->p = p;
     p->wants_resume_code = json_is_true(json_object_get(q, "rc"));
     srv_log(SRV_LOG_DEBUG, "player %llu resumed through node %s",
@@ -514,6 +552,9 @@ static void forward(remote *r, remote_home *h, const proto_request *req) {
         json_object_set_new(op, "nm", json_string(p->name));
         json_object_set_new(op, "tk", json_string(p->token));
         if (p->wants_resume_code) json_object_set_new(op, "rc", json_true());
+        char hex[2 * SINK_ADDR_KEY_MAX + 1];
+        addr_hex_of(p, hex);
+        if (hex[0]) json_object_set_new(op, "ad", json_string(hex));
         h->introduced = true;
     }
     send_op(r, h->node, op);
@@ -704,6 +745,9 @@ bool remote_resume(remote *r, srv_player *p, const proto_request *req) {
     }
     json_object_set_new(q, req->code[0] ? "c" : "tk",
                         json_string(req->code[0] ? req->code : req->token));
+    char hex[2 * SINK_ADDR_KEY_MAX + 1];
+    addr_hex_of(p, hex);
+    if (hex[0]) json_object_set_new(q, "ad", json_string(hex));
     publish(r, FIND_SUBJECT, q);
     json_decref(q);
     return true;

@@ -404,6 +404,35 @@ static void update_status(room *r, room_seat *seat) {
         seat->status = PROTO_PLAYING;
 }
 
+static void seat_left(room *r, int i);
+
+/* True while a person still takes part in the race: a seat that is not a
+ * bot's, still held by its player (connected, or within its grace period)
+ * and not left. */
+static bool person_in_race(const room *r) {
+    for (int i = 0; i < r->nseats; i++) {
+        const room_seat *seat = &r->seats[i];
+        if (!seat->bot_level && seat->player && seat->status != PROTO_LEFT) return true;
+    }
+    return false;
+}
+
+/* Nobody is left for the bots to race (protocol/README.md, Bots): every bot
+ * still moving leaves, as a person's leave would be told and recorded, so the
+ * race ends `all_over` at once and its bots are dismissed with the room.
+ * Without this, bots whose people left would race on for ever. */
+static void bots_leave_alone(room *r) {
+    srv_log(SRV_LOG_DEBUG, "room %s: no person left in the race; its bots leave",
+            r->code);
+    for (int i = 0; i < r->nseats; i++) {
+        room_seat *seat = &r->seats[i];
+        if (!seat->bot_level || seat->status == PROTO_OVER || seat->status == PROTO_LEFT)
+            continue;
+        seat_left(r, i);
+        broadcast_player(r, seat, NULL);
+    }
+}
+
 /* Applies the end rules of protocol/README.md that a change of status can trigger,
  * in their order. `mover` reached the target if it is non-NULL and won. */
 static void check_end(room *r, const room_seat *mover) {
@@ -429,6 +458,9 @@ static void check_end(room *r, const room_seat *mover) {
         room_end(r, PROTO_END_ALL_OVER, 0);
     } else if (left == r->nseats - 1 && last_playing) {
         room_end(r, PROTO_END_FORFEIT, last_playing->id);
+    } else if (!person_in_race(r)) {
+        bots_leave_alone(r);
+        room_end(r, PROTO_END_ALL_OVER, 0);
     }
 }
 
@@ -716,6 +748,9 @@ void room_leave(room *r, srv_player *p) {
         if (!r->solo) broadcast_player(r, seat, seat->player);
         check_end(r, NULL); /* the leaver still gets the `end` if this ends it */
         if (seat->player) unseat(r, i);
+        /* A leaver already `over` was still seated above: were they the last
+         * person, only bots race on now. */
+        check_end(r, NULL);
         if (r->state == ROOM_RUNNING) room_rearm(r);
         break;
     case ROOM_ENDED:
@@ -758,12 +793,14 @@ void room_reconnect(room *r, srv_player *p) {
 
 /* ------------------------------------------------------------------ bots --- */
 
-int room_add_bots(room *r, int n, int level, bool announce) {
+int room_add_bots(room *r, int n, int level, const srv_player *owner, bool announce) {
     game *g = r->game;
     srv_player *made[PROTO_PLAYERS_MAX];
-    if (n > r->settings.players - r->nseats) return -1;
+    if (n > r->settings.players - r->nseats || !g->bots.make) return -1;
+    int refused = g->bots.room_for(g->bots.ctx, owner, n);
+    if (refused) return refused;
     for (int i = 0; i < n; i++) {
-        made[i] = g->bots.make ? g->bots.make(g->bots.ctx, level) : NULL;
+        made[i] = g->bots.make(g->bots.ctx, level, owner);
         if (!made[i]) { /* all or none */
             while (i-- > 0)
                 player_dismiss(made[i], SINK_DISMISSED);

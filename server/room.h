@@ -97,10 +97,12 @@ void room_unwatch(room *r, srv_player *p);
  * that may now be freed. */
 void room_fanout_drained(room *r);
 
-/* Seats `n` bots of `level` in the waiting room r, all or none; with announce
- * as room_add_player does (the last may fill and start it). Returns 0, or -1
- * if --max-bots or memory ran out (r is unchanged). */
-int room_add_bots(room *r, int n, int level, bool announce);
+/* Seats `n` bots of `level` in the waiting room r, all or none, counted
+ * against owner's address (the player who asked; game_bots); with announce
+ * as room_add_player does (the last may fill and start it). Returns 0, -1 if
+ * --max-bots or memory ran out, or -2 if owner's address has its share of
+ * bots (r is unchanged). */
+int room_add_bots(room *r, int n, int level, const srv_player *owner, bool announce);
 /* Frees a room nobody will play (made for a race that could not be filled). */
 void room_abandon(room *r);
 /* True while p is seated in a running race (not a solo game). */

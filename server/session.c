@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "addr.h"
 #include "guard.h"
 #include "lobby.h"
 #include "remote.h"
@@ -34,11 +35,18 @@ static unsigned conn_sink_game_start_wait(void *dest) {
     return guard_game_start(dest);
 }
 
+/* The same key guard.c counts the address's games under. */
+static size_t conn_sink_addr_key(const void *dest, unsigned char *key) {
+    const conn *c = dest;
+    return addr_key(c->addr, c->addr_len, key);
+}
+
 static const sink_ops conn_sink_ops = {
     .deliver = conn_sink_deliver,
     .close = conn_sink_close,
     .alive = conn_sink_alive,
     .game_start_wait = conn_sink_game_start_wait,
+    .addr_key = conn_sink_addr_key,
 };
 
 static sink sink_of(conn *c) {

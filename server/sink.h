@@ -29,7 +29,14 @@ typedef struct sink_ops {
     /* Seconds until this destination may start another game (its address's
      * --max-games-per-min, guard.c); 0 = now, and the start is counted. */
     unsigned (*game_start_wait)(void *dest);
+    /* The key its client address is counted under (addr.h's addr_key, at most
+     * SINK_ADDR_KEY_MAX bytes) written to key, and its length; 0 when it has
+     * none (a bot, a player restored from the record). NULL: none. The bots
+     * a player's requests seat count against it (--max-bots-per-ip, bot.c). */
+    size_t (*addr_key)(const void *dest, unsigned char *key);
 } sink_ops;
+
+#define SINK_ADDR_KEY_MAX 16
 
 typedef struct sink {
     const sink_ops *ops; /* NULL: no destination (disconnected) */

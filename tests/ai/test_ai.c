@@ -48,7 +48,7 @@ static void test_forced_move(void **state) {
     static const int e[16] = {1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, 4, 5, 6, 0};
     eng_bits b = board_of(e);
     ai_cache_clear(&cache);
-    ai_result r = ai_search(model, &cache, b, (ai_budget){2, 0, 0});
+    ai_result r = ai_search(model, &cache, b, (ai_budget){2, 0, 0, 0});
     int legal = 0;
     for (int d = 0; d < 4; d++)
         if (eng_bits_move(b, (eng_dir)d, &model->moves) != b) legal++;
@@ -74,7 +74,7 @@ static void test_merge_the_big_pair(void **state) {
     (void)state;
     static const int e[16] = {10, 10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0};
     ai_cache_clear(&cache);
-    ai_result r = ai_search(model, &cache, board_of(e), (ai_budget){2, 1e-4, 0});
+    ai_result r = ai_search(model, &cache, board_of(e), (ai_budget){2, 1e-4, 0, 0});
     assert_true(r.best == ENG_LEFT || r.best == ENG_RIGHT);
 }
 
@@ -88,7 +88,7 @@ static int positions(eng_bits *out, int max) {
         eng_bits b;
         if (!eng_bits_pack(&g.board, &b)) break;
         ai_cache_clear(&cache);
-        ai_result r = ai_search(model, &cache, b, (ai_budget){1, 0, 0});
+        ai_result r = ai_search(model, &cache, b, (ai_budget){1, 0, 0, 0});
         if (r.best < 0) break;
         out[n++] = b;
         eng_game_move(&g, (eng_dir)r.best, &model->moves);
@@ -105,8 +105,8 @@ static void test_cache_changes_nothing(void **state) {
     assert_true(n >= 100);
     for (int i = 0; i < n; i++) {
         ai_cache_clear(&cache);
-        ai_result with = ai_search(model, &cache, pos[i], (ai_budget){2, 0, 0});
-        ai_result without = ai_search(model, NULL, pos[i], (ai_budget){2, 0, 0});
+        ai_result with = ai_search(model, &cache, pos[i], (ai_budget){2, 0, 0, 0});
+        ai_result without = ai_search(model, NULL, pos[i], (ai_budget){2, 0, 0, 0});
         assert_int_equal(with.best, without.best);
         for (int d = 0; d < 4; d++)
             assert_true(with.value[d] == without.value[d]);
@@ -125,8 +125,8 @@ static void test_pruning_keeps_the_choice(void **state) {
     /* Every 4th position past the opening (a full-width search of an open
      * board is the slow part, not the point). */
     for (int i = 100; i < n; i += 4, tried++) {
-        ai_result a = ai_search(model, NULL, pos[i], (ai_budget){3, 1e-3, 0});
-        ai_result b = ai_search(model, NULL, pos[i], (ai_budget){3, 0, 0});
+        ai_result a = ai_search(model, NULL, pos[i], (ai_budget){3, 1e-3, 0, 0});
+        ai_result b = ai_search(model, NULL, pos[i], (ai_budget){3, 0, 0, 0});
         same += a.best == b.best;
         pruned += a.nodes;
         plain += b.nodes;
