@@ -718,6 +718,20 @@ void remote_player_gone(remote *r, srv_player *p) {
     gathers_forget(r, p);
 }
 
+/* A welcome from the owner (a resume found the seat there): p is the
+ * seat's player, under the name and token the welcome says. */
+static void welcomed_as(srv_player *p, const srv_msg *m) {
+    json_error_t err;
+    json_t *w = m->json ? json_loadb(m->json->data, m->json->len, 0, &err) : NULL;
+    const char *name = json_string_value(json_object_get(w, "name"));
+    const char *token = json_string_value(json_object_get(w, "token"));
+    if (name && token && proto_valid_name(name))
+        lobby_player_seated_elsewhere(p, name, token);
+    else
+        p->welcomed = true;
+    json_decref(w);
+}
+
 /* The owner's messages for players here. */
 static void on_messages(remote *r, const char *from, const json_t *op) {
     srv_msg m;
@@ -745,6 +759,7 @@ static void on_messages(remote *r, const char *from, const json_t *op) {
             h->resume_deadline = 0;
         }
         h->p->id = (uint64_t)id; /* a resumed seat's id: text mode finds its board */
+        if (m.type == SRV_MSG_WELCOME) welcomed_as(h->p, &m);
         srv_send(h->p, &m);
     }
     if (m.json) srv_buf_unref(m.json);

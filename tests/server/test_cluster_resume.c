@@ -1,0 +1,169 @@
+/* test_cluster_resume.c - after a takeover every seat is resumable from any node: the
+ * taker's own players (old connection open or not), the third node's, the dead node's.
+ * The test starts its own nats-server and three nodes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <poll.h>
+
+#include "harness.h"
+#include "natsd.h"
+
+/* The contract's bound: a race goes on within 10 s of its node's death. */
+#define TAKEOVER_MS 10000
+
+static th_server *node(const char *dir, const char *name) {
+    char journal[512];
+    snprintf(journal, sizeof journal, "%s/%s.journal", dir, name);
+    return SERVER("--cluster", natsd_url, "--node", name, "--journal", journal, "--grace",
+                  "120");
+}
+
+/* Asks `rooms` on s until code is listed (the directory reaches every node
+ * through NATS: no message says when). */
+static void wait_listed(th_server *s, const char *code) {
+    client *c = client_named(s, "lister");
+    int64_t deadline = harness_now_ms() + harness_ms(WAIT);
+    for (;;) {
+        client_send(c, "{\"type\":\"rooms\"}");
+        json_t *rooms = client_expect(c, "rooms", WAIT);
+        size_t i;
+        json_t *row;
+        json_array_foreach(jarr(rooms, "rooms"), i, row) {
+            if (!strcmp(jstr(row, "room"), code)) {
+                client_close(c);
+                return;
+            }
+        }
+        if (harness_remaining(deadline) <= 0) fail_msg("room %s never listed", code);
+        poll(NULL, 0, 50);
+    }
+}
+
+/* Which of n[1], n[2] has taken the dead node's race over (index), waiting
+ * up to TAKEOVER_MS. */
+static int taker_of(th_server **n) {
+    int64_t deadline = harness_now_ms() + harness_ms(TAKEOVER_MS);
+    for (;;) {
+        for (int i = 1; i < 3; i++)
+            if (natsd_metric(n[i], "race2048_cluster_games_taken_over_total") >= 1)
+                return i;
+        if (harness_remaining(deadline) <= 0) fail_msg("nobody took the race over");
+        poll(NULL, 0, 50);
+    }
+}
+
+/* A resume with token on c: its welcome (any error or state before it is
+ * what the old node's loss said) and the `start` snapshot. */
+static json_t *resume_with(client *c, const char *token) {
+    client_send(c, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
+    json_t *w = client_expect_skip(c, "welcome", "error state player", WAIT);
+    assert_string_equal(jstr(w, "token"), token);
+    return client_expect_skip(c, "start", "player state", WAIT);
+}
+
+/* Every player of the snapshot has the board, score and moves that its own
+ * last state said. */
+static void same_boards(json_t *start, json_t **last, int n) {
+    for (int i = 0; i < n; i++) {
+        json_t *p = jplayer(jarr(start, "players"), jint(last[i], "id"));
+        assert_true(
+            jequal(json_object_get(p, "board"), json_object_get(last[i], "board")));
+        assert_int_equal(jint(p, "score"), jint(last[i], "score"));
+        assert_int_equal(jint(p, "moves"), jint(last[i], "moves"));
+    }
+}
+
+/* kill -9 of the room's node, with players on the node that takes the race
+ * over and on a third node: everyone resumes, with the boards they were
+ * shown. The taker's player first on its old connection (still open), then,
+ * in further rounds, everyone from new connections on their own node and
+ * through the other survivor. */
+static void test_all_resume_after_kill(void **state) {
+    (void)state;
+    const char *dir = harness_temp_dir("cluster-resume");
+    th_server *n[3] = {node(dir, "a"), node(dir, "b"), node(dir, "c")};
+    for (int i = 0; i < 3; i++)
+        natsd_wait_metric(n[i], "race2048_cluster_nodes", 3, 15000);
+
+    /* p[i] connected to n[i]; the room is on a. */
+    client *p[3];
+    p[0] = client_named(n[0], "p0");
+    client_send(p[0], "{\"type\":\"create\",\"players\":3}");
+    char code[16];
+    snprintf(code, sizeof code, "%s", jstr(client_expect(p[0], "room", WAIT), "room"));
+    for (int i = 1; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "p%d", i);
+        wait_listed(n[i], code);
+        p[i] = client_named(n[i], name);
+        client_send(p[i], "{\"type\":\"join\",\"room\":\"%s\"}", code);
+    }
+    for (int i = 0; i < 3; i++)
+        client_expect_skip(p[i], "start", "room player", WAIT);
+    char tokens[3][64];
+    json_t *last[3];
+    for (int i = 0; i < 3; i++)
+        snprintf(tokens[i], sizeof tokens[i], "%s", client_token(p[i]));
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 3; i++)
+            last[i] = client_move_any(p[i]);
+    for (int i = 0; i < 3; i++)
+        client_skipped(p[i]);
+    natsd_wait_metric(n[0], "race2048_journal_waiting_bytes", 0, 10000);
+
+    server_kill(n[0]);
+    int t = taker_of(n), x = 3 - t; /* the taker and the third node */
+    print_message("node %c took the race over\n", 'a' + t);
+
+    /* Round 1: the taker's player on its old connection, still open; the
+     * third node's on its old one too; the dead node's through the third. */
+    client *q[3];
+    q[t] = p[t];
+    q[x] = p[x];
+    q[0] = client_connect(n[x]);
+    for (int i = 0; i < 3; i++) {
+        json_t *st = resume_with(q[i], tokens[i]);
+        assert_string_equal(jstr(st, "room"), code);
+        same_boards(st, last, 3);
+    }
+    /* Rounds 2 and 3: new connections, the old ones left open (they lose the
+     * seat to the new one); each player on its own node, then each on the
+     * other survivor. */
+    for (int round = 2; round <= 3; round++) {
+        for (int i = 0; i < 3; i++) {
+            last[i] = client_move_any(q[i]); /* answered: the room has it */
+            client_skipped(q[i]);
+        }
+        for (int i = 0; i < 3; i++) {
+            int home = i == 0 ? t : i;
+            if (round == 3) home = home == t ? x : t;
+            client *fresh = client_connect(n[home]);
+            json_t *st = resume_with(fresh, tokens[i]);
+            assert_string_equal(jstr(st, "room"), code);
+            same_boards(st, last, 3);
+            q[i] = fresh;
+        }
+    }
+    /* The race plays on and ends once. */
+    client_send(q[0], "{\"type\":\"leave\"}");
+    client_send(q[1], "{\"type\":\"leave\"}");
+    json_t *end = client_expect_skip(q[2], "end", "state player", WAIT);
+    assert_int_equal(jint(end, "winner"), jint(last[2], "id"));
+    assert_int_equal(server_stop(n[1]), 0);
+    assert_int_equal(server_stop(n[2]), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_all_resume_after_kill, natsd_setup,
+                                        natsd_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
