@@ -14,6 +14,9 @@
 
 #include "harness.h"
 #include "natsd.h"
+#include "tt.h"
+
+#define SCREEN 65536
 
 /* The contract's bound: a race goes on within 10 s of its node's death. */
 #define TAKEOVER_MS 10000
@@ -160,9 +163,61 @@ static void test_all_resume_after_kill(void **state) {
     assert_int_equal(server_stop(n[2]), 0);
 }
 
+static void wait_text(tt_client *t, size_t from, const char *needle) {
+    if (tt_wait_str(t, from, needle, harness_ms(WAIT)) < 0) {
+        static char plain[SCREEN];
+        tt_screen_text(t->buf, t->len, from, plain, sizeof plain);
+        fail_msg("\"%s\" never came; the last screen:\n%s", needle, plain);
+    }
+}
+
+/* Text mode's history and replay answer for every node, as JSON's do: a race
+ * that ended on node a is listed by `history` typed on node b, and `replay ID`
+ * plays it there. */
+static void test_text_history_across_nodes(void **state) {
+    (void)state;
+    th_server *a = natsd_node("a"), *b = natsd_node("b");
+    natsd_wait_metric(a, "race2048_cluster_nodes", 2, 15000);
+    natsd_wait_metric(b, "race2048_cluster_nodes", 2, 15000);
+    client *p[2];
+    race_start(a, 2, NULL, p, NULL);
+    client_move_any(p[0]);
+    client_send(p[1], "{\"type\":\"leave\"}");
+    client_expect_skip(p[0], "end", "state player", WAIT);
+    client *h = client_named(a, "h");
+    client_send(h, "{\"type\":\"history\"}");
+    json_t *games = jarr(client_expect(h, "history", WAIT), "games");
+    assert_int_equal(json_array_size(games), 1);
+    json_int_t id = jint(json_array_get(games, 0), "game");
+
+    tt_client t;
+    tt_connect(&t, b->port);
+    wait_text(&t, 0, "\r\n> ");
+    size_t mark = t.len;
+    tt_sends(&t, "history\r\n");
+    char want[64];
+    snprintf(want, sizeof want, "#%lld", (long long)id);
+    wait_text(&t, mark, want);
+    mark = t.len;
+    char line[64];
+    snprintf(line, sizeof line, "replay %lld\r\n", (long long)id);
+    tt_sends(&t, line);
+    snprintf(want, sizeof want, "Replay of game %lld", (long long)id);
+    wait_text(&t, mark, want);
+    /* A number no node has: said so, in words for a human. */
+    mark = t.len;
+    tt_sends(&t, "replay 999999\r\n");
+    wait_text(&t, mark, "No finished game has that number");
+    tt_close(&t);
+    assert_int_equal(server_stop(a), 0);
+    assert_int_equal(server_stop(b), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_all_resume_after_kill, natsd_setup,
+                                        natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_text_history_across_nodes, natsd_setup,
                                         natsd_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
