@@ -42,6 +42,9 @@ typedef struct remote_home {
     uint64_t resume_deadline; /* loop ms, while a resume asks every node */
     uint64_t since;           /* loop ms it was made */
     bool resume_by_code;
+    /* While a resume asks: the other nodes asked, and how many said they
+     * have no such seat (once all have, it fails at once). */
+    int resume_asked, resume_refused;
     UT_hash_handle hh;
 } remote_home;
 
@@ -451,7 +454,12 @@ static void on_find(remote *r, const json_t *q) {
     srv_player *p = token && token[0] ? lobby_find_resumable(r->g, token)
                     : code            ? lobby_find_by_code(r->g, code)
                                       : NULL;
-    if (!p) return;
+    if (!p) {
+        /* Said, so that the asker need not wait out its deadline when no
+         * node has the seat. */
+        send_op(r, from, json_pack("{s:s,s:I}", "k", "noseat", "h", handle));
+        return;
+    }
     guest *gs = guest_find(r, from, (uint64_t)handle);
     if (!gs && !(gs = guest_new(r, from, (uint64_t)handle))) return;
     gs->p = p;
@@ -695,6 +703,7 @@ bool remote_resume(remote *r, srv_player *p, const proto_request *req) {
     if (!h) return false;
     h->resume_deadline = now_ms(r) + REMOTE_FIND_MS;
     h->resume_by_code = req->code[0] != '\0';
+    h->resume_asked = (int)cluster_nodes_alive(r->c) - 1;
     h->introduced = true; /* the node that finds the seat makes its guest */
     json_t *q = json_pack("{s:s,s:s,s:I,s:b}", "k", "resume", "from", r->name, "h",
                           (json_int_t)h->handle, "rc", p->wants_resume_code);
@@ -1272,20 +1281,39 @@ static void move_waiters(remote *r) {
 
 /* ------------------------------------------------------------ the loop --- */
 
-/* Homes whose node is gone, guests whose node is gone, resumes nobody had. */
+/* A resume that found no seat on any node: its connection is told. */
+static void resume_failed(remote *r, remote_home *h) {
+    srv_player *p = h->p;
+    bool by_code = h->resume_by_code;
+    home_release(r, h, false);
+    if (r->resume_failed) r->resume_failed(p, by_code);
+}
+
+/* Resumes past their deadline (checked every tick: the answer comes at
+ * REMOTE_FIND_MS, not up to a node check later). */
+static void expire_resumes(remote *r) {
+    uint64_t now = now_ms(r);
+    remote_home *h, *htmp;
+    HASH_ITER(hh, r->homes, h, htmp) {
+        if (h->resume_deadline && now >= h->resume_deadline) resume_failed(r, h);
+    }
+}
+
+/* Another node has no seat for a resume of this node's. */
+static void on_noseat(remote *r, const json_t *op) {
+    remote_home *h = home_find(r, (uint64_t)json_integer_value(json_object_get(op, "h")));
+    if (h && h->resume_deadline && ++h->resume_refused >= h->resume_asked)
+        resume_failed(r, h);
+}
+
+/* Homes whose node is gone, guests whose node is gone. */
 static void check_nodes(remote *r) {
     uint64_t now = now_ms(r);
     bool connected = cluster_connected(r->c);
     remote_home *h, *htmp;
     HASH_ITER(hh, r->homes, h, htmp) {
-        if (h->resume_deadline) {
-            if (now < h->resume_deadline) continue;
-            srv_player *p = h->p;
-            bool by_code = h->resume_by_code;
-            home_release(r, h, false);
-            if (r->resume_failed) r->resume_failed(p, by_code);
-        } else if (connected && now >= h->since + HOME_GRACE_MS &&
-                   !cluster_node_alive(r->c, h->node)) {
+        if (!h->resume_deadline && connected && now >= h->since + HOME_GRACE_MS &&
+            !cluster_node_alive(r->c, h->node)) {
             srv_player *p = h->p;
             home_release(r, h, false);
             send_unavailable(p,
@@ -1304,6 +1332,7 @@ static void on_tick(uv_timer_t *t) {
     remote *r = t->data;
     move_waiters(r);
     gathers_expire(r);
+    expire_resumes(r);
     if (now_ms(r) >= r->dead_check_at) {
         r->dead_check_at = now_ms(r) + DEAD_CHECK_MS;
         check_nodes(r);
@@ -1335,6 +1364,8 @@ static void on_batch(remote *r, natsMsg *msg) {
                 on_answer(r, from, op);
             else if (!strcmp(k, "moved"))
                 on_moved(r, from, op);
+            else if (!strcmp(k, "noseat"))
+                on_noseat(r, op);
             else if (!strcmp(k, "gone")) {
                 guest *gs = guest_find(
                     r, from, (uint64_t)json_integer_value(json_object_get(op, "h")));
@@ -1438,14 +1469,18 @@ static natsStatus subscribe(remote *r, char *err, size_t errlen) {
     return s;
 }
 
-/* The connection is closed (cluster_close): the subscriptions go, while
- * the library still runs (it frees what they still hold). */
+/* The connection is closed (cluster_close): the subscriptions and the
+ * directory's bucket go, while the library still runs (it frees what they
+ * still hold). Held past that, the bucket kept cluster_close waiting for the
+ * library's threads until its time-out: a stop took 2 s. */
 static void release_subscriptions(void *ctx) {
     remote *r = ctx;
     natsSubscription_Destroy(r->sub_node);
     natsSubscription_Destroy(r->sub_find);
     natsSubscription_Destroy(r->sub_dir);
     r->sub_node = r->sub_find = r->sub_dir = NULL;
+    kvStore_Destroy(r->dir_kv);
+    r->dir_kv = NULL;
 }
 
 static void on_closed(uv_handle_t *h) {

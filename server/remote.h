@@ -55,7 +55,8 @@ bool remote_route(remote *r, srv_player *p, proto_request *req);
 /* A resume that found no seat here: asks every node; true if it was sent
  * (the answer comes as the seat's welcome and start, through the node that
  * has it), false if the cluster cannot be asked (the caller fails it now).
- * If no node has the seat, failed(p) runs within REMOTE_FIND_MS. */
+ * If no node has the seat, failed(p) runs once every other node has said
+ * so (a round trip), or at REMOTE_FIND_MS if one has not. */
 bool remote_resume(remote *r, srv_player *p, const proto_request *req);
 /* False while this node cannot reach NATS: a seat not here may be on a node
  * it cannot ask (the caller says `unavailable`, not that there is none). */
