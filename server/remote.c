@@ -15,10 +15,17 @@
 #include "room.h"
 #include "wire.h"
 
-#define NODE_SUBJECT  "race2048.node."
-#define FIND_SUBJECT  "race2048.find"
-#define DIR_BUCKET    "race2048-rooms"
-#define DIR_SUBJECT   "$KV." DIR_BUCKET "."
+#define NODE_SUBJECT "race2048.node."
+#define FIND_SUBJECT "race2048.find"
+#define DIR_BUCKET   "race2048-rooms"
+#define DIR_SUBJECT  "$KV." DIR_BUCKET "."
+/* Probes of the nodes that run rooms of players here: a publish to the
+ * node's subject with a reply subject PROBE_SUBJECT "ME.NODE", which NATS
+ * answers with "no responders" once nobody listens there (the node is dead:
+ * its connection closed). */
+#define PROBE_SUBJECT "race2048.probe."
+/* Probes that found nobody, in a row, before a node is taken for gone. */
+#define PROBE_MISSES  2
 #define TICK_MS       100
 #define DEAD_CHECK_MS 500
 /* A home younger than this is not judged by a count of the nodes that may
@@ -73,6 +80,15 @@ typedef struct outbox {
     srv_msg last;
     UT_hash_handle hh;
 } outbox;
+
+/* A node that runs rooms of players here, probed every tick. */
+typedef struct probe {
+    char node[NODE_NAME_MAX];
+    int misses;   /* probes in a row that nobody received */
+    bool refused; /* the last one's "no responders" came */
+    bool seen;    /* a home still has this node (the walk in progress) */
+    UT_hash_handle hh;
+} probe;
 
 /* The directory as this node last heard it: another node's listed room. */
 typedef struct dir_entry {
@@ -137,7 +153,7 @@ struct remote {
     natsConnection *nc;
     kvStore *dir_kv;
     char name[NODE_NAME_MAX];
-    natsSubscription *sub_node, *sub_find, *sub_dir;
+    natsSubscription *sub_node, *sub_find, *sub_dir, *sub_probe;
     /* NATS callbacks run on libnats's threads: they queue, the loop acts. */
     uv_mutex_t lock;
     inbox_msg *in_head, *in_tail;
@@ -150,6 +166,7 @@ struct remote {
     outbox *outboxes;
     dir_entry *dir;
     published *pub;
+    probe *probes;
     gather *gathers;
     /* The GATHER_ROOMS and GATHER_HISTORY on their way, or NULL: one of each
      * at a time, however many ask, so that a flood of them costs the other
@@ -1306,6 +1323,81 @@ static void on_noseat(remote *r, const json_t *op) {
         resume_failed(r, h);
 }
 
+/* What a player here is told when the node of its room is gone. */
+#define NODE_GONE_MESSAGE                                                                \
+    "the node that ran your room stopped; the race goes on on another node within "      \
+    "seconds: resume to play on"
+
+/* Node `node` is gone (no NATS subscription any more): the players here in
+ * its rooms are told at once, not when its presence expires seconds later.
+ * Its guests of them are told to go (if it is only cut off, it must not
+ * wait for them). */
+static void node_gone(remote *r, const char *node) {
+    remote_home *h, *htmp;
+    HASH_ITER(hh, r->homes, h, htmp) {
+        if (h->resume_deadline || strcmp(h->node, node) != 0) continue;
+        srv_player *p = h->p;
+        home_release(r, h, true);
+        send_unavailable(p, NODE_GONE_MESSAGE);
+    }
+}
+
+/* Each tick: every node that runs a room of a player here is probed. */
+static void probe_homes(remote *r) {
+    if (!cluster_connected(r->c)) return;
+    probe *pr, *ptmp;
+    HASH_ITER(hh, r->probes, pr, ptmp) pr->seen = false;
+    remote_home *h, *htmp;
+    HASH_ITER(hh, r->homes, h, htmp) {
+        if (!h->node[0] || h->resume_deadline) continue;
+        pr = NULL;
+        HASH_FIND_STR(r->probes, h->node, pr);
+        if (!pr) {
+            if (!(pr = calloc(1, sizeof *pr))) continue;
+            snprintf(pr->node, sizeof pr->node, "%s", h->node);
+            int hash_oom = 0;
+            HASH_ADD_STR(r->probes, node, pr);
+            if (hash_oom) {
+                free(pr);
+                continue;
+            }
+        }
+        pr->seen = true;
+    }
+    HASH_ITER(hh, r->probes, pr, ptmp) {
+        if (!pr->seen) {
+            HASH_DEL(r->probes, pr);
+            free(pr);
+            continue;
+        }
+        if (!pr->refused) pr->misses = 0; /* the last probe reached it */
+        pr->refused = false;
+        char subject[sizeof NODE_SUBJECT + NODE_NAME_MAX];
+        char reply[sizeof PROBE_SUBJECT + 2 * NODE_NAME_MAX];
+        snprintf(subject, sizeof subject, NODE_SUBJECT "%s", pr->node);
+        snprintf(reply, sizeof reply, PROBE_SUBJECT "%s.%s", r->name, pr->node);
+        natsConnection_PublishRequest(r->nc, subject, reply, NULL, 0);
+    }
+}
+
+/* NATS said nobody listens on a probed node's subject. */
+static void on_probe_refused(remote *r, natsMsg *msg) {
+    const char *subject = natsMsg_GetSubject(msg);
+    size_t mine = strlen(PROBE_SUBJECT) + strlen(r->name) + 1;
+    if (!natsMsg_IsNoResponders(msg) || strlen(subject) <= mine) return;
+    const char *node = subject + mine;
+    probe *pr = NULL;
+    HASH_FIND_STR(r->probes, node, pr);
+    if (!pr || pr->refused) return;
+    pr->refused = true;
+    if (++pr->misses < PROBE_MISSES) return;
+    srv_log(SRV_LOG_INFO, "node %s stopped listening: its rooms' players here resume",
+            node);
+    HASH_DEL(r->probes, pr);
+    free(pr);
+    node_gone(r, node);
+}
+
 /* Homes whose node is gone, guests whose node is gone. */
 static void check_nodes(remote *r) {
     uint64_t now = now_ms(r);
@@ -1316,9 +1408,7 @@ static void check_nodes(remote *r) {
             !cluster_node_alive(r->c, h->node)) {
             srv_player *p = h->p;
             home_release(r, h, false);
-            send_unavailable(p,
-                             "the node that ran your room stopped; it goes on elsewhere "
-                             "within seconds: resume to play on");
+            send_unavailable(p, NODE_GONE_MESSAGE);
         }
     }
     if (!connected) return;
@@ -1333,6 +1423,7 @@ static void on_tick(uv_timer_t *t) {
     move_waiters(r);
     gathers_expire(r);
     expire_resumes(r);
+    probe_homes(r);
     if (now_ms(r) >= r->dead_check_at) {
         r->dead_check_at = now_ms(r) + DEAD_CHECK_MS;
         check_nodes(r);
@@ -1387,6 +1478,8 @@ static void on_wake(uv_async_t *a) {
         const char *subject = natsMsg_GetSubject(list->msg);
         if (!strncmp(subject, DIR_SUBJECT, strlen(DIR_SUBJECT))) {
             on_directory(r, list->msg);
+        } else if (!strncmp(subject, PROBE_SUBJECT, strlen(PROBE_SUBJECT))) {
+            on_probe_refused(r, list->msg);
         } else if (!strcmp(subject, FIND_SUBJECT)) {
             json_error_t err;
             json_t *q = json_loadb(natsMsg_GetData(list->msg),
@@ -1465,6 +1558,10 @@ static natsStatus subscribe(remote *r, char *err, size_t errlen) {
         s = natsConnection_Subscribe(&r->sub_find, r->nc, FIND_SUBJECT, on_nats_msg, r);
     if (s == NATS_OK)
         s = natsConnection_Subscribe(&r->sub_dir, r->nc, DIR_SUBJECT ">", on_nats_msg, r);
+    char probes[sizeof PROBE_SUBJECT + NODE_NAME_MAX + 2];
+    snprintf(probes, sizeof probes, PROBE_SUBJECT "%s.>", r->name);
+    if (s == NATS_OK)
+        s = natsConnection_Subscribe(&r->sub_probe, r->nc, probes, on_nats_msg, r);
     if (s != NATS_OK) snprintf(err, errlen, "subscribing: %s", natsStatus_GetText(s));
     return s;
 }
@@ -1478,7 +1575,8 @@ static void release_subscriptions(void *ctx) {
     natsSubscription_Destroy(r->sub_node);
     natsSubscription_Destroy(r->sub_find);
     natsSubscription_Destroy(r->sub_dir);
-    r->sub_node = r->sub_find = r->sub_dir = NULL;
+    natsSubscription_Destroy(r->sub_probe);
+    r->sub_node = r->sub_find = r->sub_dir = r->sub_probe = NULL;
     kvStore_Destroy(r->dir_kv);
     r->dir_kv = NULL;
 }
@@ -1537,6 +1635,7 @@ void remote_close(remote *r) {
     natsSubscription_Unsubscribe(r->sub_node);
     natsSubscription_Unsubscribe(r->sub_find);
     natsSubscription_Unsubscribe(r->sub_dir);
+    natsSubscription_Unsubscribe(r->sub_probe);
     guest *gs, *gtmp;
     HASH_ITER(hh, r->guests, gs, gtmp) guest_gone(gs);
     remote_home *h, *htmp;
@@ -1588,6 +1687,11 @@ void remote_free(remote *r) {
     HASH_ITER(hh, r->dir, e, etmp) {
         HASH_DEL(r->dir, e);
         free(e);
+    }
+    probe *pr, *ptmp;
+    HASH_ITER(hh, r->probes, pr, ptmp) {
+        HASH_DEL(r->probes, pr);
+        free(pr);
     }
     uv_mutex_destroy(&r->lock);
     free(r);

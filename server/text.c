@@ -1470,8 +1470,36 @@ static void keep_end(text_session *s, const srv_msg *m) {
 /* An error: the lobby's words are for JSON ("send leave first"), a human
  * types it, after ':' where keys play. One that closes the connection is
  * its last line, not a screen. */
+/* The node that ran this racer's room (cluster mode) is gone: the race
+ * screen would only go stale. The lobby shows instead, saying how the seat
+ * comes back. */
+static void race_gone(conn *c) {
+    text_session *s = c->text;
+    char code[sizeof s->resume_code];
+    memcpy(code, s->resume_code, sizeof code);
+    forget_room(s);
+    s->has_end = false;
+    s->prompt = false;
+    s->line_len = 0;
+    if (code[0])
+        snprintf(s->status, sizeof s->status,
+                 "The server that ran your race stopped. The race goes on on another "
+                 "server within seconds, with your board: type  resume %s",
+                 code);
+    else
+        set_status(s, "The server that ran your race stopped. The race goes on on "
+                      "another server within seconds: connect again and resume.");
+}
+
 static void on_error(conn *c, const srv_msg *m) {
     text_session *s = c->text;
+    srv_player *p = c->player;
+    if (m->error == PROTO_ERR_UNAVAILABLE && !m->closes && p && !p->room && !p->home &&
+        my_seat(c)) {
+        /* A seat shown whose room is neither here nor reached elsewhere. */
+        race_gone(c);
+        return;
+    }
     const char *text = m->text ? m->text : "That did not work.";
     if (s->replay_asked && m->error == PROTO_ERR_GAME_NOT_FOUND)
         text = "No finished game has that number in this cluster (type history).";

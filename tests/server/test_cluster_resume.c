@@ -213,6 +213,75 @@ static void test_text_history_across_nodes(void **state) {
     assert_int_equal(server_stop(b), 0);
 }
 
+/* The resume code a text racer's screen shows. */
+static void code_on_screen(tt_client *t, char code[16]) {
+    static char plain[SCREEN];
+    tt_screen_text(t->buf, t->len, 0, plain, sizeof plain);
+    const char *at = strstr(plain, "type:  resume ");
+    if (!at) fail_msg("no resume code on the race screen:\n%s", plain);
+    at += strlen("type:  resume ");
+    size_t n = 0;
+    while (n < 15 && ((at[n] >= 'A' && at[n] <= 'Z') || (at[n] >= '0' && at[n] <= '9')))
+        n++;
+    assert_int_equal(n, 8);
+    memcpy(code, at, n);
+    code[n] = '\0';
+}
+
+/* A text racer on node b in a room of node a, which dies (kill -9): it is
+ * told at once, before a's presence has even expired (b still counts two
+ * nodes), with a screen that is no longer the race and says what to type;
+ * once the race is taken over, that brings the seat back. */
+static void test_text_told_at_once(void **state) {
+    (void)state;
+    const char *dir = harness_temp_dir("cluster-told");
+    th_server *a = node(dir, "a"), *b = node(dir, "b");
+    natsd_wait_metric(a, "race2048_cluster_nodes", 2, 15000);
+    natsd_wait_metric(b, "race2048_cluster_nodes", 2, 15000);
+    client *ann = client_named(a, "ann");
+    client_send(ann, "{\"type\":\"create\",\"players\":2}");
+    char room[16], line[64], code[16];
+    snprintf(room, sizeof room, "%s", jstr(client_expect(ann, "room", WAIT), "room"));
+    tt_client t;
+    tt_connect(&t, b->port);
+    wait_text(&t, 0, "\r\n> ");
+    snprintf(line, sizeof line, "join %s\r\n", room);
+    tt_sends(&t, line);
+    client_expect_skip(ann, "start", "room player", WAIT);
+    wait_text(&t, 0, "type:  resume ");
+    code_on_screen(&t, code);
+    client_move_any(ann);
+    natsd_wait_metric(a, "race2048_journal_waiting_bytes", 0, 10000);
+
+    size_t mark = t.len;
+    int64_t killed = harness_now_ms();
+    server_kill(a);
+    wait_text(&t, mark, "stopped");
+    int64_t told = harness_now_ms() - killed;
+    long long counted = natsd_metric(b, "race2048_cluster_nodes");
+    print_message("told %lld ms after kill -9 (b counted %lld nodes then)\n",
+                  (long long)told, counted);
+    assert_int_equal(counted, 2);
+    snprintf(line, sizeof line, "type  resume %s", code);
+    wait_text(&t, mark, line);
+    /* The screen says it and is not the race any more: no board under it. */
+    static char plain[SCREEN];
+    tt_screen_text(t.buf, t.len, mark, plain, sizeof plain);
+    assert_null(strstr(plain, room));
+
+    int64_t deadline = harness_now_ms() + harness_ms(TAKEOVER_MS);
+    while (natsd_metric(b, "race2048_cluster_games_taken_over_total") < 1) {
+        assert_true(harness_remaining(deadline) > 0);
+        poll(NULL, 0, 50);
+    }
+    mark = t.len;
+    snprintf(line, sizeof line, "resume %s\r\n", code);
+    tt_sends(&t, line);
+    wait_text(&t, mark, "Welcome back");
+    tt_close(&t);
+    assert_int_equal(server_stop(b), 0);
+}
+
 static int64_t median(int64_t *v, int n) {
     for (int i = 1; i < n; i++)
         for (int k = i; k > 0 && v[k - 1] > v[k]; k--) {
@@ -278,6 +347,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_text_history_across_nodes, natsd_setup,
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_timings, natsd_setup, natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_text_told_at_once, natsd_setup,
+                                        natsd_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
