@@ -50,8 +50,12 @@ typedef struct remote_home {
     uint64_t since;           /* loop ms it was made */
     bool resume_by_code;
     /* While a resume asks: the other nodes asked, and how many said they
-     * have no such seat (once all have, it fails at once). */
+     * have no such seat (once all have, it fails at once, unless a node's
+     * races are being taken over: then it asks again at reask_at, until
+     * resume_until). The token or code it asks with. */
     int resume_asked, resume_refused;
+    uint64_t reask_at, resume_until;
+    char resume_key[PROTO_TOKEN_MAX + 1];
     UT_hash_handle hh;
 } remote_home;
 
@@ -177,6 +181,9 @@ struct remote {
     uint64_t rooms_gen; /* the game's, as last put in the directory */
     bool dir_dirty;
     uint64_t dead_check_at;
+    /* Until then a node that ran rooms is known gone and its races may not
+     * be taken over yet: a resume that finds no seat waits for them. */
+    uint64_t takeover_until;
     unsigned nhomes, nguests;
     /* For /metrics: NATS messages (and their bytes) this node published,
      * and messages its rooms handed to guests. */
@@ -184,6 +191,7 @@ struct remote {
     int open_handles;      /* of wake, flush, tick */
     bool free_when_closed; /* remote_open failed: the last close frees r */
     void (*resume_failed)(srv_player *p, bool by_code);
+    void (*resume_here)(srv_player *asker, srv_player *seat);
 };
 
 static const sink_ops guest_sink_ops;
@@ -713,30 +721,45 @@ bool remote_connected(remote *r) {
     return cluster_connected(r->c);
 }
 
-bool remote_resume(remote *r, srv_player *p, const proto_request *req) {
-    if (!cluster_connected(r->c) || cluster_nodes_alive(r->c) < 2) return false;
-    if (p->home) home_release(r, p->home, true);
-    remote_home *h = home_new(r, p, "");
-    if (!h) return false;
-    h->resume_deadline = now_ms(r) + REMOTE_FIND_MS;
-    h->resume_by_code = req->code[0] != '\0';
+/* Asks every node for h's seat (a round: answered by the seat's messages,
+ * or every node's noseat, or REMOTE_FIND_MS). */
+static bool ask_round(remote *r, remote_home *h) {
+    h->reask_at = 0;
+    h->resume_refused = 0;
     h->resume_asked = (int)cluster_nodes_alive(r->c) - 1;
-    h->introduced = true; /* the node that finds the seat makes its guest */
-    json_t *q = json_pack("{s:s,s:s,s:I,s:b}", "k", "resume", "from", r->name, "h",
-                          (json_int_t)h->handle, "rc", p->wants_resume_code);
-    if (!q) {
-        home_release(r, h, false);
-        return false;
-    }
-    json_object_set_new(q, req->code[0] ? "c" : "tk",
-                        json_string(req->code[0] ? req->code : req->token));
+    h->resume_deadline = now_ms(r) + REMOTE_FIND_MS;
+    json_t *q = json_pack("{s:s,s:s,s:I,s:b,s:s}", "k", "resume", "from", r->name, "h",
+                          (json_int_t)h->handle, "rc", h->p->wants_resume_code,
+                          h->resume_by_code ? "c" : "tk", h->resume_key);
+    if (!q) return false;
     publish(r, FIND_SUBJECT, q);
     json_decref(q);
     return true;
 }
 
+bool remote_resume(remote *r, srv_player *p, const proto_request *req) {
+    if (!cluster_connected(r->c) || cluster_nodes_alive(r->c) < 2) return false;
+    if (p->home) home_release(r, p->home, true);
+    remote_home *h = home_new(r, p, "");
+    if (!h) return false;
+    h->resume_by_code = req->code[0] != '\0';
+    snprintf(h->resume_key, sizeof h->resume_key, "%s",
+             h->resume_by_code ? req->code : req->token);
+    h->resume_until = now_ms(r) + REMOTE_RESUME_WAIT_MS;
+    h->introduced = true; /* the node that finds the seat makes its guest */
+    if (!ask_round(r, h)) {
+        home_release(r, h, false);
+        return false;
+    }
+    return true;
+}
+
 void remote_on_resume_failed(remote *r, void (*failed)(srv_player *p, bool by_code)) {
     r->resume_failed = failed;
+}
+
+void remote_on_resume_here(remote *r, void (*here)(srv_player *asker, srv_player *seat)) {
+    r->resume_here = here;
 }
 
 void remote_player_gone(remote *r, srv_player *p) {
@@ -783,6 +806,7 @@ static void on_messages(remote *r, const char *from, const json_t *op) {
             }
             snprintf(h->node, sizeof h->node, "%s", from); /* the resume found it */
             h->resume_deadline = 0;
+            h->reask_at = 0;
         }
         h->p->id = (uint64_t)id; /* a resumed seat's id: text mode finds its board */
         if (m.type == SRV_MSG_WELCOME) welcomed_as(h->p, &m);
@@ -1306,21 +1330,58 @@ static void resume_failed(remote *r, remote_home *h) {
     if (r->resume_failed) r->resume_failed(p, by_code);
 }
 
-/* Resumes past their deadline (checked every tick: the answer comes at
- * REMOTE_FIND_MS, not up to a node check later). */
+/* A round of h's resume found no seat; silent: a node did not answer (one
+ * that has just died). While a node's races may still be taken over (one
+ * was seen gone, or one is silent), the resume asks again after
+ * REMOTE_REASK_MS, until resume_until; then, or else, it fails. */
+static void round_over(remote *r, remote_home *h, bool silent) {
+    uint64_t now = now_ms(r);
+    bool takeover_due = silent || now < r->takeover_until;
+    if (takeover_due && now + REMOTE_REASK_MS < h->resume_until) {
+        h->reask_at = now + REMOTE_REASK_MS;
+        return;
+    }
+    resume_failed(r, h);
+}
+
+/* The next round of h's resume: this node first (it may be the one that
+ * took the race over), then every other node. */
+static void reask(remote *r, remote_home *h) {
+    srv_player *seat = h->resume_by_code ? lobby_find_by_code(r->g, h->resume_key)
+                                         : lobby_find_resumable(r->g, h->resume_key);
+    if (seat && r->resume_here) {
+        srv_player *p = h->p;
+        home_release(r, h, false);
+        r->resume_here(p, seat);
+        return;
+    }
+    if (!cluster_connected(r->c) || !ask_round(r, h)) {
+        resume_failed(r, h);
+        return;
+    }
+    if (h->resume_asked <= 0) round_over(r, h, false); /* nobody else to ask */
+}
+
+/* Resumes whose round is over or that ask again (checked every tick: the
+ * answer comes at REMOTE_FIND_MS, not up to a node check later). */
 static void expire_resumes(remote *r) {
     uint64_t now = now_ms(r);
     remote_home *h, *htmp;
     HASH_ITER(hh, r->homes, h, htmp) {
-        if (h->resume_deadline && now >= h->resume_deadline) resume_failed(r, h);
+        if (!h->resume_deadline) continue;
+        if (h->reask_at) {
+            if (now >= h->reask_at) reask(r, h);
+        } else if (now >= h->resume_deadline) {
+            round_over(r, h, h->resume_refused < h->resume_asked);
+        }
     }
 }
 
 /* Another node has no seat for a resume of this node's. */
 static void on_noseat(remote *r, const json_t *op) {
     remote_home *h = home_find(r, (uint64_t)json_integer_value(json_object_get(op, "h")));
-    if (h && h->resume_deadline && ++h->resume_refused >= h->resume_asked)
-        resume_failed(r, h);
+    if (h && h->resume_deadline && !h->reask_at && ++h->resume_refused >= h->resume_asked)
+        round_over(r, h, false);
 }
 
 /* What a player here is told when the node of its room is gone. */
@@ -1333,6 +1394,7 @@ static void on_noseat(remote *r, const json_t *op) {
  * Its guests of them are told to go (if it is only cut off, it must not
  * wait for them). */
 static void node_gone(remote *r, const char *node) {
+    r->takeover_until = now_ms(r) + REMOTE_RESUME_WAIT_MS;
     remote_home *h, *htmp;
     HASH_ITER(hh, r->homes, h, htmp) {
         if (h->resume_deadline || strcmp(h->node, node) != 0) continue;
@@ -1408,6 +1470,7 @@ static void check_nodes(remote *r) {
             !cluster_node_alive(r->c, h->node)) {
             srv_player *p = h->p;
             home_release(r, h, false);
+            r->takeover_until = now + REMOTE_RESUME_WAIT_MS;
             send_unavailable(p, NODE_GONE_MESSAGE);
         }
     }

@@ -843,9 +843,11 @@ static void resume(conn *c, const proto_command *cmd) {
         snprintf(req.token, sizeof req.token, "%s", cmd->token);
     else
         memcpy(req.code, cmd->code, sizeof req.code);
+    /* In cluster mode the answer may come seconds later (a race being taken
+     * over): until its `start` or error, the resume is what is going on. */
+    set_status(s, "Looking for your seat...");
     s->resuming = true;
     request(c, &req);
-    s->resuming = false;
 }
 
 /* The next frame of a playing replay is due ms from now. */
@@ -1595,6 +1597,7 @@ void text_deliver(conn *c, const srv_msg *m) {
         break;
     case SRV_MSG_START:
         on_start(s, m);
+        s->resuming = false;
         break;
     case SRV_MSG_END:
         s->end_now = true;
@@ -1602,6 +1605,7 @@ void text_deliver(conn *c, const srv_msg *m) {
         keep_end(s, m);
         break;
     case SRV_MSG_ERROR:
+        s->resuming = false;
         on_error(c, m);
         if (m->closes) return; /* said; no screen after it */
         break;

@@ -228,58 +228,84 @@ static void code_on_screen(tt_client *t, char code[16]) {
     code[n] = '\0';
 }
 
-/* A text racer on node b in a room of node a, which dies (kill -9): it is
- * told at once, before a's presence has even expired (b still counts two
- * nodes), with a screen that is no longer the race and says what to type;
- * once the race is taken over, that brings the seat back. */
-static void test_text_told_at_once(void **state) {
+/* A race of node a with a text racer on b and a JSON racer on c; a dies
+ * (kill -9). The text racer is told at once, before a's presence has even
+ * expired (b still counts three nodes), with a screen that is no longer the
+ * race and says what to type. Everyone resumes at once, before the race is
+ * taken over: the text racer as told, the JSON racer on its connection, the
+ * dead node's racer from a new connection on b; each resume waits for the
+ * takeover and gets the seat back, whichever node took it. */
+static void test_told_at_once_and_resume_waits(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("cluster-told");
-    th_server *a = node(dir, "a"), *b = node(dir, "b");
-    natsd_wait_metric(a, "race2048_cluster_nodes", 2, 15000);
-    natsd_wait_metric(b, "race2048_cluster_nodes", 2, 15000);
-    client *ann = client_named(a, "ann");
-    client_send(ann, "{\"type\":\"create\",\"players\":2}");
-    char room[16], line[64], code[16];
+    th_server *n[3] = {node(dir, "a"), node(dir, "b"), node(dir, "c")};
+    for (int i = 0; i < 3; i++)
+        natsd_wait_metric(n[i], "race2048_cluster_nodes", 3, 15000);
+    client *ann = client_named(n[0], "ann");
+    client_send(ann, "{\"type\":\"create\",\"players\":3}");
+    char room[16], line[64], code[16], tokens[2][64];
     snprintf(room, sizeof room, "%s", jstr(client_expect(ann, "room", WAIT), "room"));
     tt_client t;
-    tt_connect(&t, b->port);
+    tt_connect(&t, n[1]->port);
     wait_text(&t, 0, "\r\n> ");
     snprintf(line, sizeof line, "join %s\r\n", room);
     tt_sends(&t, line);
+    wait_text(&t, 0, "Tell a friend");
+    client *carl = client_named(n[2], "carl");
+    client_send(carl, "{\"type\":\"join\",\"room\":\"%s\"}", room);
     client_expect_skip(ann, "start", "room player", WAIT);
+    client_expect_skip(carl, "start", "room player", WAIT);
     wait_text(&t, 0, "type:  resume ");
     code_on_screen(&t, code);
-    client_move_any(ann);
-    natsd_wait_metric(a, "race2048_journal_waiting_bytes", 0, 10000);
+    json_t *last[2] = {client_move_any(ann), client_move_any(carl)};
+    snprintf(tokens[0], sizeof tokens[0], "%s", client_token(ann));
+    snprintf(tokens[1], sizeof tokens[1], "%s", client_token(carl));
+    natsd_wait_metric(n[0], "race2048_journal_waiting_bytes", 0, 10000);
 
     size_t mark = t.len;
     int64_t killed = harness_now_ms();
-    server_kill(a);
+    server_kill(n[0]);
     wait_text(&t, mark, "stopped");
     int64_t told = harness_now_ms() - killed;
-    long long counted = natsd_metric(b, "race2048_cluster_nodes");
+    long long counted = natsd_metric(n[1], "race2048_cluster_nodes");
     print_message("told %lld ms after kill -9 (b counted %lld nodes then)\n",
                   (long long)told, counted);
-    assert_int_equal(counted, 2);
+    assert_int_equal(counted, 3);
     snprintf(line, sizeof line, "type  resume %s", code);
     wait_text(&t, mark, line);
     /* The screen says it and is not the race any more: no board under it. */
     static char plain[SCREEN];
     tt_screen_text(t.buf, t.len, mark, plain, sizeof plain);
     assert_null(strstr(plain, room));
+    assert_int_equal(natsd_metric(n[1], "race2048_cluster_games_taken_over_total") +
+                         natsd_metric(n[2], "race2048_cluster_games_taken_over_total"),
+                     0);
 
-    int64_t deadline = harness_now_ms() + harness_ms(TAKEOVER_MS);
-    while (natsd_metric(b, "race2048_cluster_games_taken_over_total") < 1) {
-        assert_true(harness_remaining(deadline) > 0);
-        poll(NULL, 0, 50);
-    }
+    /* Everyone resumes now, before the takeover. */
     mark = t.len;
     snprintf(line, sizeof line, "resume %s\r\n", code);
     tt_sends(&t, line);
+    client_expect_skip(carl, "error", "state player", WAIT); /* unavailable: resume */
+    client_send(carl, "{\"type\":\"resume\",\"token\":\"%s\"}", tokens[1]);
+    client *ann2 = client_connect(n[1]);
+    client_send(ann2, "{\"type\":\"resume\",\"token\":\"%s\"}", tokens[0]);
+    client *back[2] = {ann2, carl};
+    for (int i = 0; i < 2; i++) {
+        client_expect(back[i], "welcome", harness_ms(TAKEOVER_MS) + WAIT);
+        json_t *st = client_expect_skip(back[i], "start", "player", WAIT);
+        assert_string_equal(jstr(st, "room"), room);
+        for (int k = 0; k < 2; k++) {
+            json_t *pl = jplayer(jarr(st, "players"), jint(last[k], "id"));
+            assert_true(
+                jequal(json_object_get(pl, "board"), json_object_get(last[k], "board")));
+        }
+    }
     wait_text(&t, mark, "Welcome back");
+    print_message("everyone back %lld ms after kill -9\n",
+                  (long long)(harness_now_ms() - killed));
     tt_close(&t);
-    assert_int_equal(server_stop(b), 0);
+    assert_int_equal(server_stop(n[1]), 0);
+    assert_int_equal(server_stop(n[2]), 0);
 }
 
 static int64_t median(int64_t *v, int n) {
@@ -347,7 +373,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_text_history_across_nodes, natsd_setup,
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_timings, natsd_setup, natsd_teardown),
-        cmocka_unit_test_setup_teardown(test_text_told_at_once, natsd_setup,
+        cmocka_unit_test_setup_teardown(test_told_at_once_and_resume_waits, natsd_setup,
                                         natsd_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
