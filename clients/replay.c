@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "message.h"
 #include "render.h"
+#include "replay_show.h"
 #include "seed.h"
 
 typedef struct options {
@@ -298,11 +299,11 @@ static int show_game(const json_t *rec, int delay_ms) {
     }
     size_t n = json_array_size(results);
     if (n < 1 || n > PROTO_PLAYERS_MAX) return 1;
-    eng_game games[PROTO_PLAYERS_MAX];
     const char *mv[PROTO_PLAYERS_MAX];
+    size_t lens[PROTO_PLAYERS_MAX];
     char names[PROTO_PLAYERS_MAX][PROTO_NAME_MAX + 1];
     proto_player views[PROTO_PLAYERS_MAX];
-    size_t longest = 0;
+    proto_status final[PROTO_PLAYERS_MAX];
     /* Room order is lost in the results; show them by id. */
     const json_t *order[PROTO_PLAYERS_MAX];
     for (size_t i = 0; i < n; i++)
@@ -317,36 +318,38 @@ static int show_game(const json_t *rec, int delay_ms) {
     for (size_t i = 0; i < n; i++) {
         char key[32];
         snprintf(key, sizeof key, "%lld", (long long)jint_or(order[i], "id", 0));
-        mv[i] = json_string_value(json_object_get(moves, key));
-        if (!mv[i]) mv[i] = "";
-        if (strlen(mv[i]) > longest) longest = strlen(mv[i]);
-        if (seed_game_new(&games[i], size, &seed) < 0) return 1;
+        const json_t *letters = json_object_get(moves, key);
+        mv[i] = json_is_string(letters) ? json_string_value(letters) : "";
+        lens[i] = json_is_string(letters) ? json_string_length(letters) : 0;
         const char *name = json_string_value(json_object_get(order[i], "name"));
         snprintf(names[i], sizeof names[i], "%s", name ? name : "?");
+        /* Each player's status at the end, as recorded (render.h). */
+        final[i] = PROTO_PLAYING;
+        proto_status_parse(json_string_value(json_object_get(order[i], "status")),
+                           &final[i]);
     }
+    /* Lengths are read once: a frame costs the same at move 10 as at 10000. */
+    replay_frames f;
+    if (replay_frames_init(&f, (int)n, mv, lens, size, &seed.seed) < 0) return 1;
     const char *room = json_string_value(json_object_get(rec, "room"));
     bool tty = isatty(STDOUT_FILENO);
+    size_t longest = f.longest;
     for (size_t step = 0; step <= longest; step++) {
+        if (step > 0) replay_frames_next(&f);
         for (size_t i = 0; i < n; i++) {
-            eng_dir d;
-            if (step > 0 && step <= strlen(mv[i]) &&
-                proto_dir_from_letter(mv[i][step - 1], &d) == 0)
-                eng_game_move(&games[i], d, NULL);
             /* Each player's status at this frame (render.h: left from its
              * last move on, won or over when it was, as recorded at the end). */
-            proto_status final = PROTO_PLAYING;
-            proto_status_parse(json_string_value(json_object_get(order[i], "status")),
-                               &final);
-            size_t nmoves = strlen(mv[i]);
-            views[i] = (proto_player){
-                .id = (uint64_t)jint_or(order[i], "id", 0),
-                .name = names[i],
-                .board = &games[i].board,
-                .score = games[i].score,
-                .moves = games[i].moves,
-                .status = proto_replay_status(
-                    &games[i].board, (uint64_t)jint_or(rec, "target", 0),
-                    step < nmoves ? step : nmoves, nmoves, final, step == longest)};
+            size_t nmoves = lens[i];
+            const eng_game *g = &f.games[i];
+            views[i] = (proto_player){.id = (uint64_t)jint_or(order[i], "id", 0),
+                                      .name = names[i],
+                                      .board = &g->board,
+                                      .score = g->score,
+                                      .moves = g->moves,
+                                      .status = proto_replay_status(
+                                          &g->board, (uint64_t)jint_or(rec, "target", 0),
+                                          step < nmoves ? step : nmoves, nmoves, final[i],
+                                          step == longest)};
         }
         char status[96];
         snprintf(status, sizeof status, "Game %lld, move %zu of %zu",
@@ -457,6 +460,11 @@ int main(int argc, char **argv) {
             json_decref(rec);
             continue;
         }
+        if ((o.analyse || o.show) && replay_escape_json(rec) < 0) {
+            fprintf(stderr, "race2048-replay: out of memory\n");
+            json_decref(rec);
+            break;
+        }
         if (o.analyse) {
             if (id_matches(id, o.analyse)) shown = analyse_game(rec, stdout);
             json_decref(rec);
@@ -477,8 +485,12 @@ int main(int argc, char **argv) {
         verdict v = {0};
         if (!check_game(rec, &v)) {
             failed++;
+            /* The id and the reason quote the file: escaped for the terminal. */
             char *idtext = json_dumps(id, JSON_ENCODE_ANY);
-            printf("game %s (line %zu): %s\n", idtext ? idtext : "?", lineno, v.why);
+            char safe_id[128], safe_why[sizeof v.why * 4];
+            replay_escape(idtext ? idtext : "?", safe_id, sizeof safe_id);
+            replay_escape(v.why, safe_why, sizeof safe_why);
+            printf("game %s (line %zu): %s\n", safe_id, lineno, safe_why);
             free(idtext);
         }
         json_decref(rec);

@@ -94,6 +94,27 @@ srv_player *lobby_player_adopt(game *g, sink dest, uint64_t id, const char *name
     return p;
 }
 
+void lobby_player_seated_elsewhere(srv_player *p, const char *name, const char *token) {
+    p->welcomed = true; /* by the node that has the seat */
+    snprintf(p->name, sizeof p->name, "%s", name);
+    game *g = p->game;
+    srv_player *holder = NULL;
+    if (strlen(token) != sizeof p->token - 1 || !p->token[0] || !strcmp(p->token, token))
+        return;
+    HASH_FIND(hh_token, g->by_token, token, strlen(token), holder);
+    if (holder) return; /* a seat of this node's has it: that one is found */
+    char old[sizeof p->token];
+    memcpy(old, p->token, sizeof old);
+    HASH_DELETE(hh_token, g->by_token, p);
+    memcpy(p->token, token, sizeof p->token);
+    int hash_oom = 0;
+    HASH_ADD(hh_token, g->by_token, token, strlen(p->token), p);
+    if (hash_oom) { /* back under its own, which had its place */
+        memcpy(p->token, old, sizeof p->token);
+        HASH_ADD(hh_token, g->by_token, token, strlen(p->token), p);
+    }
+}
+
 void lobby_welcome(srv_player *p) {
     if (!p->welcomed) send_welcome(p);
 }
@@ -633,29 +654,60 @@ void lobby_hello(srv_player *p, const proto_request *req) {
     send_welcome(p);
 }
 
+/* Only a seat in a game or room that has not ended can be taken back. */
+static bool resumable(const srv_player *p) {
+    return p && p->room && p->room->state != ROOM_ENDED;
+}
+
+/* p (in the token index under its token) is filed under a fresh token: its
+ * old one goes to a seat that has a better claim to it. The old token is not
+ * known to anyone but p's client, which resumes with it. */
+static bool refile_token(game *s, srv_player *p) {
+    char fresh[sizeof p->token];
+    if (srv_random_hex(fresh, 16) < 0) return false;
+    HASH_DELETE(hh_token, s->by_token, p);
+    memcpy(p->token, fresh, sizeof p->token);
+    int hash_oom = 0;
+    HASH_ADD(hh_token, s->by_token, token, strlen(p->token), p);
+    if (hash_oom) { /* out of the index: never found by a token again */
+        p->token[0] = '\0';
+        free(p->token_hash); /* nor released from the index (srv_player_release) */
+        p->token_hash = NULL;
+    }
+    return true;
+}
+
+/* The player whose token this is: the one with a seat that can be taken back
+ * if there are two. There are two after a takeover in cluster mode: the
+ * connection's own player on this node (its seat was on the node that died)
+ * and the seat rebuilt here from the records, which is filed under the
+ * token's hash (64 digits; tokens have 32) until its first resume teaches the
+ * server the token itself. The rebuilt seat then takes the token, and the
+ * connection's player, which holds no seat, gets a fresh one, so that every
+ * later resume with the token finds the seat, on this node or through any
+ * other, whether the old connection is still open or not. Sending the hash
+ * itself finds nothing. */
 static srv_player *find_token(game *s, const char *token) {
     srv_player *p = NULL;
     HASH_FIND(hh_token, s->by_token, token, strlen(token), p);
-    if (p && p->token[0]) return p;
-    /* A player restored from the journal is filed under its token's hash
-     * (64 digits; tokens have 32) until its first resume teaches the server
-     * the token itself. Sending the hash itself finds nothing (above). */
+    if (p && !p->token[0]) p = NULL; /* a hash that was sent as a token */
+    if (resumable(p)) return p;
     char hash[65];
-    if (strlen(token) >= sizeof p->token || journal_token_hash(token, hash) < 0)
-        return NULL;
-    p = NULL;
-    HASH_FIND(hh_token, s->by_token, hash, 64, p);
-    if (!p || p->token[0]) return NULL;
-    HASH_DELETE(hh_token, s->by_token, p);
-    memcpy(p->token, token, strlen(token) + 1);
+    if (strlen(token) >= sizeof p->token || journal_token_hash(token, hash) < 0) return p;
+    srv_player *seat = NULL;
+    HASH_FIND(hh_token, s->by_token, hash, 64, seat);
+    if (!seat || seat->token[0]) return p;
+    if (p && !refile_token(s, p)) return p; /* out of randomness: as before */
+    HASH_DELETE(hh_token, s->by_token, seat);
+    memcpy(seat->token, token, strlen(token) + 1);
     int hash_oom = 0;
-    HASH_ADD(hh_token, s->by_token, token, strlen(p->token), p);
+    HASH_ADD(hh_token, s->by_token, token, strlen(seat->token), seat);
     if (hash_oom) { /* it stays known by its hash */
-        p->token[0] = '\0';
-        HASH_ADD_KEYPTR(hh_token, s->by_token, p->token_hash, 64, p);
+        seat->token[0] = '\0';
+        HASH_ADD_KEYPTR(hh_token, s->by_token, seat->token_hash, 64, seat);
         return NULL;
     }
-    return p;
+    return seat;
 }
 
 void lobby_player_gone(srv_player *p) {
@@ -668,8 +720,7 @@ void lobby_player_gone(srv_player *p) {
 
 srv_player *lobby_find_resumable(game *g, const char *token) {
     srv_player *p = find_token(g, token);
-    /* Only a seat in a game or room that has not ended can be taken back. */
-    return p && p->room && p->room->state != ROOM_ENDED ? p : NULL;
+    return resumable(p) ? p : NULL;
 }
 
 srv_player *lobby_find_by_code(game *g, const char *code) {

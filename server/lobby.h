@@ -10,6 +10,11 @@
 /* A new player (named player-N, with a fresh token) delivering to dest;
  * NULL if memory runs out. */
 srv_player *lobby_player_new(game *g, sink dest);
+/* Cluster mode: p (a connection's player here) took back a seat that another
+ * node runs, which welcomed it as `name` with `token`: p is that player now
+ * (no second welcome here; its token is the one its client was told, so that
+ * the seat's resume and its introduction to other nodes use it). */
+void lobby_player_seated_elsewhere(srv_player *p, const char *name, const char *token);
 /* A player of another node's connection (cluster mode): it keeps the id,
  * name and token that node gave it, and was welcomed there. NULL if memory
  * runs out or the token is not one. */

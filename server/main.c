@@ -609,6 +609,7 @@ static int open_remote(srv *s) {
         return -1;
     }
     remote_on_resume_failed(s->remote, session_remote_resume_failed);
+    remote_on_resume_here(s->remote, session_remote_resume_here);
     return metrics_register(&s->metrics_reg, remote_write_metrics, s->remote);
 }
 

@@ -15,10 +15,17 @@
 #include "room.h"
 #include "wire.h"
 
-#define NODE_SUBJECT  "race2048.node."
-#define FIND_SUBJECT  "race2048.find"
-#define DIR_BUCKET    "race2048-rooms"
-#define DIR_SUBJECT   "$KV." DIR_BUCKET "."
+#define NODE_SUBJECT "race2048.node."
+#define FIND_SUBJECT "race2048.find"
+#define DIR_BUCKET   "race2048-rooms"
+#define DIR_SUBJECT  "$KV." DIR_BUCKET "."
+/* Probes of the nodes that run rooms of players here: a publish to the
+ * node's subject with a reply subject PROBE_SUBJECT "ME.NODE", which NATS
+ * answers with "no responders" once nobody listens there (the node is dead:
+ * its connection closed). */
+#define PROBE_SUBJECT "race2048.probe."
+/* Probes that found nobody, in a row, before a node is taken for gone. */
+#define PROBE_MISSES  2
 #define TICK_MS       100
 #define DEAD_CHECK_MS 500
 /* A home younger than this is not judged by a count of the nodes that may
@@ -42,6 +49,13 @@ typedef struct remote_home {
     uint64_t resume_deadline; /* loop ms, while a resume asks every node */
     uint64_t since;           /* loop ms it was made */
     bool resume_by_code;
+    /* While a resume asks: the other nodes asked, and how many said they
+     * have no such seat (once all have, it fails at once, unless a node's
+     * races are being taken over: then it asks again at reask_at, until
+     * resume_until). The token or code it asks with. */
+    int resume_asked, resume_refused;
+    uint64_t reask_at, resume_until;
+    char resume_key[PROTO_TOKEN_MAX + 1];
     UT_hash_handle hh;
 } remote_home;
 
@@ -74,6 +88,15 @@ typedef struct outbox {
     srv_msg last;
     UT_hash_handle hh;
 } outbox;
+
+/* A node that runs rooms of players here, probed every tick. */
+typedef struct probe {
+    char node[NODE_NAME_MAX];
+    int misses;   /* probes in a row that nobody received */
+    bool refused; /* the last one's "no responders" came */
+    bool seen;    /* a home still has this node (the walk in progress) */
+    UT_hash_handle hh;
+} probe;
 
 /* The directory as this node last heard it: another node's listed room. */
 typedef struct dir_entry {
@@ -138,7 +161,7 @@ struct remote {
     natsConnection *nc;
     kvStore *dir_kv;
     char name[NODE_NAME_MAX];
-    natsSubscription *sub_node, *sub_find, *sub_dir;
+    natsSubscription *sub_node, *sub_find, *sub_dir, *sub_probe;
     /* NATS callbacks run on libnats's threads: they queue, the loop acts. */
     uv_mutex_t lock;
     inbox_msg *in_head, *in_tail;
@@ -151,6 +174,7 @@ struct remote {
     outbox *outboxes;
     dir_entry *dir;
     published *pub;
+    probe *probes;
     gather *gathers;
     /* The GATHER_ROOMS and GATHER_HISTORY on their way, or NULL: one of each
      * at a time, however many ask, so that a flood of them costs the other
@@ -161,6 +185,9 @@ struct remote {
     uint64_t rooms_gen; /* the game's, as last put in the directory */
     bool dir_dirty;
     uint64_t dead_check_at;
+    /* Until then a node that ran rooms is known gone and its races may not
+     * be taken over yet: a resume that finds no seat waits for them. */
+    uint64_t takeover_until;
     unsigned nhomes, nguests;
     /* For /metrics: NATS messages (and their bytes) this node published,
      * and messages its rooms handed to guests. */
@@ -168,6 +195,7 @@ struct remote {
     int open_handles;      /* of wake, flush, tick */
     bool free_when_closed; /* remote_open failed: the last close frees r */
     void (*resume_failed)(srv_player *p, bool by_code);
+    void (*resume_here)(srv_player *asker, srv_player *seat);
 };
 
 static const sink_ops guest_sink_ops;
@@ -488,7 +516,12 @@ static void on_find(remote *r, const json_t *q) {
     srv_player *p = token && token[0] ? lobby_find_resumable(r->g, token)
                     : code            ? lobby_find_by_code(r->g, code)
                                       : NULL;
-    if (!p) return;
+    if (!p) {
+        /* Said, so that the asker need not wait out its deadline when no
+         * node has the seat. */
+        send_op(r, from, json_pack("{s:s,s:I}", "k", "noseat", "h", handle));
+        return;
+    }
     guest *gs = guest_find(r, from, (uint64_t)handle);
     if (!gs && !(gs = guest_new(r, from, (uint64_t)handle))) return;
     guest_set_addr(gs, json_string_value(json_object_get(q, "ad")));
@@ -729,27 +762,41 @@ bool remote_connected(remote *r) {
     return cluster_connected(r->c);
 }
 
+/* Asks every node for h's seat (a round: answered by the seat's messages,
+ * or every node's noseat, or REMOTE_FIND_MS). */
+static bool ask_round(remote *r, remote_home *h) {
+    h->reask_at = 0;
+    h->resume_refused = 0;
+    h->resume_asked = (int)cluster_nodes_alive(r->c) - 1;
+    h->resume_deadline = now_ms(r) + REMOTE_FIND_MS;
+    json_t *q = json_pack("{s:s,s:s,s:I,s:b,s:s}", "k", "resume", "from", r->name, "h",
+                          (json_int_t)h->handle, "rc", h->p->wants_resume_code,
+                          h->resume_by_code ? "c" : "tk", h->resume_key);
+    if (!q) return false;
+    /* The client's address, so that bots the seat's node seats for it count
+     * against the right address. */
+    char hex[2 * SINK_ADDR_KEY_MAX + 1];
+    addr_hex_of(h->p, hex);
+    if (hex[0]) json_object_set_new(q, "ad", json_string(hex));
+    publish(r, FIND_SUBJECT, q);
+    json_decref(q);
+    return true;
+}
+
 bool remote_resume(remote *r, srv_player *p, const proto_request *req) {
     if (!cluster_connected(r->c) || cluster_nodes_alive(r->c) < 2) return false;
     if (p->home) home_release(r, p->home, true);
     remote_home *h = home_new(r, p, "");
     if (!h) return false;
-    h->resume_deadline = now_ms(r) + REMOTE_FIND_MS;
     h->resume_by_code = req->code[0] != '\0';
+    snprintf(h->resume_key, sizeof h->resume_key, "%s",
+             h->resume_by_code ? req->code : req->token);
+    h->resume_until = now_ms(r) + REMOTE_RESUME_WAIT_MS;
     h->introduced = true; /* the node that finds the seat makes its guest */
-    json_t *q = json_pack("{s:s,s:s,s:I,s:b}", "k", "resume", "from", r->name, "h",
-                          (json_int_t)h->handle, "rc", p->wants_resume_code);
-    if (!q) {
+    if (!ask_round(r, h)) {
         home_release(r, h, false);
         return false;
     }
-    json_object_set_new(q, req->code[0] ? "c" : "tk",
-                        json_string(req->code[0] ? req->code : req->token));
-    char hex[2 * SINK_ADDR_KEY_MAX + 1];
-    addr_hex_of(p, hex);
-    if (hex[0]) json_object_set_new(q, "ad", json_string(hex));
-    publish(r, FIND_SUBJECT, q);
-    json_decref(q);
     return true;
 }
 
@@ -757,9 +804,27 @@ void remote_on_resume_failed(remote *r, void (*failed)(srv_player *p, bool by_co
     r->resume_failed = failed;
 }
 
+void remote_on_resume_here(remote *r, void (*here)(srv_player *asker, srv_player *seat)) {
+    r->resume_here = here;
+}
+
 void remote_player_gone(remote *r, srv_player *p) {
     if (p->home) home_release(r, p->home, true);
     gathers_forget(r, p);
+}
+
+/* A welcome from the owner (a resume found the seat there): p is the
+ * seat's player, under the name and token the welcome says. */
+static void welcomed_as(srv_player *p, const srv_msg *m) {
+    json_error_t err;
+    json_t *w = m->json ? json_loadb(m->json->data, m->json->len, 0, &err) : NULL;
+    const char *name = json_string_value(json_object_get(w, "name"));
+    const char *token = json_string_value(json_object_get(w, "token"));
+    if (name && token && proto_valid_name(name))
+        lobby_player_seated_elsewhere(p, name, token);
+    else
+        p->welcomed = true;
+    json_decref(w);
 }
 
 /* The owner's messages for players here. */
@@ -787,8 +852,10 @@ static void on_messages(remote *r, const char *from, const json_t *op) {
             }
             snprintf(h->node, sizeof h->node, "%s", from); /* the resume found it */
             h->resume_deadline = 0;
+            h->reask_at = 0;
         }
         h->p->id = (uint64_t)id; /* a resumed seat's id: text mode finds its board */
+        if (m.type == SRV_MSG_WELCOME) welcomed_as(h->p, &m);
         srv_send(h->p, &m);
     }
     if (m.json) srv_buf_unref(m.json);
@@ -1301,25 +1368,156 @@ static void move_waiters(remote *r) {
 
 /* ------------------------------------------------------------ the loop --- */
 
-/* Homes whose node is gone, guests whose node is gone, resumes nobody had. */
+/* A resume that found no seat on any node: its connection is told. */
+static void resume_failed(remote *r, remote_home *h) {
+    srv_player *p = h->p;
+    bool by_code = h->resume_by_code;
+    home_release(r, h, false);
+    if (r->resume_failed) r->resume_failed(p, by_code);
+}
+
+/* A round of h's resume found no seat; silent: a node did not answer (one
+ * that has just died). While a node's races may still be taken over (one
+ * was seen gone, or one is silent), the resume asks again after
+ * REMOTE_REASK_MS, until resume_until; then, or else, it fails. */
+static void round_over(remote *r, remote_home *h, bool silent) {
+    uint64_t now = now_ms(r);
+    bool takeover_due = silent || now < r->takeover_until;
+    if (takeover_due && now + REMOTE_REASK_MS < h->resume_until) {
+        h->reask_at = now + REMOTE_REASK_MS;
+        return;
+    }
+    resume_failed(r, h);
+}
+
+/* The next round of h's resume: this node first (it may be the one that
+ * took the race over), then every other node. */
+static void reask(remote *r, remote_home *h) {
+    srv_player *seat = h->resume_by_code ? lobby_find_by_code(r->g, h->resume_key)
+                                         : lobby_find_resumable(r->g, h->resume_key);
+    if (seat && r->resume_here) {
+        srv_player *p = h->p;
+        home_release(r, h, false);
+        r->resume_here(p, seat);
+        return;
+    }
+    if (!cluster_connected(r->c) || !ask_round(r, h)) {
+        resume_failed(r, h);
+        return;
+    }
+    if (h->resume_asked <= 0) round_over(r, h, false); /* nobody else to ask */
+}
+
+/* Resumes whose round is over or that ask again (checked every tick: the
+ * answer comes at REMOTE_FIND_MS, not up to a node check later). */
+static void expire_resumes(remote *r) {
+    uint64_t now = now_ms(r);
+    remote_home *h, *htmp;
+    HASH_ITER(hh, r->homes, h, htmp) {
+        if (!h->resume_deadline) continue;
+        if (h->reask_at) {
+            if (now >= h->reask_at) reask(r, h);
+        } else if (now >= h->resume_deadline) {
+            round_over(r, h, h->resume_refused < h->resume_asked);
+        }
+    }
+}
+
+/* Another node has no seat for a resume of this node's. */
+static void on_noseat(remote *r, const json_t *op) {
+    remote_home *h = home_find(r, (uint64_t)json_integer_value(json_object_get(op, "h")));
+    if (h && h->resume_deadline && !h->reask_at && ++h->resume_refused >= h->resume_asked)
+        round_over(r, h, false);
+}
+
+/* What a player here is told when the node of its room is gone. */
+#define NODE_GONE_MESSAGE                                                                \
+    "the node that ran your room stopped; the race goes on on another node within "      \
+    "seconds: resume to play on"
+
+/* Node `node` is gone (no NATS subscription any more): the players here in
+ * its rooms are told at once, not when its presence expires seconds later.
+ * Its guests of them are told to go (if it is only cut off, it must not
+ * wait for them). */
+static void node_gone(remote *r, const char *node) {
+    r->takeover_until = now_ms(r) + REMOTE_RESUME_WAIT_MS;
+    remote_home *h, *htmp;
+    HASH_ITER(hh, r->homes, h, htmp) {
+        if (h->resume_deadline || strcmp(h->node, node) != 0) continue;
+        srv_player *p = h->p;
+        home_release(r, h, true);
+        send_unavailable(p, NODE_GONE_MESSAGE);
+    }
+}
+
+/* Each tick: every node that runs a room of a player here is probed. */
+static void probe_homes(remote *r) {
+    if (!cluster_connected(r->c)) return;
+    probe *pr, *ptmp;
+    HASH_ITER(hh, r->probes, pr, ptmp) pr->seen = false;
+    remote_home *h, *htmp;
+    HASH_ITER(hh, r->homes, h, htmp) {
+        if (!h->node[0] || h->resume_deadline) continue;
+        pr = NULL;
+        HASH_FIND_STR(r->probes, h->node, pr);
+        if (!pr) {
+            if (!(pr = calloc(1, sizeof *pr))) continue;
+            snprintf(pr->node, sizeof pr->node, "%s", h->node);
+            int hash_oom = 0;
+            HASH_ADD_STR(r->probes, node, pr);
+            if (hash_oom) {
+                free(pr);
+                continue;
+            }
+        }
+        pr->seen = true;
+    }
+    HASH_ITER(hh, r->probes, pr, ptmp) {
+        if (!pr->seen) {
+            HASH_DEL(r->probes, pr);
+            free(pr);
+            continue;
+        }
+        if (!pr->refused) pr->misses = 0; /* the last probe reached it */
+        pr->refused = false;
+        char subject[sizeof NODE_SUBJECT + NODE_NAME_MAX];
+        char reply[sizeof PROBE_SUBJECT + 2 * NODE_NAME_MAX];
+        snprintf(subject, sizeof subject, NODE_SUBJECT "%s", pr->node);
+        snprintf(reply, sizeof reply, PROBE_SUBJECT "%s.%s", r->name, pr->node);
+        natsConnection_PublishRequest(r->nc, subject, reply, NULL, 0);
+    }
+}
+
+/* NATS said nobody listens on a probed node's subject. */
+static void on_probe_refused(remote *r, natsMsg *msg) {
+    const char *subject = natsMsg_GetSubject(msg);
+    size_t mine = strlen(PROBE_SUBJECT) + strlen(r->name) + 1;
+    if (!natsMsg_IsNoResponders(msg) || strlen(subject) <= mine) return;
+    const char *node = subject + mine;
+    probe *pr = NULL;
+    HASH_FIND_STR(r->probes, node, pr);
+    if (!pr || pr->refused) return;
+    pr->refused = true;
+    if (++pr->misses < PROBE_MISSES) return;
+    srv_log(SRV_LOG_INFO, "node %s stopped listening: its rooms' players here resume",
+            node);
+    HASH_DEL(r->probes, pr);
+    free(pr);
+    node_gone(r, node);
+}
+
+/* Homes whose node is gone, guests whose node is gone. */
 static void check_nodes(remote *r) {
     uint64_t now = now_ms(r);
     bool connected = cluster_connected(r->c);
     remote_home *h, *htmp;
     HASH_ITER(hh, r->homes, h, htmp) {
-        if (h->resume_deadline) {
-            if (now < h->resume_deadline) continue;
-            srv_player *p = h->p;
-            bool by_code = h->resume_by_code;
-            home_release(r, h, false);
-            if (r->resume_failed) r->resume_failed(p, by_code);
-        } else if (connected && now >= h->since + HOME_GRACE_MS &&
-                   !cluster_node_alive(r->c, h->node)) {
+        if (!h->resume_deadline && connected && now >= h->since + HOME_GRACE_MS &&
+            !cluster_node_alive(r->c, h->node)) {
             srv_player *p = h->p;
             home_release(r, h, false);
-            send_unavailable(p,
-                             "the node that ran your room stopped; it goes on elsewhere "
-                             "within seconds: resume to play on");
+            r->takeover_until = now + REMOTE_RESUME_WAIT_MS;
+            send_unavailable(p, NODE_GONE_MESSAGE);
         }
     }
     if (!connected) return;
@@ -1333,6 +1531,8 @@ static void on_tick(uv_timer_t *t) {
     remote *r = t->data;
     move_waiters(r);
     gathers_expire(r);
+    expire_resumes(r);
+    probe_homes(r);
     if (now_ms(r) >= r->dead_check_at) {
         r->dead_check_at = now_ms(r) + DEAD_CHECK_MS;
         check_nodes(r);
@@ -1364,6 +1564,8 @@ static void on_batch(remote *r, natsMsg *msg) {
                 on_answer(r, from, op);
             else if (!strcmp(k, "moved"))
                 on_moved(r, from, op);
+            else if (!strcmp(k, "noseat"))
+                on_noseat(r, op);
             else if (!strcmp(k, "gone")) {
                 guest *gs = guest_find(
                     r, from, (uint64_t)json_integer_value(json_object_get(op, "h")));
@@ -1385,6 +1587,8 @@ static void on_wake(uv_async_t *a) {
         const char *subject = natsMsg_GetSubject(list->msg);
         if (!strncmp(subject, DIR_SUBJECT, strlen(DIR_SUBJECT))) {
             on_directory(r, list->msg);
+        } else if (!strncmp(subject, PROBE_SUBJECT, strlen(PROBE_SUBJECT))) {
+            on_probe_refused(r, list->msg);
         } else if (!strcmp(subject, FIND_SUBJECT)) {
             json_error_t err;
             json_t *q = json_loadb(natsMsg_GetData(list->msg),
@@ -1463,18 +1667,27 @@ static natsStatus subscribe(remote *r, char *err, size_t errlen) {
         s = natsConnection_Subscribe(&r->sub_find, r->nc, FIND_SUBJECT, on_nats_msg, r);
     if (s == NATS_OK)
         s = natsConnection_Subscribe(&r->sub_dir, r->nc, DIR_SUBJECT ">", on_nats_msg, r);
+    char probes[sizeof PROBE_SUBJECT + NODE_NAME_MAX + 2];
+    snprintf(probes, sizeof probes, PROBE_SUBJECT "%s.>", r->name);
+    if (s == NATS_OK)
+        s = natsConnection_Subscribe(&r->sub_probe, r->nc, probes, on_nats_msg, r);
     if (s != NATS_OK) snprintf(err, errlen, "subscribing: %s", natsStatus_GetText(s));
     return s;
 }
 
-/* The connection is closed (cluster_close): the subscriptions go, while
- * the library still runs (it frees what they still hold). */
+/* The connection is closed (cluster_close): the subscriptions and the
+ * directory's bucket go, while the library still runs (it frees what they
+ * still hold). Held past that, the bucket kept cluster_close waiting for the
+ * library's threads until its time-out: a stop took 2 s. */
 static void release_subscriptions(void *ctx) {
     remote *r = ctx;
     natsSubscription_Destroy(r->sub_node);
     natsSubscription_Destroy(r->sub_find);
     natsSubscription_Destroy(r->sub_dir);
-    r->sub_node = r->sub_find = r->sub_dir = NULL;
+    natsSubscription_Destroy(r->sub_probe);
+    r->sub_node = r->sub_find = r->sub_dir = r->sub_probe = NULL;
+    kvStore_Destroy(r->dir_kv);
+    r->dir_kv = NULL;
 }
 
 static void on_closed(uv_handle_t *h) {
@@ -1531,6 +1744,7 @@ void remote_close(remote *r) {
     natsSubscription_Unsubscribe(r->sub_node);
     natsSubscription_Unsubscribe(r->sub_find);
     natsSubscription_Unsubscribe(r->sub_dir);
+    natsSubscription_Unsubscribe(r->sub_probe);
     guest *gs, *gtmp;
     HASH_ITER(hh, r->guests, gs, gtmp) guest_gone(gs);
     remote_home *h, *htmp;
@@ -1582,6 +1796,11 @@ void remote_free(remote *r) {
     HASH_ITER(hh, r->dir, e, etmp) {
         HASH_DEL(r->dir, e);
         free(e);
+    }
+    probe *pr, *ptmp;
+    HASH_ITER(hh, r->probes, pr, ptmp) {
+        HASH_DEL(r->probes, pr);
+        free(pr);
     }
     uv_mutex_destroy(&r->lock);
     free(r);

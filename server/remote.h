@@ -55,7 +55,12 @@ bool remote_route(remote *r, srv_player *p, proto_request *req);
 /* A resume that found no seat here: asks every node; true if it was sent
  * (the answer comes as the seat's welcome and start, through the node that
  * has it), false if the cluster cannot be asked (the caller fails it now).
- * If no node has the seat, failed(p) runs within REMOTE_FIND_MS. */
+ * If no node has the seat, failed(p) runs once every other node has said
+ * so (a round trip), or at REMOTE_FIND_MS if one has not. But while a
+ * node's races may be being taken over (a node that ran rooms was seen gone
+ * lately, or a node counted alive does not answer), the resume asks again
+ * every REMOTE_REASK_MS, this node included (here(p, seat) then), for up to
+ * REMOTE_RESUME_WAIT_MS: the seat comes back as soon as it is taken over. */
 bool remote_resume(remote *r, srv_player *p, const proto_request *req);
 /* False while this node cannot reach NATS: a seat not here may be on a node
  * it cannot ask (the caller says `unavailable`, not that there is none). */
@@ -63,11 +68,19 @@ bool remote_connected(remote *r);
 /* The resume failure callback: registered from above (the layer that
  * answers resumes), so that this layer never calls up. */
 void remote_on_resume_failed(remote *r, void (*failed)(srv_player *p, bool by_code));
+/* The callback for a resume that waited for a takeover and finds the seat
+ * on this node: the asker's connection takes seat (registered from above,
+ * like failed). */
+void remote_on_resume_here(remote *r, void (*here)(srv_player *asker, srv_player *seat));
 /* p's connection is gone: its home (if any) is told, and forgotten. */
 void remote_player_gone(remote *r, srv_player *p);
 
 /* How long a resume waits for another node's answer. */
 #define REMOTE_FIND_MS 1500
+/* How long a resume waits for a takeover (the contract's 10 s for a race to
+ * go on after its node's death), asking again how often. */
+#define REMOTE_RESUME_WAIT_MS 10000
+#define REMOTE_REASK_MS       500
 /* How long a `quick` waits for a match on its own node before it goes to
  * the host of its settings. */
 #define QUICK_MOVE_MS 200

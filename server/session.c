@@ -195,6 +195,12 @@ void session_remote_resume_failed(srv_player *p, bool by_code) {
     resume_failed(p->sink.dest, by_code, no_seat(by_code));
 }
 
+void session_remote_resume_here(srv_player *p, srv_player *seat) {
+    if (p->sink.ops != &conn_sink_ops) return;
+    seat->wants_resume_code = p->wants_resume_code;
+    session_take_back(p->sink.dest, seat);
+}
+
 void session_request(conn *c, proto_request *req) {
     if (req->type == PROTO_REQ_RESUME) {
         do_resume(c, req);

@@ -23,6 +23,10 @@ void session_take_back(conn *c, srv_player *p);
 /* Cluster mode: no node had the seat that player p's connection asked to
  * resume (remote.h calls this through remote_on_resume_failed). */
 void session_remote_resume_failed(srv_player *p, bool by_code);
+/* Cluster mode: a resume of player p's connection that waited for a
+ * takeover found seat on this node (remote_on_resume_here): p's connection
+ * takes it. */
+void session_remote_resume_here(srv_player *p, srv_player *seat);
 /* c is closing: its player is disconnected (a running game keeps the seat). */
 void session_conn_gone(conn *c);
 

@@ -78,10 +78,23 @@ typedef struct text_session {
     /* The record: `history` lists games in the lobby; `replay ID` plays one
      * back (text_replay.c), a frame at replay_at unless paused. */
     bool show_history;
+    /* In cluster mode the list and the game come from every node, as JSON's
+     * do: asked (history_asked, replay_asked: the id) and shown when the
+     * answer comes; the list is kept (history) while the screen shows it. */
+    bool history_asked;
+    uint64_t replay_asked;
+    struct text_history *history;
     struct text_replay *replay;
     uint64_t replay_at;
     bool replay_paused;
 } text_session;
+
+/* The cluster's history list as its answer came (at most 10 games). */
+#define TEXT_HISTORY_MAX 10
+typedef struct text_history {
+    int n;
+    char entries[TEXT_HISTORY_MAX][TEXT_HISTORY_ENTRY];
+} text_history;
 
 static void text_arm(conn *c);
 static bool awake(conn *c);
@@ -356,9 +369,16 @@ static void draw_lobby(conn *c, proto_buf *b) {
         int n_heading = proto_render_wrapped(NULL, heading, cols);
         proto_render_wrapped(&commands, heading, cols);
         int rows = room_for > n_heading ? room_for - n_heading : 0;
-        const proto_game_record *games[10];
-        int n = journal_history(c->srv->journal, 10, games);
-        int listed = n < 0 ? -1 : text_replay_history(games, n, &commands, cols, rows);
+        const proto_game_record *games[TEXT_HISTORY_MAX];
+        int listed;
+        if (s->history) { /* every node's, as the cluster answered */
+            listed = text_replay_history_lines(
+                (const char(*)[TEXT_HISTORY_ENTRY])s->history->entries, s->history->n,
+                &commands, cols, rows);
+        } else {
+            int n = journal_history(c->srv->journal, TEXT_HISTORY_MAX, games);
+            listed = n < 0 ? -1 : text_replay_history(games, n, &commands, cols, rows);
+        }
         if (listed == 0 && rows > 0) proto_render_wrapped(&commands, "  none yet", cols);
         if (listed < 0) commands.failed = true;
     } else if (s->show_help) {
@@ -823,9 +843,11 @@ static void resume(conn *c, const proto_command *cmd) {
         snprintf(req.token, sizeof req.token, "%s", cmd->token);
     else
         memcpy(req.code, cmd->code, sizeof req.code);
+    /* In cluster mode the answer may come seconds later (a race being taken
+     * over): until its `start` or error, the resume is what is going on. */
+    set_status(s, "Looking for your seat...");
     s->resuming = true;
     request(c, &req);
-    s->resuming = false;
 }
 
 /* The next frame of a playing replay is due ms from now. */
@@ -876,15 +898,11 @@ static bool replay_control(conn *c, char key) {
     return true;
 }
 
-static void start_replay(conn *c, uint64_t id) {
+/* Plays finished game g back (NULL: there is none). */
+static void open_replay(conn *c, const proto_game_record *g) {
     text_session *s = c->text;
-    if (shown(s)) {
-        snprintf(s->status, sizeof s->status,
-                 "You are in a game: type %sleave first to watch a replay.", typed(c));
-        return;
-    }
     const char *why;
-    text_replay *t = text_replay_open(journal_replay(c->srv->journal, id), &why);
+    text_replay *t = text_replay_open(g, &why);
     if (!t) {
         set_status(s, why);
         return;
@@ -894,6 +912,26 @@ static void start_replay(conn *c, uint64_t id) {
     s->replay_paused = false;
     s->has_end = false;
     replay_schedule(c);
+}
+
+static void start_replay(conn *c, uint64_t id) {
+    text_session *s = c->text;
+    if (shown(s)) {
+        snprintf(s->status, sizeof s->status,
+                 "You are in a game: type %sleave first to watch a replay.", typed(c));
+        return;
+    }
+    const proto_game_record *g = journal_replay(c->srv->journal, id);
+    if (!g && c->srv->remote && id) {
+        /* Another node's game, maybe: asked as JSON's replay is; the answer
+         * (on_replay) or the error (on_error) says. */
+        proto_request req = {.type = PROTO_REQ_REPLAY, .has_game = true, .game = id};
+        set_status(s, "Looking for that game on the other servers...");
+        s->replay_asked = id;
+        request(c, &req);
+        return;
+    }
+    open_replay(c, g);
 }
 
 /* The request a lobby command makes; false for the commands text mode
@@ -972,6 +1010,13 @@ static void show_in_lobby(conn *c, proto_cmd_type type) {
         s->has_end = false;
         s->show_help = type == PROTO_CMD_HELP;
         s->show_history = type == PROTO_CMD_HISTORY;
+        if (s->show_history && c->srv->remote) {
+            /* Every node's games, as JSON's history: this node's show until
+             * the answer comes (on_history). */
+            proto_request req = {.type = PROTO_REQ_HISTORY, .limit = TEXT_HISTORY_MAX};
+            s->history_asked = true;
+            request(c, &req);
+        }
     } else if (type == PROTO_CMD_HELP) {
         set_status(s, proto_command_help_in_game(char_mode(s)));
     } else {
@@ -986,6 +1031,11 @@ static void run_command(conn *c, const char *line, size_t len) {
     s->named = false;
     s->show_help = false;
     s->show_history = false;
+    /* An answer to an earlier history or replay is no longer awaited. */
+    s->history_asked = false;
+    s->replay_asked = 0;
+    free(s->history);
+    s->history = NULL;
     if (s->replay && replay_line(c, line, len)) return;
     proto_command cmd;
     proto_request req;
@@ -1422,9 +1472,40 @@ static void keep_end(text_session *s, const srv_msg *m) {
 /* An error: the lobby's words are for JSON ("send leave first"), a human
  * types it, after ':' where keys play. One that closes the connection is
  * its last line, not a screen. */
+/* The node that ran this racer's room (cluster mode) is gone: the race
+ * screen would only go stale. The lobby shows instead, saying how the seat
+ * comes back. */
+static void race_gone(conn *c) {
+    text_session *s = c->text;
+    char code[sizeof s->resume_code];
+    memcpy(code, s->resume_code, sizeof code);
+    forget_room(s);
+    s->has_end = false;
+    s->prompt = false;
+    s->line_len = 0;
+    if (code[0])
+        snprintf(s->status, sizeof s->status,
+                 "The server that ran your race stopped. The race goes on on another "
+                 "server within seconds, with your board: type  resume %s",
+                 code);
+    else
+        set_status(s, "The server that ran your race stopped. The race goes on on "
+                      "another server within seconds: connect again and resume.");
+}
+
 static void on_error(conn *c, const srv_msg *m) {
     text_session *s = c->text;
+    srv_player *p = c->player;
+    if (m->error == PROTO_ERR_UNAVAILABLE && !m->closes && p && !p->room && !p->home &&
+        my_seat(c)) {
+        /* A seat shown whose room is neither here nor reached elsewhere. */
+        race_gone(c);
+        return;
+    }
     const char *text = m->text ? m->text : "That did not work.";
+    if (s->replay_asked && m->error == PROTO_ERR_GAME_NOT_FOUND)
+        text = "No finished game has that number in this cluster (type history).";
+    s->replay_asked = 0;
     const char *send = strstr(text, "send leave");
     if (send)
         snprintf(s->status, sizeof s->status, "%.*stype %sleave%s", (int)(send - text),
@@ -1467,6 +1548,28 @@ static void on_rooms(text_session *s, const srv_rooms *rooms) {
     }
 }
 
+/* The cluster's history list (text mode asked for it). */
+static void on_history(text_session *s, const srv_msg *m) {
+    if (!s->history_asked) return; /* another command came since */
+    s->history_asked = false;
+    if (!s->history && !(s->history = malloc(sizeof *s->history)))
+        return; /* this node's list stays on the screen */
+    int n = m->ngames < TEXT_HISTORY_MAX ? m->ngames : TEXT_HISTORY_MAX;
+    for (int i = 0; i < n; i++)
+        text_replay_history_entry(m->games[i], s->history->entries[i]);
+    s->history->n = n;
+}
+
+/* A game another node keeps, asked for by `replay ID`: it plays. */
+static void on_replay(conn *c, const srv_msg *m) {
+    text_session *s = c->text;
+    if (!s->replay_asked || m->ngames < 1 || m->games[0]->game != s->replay_asked) return;
+    s->replay_asked = 0;
+    s->status[0] = '\0';
+    if (shown(s)) return; /* in a game meanwhile: the game comes first */
+    open_replay(c, m->games[0]);
+}
+
 /* A game starts, or is shown again (a resume, a watch). */
 static void on_start(text_session *s, const srv_msg *m) {
     s->has_end = false;
@@ -1494,6 +1597,7 @@ void text_deliver(conn *c, const srv_msg *m) {
         break;
     case SRV_MSG_START:
         on_start(s, m);
+        s->resuming = false;
         break;
     case SRV_MSG_END:
         s->end_now = true;
@@ -1501,6 +1605,7 @@ void text_deliver(conn *c, const srv_msg *m) {
         keep_end(s, m);
         break;
     case SRV_MSG_ERROR:
+        s->resuming = false;
         on_error(c, m);
         if (m->closes) return; /* said; no screen after it */
         break;
@@ -1530,8 +1635,12 @@ void text_deliver(conn *c, const srv_msg *m) {
     case SRV_MSG_VIEW:
     case SRV_MSG_PONG:
     case SRV_MSG_BYE:
+        break;
     case SRV_MSG_HISTORY:
+        on_history(s, m);
+        break;
     case SRV_MSG_REPLAY:
+        on_replay(c, m);
         break;
     }
     request_draw(c);
@@ -1567,6 +1676,7 @@ bool text_midway(const conn *c) {
 void text_free(conn *c) {
     if (c->text) {
         text_replay_free(c->text->replay);
+        free(c->text->history);
         free(c->text->end);
         srv_view_unref(c->text->view);
     }

@@ -31,7 +31,8 @@ static const char *name_of(const proto_game_record *g, uint64_t id) {
 }
 
 /* One game of the history list: id, room, players and scores, winner, when. */
-static void history_entry(const proto_game_record *g, char *entry, size_t n) {
+void text_replay_history_entry(const proto_game_record *g, char *entry) {
+    const size_t n = TEXT_HISTORY_ENTRY;
     const char *room = g->room[0] ? g->room : NULL;
     char players[160] = "";
     size_t at = 0;
@@ -50,18 +51,32 @@ static void history_entry(const proto_game_record *g, char *entry, size_t n) {
              when);
 }
 
+int text_replay_history_lines(const char (*entries)[TEXT_HISTORY_ENTRY], int n,
+                              proto_buf *b, int width, int rows) {
+    int listed = 0;
+    bool limited = rows >= 0;
+    for (int k = 0; k < n; k++) {
+        /* Wrapped at words; a game that would not fit whole is left out,
+         * and so are the older ones. */
+        int need = proto_render_wrapped(NULL, entries[k], width);
+        if (limited && need > rows) break;
+        proto_render_wrapped(b, entries[k], width);
+        rows -= need;
+        listed++;
+    }
+    return b->failed ? -1 : listed;
+}
+
 int text_replay_history(const proto_game_record *const *games, int n, proto_buf *b,
                         int width, int rows) {
     int listed = 0;
     bool limited = rows >= 0;
     for (int k = 0; k < n; k++) {
-        char entry[320];
-        history_entry(games[k], entry, sizeof entry);
-        /* Wrapped at words; a game that would not fit whole is left out,
-         * and so are the older ones. */
-        int need = proto_render_wrapped(NULL, entry, width);
+        char entry[1][TEXT_HISTORY_ENTRY];
+        text_replay_history_entry(games[k], entry[0]);
+        int need = proto_render_wrapped(NULL, entry[0], width);
         if (limited && need > rows) break;
-        proto_render_wrapped(b, entry, width);
+        if (text_replay_history_lines(entry, 1, b, width, -1) < 0) return -1;
         rows -= need;
         listed++;
     }

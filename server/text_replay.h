@@ -20,6 +20,14 @@ typedef struct text_replay text_replay;
 int text_replay_history(const proto_game_record *const *games, int n, proto_buf *b,
                         int width, int rows);
 
+/* The same list in two steps, for a list that came from other nodes (and
+ * is kept while the screen shows it): each game as one line, unwrapped
+ * (entry holds TEXT_HISTORY_ENTRY bytes), then those lines wrapped as above. */
+#define TEXT_HISTORY_ENTRY 320
+void text_replay_history_entry(const proto_game_record *g, char *entry);
+int text_replay_history_lines(const char (*entries)[TEXT_HISTORY_ENTRY], int n,
+                              proto_buf *b, int width, int rows);
+
 /* Makes a playback of finished game g (the record is copied); NULL with *why
  * set to a message for the user if g is NULL (no such game) or cannot be
  * played back (or memory ran out). */
