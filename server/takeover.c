@@ -275,6 +275,15 @@ static bool claim_one(takeover *t, job *j) {
     snprintf(me, sizeof me, "%s.%" PRIu64, cluster_name(t->c), epoch);
     kvKeysList keys = {0};
     if (kvStore_Keys(&keys, cluster_owners(t->c), NULL) != NATS_OK) return false;
+    /* Incarnations gone from the registry are not tracked any more (the
+     * table stays bounded over any number of starts). */
+    for (int s = t->nsuperseded - 1; s >= 0; s--) {
+        bool listed = false;
+        for (int k = 0; k < keys.Count && !listed; k++)
+            listed = !strncmp(keys.Keys[k], "inc.", 4) &&
+                     !strcmp(keys.Keys[k] + 4, t->superseded[s].inc);
+        if (!listed) t->superseded[s] = t->superseded[--t->nsuperseded];
+    }
     bool won = false;
     for (int k = 0; k < keys.Count && !won; k++) {
         const char *key = keys.Keys[k];
