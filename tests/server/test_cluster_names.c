@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <nats/nats.h>
 #include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -335,6 +336,72 @@ static void test_presence_taken_stops(void **state) {
     assert_int_equal(run_replay(jb), 0);
 }
 
+/* A node paused (SIGSTOP) long enough to be taken for dead is replaced: a new
+ * process starts under its name (on a journal of its own: the paused one
+ * still holds its file) once the old presence has expired, and the race is
+ * taken over. When the old process runs again it gives its rooms up (the
+ * fence) and, finding its name held by the new process, stops with exit 1
+ * instead of rejoining; the new one keeps the name, and the race has one
+ * verdict. */
+static void test_paused_node_replaced_stops(void **state) {
+    (void)state;
+    const char *dir = harness_temp_dir("names-paused");
+    const char *ja = journal_of(dir, "a"), *ja2 = journal_of(dir, "a2"),
+               *jb = journal_of(dir, "b");
+    char log[600];
+    snprintf(log, sizeof log, "%s/a.log", dir);
+    harness_server_stderr(log);
+    th_server *a = node("a", ja);
+    harness_server_stderr(NULL);
+    th_server *b = node("b", jb);
+    natsd_wait_metric(a, "race2048_cluster_nodes", 2, 10000);
+    client *p[2];
+    char room[16];
+    snprintf(room, sizeof room, "%s", race_start(a, 2, NULL, p, NULL));
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 2; i++)
+            client_move_any(p[i]);
+    wait_replicated(a);
+    char tokens[2][64];
+    for (int i = 0; i < 2; i++)
+        snprintf(tokens[i], sizeof tokens[i], "%s", client_token(p[i]));
+
+    kill(a->pid, SIGSTOP);
+    th_server *a2 = node("a", ja2);
+    th_server *both[2] = {b, a2};
+    long long base[2] = {0, 0};
+    th_server *taker = wait_taker(both, 2, base, 1, 30000);
+    client *q[2];
+    for (int i = 0; i < 2; i++) {
+        q[i] = client_connect(taker);
+        client_send(q[i], "{\"type\":\"resume\",\"token\":\"%s\"}", tokens[i]);
+        client_expect(q[i], "welcome", WAIT);
+        assert_string_equal(
+            jstr(client_expect_skip(q[i], "start", "player", WAIT), "room"), room);
+    }
+    client_move_any(q[0]);
+    kill(a->pid, SIGCONT);
+    wait_exited(a, 15000);
+    assert_int_equal(server_stop(a), 1);
+    char *text = harness_read_file(log, NULL);
+    assert_non_null(strstr(text, "was written by another process"));
+    free(text);
+    /* The new process keeps the name and was never fenced; the race goes on
+     * where it was taken over and ends once. */
+    assert_int_equal(metric(a2, "race2048_cluster_fences_total"), 0);
+    assert_int_equal(metric(a2, "race2048_cluster_connected"), 1);
+    client_move_any(q[1]);
+    client_send(q[0], "{\"type\":\"leave\"}");
+    client_expect_skip(q[1], "end", "state player", WAIT);
+    client_sync(q[1]);
+    assert_int_equal(server_stop(a2), 0);
+    assert_int_equal(server_stop(b), 0);
+    const char *journals[] = {ja, ja2, jb};
+    assert_int_equal(verdicts(journals, 3, room), 1);
+    assert_int_equal(run_replay(ja2), 0);
+    assert_int_equal(run_replay(jb), 0);
+}
+
 /* ----------------------------------------------------- restart rounds --- */
 
 #define ROUNDS 20
@@ -428,6 +495,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_second_process_default_name, natsd_setup,
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_presence_taken_stops, natsd_setup,
+                                        natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_paused_node_replaced_stops, natsd_setup,
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_restart_under_name_one_verdict, natsd_setup,
                                         natsd_teardown),
