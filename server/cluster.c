@@ -28,6 +28,11 @@ struct cluster {
     uint64_t first_epoch;
     uint64_t next_epoch; /* link thread: counted while fenced, not yet put */
     uint64_t registered; /* link thread: the epoch whose registry entry is in */
+    /* link thread: the revision of this process's last presence write that
+     * went through (renewals are compare-and-set on it), and that write's
+     * value; 0 and "" before the first. */
+    uint64_t presence_rev;
+    char presence_value[48];
     void (*on_beat)(void *ctx);
     void *on_beat_ctx;
     void (*on_close)(void *ctx);
@@ -41,6 +46,7 @@ struct cluster {
     cluster_node_name names[CLUSTER_NAMES_MAX]; /* the live nodes, sorted */
     int nnames;
     uint64_t epoch;       /* the current incarnation; 0 while fenced */
+    bool name_lost;       /* another process wrote this node's presence entry */
     int64_t last_beat_ms; /* when the last presence put that succeeded was sent */
     /* Player ids: the block in use is the game's; the next one is claimed
      * ahead on the link's thread (0: none yet, or NATS away). */
@@ -150,11 +156,138 @@ static natsStatus records_stream(cluster *c) {
     return s;
 }
 
+/* Why a presence write did not go through. */
+typedef enum presence_result {
+    PRESENCE_OK,
+    PRESENCE_FAILED, /* NATS did not answer (or answered an error): a missed beat */
+    PRESENCE_LAPSED, /* the entry expired (or was deleted): see write_presence */
+    PRESENCE_TAKEN,  /* the entry holds another process's value */
+} presence_result;
+
+/* Writes value as this node's presence, by compare-and-set on the revision of
+ * this process's last write (or by create when there was none), so that two
+ * processes can never both hold the name: the second write of two on one
+ * revision fails. A failed write is looked into: the entry holding a value
+ * this process wrote (an acknowledgement lost on the way) is adopted and
+ * written again; another value is another process's (TAKEN). An entry that
+ * is gone (LAPSED) is created again only by a fenced node (rejoin, epoch
+ * new): a live incarnation whose entry lapsed may have been taken over, and
+ * must fence before it is seen again. Link thread only. */
+static presence_result write_presence(cluster *c, const char *value, bool rejoining) {
+    for (int attempt = 0; attempt < 2; attempt++) {
+        uint64_t rev = 0;
+        natsStatus s =
+            c->presence_rev
+                ? kvStore_UpdateString(&rev, c->nodes, c->name, value, c->presence_rev)
+                : kvStore_CreateString(&rev, c->nodes, c->name, value);
+        if (s == NATS_OK) {
+            c->presence_rev = rev;
+            snprintf(c->presence_value, sizeof c->presence_value, "%s", value);
+            return PRESENCE_OK;
+        }
+        kvEntry *e = NULL;
+        s = kvStore_Get(&e, c->nodes, c->name);
+        if (s == NATS_NOT_FOUND) {
+            if (!rejoining && c->presence_rev) return PRESENCE_LAPSED;
+            c->presence_rev = 0; /* created afresh on the next attempt */
+            continue;
+        }
+        if (s != NATS_OK) return PRESENCE_FAILED;
+        const char *held = kvEntry_ValueString(e);
+        bool ours = held && (!strcmp(held, value) ||
+                             (c->presence_value[0] && !strcmp(held, c->presence_value)));
+        uint64_t held_rev = kvEntry_Revision(e);
+        kvEntry_Destroy(e);
+        if (!ours) return PRESENCE_TAKEN;
+        if (held_rev == c->presence_rev) return PRESENCE_FAILED; /* the write failed */
+        c->presence_rev = held_rev; /* this process's write, its ack lost */
+    }
+    return PRESENCE_FAILED;
+}
+
+/* At start: the name is this process's only if its presence entry can be
+ * created. An entry already there is a live node's if it is renewed
+ * (its revision moves within a few beats); a dead node's expires within
+ * CLUSTER_TTL_MS (a node restarted at once after kill -9 waits for that).
+ * 0, or -1 with why in err. Blocking. */
+static int hold_name(cluster *c, char *err, size_t errlen) {
+    char value[48];
+    snprintf(value, sizeof value, "%u %llu", c->number, (unsigned long long)c->epoch);
+    int64_t deadline = now_ms() + CLUSTER_TTL_MS + 2 * CLUSTER_BEAT_MS;
+    uint64_t seen_rev = 0;
+    bool told = false;
+    for (;;) {
+        uint64_t rev = 0;
+        natsStatus s = kvStore_CreateString(&rev, c->nodes, c->name, value);
+        if (s == NATS_OK) {
+            c->presence_rev = rev;
+            snprintf(c->presence_value, sizeof c->presence_value, "%s", value);
+            return 0;
+        }
+        kvEntry *e = NULL;
+        s = kvStore_Get(&e, c->nodes, c->name);
+        if (s == NATS_OK) {
+            uint64_t r = kvEntry_Revision(e);
+            kvEntry_Destroy(e);
+            if (seen_rev && r != seen_rev) break; /* renewed: a live node has it */
+            seen_rev = r;
+            if (!told)
+                srv_log(SRV_LOG_INFO,
+                        "node name %s: its presence entry is there; waiting up to %d s "
+                        "to see whether its process is alive",
+                        c->name, (CLUSTER_TTL_MS + 2 * CLUSTER_BEAT_MS) / 1000);
+            told = true;
+        } else if (s != NATS_NOT_FOUND) {
+            set_err(err, errlen, "reading the presence of this node's name", s);
+            return -1;
+        }
+        if (now_ms() > deadline) break;
+        uv_sleep(CLUSTER_BEAT_MS / 4);
+    }
+    snprintf(err, errlen,
+             "the node name \"%s\" is held by a live node of this cluster (its presence "
+             "is renewed): give this process a name of its own with --node NAME (the "
+             "default is the host name, so two nodes on one host need --node)",
+             c->name);
+    return -1;
+}
+
+/* The registry entries of this name's earlier incarnations still marked
+ * live are marked fenced: this process holds the name now, so their
+ * processes have let go (their presence lapsed or was given back, or this
+ * process fenced them), and survivors may take them over at once instead of
+ * waiting out a superseded presence (takeover.c). Best effort. */
+static void retire_earlier(cluster *c, uint64_t epoch) {
+    kvKeysList keys = {0};
+    if (kvStore_Keys(&keys, c->owners, NULL) != NATS_OK) return;
+    char prefix[96];
+    int plen = snprintf(prefix, sizeof prefix, "inc.%s.", c->name);
+    for (int k = 0; k < keys.Count; k++) {
+        const char *key = keys.Keys[k];
+        if (strncmp(key, prefix, (size_t)plen) != 0) continue;
+        const char *digits = key + plen;
+        if (!*digits || strspn(digits, "0123456789") != strlen(digits)) continue;
+        if (strtoull(digits, NULL, 10) >= epoch) continue;
+        kvEntry *e = NULL;
+        if (kvStore_Get(&e, c->owners, key) != NATS_OK) continue;
+        uint64_t rev;
+        if (!strcmp(kvEntry_ValueString(e), "live"))
+            (void)kvStore_UpdateString(&rev, c->owners, key, CLUSTER_INC_FENCED,
+                                       kvEntry_Revision(e));
+        kvEntry_Destroy(e);
+    }
+    kvKeysList_Destroy(&keys);
+}
+
 /* Renews the presence entry and counts the live ones; a fenced node first
  * starts a new incarnation. True if the node is in the cluster now. Link
  * thread only. */
 static bool renew(cluster *c) {
     uv_mutex_lock(&c->lock);
+    if (c->name_lost) { /* another process's name now: nothing more is written */
+        uv_mutex_unlock(&c->lock);
+        return false;
+    }
     bool fenced = c->epoch == 0;
     uint64_t epoch = c->epoch;
     uv_mutex_unlock(&c->lock);
@@ -172,19 +305,36 @@ static bool renew(cluster *c) {
     }
     char value[48];
     snprintf(value, sizeof value, "%u %llu", c->number, (unsigned long long)epoch);
-    uint64_t rev;
     int64_t sent = now_ms();
-    bool ok = kvStore_PutString(&rev, c->nodes, c->name, value) == NATS_OK;
-    if (!ok && natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED) {
-        /* NATS is back but the bucket is not (a server that lost its store):
-         * make it again. */
+    presence_result pr = write_presence(c, value, fenced);
+    if (pr == PRESENCE_FAILED &&
+        natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED) {
+        /* NATS is back but the bucket may not be (a server that lost its
+         * store): make it again; the next beat writes. */
         kvStore *fresh = NULL;
         if (bucket(&fresh, c->js, NODES_BUCKET, CLUSTER_TTL_MS) == NATS_OK) {
             kvStore_Destroy(c->nodes);
             c->nodes = fresh;
-            ok = kvStore_PutString(&rev, c->nodes, c->name, value) == NATS_OK;
         }
     }
+    if (pr == PRESENCE_TAKEN) {
+        srv_log(SRV_LOG_ERROR,
+                "cluster: the presence entry of node name \"%s\" was written by another "
+                "process: that process holds the name now; this one gives its rooms up "
+                "and stops (give each process its own --node NAME)",
+                c->name);
+        uv_mutex_lock(&c->lock);
+        c->name_lost = true;
+        c->connected = false;
+        c->alive = 0;
+        c->nnames = 0;
+        uv_mutex_unlock(&c->lock);
+        return false;
+    }
+    /* LAPSED: this incarnation's entry expired while it was out of touch;
+     * no beat goes through, so the loop fences it (CLUSTER_FENCE_MS) and the
+     * next incarnation creates the entry afresh. */
+    bool ok = pr == PRESENCE_OK;
     unsigned alive = 0;
     cluster_node_name names[CLUSTER_NAMES_MAX];
     int nnames = 0;
@@ -200,8 +350,12 @@ static bool renew(cluster *c) {
             ok = false;
         }
     }
-    if (ok && c->registered != epoch && register_incarnation(c, epoch) != NATS_OK)
-        ok = false;
+    if (ok && c->registered != epoch) {
+        if (register_incarnation(c, epoch) != NATS_OK)
+            ok = false;
+        else
+            retire_earlier(c, epoch);
+    }
     uv_mutex_lock(&c->lock);
     if (ok && fenced && c->epoch == 0) {
         c->epoch = epoch; /* the new incarnation is live: its presence is in */
@@ -317,6 +471,12 @@ cluster *cluster_open(const char *url, const char *name, char *err, size_t errle
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    if (uv_mutex_init(&c->lock) < 0) { /* first: libnats's callbacks take it */
+        snprintf(err, errlen, "out of memory");
+        free(c);
+        return NULL;
+    }
+    uv_cond_init(&c->wake);
     snprintf(c->name, sizeof c->name, "%s", name);
     if ((s = natsOptions_Create(&opts)) != NATS_OK ||
         (s = natsOptions_SetURL(opts, url)) ||
@@ -359,27 +519,19 @@ cluster *cluster_open(const char *url, const char *name, char *err, size_t errle
         goto fail;
     }
     c->epoch = c->first_epoch;
+    if (hold_name(c, err, errlen) < 0) goto fail;
     c->last_beat_ms = now_ms();
     if ((s = claim_block(c, &c->first_block)) != NATS_OK) {
         set_err(err, errlen, "claiming player ids", s);
         goto fail;
     }
-    if (uv_mutex_init(&c->lock) < 0) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
-    }
-    uv_cond_init(&c->wake);
     beat(c);
     if (c->registered != c->epoch) {
         snprintf(err, errlen, "registering this start of the node in NATS KV failed");
-        uv_cond_destroy(&c->wake);
-        uv_mutex_destroy(&c->lock);
         goto fail;
     }
     if (uv_thread_create(&c->thread, link_thread, c) < 0) {
         snprintf(err, errlen, "cannot start the cluster link's thread");
-        uv_cond_destroy(&c->wake);
-        uv_mutex_destroy(&c->lock);
         goto fail;
     }
     natsOptions_Destroy(opts);
@@ -390,9 +542,39 @@ fail:
     kvStore_Destroy(c->ids);
     kvStore_Destroy(c->nodes);
     jsCtx_Destroy(c->js);
-    natsConnection_Destroy(c->nc);
+    if (c->nc) {
+        natsConnection_Close(c->nc);
+        natsConnection_Destroy(c->nc);
+        /* The library's threads may still run on_disconnected (c->lock):
+         * wait for them before c goes (the process is about to exit). */
+        nats_CloseAndWait(2000);
+    }
+    uv_cond_destroy(&c->wake);
+    uv_mutex_destroy(&c->lock);
     free(c);
     return NULL;
+}
+
+/* A planned leave deletes the presence entry, but only if it is still this
+ * process's own last write (a delete marker published on the key's subject
+ * with the expected last revision): an entry another process holds by now
+ * stays. Best effort (it expires anyway). */
+static void give_back_name(cluster *c) {
+    if (!c->presence_rev) return;
+    char subject[128];
+    snprintf(subject, sizeof subject, "$KV." NODES_BUCKET ".%s", c->name);
+    natsMsg *m = NULL;
+    if (natsMsg_Create(&m, subject, NULL, NULL, 0) != NATS_OK) return;
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = JS_WAIT_MS;
+    po.ExpectLastSubjectSeq = c->presence_rev;
+    jsPubAck *ack = NULL;
+    jsErrCode jerr = 0;
+    if (natsMsgHeader_Set(m, "KV-Operation", "DEL") == NATS_OK)
+        (void)js_PublishMsg(&ack, c->js, m, &po, &jerr);
+    jsPubAck_Destroy(ack);
+    natsMsg_Destroy(m);
 }
 
 void cluster_close(cluster *c) {
@@ -404,8 +586,8 @@ void cluster_close(cluster *c) {
     uv_thread_join(&c->thread);
     /* A planned leave: the others count one node fewer now, not after the TTL
      * (not waited for when NATS is away: the entry expires by itself). */
-    if (natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED)
-        (void)kvStore_Delete(c->nodes, c->name);
+    if (natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED && !c->name_lost)
+        give_back_name(c);
     kvStore_Destroy(c->owners);
     kvStore_Destroy(c->ids);
     kvStore_Destroy(c->nodes);
@@ -537,6 +719,13 @@ int cluster_alive_names(cluster *c, cluster_node_name *out, int max) {
     memcpy(out, c->names, sizeof c->names[0] * (size_t)n);
     uv_mutex_unlock(&c->lock);
     return n;
+}
+
+bool cluster_name_lost(cluster *c) {
+    uv_mutex_lock(&c->lock);
+    bool lost = c->name_lost;
+    uv_mutex_unlock(&c->lock);
+    return lost;
 }
 
 bool cluster_connected(cluster *c) {

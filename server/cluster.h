@@ -3,8 +3,13 @@
  *
  * Cluster mode (--cluster URL) joins a set of race2048d nodes over NATS with
  * JetStream. Presence is a NATS KV bucket whose entries expire (its TTL): each
- * node puts its entry every CLUSTER_BEAT_MS, so a node that stops in any way
- * drops out of everyone's count within CLUSTER_TTL_MS. Node numbers are claimed
+ * node renews its entry every CLUSTER_BEAT_MS, so a node that stops in any way
+ * drops out of everyone's count within CLUSTER_TTL_MS. A name is held by one
+ * process: the entry is created at start (a create fails while another
+ * process's entry lives) and renewed by compare-and-set on the revision of
+ * the process's own last write, so a renewal that finds another revision
+ * (and another value) has found another process holding the name: this one
+ * gives its rooms up and stops. Node numbers are claimed
  * with a KV create (compare-and-set: the first claim of a number wins), so no
  * two nodes hand out the same ids. Nothing here is home-made consensus: NATS
  * KV revisions and TTLs decide.
@@ -34,6 +39,9 @@
 /* The bucket of incarnations (no TTL): "inc.NAME.EPOCH" -> "live", or
  * "claimed:NAME.EPOCH" once a survivor has claimed it (takeover.c). */
 #define CLUSTER_OWNERS_BUCKET "race2048-owners"
+/* The value a node writes on its earlier incarnations' entries once it holds
+ * its name again: they have let go and may be taken over at once. */
+#define CLUSTER_INC_FENCED "fenced"
 /* The stream of every incarnation's journal records, on subject
  * CLUSTER_RECORDS_SUBJECT NAME.EPOCH. */
 #define CLUSTER_RECORDS_STREAM  "RACE2048_RECORDS"
@@ -43,9 +51,11 @@ typedef struct cluster cluster;
 
 /* Joins the cluster at url as node `name`: connects (failing within a few
  * seconds if NATS cannot be reached), makes or binds the KV buckets, claims
- * the node's number and puts its first presence, then starts the link's
- * thread. Returns the link, or NULL with why in err. Blocking: call before
- * the loop runs. */
+ * the node's number and creates its presence (an entry already there is
+ * watched until it expires, a dead process's, or is renewed, a live one's:
+ * then NULL, the name is taken), then starts the link's thread. Returns the
+ * link, or NULL with why in err. Blocking (up to CLUSTER_TTL_MS + 2 beats
+ * after a kill -9 of the name's last process): call before the loop runs. */
 cluster *cluster_open(const char *url, const char *name, char *err, size_t errlen);
 /* A planned leave: the presence entry is deleted (others see one node fewer
  * at once), the thread stopped, the connection closed, everything freed. */
@@ -64,6 +74,9 @@ typedef char cluster_node_name[64];
 bool cluster_node_alive(cluster *c, const char *name);
 /* The live nodes' names (up to max), sorted, as last counted; returns how many. */
 int cluster_alive_names(cluster *c, cluster_node_name *out, int max);
+/* True once another process wrote this node's presence entry (it holds the
+ * name now): this process must give its rooms up and stop (takeover.c). */
+bool cluster_name_lost(cluster *c);
 /* False while the connection to NATS is down (the node serves what it can;
  * /healthz says 503). */
 bool cluster_connected(cluster *c);

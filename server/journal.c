@@ -1,6 +1,7 @@
 /* journal.c - the durable record: game events in, NDJSON records out with group commits
  * on the thread pool; the index of finished games for history and replay; the
  * records read back at start-up. It knows no room: events are plain structs. */
+#define _XOPEN_SOURCE 700 /* realpath(3), for the journal's lock (lock_journal) */
 #include "journal.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,6 +110,7 @@ struct journal {
     uv_loop_t *loop;
     bool on; /* a file is kept */
     int fd;
+    int lock_fd; /* FILE.lock, locked for the process's life (lock_journal) */
     char path[4096];
     uint64_t max;                   /* compaction size (journal_config.max) */
     const uint64_t *next_player_id; /* the game's, for head records */
@@ -1296,6 +1299,46 @@ static ssize_t read_records(journal *j, jrn_recovery *rec) {
     return (ssize_t)good;
 }
 
+/* One server per journal. Two servers appending to one file would both
+ * number their games from the same point and write over each other's
+ * records; the second one is refused at start. The lock is flock(2) on a
+ * file beside the journal, FILE.lock (FILE as realpath(3) names it, so every
+ * way of spelling the path, symlinks included, meets the same lock), held by
+ * an open descriptor until the process ends, however it ends (the kernel
+ * lets go of a dead process's locks: a kill -9 leaves nothing to clean up).
+ * Not the journal itself: a compaction renames a new file over FILE, and a
+ * lock on the old file would stay with the old inode while a second server
+ * opened the new one unlocked. The lock file is never removed (a removed
+ * one would let a third server lock a new file of the same name). 0, or -1
+ * with the reason printed. */
+static int lock_journal(journal *j) {
+    char real[4096], lock_path[4096 + 8];
+    if (!realpath(j->path, real)) snprintf(real, sizeof real, "%s", j->path);
+    snprintf(lock_path, sizeof lock_path, "%s.lock", real);
+    j->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+    if (j->lock_fd < 0) {
+        fprintf(stderr,
+                "race2048d: cannot open the journal's lock file %s: %s (the folder of "
+                "--journal must be writable)\n",
+                lock_path, strerror(errno));
+        return -1;
+    }
+    while (flock(j->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EWOULDBLOCK)
+            fprintf(stderr,
+                    "race2048d: the journal %s is in use by another running race2048d "
+                    "(it holds %s): one journal is one server's; give this one its own "
+                    "--journal FILE, or --journal none\n",
+                    j->path, lock_path);
+        else
+            fprintf(stderr, "race2048d: cannot lock the journal %s (%s): %s\n", j->path,
+                    lock_path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int journal_open(journal **out, uv_loop_t *loop, const journal_config *cfg,
                  jrn_recovery *rec) {
     *rec = (jrn_recovery){.next_game = 1, .started_ns = uv_hrtime()};
@@ -1306,6 +1349,7 @@ int journal_open(journal **out, uv_loop_t *loop, const journal_config *cfg,
     }
     j->loop = loop;
     j->fd = -1;
+    j->lock_fd = -1;
     j->next_game = 1;
     j->max = cfg->max;
     j->next_player_id = cfg->next_player_id;
@@ -1330,6 +1374,7 @@ int journal_open(journal **out, uv_loop_t *loop, const journal_config *cfg,
                 j->path, strerror(errno));
         return -1;
     }
+    if (lock_journal(j) < 0) return -1; /* before anything is read or repaired */
     j->on = true;
     ssize_t good = read_records(j, rec);
     if (good < 0) {
@@ -1388,6 +1433,7 @@ void journal_close(journal *j) {
     if (!j) return;
     if (j->on && !j->busy) write_pending_now(j);
     if (j->fd >= 0) close(j->fd);
+    if (j->lock_fd >= 0) close(j->lock_fd); /* the next server may have it */
     for (size_t k = 0; j->index && k < INDEX_GAMES_MAX; k++)
         record_free(j->index[k].rec);
     free(j->index);

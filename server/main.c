@@ -32,6 +32,8 @@
 
 /* Cluster mode's failover (takeover.c): one per process. */
 static takeover *failover;
+/* Another process took this node's name (takeover.c): the exit is non-zero. */
+static bool node_name_lost;
 
 /* ---------------------------------------------------------------- flags --- */
 
@@ -661,6 +663,18 @@ static void give_up_rooms(void *ctx) {
             closed);
 }
 
+/* Another process holds this node's --node name (its presence entry was
+ * written over): the rooms are given up already; the process stops. */
+static void stop_for_lost_name(void *ctx) {
+    srv *s = ctx;
+    node_name_lost = true;
+    srv_log(SRV_LOG_ERROR,
+            "cluster: node name %s is another process's now: stopping (exit 1); give "
+            "each process its own --node NAME",
+            s->cfg.node);
+    srv_stop(s);
+}
+
 /* The record, then the games it says were running (recover.c rebuilds them
  * through the game's functions), before anyone connects. In cluster mode a
  * node rejoins empty: its earlier incarnation's running games are taken
@@ -691,6 +705,7 @@ static int open_record(srv *s) {
         fprintf(stderr, "race2048d: cannot start the cluster's takeover\n");
         return -1;
     }
+    if (rc == 0 && failover) takeover_on_name_lost(failover, stop_for_lost_name, s);
     return rc;
 }
 
@@ -757,6 +772,7 @@ int main(int argc, char **argv) {
     /* Walk-close whatever is left (signals, timers) and let the callbacks run. */
     uv_walk(s.loop, close_any, NULL);
     uv_run(s.loop, UV_RUN_DEFAULT);
+    if (node_name_lost) exit_code = 1;
     if ((rc = uv_loop_close(s.loop)) != 0) {
         srv_log(SRV_LOG_ERROR, "loop did not close cleanly: %s", uv_strerror(rc));
         exit_code = 1;

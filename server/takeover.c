@@ -22,6 +22,15 @@
  * of a stream being read. */
 #define PUBLISH_WAIT_MS 2000
 #define READ_WAIT_MS    3000
+/* An incarnation whose name's presence shows another incarnation is dead
+ * only once it has shown so this long: its process (if it still runs) has
+ * fenced by then. Renewals are compare-and-set, so a process sees another
+ * value at its next renewal and stops, and it fences anyway CLUSTER_FENCE_MS
+ * after its last renewal went through; the wait is the TTL, as if the entry
+ * had expired. */
+#define SUPERSEDED_DEAD_MS CLUSTER_TTL_MS
+/* Incarnations whose presence shows another one, tracked at once. */
+#define SUPERSEDED_MAX 64
 
 /* One takeover at a time, from its claim to its clean-up. */
 typedef enum job_state {
@@ -60,6 +69,17 @@ struct takeover {
     uint64_t repl_pos;   /* bytes of that incarnation published for sure */
     size_t repl_done;    /* of the batch that failed: bytes published for sure */
     size_t repl_unsure;  /* the chunk whose publish failed: its exact length */
+    /* Link thread: incarnations ("NAME.EPOCH") seen superseded, and since
+     * when (ms). */
+    struct {
+        char inc[112];
+        int64_t since_ms;
+    } superseded[SUPERSEDED_MAX];
+    int nsuperseded;
+    /* Loop: the name was lost (cluster_name_lost) and that was acted on. */
+    void (*name_lost)(void *ctx);
+    void *name_lost_ctx;
+    bool lost_handled;
     /* Counters (loop). */
     uint64_t takeovers, games, fences;
 };
@@ -126,8 +146,30 @@ int takeover_replicate(void *ctx, const char *data, size_t len) {
 
 /* ------------------------------------------------------- link's thread --- */
 
-/* "NAME.EPOCH" alive: the presence entry of NAME shows EPOCH. Unsure (NATS
- * errors) counts as alive: nothing is claimed on a doubt. */
+/* Since when (ms) inc has been seen superseded: now if it was not before. */
+static int64_t superseded_since(takeover *t, const char *inc, int64_t now) {
+    for (int k = 0; k < t->nsuperseded; k++)
+        if (!strcmp(t->superseded[k].inc, inc)) return t->superseded[k].since_ms;
+    if (t->nsuperseded == SUPERSEDED_MAX) return now; /* full: never old enough */
+    snprintf(t->superseded[t->nsuperseded].inc, sizeof t->superseded[0].inc, "%s", inc);
+    t->superseded[t->nsuperseded++].since_ms = now;
+    return now;
+}
+
+static void superseded_forget(takeover *t, const char *inc) {
+    for (int k = 0; k < t->nsuperseded; k++)
+        if (!strcmp(t->superseded[k].inc, inc)) {
+            t->superseded[k] = t->superseded[--t->nsuperseded];
+            return;
+        }
+}
+
+/* "NAME.EPOCH" alive: the presence entry of NAME shows EPOCH, or shows
+ * another incarnation since less than SUPERSEDED_DEAD_MS (the process of
+ * EPOCH may not have seen it yet). Dead: the entry is gone (it expired
+ * CLUSTER_TTL_MS after its last renewal, when its process had fenced, or it
+ * was given back by a planned leave). Unsure (NATS errors) counts as alive:
+ * nothing is claimed on a doubt. */
 static bool incarnation_alive(takeover *t, const char *inc) {
     const char *dot = strrchr(inc, '.');
     if (!dot || dot == inc) return false;
@@ -135,13 +177,21 @@ static bool incarnation_alive(takeover *t, const char *inc) {
     snprintf(name, sizeof name, "%.*s", (int)(dot - inc), inc);
     kvEntry *e = NULL;
     natsStatus s = kvStore_Get(&e, cluster_presence(t->c), name);
-    if (s == NATS_NOT_FOUND) return false;
+    if (s == NATS_NOT_FOUND) {
+        superseded_forget(t, inc);
+        return false;
+    }
     if (s != NATS_OK) return true;
     const char *v = kvEntry_ValueString(e);
     const char *sp = v ? strchr(v, ' ') : NULL;
-    bool alive = sp && strtoull(sp + 1, NULL, 10) == strtoull(dot + 1, NULL, 10);
+    bool shown = sp && strtoull(sp + 1, NULL, 10) == strtoull(dot + 1, NULL, 10);
     kvEntry_Destroy(e);
-    return alive;
+    if (shown) {
+        superseded_forget(t, inc);
+        return true;
+    }
+    int64_t now = (int64_t)(uv_hrtime() / 1000000);
+    return now - superseded_since(t, inc, now) < SUPERSEDED_DEAD_MS;
 }
 
 /* All records on subject, in order, into *out. 0 or -1. */
@@ -225,18 +275,30 @@ static bool claim_one(takeover *t, job *j) {
     snprintf(me, sizeof me, "%s.%" PRIu64, cluster_name(t->c), epoch);
     kvKeysList keys = {0};
     if (kvStore_Keys(&keys, cluster_owners(t->c), NULL) != NATS_OK) return false;
+    /* Incarnations gone from the registry are not tracked any more (the
+     * table stays bounded over any number of starts). */
+    for (int s = t->nsuperseded - 1; s >= 0; s--) {
+        bool listed = false;
+        for (int k = 0; k < keys.Count && !listed; k++)
+            listed = !strncmp(keys.Keys[k], "inc.", 4) &&
+                     !strcmp(keys.Keys[k] + 4, t->superseded[s].inc);
+        if (!listed) t->superseded[s] = t->superseded[--t->nsuperseded];
+    }
     bool won = false;
     for (int k = 0; k < keys.Count && !won; k++) {
         const char *key = keys.Keys[k];
         if (strncmp(key, "inc.", 4) != 0) continue;
         const char *inc = key + 4;
-        if (!strcmp(inc, me) || incarnation_alive(t, inc)) continue;
+        if (!strcmp(inc, me)) continue;
         kvEntry *e = NULL;
         if (kvStore_Get(&e, cluster_owners(t->c), key) != NATS_OK) continue;
         const char *v = kvEntry_ValueString(e);
-        bool free_to_claim = v && (!strcmp(v, "live") || (!strncmp(v, "claimed:", 8) &&
-                                                          strcmp(v + 8, me) != 0 &&
-                                                          !incarnation_alive(t, v + 8)));
+        /* "fenced": the name's holder says that process let go (cluster.c). */
+        bool free_to_claim =
+            v && (!strcmp(v, CLUSTER_INC_FENCED) ||
+                  (!strcmp(v, "live") && !incarnation_alive(t, inc)) ||
+                  (!strncmp(v, "claimed:", 8) && strcmp(v + 8, me) != 0 &&
+                   !incarnation_alive(t, v + 8)));
         char value[160];
         snprintf(value, sizeof value, "claimed:%s", me);
         uint64_t rev;
@@ -247,6 +309,7 @@ static bool claim_one(takeover *t, job *j) {
             snprintf(j->key, sizeof j->key, "%s", key);
             snprintf(j->subject, sizeof j->subject, CLUSTER_RECORDS_SUBJECT "%s", inc);
             srv_log(SRV_LOG_INFO, "cluster: claimed incarnation %s (%s)", inc, v);
+            superseded_forget(t, inc);
         }
         kvEntry_Destroy(e);
     }
@@ -361,6 +424,26 @@ static void on_check(uv_timer_t *h) {
     takeover *t = h->data;
     uint64_t epoch;
     int64_t age = cluster_beat_age_ms(t->c, &epoch);
+    bool lost = cluster_name_lost(t->c);
+    if (lost && !t->lost_handled) {
+        /* Another process holds the name (cluster.c logged it): fence, then
+         * stop; nothing of this process is in the cluster any more. */
+        t->lost_handled = true;
+        if (epoch) {
+            t->fences++;
+            t->give_up(t->give_up_ctx);
+            journal_fence(t->g->journal);
+            cluster_fence(t->c, epoch);
+        }
+        uv_mutex_lock(&t->lock);
+        free(t->job.records);
+        t->job = (job){0};
+        t->stopping = true;
+        uv_mutex_unlock(&t->lock);
+        if (t->name_lost) t->name_lost(t->name_lost_ctx);
+        return;
+    }
+    if (lost) return;
     if (epoch && age > CLUSTER_FENCE_MS) {
         srv_log(SRV_LOG_WARN,
                 "cluster: no presence renewed for %lld ms: this node gives its rooms up "
@@ -415,6 +498,11 @@ int takeover_start(takeover *t, game *g, uv_loop_t *loop, void (*give_up)(void *
     t->started = true;
     cluster_on_beat(t->c, on_beat, t);
     return 0;
+}
+
+void takeover_on_name_lost(takeover *t, void (*fn)(void *ctx), void *ctx) {
+    t->name_lost = fn;
+    t->name_lost_ctx = ctx;
 }
 
 void takeover_stop(takeover *t) {

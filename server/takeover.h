@@ -5,8 +5,9 @@
  * commit's bytes on the stream subject of this node's incarnation, so a
  * commit is durable only once it is in JetStream too. Takeover: on the
  * link's thread, after each beat, an incarnation in the registry whose
- * presence is gone (or shows another epoch) and that nobody alive has
- * claimed is claimed by compare-and-set on its registry entry; its records
+ * presence is gone (or has shown another epoch for CLUSTER_TTL_MS, or that
+ * its name's holder marked fenced) and that nobody alive has claimed is
+ * claimed by compare-and-set on its registry entry; its records
  * are read from the stream and handed to the loop, which rebuilds its
  * running games as recovery does from the journal and writes them into
  * this node's journal; once that is durable, the old entry is deleted and
@@ -28,6 +29,10 @@ takeover *takeover_new(cluster *c);
  * connections and frees every room (room_give_up_all). Returns 0 or -1. */
 int takeover_start(takeover *t, game *g, uv_loop_t *loop, void (*give_up)(void *ctx),
                    void *ctx);
+/* fn(ctx) runs on the loop once another process holds this node's name
+ * (cluster_name_lost), after this node gave its rooms up: the process stops
+ * and exits non-zero. Set before the loop runs. */
+void takeover_on_name_lost(takeover *t, void (*fn)(void *ctx), void *ctx);
 /* The server is stopping: nothing more is claimed or rebuilt. */
 void takeover_stop(takeover *t);
 /* After cluster_close (the link's thread is gone) and the loop's handles

@@ -25,7 +25,7 @@
 #include <arpa/inet.h>
 #include <cmocka.h>
 
-#define MAX_SERVERS 8
+#define MAX_SERVERS 32 /* a test may restart a node many times */
 #define MAX_CLIENTS 512
 
 struct client {
