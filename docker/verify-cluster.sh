@@ -400,7 +400,9 @@ def resume_one(st, pid, token, deadline):
         try:
             c = Conn("player " + pid, 3)
             c.send({"type": "resume", "token": token})
-            w = c.expect("welcome", timeout=5, refused=Refused)
+            # A resume made while the room is being taken over is answered
+            # once it is (the server asks again until then): wait for it.
+            w = c.expect("welcome", timeout=max(1, deadline - time.time()), refused=Refused)
             start = c.expect("start", timeout=5, refused=Refused)
             break
         except (OSError, Refused) as e:
