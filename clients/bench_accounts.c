@@ -110,8 +110,10 @@ static size_t format_profile(const acct_store *s, const char *name, char *buf,
     return len;
 }
 
+/* Account i's name ("Racer" or "r_" and i; i < 10^9 keeps it within 16). */
 static void account_name(char out[ACCT_NAME_MAX + 1], size_t i) {
-    snprintf(out, ACCT_NAME_MAX + 1, "%s%zu", i % 3 ? "Racer" : "r_", i);
+    snprintf(out, ACCT_NAME_MAX + 1, "%s%u", i % 3 ? "Racer" : "r_",
+             (unsigned)(i % 1000000000u));
 }
 
 /* Fills s with n accounts: registered with made-up keys, then restored from a

@@ -130,9 +130,19 @@ int acct_cmp_rating(const void *pa, const void *pb) {
     return c ? c : strcmp(a->name, b->name);
 }
 
+/* The order's first two criteria as one number that sorts ascending: rating desc
+ * (its sign bit flipped, so that unsigned order is signed order, then inverted),
+ * then games desc. Only accounts tied on both are compared by name. */
+static uint64_t rating_key(const void *p) {
+    const acct_account *a = p;
+    uint32_t rating = (uint32_t)acct_rating(a) ^ 0x80000000u;
+    return (uint64_t)(uint32_t)~rating << 32 | (uint32_t)~a->games;
+}
+
 int acct_init(acct_store *s, uint64_t seed) {
     memset(s, 0, sizeof *s);
-    if (!rank_init(&s->by_rating, acct_cmp_rating, seed)) return ACCT_NO_MEMORY;
+    if (!rank_init(&s->by_rating, acct_cmp_rating, rating_key, seed))
+        return ACCT_NO_MEMORY;
     if (!slots_reserve(s)) {
         rank_free(&s->by_rating);
         return ACCT_NO_MEMORY;

@@ -17,11 +17,13 @@
  * RATING_PROVISIONAL_GAMES), ordered in a rank_index by rating desc, games desc,
  * name asc: a leaderboard of k rows is O(log n + k), an account's rank O(log n).
  *
- * Memory per account (measured by `race2048-bench accounts`, 10^6 accounts):
- * sizeof(acct_account) = 416 bytes, plus 8-16 bytes of name table (a pointer per
- * slot, load 1/4 to 1/2), plus about 48 bytes of index node once not provisional:
- * about 470 bytes, 0.47 GB per million accounts. The two rings (160 + 80 bytes)
- * are most of it; they are what `profile` shows without touching the journal.
+ * Memory per account (measured by `race2048-bench accounts`: 10^6 accounts, 95%
+ * of them past their provisional games, every ring full): sizeof(acct_account) =
+ * 440 bytes, plus 16 to 32 bytes of name table (a pointer per slot, load 1/4 to
+ * 1/2), plus about 50 bytes of index node once not provisional: 510 bytes of RSS
+ * per account, 0.5 GB per million. The two rings (160 + 80 bytes) are most of it;
+ * they are what `profile` shows without reading the journal. A daily result costs
+ * about 190 bytes (daily.h).
  *
  * How it is made durable (the plan; the wiring refines it): the journal keeps an
  * account record at `register` (name, salt, hash: acct_snapshot) and a rating

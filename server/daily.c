@@ -2,7 +2,6 @@
 #include "daily.h"
 
 #include <assert.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +15,13 @@ int daily_cmp(const void *pa, const void *pb) {
     if (x->game != y->game) return x->game < y->game ? -1 : 1;
     /* One entry per account and board: only a == b is left. */
     return a == b ? 0 : strcmp(a->account->name, b->account->name);
+}
+
+/* Score desc, then max tile desc, as one number that sorts ascending; ties go to
+ * daily_cmp. */
+static uint64_t result_key(const void *p) {
+    const daily_entry *e = p;
+    return (uint64_t)(uint32_t)~e->result.score << 32 | (uint32_t)~e->result.max_tile;
 }
 
 /* Day and size in one key; sizes fit in 8 bits. */
@@ -78,7 +84,8 @@ int daily_begin(daily_boards *d, int32_t day, int size, const acct_account *a) {
         b->day = day;
         b->size = size;
         /* Each board's levels from its own stream, so boards do not share draws. */
-        if (!rank_init(&b->ranked, daily_cmp, d->seed ^ (b->key * 0x9e3779b97f4a7c15u))) {
+        if (!rank_init(&b->ranked, daily_cmp, result_key,
+                       d->seed ^ (b->key * 0x9e3779b97f4a7c15u))) {
             free(b);
             return DAILY_NO_MEMORY;
         }
@@ -201,7 +208,14 @@ void daily_day_format(int32_t day, char out[11]) {
     int y, m, d;
     civil_from_days(day, &y, &m, &d);
     if (y < 0 || y > 9999) y = y < 0 ? 0 : 9999; /* out of the protocol's range */
-    snprintf(out, 11, "%04d-%02d-%02d", y, m, d);
+    const int fields[3][2] = {{y, 4}, {m, 2}, {d, 2}};
+    char *p = out;
+    for (int f = 0; f < 3; f++) {
+        for (int k = fields[f][1] - 1, v = fields[f][0]; k >= 0; k--, v /= 10)
+            p[k] = (char)('0' + v % 10);
+        p += fields[f][1];
+        *p++ = f < 2 ? '-' : '\0';
+    }
 }
 
 bool daily_day_parse(const char *t, int32_t *day) {

@@ -13,6 +13,7 @@ typedef struct rank_link {
 
 struct rank_node {
     void *item;
+    uint64_t key;     /* key_of(item) when attached: most comparisons stop here */
     int level;        /* links in use, 1..RANK_MAX_LEVEL */
     rank_link link[]; /* level of them */
 };
@@ -42,8 +43,22 @@ static int random_level(rank_index *idx) {
     return level;
 }
 
-bool rank_init(rank_index *idx, rank_cmp_fn cmp, uint64_t seed) {
+/* Where node stands against an item whose key is key: negative if before. The key
+ * decides alone when it differs, so a search reads nodes, and reads items (a cache
+ * miss each) only among equal keys. */
+static int node_cmp(const rank_index *idx, const rank_node *node, uint64_t key,
+                    const void *item) {
+    if (node->key != key) return node->key < key ? -1 : 1;
+    return idx->cmp(node->item, item);
+}
+
+static uint64_t key_of(const rank_index *idx, const void *item) {
+    return idx->key_of ? idx->key_of(item) : 0;
+}
+
+bool rank_init(rank_index *idx, rank_cmp_fn cmp, rank_key_fn key, uint64_t seed) {
     idx->cmp = cmp;
+    idx->key_of = key;
     idx->length = 0;
     idx->level = 1;
     idx->rng = seed ? seed : 0x9e3779b97f4a7c15u; /* xorshift must not start at 0 */
@@ -78,15 +93,18 @@ void rank_attach(rank_index *idx, rank_node *node) {
     rank_node *update[RANK_MAX_LEVEL];
     size_t rank[RANK_MAX_LEVEL]; /* items passed before update[i] */
     rank_node *x = idx->head;
+    node->key = key_of(idx, node->item);
     for (int i = idx->level - 1; i >= 0; i--) {
         rank[i] = i == idx->level - 1 ? 0 : rank[i + 1];
-        while (x->link[i].next && idx->cmp(x->link[i].next->item, node->item) < 0) {
+        while (x->link[i].next &&
+               node_cmp(idx, x->link[i].next, node->key, node->item) < 0) {
             rank[i] += x->link[i].span;
             x = x->link[i].next;
         }
         update[i] = x;
     }
-    assert(!x->link[0].next || idx->cmp(x->link[0].next->item, node->item) != 0);
+    assert(!x->link[0].next ||
+           node_cmp(idx, x->link[0].next, node->key, node->item) != 0);
     if (node->level > idx->level) {
         for (int i = idx->level; i < node->level; i++) {
             rank[i] = 0;
@@ -117,8 +135,9 @@ bool rank_insert(rank_index *idx, void *item) {
 rank_node *rank_detach(rank_index *idx, const void *item) {
     rank_node *update[RANK_MAX_LEVEL];
     rank_node *x = idx->head;
+    uint64_t key = key_of(idx, item);
     for (int i = idx->level - 1; i >= 0; i--) {
-        while (x->link[i].next && idx->cmp(x->link[i].next->item, item) < 0)
+        while (x->link[i].next && node_cmp(idx, x->link[i].next, key, item) < 0)
             x = x->link[i].next;
         update[i] = x;
     }
@@ -152,8 +171,9 @@ bool rank_remove(rank_index *idx, const void *item) {
 size_t rank_of(const rank_index *idx, const void *item) {
     size_t rank = 0;
     const rank_node *x = idx->head;
+    uint64_t key = key_of(idx, item);
     for (int i = idx->level - 1; i >= 0; i--) {
-        while (x->link[i].next && idx->cmp(x->link[i].next->item, item) <= 0) {
+        while (x->link[i].next && node_cmp(idx, x->link[i].next, key, item) <= 0) {
             rank += x->link[i].span;
             x = x->link[i].next;
         }
@@ -195,7 +215,9 @@ bool rank_check(const rank_index *idx) {
     size_t count = 0;
     for (const rank_node *n = idx->head->link[0].next; n; n = n->link[0].next) {
         if (n->level < 1 || n->level > idx->level) return false;
-        if (n->link[0].next && idx->cmp(n->item, n->link[0].next->item) >= 0)
+        if (n->key != key_of(idx, n->item)) return false;
+        if (n->link[0].next && (n->key > n->link[0].next->key ||
+                                idx->cmp(n->item, n->link[0].next->item) >= 0))
             return false;
         count++;
     }

@@ -488,13 +488,20 @@ static int int_ptr_cmp(const void *a, const void *b) {
     return int_cmp(*(const int *const *)a, *(const int *const *)b);
 }
 
-static void test_rank_index_random(void **state) {
-    (void)state;
+/* The key the int index may keep: the value itself (its bias keeps the order). */
+static uint64_t int_key(const void *a) {
+    return (uint64_t)((int64_t) * (const int *)a + 0x80000000LL);
+}
+
+/* Random inserts, removals and moves against a sorted array, with the invariants
+ * checked as they go; with key, the nodes keep keys and ties (many: 50 values)
+ * fall to the compare function. */
+static void rank_index_random(rank_key_fn key) {
     enum { N = 400 };
     static int value[N];
     bool in[N] = {0};
     rank_index idx;
-    assert_true(rank_init(&idx, int_cmp, 99));
+    assert_true(rank_init(&idx, int_cmp, key, 99));
     assert_true(rank_check(&idx));
     assert_null(rank_at(&idx, 1));
     for (int op = 0; op < 20000; op++) {
@@ -540,6 +547,16 @@ static void test_rank_index_random(void **state) {
         }
     }
     rank_free(&idx);
+}
+
+static void test_rank_index_random(void **state) {
+    (void)state;
+    rank_index_random(NULL);
+}
+
+static void test_rank_index_random_with_keys(void **state) {
+    (void)state;
+    rank_index_random(int_key);
 }
 
 /* ---------------------------------------------------------------- daily --- */
@@ -741,6 +758,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_snapshot_round_trip, setup_store,
                                         teardown_store),
         cmocka_unit_test(test_rank_index_random),
+        cmocka_unit_test(test_rank_index_random_with_keys),
         cmocka_unit_test_setup_teardown(test_daily_order_and_one_game, setup_store,
                                         teardown_store),
         cmocka_unit_test_setup_teardown(test_daily_random_and_snapshot, setup_store,
