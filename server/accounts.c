@@ -160,7 +160,7 @@ void acct_free(acct_store *s) {
 }
 
 acct_account *acct_find(const acct_store *s, const char *name) {
-    if (!name_valid(name)) return NULL;
+    if (!name || !name_valid(name)) return NULL;
     return s->slots[slot_of(s, name, name_hash(name))];
 }
 
@@ -232,6 +232,7 @@ static int hex_digit(char c) {
 
 bool acct_key_from_hex(const char *hex, uint8_t key[ACCT_KEY_BYTES]) {
     uint8_t k[ACCT_KEY_BYTES];
+    if (!hex) return false;
     for (size_t i = 0; i < ACCT_KEY_BYTES; i++) {
         int hi = hex_digit(hex[2 * i]);
         if (hi < 0) return false;

@@ -25,20 +25,29 @@
  * they are what `profile` shows without reading the journal. A daily result costs
  * about 190 bytes (daily.h).
  *
- * How it is made durable (the plan; the wiring refines it): the journal keeps an
- * account record at `register` (name, salt, hash: acct_snapshot) and a rating
- * record with each rated race's finished-game record, both written in the same
- * group commit as the game's `end` record, so a rating change whose `end` was sent
- * is in the journal, and recovery, which replays each game's end once, applies it
- * exactly once. `registered` is sent after the commit, as `end` is. Compaction
- * writes one snapshot record per account (acct_snapshot_of, acct_count/acct_at)
- * and recovery restores it (acct_restore). In cluster mode each account is a NATS
- * KV entry updated with compare-and-set on its revision (two races of one account
- * ending on two nodes: the loser re-reads and re-applies), and a watch keeps each
- * node's table and index current.
+ * How it is made durable (the plan; the wiring refines it). The journal keeps:
+ *   - an account record at `register` (acct_snapshot: name, salt, hash, the
+ *     starting skill), `registered` being sent only after its group commit, as
+ *     `end` is;
+ *   - with each rated race's finished-game record, in the same group commit, every
+ *     account's skill before and after (absolute values, not deltas) and whether
+ *     it won: a rating change whose `end` was sent is durable, and since recovery
+ *     replays each finished game's record once, in order, it is applied exactly
+ *     once (acct_apply_rating sets, it does not add; it counts the race, so a
+ *     record must never be replayed twice: the journal's own record order and the
+ *     snapshot's place in it guarantee that, not this module);
+ *   - the finished game of any kind for `recent` and `best` (acct_record_game);
+ *   - at compaction, one snapshot record per account (acct_count/acct_at,
+ *     acct_snapshot_of) and per daily entry (daily_each), which recovery restores
+ *     with acct_restore, daily_begin and daily_finish.
+ * In cluster mode each account is a NATS KV entry updated with compare-and-set on
+ * its revision (two races of one account ending on two nodes: the loser re-reads
+ * and re-applies its update on the new skill), and a watch keeps every node's
+ * table and index current through acct_restore.
  *
- * Single-threaded, no globals; the caller supplies every random byte (keys and
- * salts from the OS, srv_random) so that tests are deterministic. */
+ * Pointers to accounts stay valid for the table's life (daily entries and players
+ * may hold them). Single-threaded, no globals; the caller supplies every random
+ * byte (keys and salts from the OS, srv_random) so that tests are deterministic. */
 #ifndef RACE2048_ACCOUNTS_H
 #define RACE2048_ACCOUNTS_H
 

@@ -196,6 +196,9 @@ static void test_keys(void **state) {
     bad[5] = 'g';
     assert_null(acct_login(s, "Keeper", bad));
     assert_null(acct_login(s, "Keeper", ""));
+    assert_null(acct_login(s, "Keeper", NULL));
+    assert_null(acct_login(s, NULL, hex));
+    assert_null(acct_login(s, "Keeper-but-far-too-long", hex));
     bad[5] = hex[5] == '0' ? '1' : '0'; /* well-formed, wrong */
     assert_null(acct_login(s, "Keeper", bad));
 }
