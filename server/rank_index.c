@@ -22,6 +22,7 @@ static rank_node *node_alloc(void *item, int level) {
     rank_node *n = malloc(sizeof *n + (size_t)level * sizeof(rank_link));
     if (!n) return NULL;
     n->item = item;
+    n->key = 0; /* set by rank_attach */
     n->level = level;
     for (int i = 0; i < level; i++)
         n->link[i] = (rank_link){NULL, 0};

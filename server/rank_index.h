@@ -9,12 +9,12 @@
  * equal keys); the node keeps it, so a search compares keys in the nodes it walks
  * and reads an item only on a tie, instead of a cache miss per step. What an item
  * is ordered by must not change while it is in the index: to move an item,
- * detach it, change it, attach it again (which cannot fail: the node is kept). With n
- * items: insert, remove, rank of an item and the item at a rank in O(log n) expected; the
- * top k in O(log n + k). Each node costs 20 bytes plus 16 per level (1.33 levels on
- * average), so about 44 bytes, 48 to 64 with malloc's rounding. Single-threaded, no
- * globals: the levels come from a generator in the index, seeded by its creator so tests
- * are repeatable. */
+ * detach it, change it, attach it again (which cannot fail: the node is kept).
+ * With n items: insert, remove, rank of an item and the item at a rank in
+ * O(log n) expected; the top k in O(log n + k). Each node costs 24 bytes plus 16
+ * per level (1.33 levels on average), about 45 bytes, 48 or 64 with malloc's
+ * rounding. Single-threaded, no globals: the levels come from a generator in the
+ * index, seeded by its creator so tests are repeatable. */
 #ifndef RACE2048_RANK_INDEX_H
 #define RACE2048_RANK_INDEX_H
 
