@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_accounts.h"
 #include "bench_ai.h"
 #include "bench_bots.h"
 #include "bench_engine.h"
@@ -141,7 +142,7 @@ done:
 /* After a bad argument, this one line; --help prints it with the rest. */
 #define BENCH_USAGE_LINE                                                                 \
     "usage: race2048-bench [--help] [--version] engine [SECONDS] | server [OPTIONS] | "  \
-    "spectators [OPTIONS] | ai [OPTIONS] | bots [OPTIONS]\n"
+    "spectators [OPTIONS] | ai [OPTIONS] | bots [OPTIONS] | accounts [OPTIONS]\n"
 
 static void usage(FILE *out) {
     fprintf(out, BENCH_USAGE_LINE
@@ -156,6 +157,9 @@ static void usage(FILE *out) {
             "  bots     the server's bot levels: solo strength, speed, and races of\n"
             "           each level against the one below, offline\n"
             "           (race2048-bench bots --help lists its OPTIONS)\n"
+            "  accounts a million accounts in memory: leaderboard, profile and rated\n"
+            "           update times, bytes per account, offline\n"
+            "           (race2048-bench accounts --help lists its OPTIONS)\n"
             "  --version prints the version (" RACE2048_VERSION ")\n");
 }
 
@@ -194,7 +198,7 @@ static const struct {
     int (*run)(int argc, char **argv);
 } commands[] = {
     {"engine", cmd_engine}, {"server", loadgen_main},  {"spectators", spectate_main},
-    {"ai", bench_ai_main},  {"bots", bench_bots_main},
+    {"ai", bench_ai_main},  {"bots", bench_bots_main}, {"accounts", bench_accounts_main},
 };
 
 int main(int argc, char **argv) {
