@@ -454,3 +454,59 @@ size_t proto_http_ws_accept_head(char *out, size_t cap, const char *key) {
                        accept);
     return len < 0 || (size_t)len >= cap ? 0 : (size_t)len;
 }
+
+/* ---------------------------------------------------------- game links --- */
+
+/* The id of /game/ID or /api/game/ID from its first character to the end of
+ * the path (at '?', '#' or the end): digits only. */
+static void route_game_id(const char *id, proto_http_route *out) {
+    size_t n = strcspn(id, "?#");
+    out->has_game = n > 0 && n <= PROTO_ROUTE_ID_DIGITS && strspn(id, "0123456789") == n;
+    out->game = 0;
+    for (size_t i = 0; out->has_game && i < n; i++)
+        out->game = out->game * 10 + (uint64_t)(id[i] - '0');
+}
+
+/* limit= of /api/history's query (the text after '?'): 1 to 100, 20 when
+ * absent, 0 when given but not such a number. The last one given counts. */
+static int route_limit(const char *query) {
+    int limit = 20;
+    while (*query && *query != '#') {
+        size_t len = strcspn(query, "&#");
+        if (len >= 6 && strncmp(query, "limit=", 6) == 0) {
+            const char *v = query + 6;
+            size_t digits = len - 6;
+            limit = 0;
+            if (digits >= 1 && digits <= 3 && strspn(v, "0123456789") >= digits) {
+                int x = 0;
+                for (size_t i = 0; i < digits; i++)
+                    x = x * 10 + (v[i] - '0');
+                limit = x >= 1 && x <= 100 ? x : 0;
+            }
+        }
+        query += len;
+        if (*query == '&') query++;
+    }
+    return limit;
+}
+
+proto_http_route proto_http_route_of(const char *target) {
+    proto_http_route r = {.kind = PROTO_ROUTE_NONE};
+    size_t path_len = strcspn(target, "?#");
+    static const char game[] = "/game/", api_game[] = "/api/game/",
+                      history[] = "/api/history";
+    if (path_len > strlen(game) && strncmp(target, game, strlen(game)) == 0 &&
+        !memchr(target + strlen(game), '/', path_len - strlen(game))) {
+        r.kind = PROTO_ROUTE_GAME_PAGE;
+        route_game_id(target + strlen(game), &r);
+    } else if (path_len > strlen(api_game) &&
+               strncmp(target, api_game, strlen(api_game)) == 0 &&
+               !memchr(target + strlen(api_game), '/', path_len - strlen(api_game))) {
+        r.kind = PROTO_ROUTE_API_GAME;
+        route_game_id(target + strlen(api_game), &r);
+    } else if (path_len == strlen(history) && strncmp(target, history, path_len) == 0) {
+        r.kind = PROTO_ROUTE_API_HISTORY;
+        r.limit = target[path_len] == '?' ? route_limit(target + path_len + 1) : 20;
+    }
+    return r;
+}

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <http_parser.h>
 
@@ -145,5 +146,36 @@ int proto_http_origin_list_check(const char *list, char *bad, size_t cap);
 /* Sec-WebSocket-Accept for a key: base64(SHA-1(key + GUID)), 28 characters
  * and a NUL. Returns 0, or -1 if OpenSSL fails. */
 int proto_ws_accept_key(const char *key, char out[29]);
+
+/* ---------------------------------------------------------- game links ---
+ *
+ * Version 4: the routes that read the record. /game/ID is the web client
+ * opened on a finished game; /api/game/ID and /api/history answer the JSON of
+ * the `replay` and `history` requests. */
+
+typedef enum proto_http_route_kind {
+    PROTO_ROUTE_NONE,        /* none of these (an asset, /ws, ..., or a 404) */
+    PROTO_ROUTE_GAME_PAGE,   /* /game/ID */
+    PROTO_ROUTE_API_GAME,    /* /api/game/ID */
+    PROTO_ROUTE_API_HISTORY, /* /api/history[?limit=N] */
+} proto_http_route_kind;
+
+/* Games ids in a path: decimal digits, at most this many (below 2^63, as
+ * JSON integers are read). */
+#define PROTO_ROUTE_ID_DIGITS 18
+
+typedef struct proto_http_route {
+    proto_http_route_kind kind;
+    /* GAME_PAGE, API_GAME: the id could be one of this server's (decimal
+     * digits); false for anything else, which names no game (404). */
+    bool has_game;
+    uint64_t game;
+    /* API_HISTORY: 1 to 100 (20 without limit=); 0 for a bad limit= value. */
+    int limit;
+} proto_http_route;
+
+/* Which of the routes above target (a request target, path and query) asks
+ * for. Cannot fail: an unknown path is PROTO_ROUTE_NONE. */
+proto_http_route proto_http_route_of(const char *target);
 
 #endif

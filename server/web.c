@@ -1,5 +1,5 @@
 /* web.c - browsers on the game port: HTTP requests (the built-in web client, /healthz,
- * /metrics) and WebSocket connections that speak JSON mode. */
+ * /metrics, game links and their JSON) and WebSocket connections that speak JSON mode. */
 #include "web.h"
 
 #include <stdio.h>
@@ -20,6 +20,16 @@
 struct web_session {
     proto_http http;
     proto_ws *ws; /* after the upgrade */
+    /* A game link or API request handed to the game as the `history` or
+     * `replay` request it stands for (session.c, so cluster mode asks every
+     * node): its first reply becomes the HTTP response. Until then no other
+     * request of this connection is read. */
+    proto_http_route_kind awaiting; /* PROTO_ROUTE_NONE: none */
+    bool awaiting_head_only, awaiting_keep_alive;
+    /* Bytes came after the awaited request (pipelining): dropped, and the
+     * connection closed after the response, which tells the client to send
+     * them again (RFC 9112 9.3.2). */
+    bool close_after;
 };
 
 /* ---------------------------------------------------------------- output --- */
@@ -156,6 +166,125 @@ static bool upgrade(conn *c, const proto_http_request *r) {
     return true;
 }
 
+/* ------------------------------------------------------------ game links --- */
+
+/* What /game/ID says for a game that is not (yet) public: a page of its own
+ * (the web client itself would need its script to say so). */
+static const char game_missing_page[] =
+    "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+    "<title>race2048: no such game</title>\n"
+    "<link rel=\"stylesheet\" href=\"/static/style.css\">\n</head>\n<body>\n"
+    "<header class=\"top\"><h1>race2048</h1></header>\n<main>\n"
+    "<section class=\"view\" id=\"v-missing\">\n<h2>No such game here</h2>\n"
+    "<p>This server keeps no finished game with this number that anyone may see: the "
+    "link may be mistyped, the game may not have ended yet, or it was played on another "
+    "server.</p>\n<p><a href=\"/\">Play race2048</a></p>\n</section>\n</main>\n"
+    "</body>\n</html>\n";
+
+/* The HTTP status of an `error` answer to a game link or API request. */
+static int error_status(proto_err code) {
+    switch (code) {
+    case PROTO_ERR_GAME_NOT_FOUND:
+        return 404;
+    case PROTO_ERR_RATE_LIMITED:
+        return 429;
+    case PROTO_ERR_BUSY:
+    case PROTO_ERR_SERVER_FULL:
+    case PROTO_ERR_UNAVAILABLE:
+        return 503;
+    default:
+        return 400;
+    }
+}
+
+/* The error object as a JSON response (for what never reaches the game). */
+static void respond_json_error(conn *c, int status, proto_err code, const char *message,
+                               bool head_only, bool keep_alive) {
+    size_t len = 0;
+    char *line = proto_enc_error(code, message, &len);
+    srv_buf *b = srv_buf_take(line, len); /* len is set only once the line is made */
+    if (!b) {
+        conn_close(c);
+        return;
+    }
+    srv_count_error(c->srv, code);
+    respond(c, status, "application/json", b, b->len, NULL, "no-store", head_only,
+            keep_alive);
+    srv_buf_unref(b);
+}
+
+/* The first reply to an awaited request: the response. Anything else the
+ * game tells this connection's player (its welcome) is not for HTTP. */
+static void http_deliver(conn *c, const srv_msg *m) {
+    struct web_session *w = c->web;
+    if (!w || w->awaiting == PROTO_ROUTE_NONE) return;
+    if (m->type != SRV_MSG_HISTORY && m->type != SRV_MSG_REPLAY &&
+        m->type != SRV_MSG_ERROR)
+        return;
+    proto_http_route_kind kind = w->awaiting;
+    bool head_only = w->awaiting_head_only;
+    bool alive = w->awaiting_keep_alive && !w->close_after && !c->srv->stopping;
+    w->awaiting = PROTO_ROUTE_NONE;
+    if (!m->json) { /* the line could not be made: memory ran out */
+        respond_text(c, 503, "The server is short of memory; try again.\n", head_only,
+                     false);
+        return;
+    }
+    if (kind != PROTO_ROUTE_GAME_PAGE) {
+        int status = m->type == SRV_MSG_ERROR ? error_status(m->error) : 200;
+        respond(c, status, "application/json", m->json, m->json->len, NULL, "no-store",
+                head_only, alive);
+    } else if (m->type == SRV_MSG_REPLAY) {
+        size_t index;
+        srv_buf *page = find_asset("/", &index) ? asset_buf(index) : NULL;
+        if (!page) {
+            conn_close(c);
+            return;
+        }
+        /* The page reads the game from its address (app.js). */
+        respond(c, 200, "text/html; charset=utf-8", page, page->len, NULL, "no-cache",
+                head_only, alive);
+    } else if (m->error == PROTO_ERR_GAME_NOT_FOUND) {
+        size_t len = sizeof game_missing_page - 1;
+        char *copy = malloc(len);
+        if (copy) memcpy(copy, game_missing_page, len);
+        srv_buf *b = srv_buf_take(copy, len);
+        if (!b) {
+            conn_close(c);
+            return;
+        }
+        respond(c, 404, "text/html; charset=utf-8", b, len, NULL, "no-store", head_only,
+                alive);
+        srv_buf_unref(b);
+    } else {
+        respond_text(c, error_status(m->error), m->text ? m->text : "Try again later.\n",
+                     head_only, alive);
+    }
+}
+
+/* A game link or API request: handed to the game as the request it stands
+ * for, with this connection's player, as a WebSocket's would be (the same
+ * budgets, and in cluster mode the same questions to the other nodes). */
+static void ask_game(conn *c, proto_http_route route, bool head_only, bool alive) {
+    if (route.kind == PROTO_ROUTE_API_HISTORY && !route.limit) {
+        respond_json_error(c, 400, PROTO_ERR_BAD_MESSAGE,
+                           "limit must be an integer from 1 to 100", head_only, alive);
+        return;
+    }
+    proto_request req = {.type = route.kind == PROTO_ROUTE_API_HISTORY ? PROTO_REQ_HISTORY
+                                                                       : PROTO_REQ_REPLAY,
+                         .limit = route.limit,
+                         .has_game = route.has_game,
+                         .game = route.game};
+    struct web_session *w = c->web;
+    w->awaiting = route.kind;
+    w->awaiting_head_only = head_only;
+    w->awaiting_keep_alive = alive;
+    w->close_after = false;
+    session_request(c, &req); /* answers at once, or later from other nodes */
+}
+
 static void answer(conn *c, const proto_http_request *r) {
     char path[PROTO_HTTP_TARGET_MAX + 1];
     snprintf(path, sizeof path, "%s", r->target);
@@ -188,6 +317,11 @@ static void answer(conn *c, const proto_http_request *r) {
     if (strcmp(path, "/ws") == 0) {
         respond_text(c, 400, "Open /ws as a WebSocket (RFC 6455, version 13).\n",
                      head_only, false);
+        return;
+    }
+    proto_http_route route = proto_http_route_of(r->target);
+    if (route.kind != PROTO_ROUTE_NONE && !r->target_truncated) {
+        ask_game(c, route, head_only, alive);
         return;
     }
     size_t index;
@@ -254,6 +388,10 @@ static void http_requests(conn *c, const char *data, size_t n) {
             conn_request_done(c);
             answer(c, &c->web->http.req);
             proto_http_next(&c->web->http);
+            if (c->web && c->web->awaiting != PROTO_ROUTE_NONE) {
+                c->web->close_after = n > 0; /* see struct web_session */
+                return;
+            }
             break;
         }
     }
@@ -278,7 +416,10 @@ int web_begin(conn *c) {
 static size_t http_input(conn *c, const char *data, size_t n) {
     size_t k = conn_take_share(c, n);
     /* The parser says when a request is complete. */
-    if (c->web) http_requests(c, data, k);
+    if (c->web && c->web->awaiting != PROTO_ROUTE_NONE)
+        c->web->close_after |= k > 0; /* see struct web_session */
+    else if (c->web)
+        http_requests(c, data, k);
     return k;
 }
 
@@ -337,7 +478,7 @@ const conn_transport web_http_transport = {
     .turn_share = CONN_TURN_WEB_BYTES,
     .input = http_input,
     .send = conn_send_raw,
-    .deliver = conn_deliver_json,
+    .deliver = http_deliver,
     .midway = http_midway,
     .free = web_free,
     .idle_max_ms = HTTP_KEEPALIVE_MS,

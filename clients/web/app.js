@@ -29,6 +29,12 @@ const app = {
   named: false,   // the player chose to enter (a name, or a race at once)
   pending: false, // a request sent with the hello: its answer, not the lobby, comes next
   actionAt: null, // where the last request was made: its error is shown there
+  actionType: '', // the type of that request (a rematch's not_playing is shown)
+  serverName: '', // the name the server gave before the player chose one
+  endGameId: null, // the id of the game on the end screen, once history lists it
+  findEnd: null,  // { commit, tries } while looking for that id
+  // The game of a link /game/ID this page was opened on (until the player leaves it).
+  link: (/^\/game\/([^/]+)\/?$/.exec(location.pathname) || [])[1] || null,
 };
 const GRACE_MS = 30000; // the server's default grace period
 
@@ -88,6 +94,7 @@ function showError(text) {
 function act(el, msg) {
   hideError();
   app.actionAt = el ? (el.closest('form, .card, li, .row') || el) : null;
+  app.actionType = msg.type;
   send(msg);
 }
 
@@ -373,8 +380,10 @@ function connect() {
       if (app.name) {
         app.named = true;
         send({ type: 'hello', name: app.name });
+      } else if (app.named) {
+        enterLobby(); // entered with the name the server gives
       } else {
-        show('name');
+        if (!app.link) show('name'); // a game link stays on its game
         send({ type: 'rooms' }); // for the first screen (the server names us meanwhile)
       }
     }
@@ -414,6 +423,7 @@ function handle(m) {
     app.me = m.id;
     app.token = m.token;
     app.retries = 0;
+    app.serverName = m.name;
     $('who').textContent = '(' + m.name + ')';
     if (app.wantResume) {
       setConn('Reconnected: your game goes on');
@@ -430,8 +440,10 @@ function handle(m) {
     break;
   case 'queued':
     app.pending = false;
+    if (app.view !== 'wait' || !app.queuedAt) app.queuedAt = Date.now();
     showWait('Looking for ' + (m.players - 1) + ' opponent' + (m.players > 2 ? 's' : '') +
-             ' (' + m.waiting + ' of ' + m.players + ' here)…', []);
+             ' (' + m.waiting + ' of ' + m.players + ' here)…', [], null);
+    tickQueue();
     break;
   case 'room':
     app.pending = false;
@@ -445,7 +457,7 @@ function handle(m) {
       showWait((alone ? 'The others have gone; your rematch waits in a new room. ' : '') +
                'Room ' + m.room + ': ' + m.players.length + ' of ' + m.need + ' players. ' +
                (m.players.length < m.need ? 'Give the code to your friends.' : 'Starting…'),
-               m.players);
+               m.players, m);
     }
     break;
   case 'start': app.pending = false; startGame(m); break;
@@ -456,7 +468,10 @@ function handle(m) {
     if (app.view === 'game' || app.view === 'wait') enterLobby();
     break;
   case 'rooms': drawRooms(m.rooms); drawFirstRooms(m.rooms); break;
-  case 'history': drawHistory(m.games); break;
+  case 'history':
+    if (app.findEnd) findEndGame(m.games);
+    drawHistory(m.games);
+    break;
   case 'replay': startReplay(m); break;
   case 'bye': setConn('The server is stopping.', true); break;
   case 'error': onError(m); break;
@@ -472,7 +487,8 @@ function onError(m) {
     if (app.name) send({ type: 'hello', name: app.name });
     return;
   }
-  if (m.code === 'not_playing' && app.game) return; // a key after the end
+  // A key after the end; but a rematch refused (we left that race) is said.
+  if (m.code === 'not_playing' && app.game && app.actionType !== 'rematch') return;
   if (m.code === 'unknown_type') { // an older server without history or replay
     $('history').textContent = 'Recent games are not available on this server.';
     return;
@@ -518,8 +534,26 @@ function showRematch(m) {
   $('rematch-status').hidden = false;
 }
 
-function showWait(text, players) {
+// The waiting screen: in a room (room: its `room` message), its code large with
+// a copy button, the line telnet friends type, its settings; in the queue of
+// `quick` (room null), how long it has been and what the server may do.
+function showWait(text, players, room) {
   show('wait');
+  if (room) app.queuedAt = 0;
+  $('h-wait').textContent = room ? 'Waiting room' : 'Finding a race';
+  $('wait-room').hidden = !room;
+  if (room) {
+    if ($('wait-code').textContent !== room.room) $('copy-code-note').textContent = '';
+    $('wait-code').textContent = room.room;
+    $('wait-join').textContent = 'join ' + room.room;
+    const limit = room.time_limit ? (room.time_limit % 60 ? room.time_limit + ' s' : room.time_limit / 60 + ' min') : '';
+    $('wait-settings').textContent = 'Settings: ' + room.size + '×' + room.size + ' · first to ' + room.target +
+      ' · ' + room.need + ' players · ' + (limit ? 'time limit ' + limit : 'no time limit') +
+      (room.rated ? ' · rated' : '');
+    // The server seats its bots in a room only when the room is made with them.
+    $('wait-bot').textContent = room.players.length < room.need
+      ? 'No bot takes a free seat here: the race starts when ' + room.need + ' players are in.' : '';
+  }
   $('wait-text').textContent = text;
   const ul = $('wait-players');
   ul.innerHTML = '';
@@ -530,6 +564,81 @@ function showWait(text, players) {
     name.append(p.name + (p.id === app.me ? ' (you)' : ''));
     li.appendChild(name);
     ul.appendChild(li);
+  }
+}
+
+// The queue of `quick`: how long we have waited, and what the protocol lets the
+// page know of bots (`queued` does not say whether or when one comes).
+function tickQueue() {
+  if (app.view !== 'wait' || !app.queuedAt) return;
+  const secs = Math.floor((Date.now() - app.queuedAt) / 1000);
+  $('wait-bot').textContent = 'Waiting ' + secs + ' s. If nobody else asks for this race, the server ' +
+    'may seat one of its bots instead: after 15 s by default (its host can change that or turn it off).';
+  clearTimeout(app.queueTimer);
+  app.queueTimer = setTimeout(tickQueue, 1000);
+}
+
+// ----------------------------------------------------------- game links ---
+
+const gameUrl = (id) => location.origin + '/game/' + encodeURIComponent(id);
+
+// Puts text on the clipboard: the Clipboard API where the page may (https,
+// localhost), else a selected textarea; false if neither worked.
+async function copyText(text) {
+  try {
+    if (navigator.clipboard && window.isSecureContext) {
+      await Promise.race([navigator.clipboard.writeText(text),
+                          new Promise((_, no) => setTimeout(() => no(new Error('timeout')), 1000))]);
+      return true;
+    }
+  } catch (e) { /* not focused, or not allowed: the textarea below */ }
+  const ta = document.createElement('textarea');
+  ta.value = text;
+  ta.setAttribute('readonly', '');
+  ta.style.position = 'fixed';
+  ta.style.opacity = '0';
+  document.body.appendChild(ta);
+  ta.select();
+  let ok = false;
+  try { ok = document.execCommand('copy'); } catch (e) { ok = false; }
+  ta.remove();
+  return ok;
+}
+
+// "Copy link" of the game id: copies http(s)://host/game/ID and shows the link
+// beside the button, to open or to copy by hand if the clipboard refused.
+async function copyLink(btn, id) {
+  const url = gameUrl(id);
+  let a = btn.parentElement.querySelector('a.game-link');
+  if (!a) {
+    a = document.createElement('a');
+    a.className = 'game-link';
+    btn.insertAdjacentElement('afterend', a);
+  }
+  a.href = url;
+  a.textContent = url;
+  const ok = await copyText(url);
+  btn.textContent = ok ? 'Link copied' : 'Copy link';
+  a.title = ok ? 'copied to the clipboard' : 'the clipboard refused: copy this link';
+}
+
+function dropLinks(box) {
+  box.querySelectorAll('a.game-link').forEach((a) => a.remove());
+}
+
+// The end screen's game in `history` (found by its commitment, unique to it):
+// its id makes the end screen's link. A game no board moved in is never listed.
+function findEndGame(games) {
+  const f = app.findEnd;
+  const g = (games || []).find((x) => x.commit === f.commit);
+  if (g) {
+    app.findEnd = null;
+    app.endGameId = g.game;
+    $('b-end-link').hidden = false;
+  } else if (++f.tries < 3) {
+    setTimeout(() => { if (app.findEnd === f) send({ type: 'history', limit: 20 }); }, 500 * f.tries);
+  } else {
+    app.findEnd = null;
   }
 }
 
@@ -611,7 +720,8 @@ function drawHistory(games) {
     const names = (g.results || []).map((p) => p.name + ' ' + p.score).join(', ');
     const when = g.ended ? new Date(g.ended).toLocaleTimeString() : '';
     ul.appendChild(item((g.room ? 'Race ' + g.room : 'Solo') + ' · ' + names + ' · ' + when,
-                        [['Replay', () => send({ type: 'replay', game: g.game })]]));
+                        [['Replay', () => send({ type: 'replay', game: g.game })],
+                         ['Copy link', (e) => copyLink(e.target, g.game)]]));
   }
 }
 
@@ -701,6 +811,7 @@ function onPlayer(m) {
 function move(dir) {
   const g = app.game;
   if (!g || g.ended || !g.you || app.view !== 'game') return;
+  app.actionType = 'move';
   send({ type: 'move', dir });
 }
 
@@ -773,6 +884,13 @@ function onEnd(m) {
   $('b-end-analyse').disabled = !analysisReady();
   $('b-end-analyse').textContent = analysisReady() ? 'Analyse my moves' : 'Analysis unavailable';
   $('b-end-analyse').title = analysisReady() ? '' : analysisNote();
+  // Its link, once `history` names its id (the seed must be public).
+  app.endGameId = null;
+  $('b-end-link').hidden = true;
+  $('b-end-link').textContent = 'Copy link';
+  dropLinks($('v-end'));
+  app.findEnd = g && g.commit && m.seed != null ? { commit: g.commit, tries: 0 } : null;
+  if (app.findEnd) send({ type: 'history', limit: 20 });
   $('h-end').focus();
   verify(g, m).then((res) => {
     $('verify').textContent = res.text;
@@ -826,15 +944,29 @@ function startReplay(rec, opts = {}) {
   show('replay');
   $('b-replay-back').textContent = opts.back === 'end' ? 'Back to the results' : 'Back to the lobby';
   app.replayBack = opts.back || 'lobby';
+  if (app.link && !opts.linked) leaveLink();
   const box = $('replay-boards');
   box.innerHTML = '';
+  $('r-moves').innerHTML = '';
   const results = rec.results || [];
+  const id = rec.game != null ? rec.game : opts.game;
+  $('h-replay').textContent = id != null ? 'Game ' + id : 'Replay';
+  $('b-replay-link').hidden = id == null;
+  $('b-replay-link').textContent = 'Copy link';
+  $('b-replay-link').onclick = (e) => copyLink(e.target, id);
+  dropLinks($('v-replay'));
+  const winner = results.find((p) => p.id === rec.winner);
   $('replay-info').textContent = (rec.room ? 'Race ' + rec.room : 'Solo game') + ', ' + rec.size + '×' + rec.size +
-    ', ' + results.map((p) => p.name + ' ' + p.score).join(' vs ');
+    ' to ' + rec.target + ', ' + results.map((p) => p.name + ' ' + p.score).join(' vs ') +
+    (rec.room ? (winner ? ' · ' + winner.name + ' won' : ' · no winner') : '') +
+    (rec.ended ? ' · ' + new Date(rec.ended).toLocaleString() : '');
+  $('r-verify').textContent = '';
+  $('r-verify').className = 'verify';
   if (!app.engine) {
     $('replay-info').textContent += ' — replays need the engine; ' + app.engineNote + '.';
     app.replay = null;
     drawAnalysisBox(null);
+    showRecordCheck(rec, null);
     return;
   }
   // Every player's boards, move by move, from the seed through the engine.
@@ -864,8 +996,121 @@ function startReplay(rec, opts = {}) {
   const named = tracks.findIndex((t) => t.p.name === app.name);
   app.replay.viewed = mine >= 0 ? mine : Math.max(0, named);
   drawAnalysisBox(app.replay);
+  drawMoveList();
   replayTo(0);
+  showRecordCheck(rec, tracks);
   if (opts.analyse && analysisReady()) analyse();
+}
+
+// The fairness check of a recorded game: the revealed seed matches the
+// commitment, and every player's moves re-played from it by the engine give
+// the recorded board, score, moves and tile (tracks null: no engine here).
+async function checkRecord(rec, tracks) {
+  if (rec.seed == null || !rec.salt) return { text: 'The seed is not public yet: nothing to check.', cls: '' };
+  if (!rec.commit) return { text: 'This record has no commitment to check.', cls: '' };
+  const digest = await sha256hex(rec.salt + ':' + String(rec.seed));
+  if (digest !== rec.commit)
+    return { text: 'NOT fair: the revealed seed does not match the commitment (' + digest.slice(0, 12) + '… ≠ ' + rec.commit.slice(0, 12) + '…).', cls: 'bad' };
+  if (!tracks) return { text: 'The seed matches the commitment; ' + app.engineNote + '.', cls: '' };
+  for (const t of tracks) {
+    const k = t.boards.length - 1;
+    const end = t.boards[k];
+    const top = Math.max(...end.flat());
+    if ((t.p.board && !sameBoard(end, t.p.board)) || t.scores[k] !== t.p.score || k !== t.p.moves ||
+        (t.p.max_tile != null && top !== t.p.max_tile))
+      return { text: 'NOT fair: ' + t.p.name + '\'s ' + plural(k, 'move') + ' re-played from the seed give ' +
+               t.scores[k] + ' points, the record says ' + t.p.score + '.', cls: 'bad' };
+  }
+  return { text: 'verified: this game was fair (the seed matches the commitment made before the first move; ' +
+           tracks.map((t) => plural(t.boards.length - 1, 'move') + ' of ' + t.p.name).join(', ') +
+           ' re-played by the engine to the recorded results).', cls: 'ok' };
+}
+
+function showRecordCheck(rec, tracks) {
+  const rp = app.replay;
+  checkRecord(rec, tracks).then((res) => {
+    if (app.replay !== rp) return; // another replay meanwhile
+    $('r-verify').textContent = res.text;
+    $('r-verify').className = 'verify ' + res.cls;
+  });
+}
+
+// The viewed player's moves, numbered: a click goes to the position where the
+// move is played; the next move is marked, and the analysis's verdicts too.
+const ARROWS = { up: '↑', down: '↓', left: '←', right: '→' };
+function drawMoveList() {
+  const rp = app.replay;
+  const ol = $('r-moves');
+  ol.innerHTML = '';
+  if (!rp || !rp.tracks[rp.viewed]) return;
+  const t = rp.tracks[rp.viewed];
+  $('moves-who').textContent = '(' + t.p.name + ')';
+  const an = rp.analysis && rp.analysis.done && rp.analysis.track === rp.viewed && rp.analysis.worst ? rp.analysis : null;
+  rp.moveButtons = [];
+  rp.marked = null;
+  const all = document.createDocumentFragment();
+  for (let k = 1; k < t.used.length; k++) {
+    const li = document.createElement('li');
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = k + ' ' + ARROWS[t.used[k]];
+    b.setAttribute('aria-label', 'move ' + k + ', ' + t.used[k]);
+    const v = an && an.verdicts[k - 1];
+    if (v && v.givenUp > 0) {
+      const rank = an.worst.indexOf(k - 1);
+      b.classList.add(rank >= 0 ? 'worst' : 'differ');
+      b.title = (rank >= 0 ? 'mistake ' + (rank + 1) + ': ' : '') + 'the AI plays ' + v.best + ' (' + pct(v.givenUp) + ' given up)';
+    }
+    b.onclick = () => replaySeek(k - 1);
+    li.appendChild(b);
+    all.appendChild(li);
+    rp.moveButtons.push(b);
+  }
+  ol.appendChild(all);
+  markNextMove();
+}
+
+function markNextMove() {
+  const rp = app.replay;
+  if (!rp || !rp.moveButtons) return;
+  if (rp.marked) rp.marked.classList.remove('next');
+  const b = rp.moveButtons[rp.step] || null;
+  rp.marked = b;
+  if (!b) return;
+  b.classList.add('next');
+  const ol = $('r-moves');
+  const top = b.parentElement.offsetTop;
+  if (top < ol.scrollTop || top + b.offsetHeight > ol.scrollTop + ol.clientHeight)
+    ol.scrollTop = top - ol.clientHeight / 2;
+}
+
+// A move chosen by hand (a button, the slider, a mark, a mistake): a replay
+// that is playing pauses there, rather than playing on from it.
+function replaySeek(step) {
+  const rp = app.replay;
+  if (rp && rp.timer) replayPlay();
+  replayTo(step);
+}
+
+// The game of the link this page was opened on, from /api/game/ID.
+async function openLinkedGame() {
+  show('replay');
+  $('h-replay').textContent = 'Game ' + decodeURIComponent(app.link);
+  $('replay-info').textContent = 'Loading the game…';
+  try {
+    const res = await fetch('/api/game/' + app.link, { cache: 'no-store' });
+    const rec = await res.json();
+    if (!res.ok || rec.type !== 'replay') throw new Error(rec.message || 'status ' + res.status);
+    if (app.link) startReplay(rec, { linked: true });
+  } catch (e) {
+    $('replay-info').textContent = 'This game cannot be shown: ' + e.message + '.';
+  }
+}
+
+// Leaves the game of the link: the address is the lobby's again.
+function leaveLink() {
+  app.link = null;
+  history.replaceState(null, '', '/');
 }
 
 function replayTo(step) {
@@ -886,6 +1131,7 @@ function replayTo(step) {
   $('r-pos').textContent = 'move ' + step + ' of ' + rp.longest;
   $('r-step').style.setProperty('--done', (rp.longest ? 100 * step / rp.longest : 0) + '%');
   drawMoveNote();
+  markNextMove();
 }
 
 // --------------------------------------------------------------- analysis ---
@@ -1011,7 +1257,7 @@ function finishAnalysis(rp, an) {
   worst.forEach((k, i) => {
     const li = item('Mistake ' + (i + 1) + ': move ' + (k + 1) + ', ' + v[k].played + ', the AI plays ' +
                     v[k].best + ' (' + pct(v[k].givenUp) + ' given up)',
-                    [['Go to move ' + (k + 1), () => replayTo(k)]]);
+                    [['Go to move ' + (k + 1), () => replaySeek(k)]]);
     li.dataset.move = k + 1;
     ul.appendChild(li);
   });
@@ -1031,10 +1277,11 @@ function finishAnalysis(rp, an) {
     if (rank >= 0) mark.textContent = rank + 1;
     mark.title = 'move ' + (k + 1) + ': ' + x.played + ', the AI plays ' + x.best + ' (' + pct(x.givenUp) + ')';
     mark.setAttribute('aria-label', mark.title);
-    mark.onclick = () => replayTo(k);
+    mark.onclick = () => replaySeek(k);
     strip.appendChild(mark);
   });
   strip.hidden = false;
+  drawMoveList();
   drawMoveNote();
 }
 
@@ -1113,12 +1360,19 @@ function wireBotForms() {
 
 function wire() {
   $('name').value = app.name;
+  // As "Race now" and "Race a bot": the name typed, or (left empty) the server's.
   $('f-name').onsubmit = (e) => {
     e.preventDefault();
-    app.name = $('name').value.trim();
-    localStorage.setItem('race2048.name', app.name);
+    const name = $('name').value.trim();
     app.named = true;
     app.pending = false;
+    if (!name) {
+      app.name = '';
+      enterLobby(); // the welcome already named us; a connection yet to open does so
+      return;
+    }
+    app.name = name;
+    localStorage.setItem('race2048.name', app.name);
     act(e.target, { type: 'hello', name: app.name });
   };
   $('b-race-now').onclick = (e) => enterWith(e.target, { type: 'quick', players: 2, size: 4 });
@@ -1148,8 +1402,15 @@ function wire() {
   $('b-replay-back').onclick = () => {
     if (app.replay && app.replay.timer) replayPlay();
     stopAnalysis();
+    if (app.link) leaveLink();
     if (app.replayBack === 'end' && app.lastEnd) show('end');
-    else enterLobby();
+    else if (app.named) enterLobby();
+    else { show('name'); send({ type: 'rooms' }); }
+  };
+  $('b-end-link').onclick = (e) => { if (app.endGameId != null) copyLink(e.target, app.endGameId); };
+  $('b-copy-code').onclick = async () => {
+    const code = $('wait-code').textContent;
+    $('copy-code-note').textContent = (await copyText(code)) ? 'Copied ' + code : 'Select the code to copy it';
   };
   $('b-analyse').onclick = analyse;
   $('a-player').onchange = (e) => {
@@ -1158,21 +1419,28 @@ function wire() {
     app.replay.viewed = Number(e.target.value);
     app.replay.analysis = null;
     drawAnalysisBox(app.replay);
+    drawMoveList();
     drawMoveNote();
   };
   $('b-end-analyse').onclick = () => {
-    if (app.ownRecord) startReplay(app.ownRecord, { back: 'end', analyse: true, player: app.game && app.game.you });
+    if (app.ownRecord) {
+      startReplay(app.ownRecord, { back: 'end', analyse: true, player: app.game && app.game.you,
+                                   game: app.endGameId != null ? app.endGameId : undefined });
+    }
   };
-  $('r-first').onclick = () => replayTo(0);
-  $('r-prev').onclick = () => replayTo(app.replay ? app.replay.step - 1 : 0);
-  $('r-next').onclick = () => replayTo(app.replay ? app.replay.step + 1 : 0);
-  $('r-last').onclick = () => replayTo(app.replay ? app.replay.longest : 0);
+  $('r-first').onclick = () => replaySeek(0);
+  $('r-prev').onclick = () => replaySeek(app.replay ? app.replay.step - 1 : 0);
+  $('r-next').onclick = () => replaySeek(app.replay ? app.replay.step + 1 : 0);
+  $('r-last').onclick = () => replaySeek(app.replay ? app.replay.longest : 0);
   $('r-play').onclick = replayPlay;
-  $('r-step').oninput = (e) => replayTo(Number(e.target.value));
+  $('r-step').oninput = (e) => replaySeek(Number(e.target.value));
 }
 
 wire();
-if (!app.name) show('name');
+if (!app.name && !app.link) show('name');
 // The open rooms change as people come and go: the screens that list them ask again.
 setInterval(() => { if (app.view === 'name' || app.view === 'lobby') send({ type: 'rooms' }); }, 5000);
-loadEngine().finally(connect);
+loadEngine().finally(() => {
+  if (app.link) openLinkedGame();
+  connect();
+});

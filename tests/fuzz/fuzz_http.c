@@ -93,6 +93,15 @@ static void run(const uint8_t *data, size_t size, size_t chunk, result *r) {
                 mix(&r->hash, &listed, sizeof listed);
                 CHECK(!same || h.req.has_origin);
             }
+            {
+                /* Game links read the target: any bytes, no crash, sane fields. */
+                proto_http_route route = proto_http_route_of(h.req.target);
+                CHECK(route.limit >= 0 && route.limit <= 100);
+                CHECK(!route.has_game || route.kind == PROTO_ROUTE_GAME_PAGE ||
+                      route.kind == PROTO_ROUTE_API_GAME);
+                mix(&r->hash, &route.kind, sizeof route.kind);
+                mix(&r->hash, &route.game, sizeof route.game);
+            }
             r->requests++;
             if (res == PROTO_HTTP_UPGRADE && h.req.upgrade_websocket) {
                 ws = proto_ws_new(MAX_MSG, &handlers, r);

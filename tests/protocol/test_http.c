@@ -389,6 +389,42 @@ static void test_origin_listed(void **state) {
     assert_string_equal(bad, "https://a/path");
 }
 
+/* Version 4's game links: /game/ID, /api/game/ID, /api/history?limit=N. */
+static void test_game_routes(void **state) {
+    (void)state;
+    proto_http_route r = proto_http_route_of("/game/42");
+    assert_int_equal(r.kind, PROTO_ROUTE_GAME_PAGE);
+    assert_true(r.has_game);
+    assert_int_equal(r.game, 42);
+    r = proto_http_route_of("/api/game/7?x=1");
+    assert_int_equal(r.kind, PROTO_ROUTE_API_GAME);
+    assert_true(r.has_game);
+    assert_int_equal(r.game, 7);
+    /* Not digits, or too many: a route to no game (a 404), not another route. */
+    r = proto_http_route_of("/api/game/abc");
+    assert_int_equal(r.kind, PROTO_ROUTE_API_GAME);
+    assert_false(r.has_game);
+    r = proto_http_route_of("/game/1234567890123456789");
+    assert_int_equal(r.kind, PROTO_ROUTE_GAME_PAGE);
+    assert_false(r.has_game);
+    assert_int_equal(proto_http_route_of("/game/").kind, PROTO_ROUTE_NONE);
+    assert_int_equal(proto_http_route_of("/game/1/x").kind, PROTO_ROUTE_NONE);
+    assert_int_equal(proto_http_route_of("/games/1").kind, PROTO_ROUTE_NONE);
+    assert_int_equal(proto_http_route_of("/").kind, PROTO_ROUTE_NONE);
+    r = proto_http_route_of("/api/history");
+    assert_int_equal(r.kind, PROTO_ROUTE_API_HISTORY);
+    assert_int_equal(r.limit, 20);
+    assert_int_equal(proto_http_route_of("/api/history?limit=5").limit, 5);
+    assert_int_equal(proto_http_route_of("/api/history?a=b&limit=100#x").limit, 100);
+    assert_int_equal(proto_http_route_of("/api/history?limit=1&x").limit, 1);
+    static const char *const bad[] = {"/api/history?limit=0",  "/api/history?limit=101",
+                                      "/api/history?limit=",   "/api/history?limit=5x",
+                                      "/api/history?limit=-1", "/api/history?limit=0005"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(proto_http_route_of(bad[i]).limit, 0);
+    assert_int_equal(proto_http_route_of("/api/historyx").kind, PROTO_ROUTE_NONE);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_get_whole_and_split),
@@ -406,6 +442,7 @@ int main(void) {
         cmocka_unit_test(test_host_and_origin_kept),
         cmocka_unit_test(test_same_origin),
         cmocka_unit_test(test_origin_listed),
+        cmocka_unit_test(test_game_routes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include <poll.h>
 
 #include "harness.h"
+#include "wsclient.h"
 #include "natsd.h"
 #include "tt.h"
 #include "wsclient.h"
@@ -222,6 +223,35 @@ static void test_race_across_three_nodes(void **state) {
         client_send(h, "{\"type\":\"replay\",\"game\":%lld}", (long long)game + 999);
         client_expect_error(h, "game_not_found", WAIT);
         client_close(h);
+        /* The same over HTTP: /api/game/ID waits for the node that has it. */
+        client *web = client_connect(n[i]);
+        char get[128];
+        snprintf(get, sizeof get,
+                 "GET /api/game/%lld HTTP/1.1\r\nHost: t\r\n\r\n"
+                 "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n",
+                 (long long)game);
+        client_send_raw(web, get, strlen(get), false);
+        http_response r;
+        http_read(web, &r, false, WAIT);
+        assert_int_equal(r.status, 200);
+        json_t *api = json_loadb(r.body, r.body_len, 0, NULL);
+        assert_non_null(api);
+        assert_true(jequal(api, replay));
+        json_decref(api);
+        /* The request pipelined behind it: answered in order, or (behind an
+         * answer that waited for another node: today nodes b and c) left for
+         * the client to send again, the connection closed after the answer. */
+        char conn_hdr[32];
+        assert_true(http_header(&r, "Connection", conn_hdr, sizeof conn_hdr));
+        http_response_free(&r);
+        if (i > 0 && strcmp(conn_hdr, "close") == 0) { /* node a's record: at once */
+            assert_int_equal(client_drain_to_eof(web, WAIT), 0);
+        } else {
+            http_read(web, &r, false, WAIT);
+            assert_string_equal(r.body, "ok");
+            http_response_free(&r);
+        }
+        client_close(web);
     }
     for (int i = 0; i < 3; i++)
         assert_int_equal(server_stop(n[i]), 0);
