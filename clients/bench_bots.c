@@ -1,6 +1,7 @@
 /* bench_bots.c - race2048-bench bots: the bot levels' strength, speed and races. */
 #include "bench_bots.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,11 +11,13 @@
 #include "bench_util.h"
 #include "engine.h"
 #include "level.h"
+#include "rating.h"
 
 #define USAGE                                                                            \
     "usage: race2048-bench bots [--games N] [--races N] [--seed S] [--level L]\n"        \
     "       race2048-bench bots --sizes [--games N] [--seed S] [--level L] "             \
-    "[--no-budget]\n"
+    "[--no-budget]\n"                                                                    \
+    "       race2048-bench bots --ratings [--races N] [--seed S]\n"
 
 /* The target of every game and race: the server's default. */
 #define TARGET 2048
@@ -40,7 +43,11 @@ static void usage(FILE *out) {
             "  20) of at most 1000 moves played at full speed: CPU ms a move (p50,\n"
             "  p99, mean), how many bots of that size and level one core keeps at\n"
             "  their pace, and the median score after those moves; --no-budget\n"
-            "  without the levels' cap on boards other than 4x4 (as before it was).\n");
+            "  without the levels' cap on boards other than 4x4 (as before it was).\n"
+            "  --ratings: N races (default 50) between every two levels, as above, and\n"
+            "  each level's fixed rating from them: the maximum likelihood of the\n"
+            "  ratings' own model for two players, sigma 2, level 3 at a new account's\n"
+            "  mu 25 (protocol/README.md, Ratings, lists the figures).\n");
 }
 
 static double clock_ms(clockid_t id) {
@@ -310,20 +317,117 @@ static int bench_sizes(bench *bn, long games, int first, int last, bool budget) 
     return 0;
 }
 
+/* ------------------------------------------------------ fixed ratings --- */
+
+/* The deviation every bot level is given: small, since a level's play does
+ * not change, but not so small that a bot's mu, found from finitely many
+ * races, would weigh as certain. */
+#define BOT_SIGMA 2.0
+/* The level a new account stands beside: level 3 fills quick races, so a new
+ * player's mu (RATING_MU0) is put at its strength. */
+#define ANCHOR_LEVEL 3
+#define NLEVELS      (AI_LEVEL_MAX - AI_LEVEL_MIN + 1)
+
+/* Each level's mu from the races between every two levels: the maximum
+ * likelihood of the model the ratings use (Plackett-Luce with two players is
+ * Bradley-Terry, P(i beats j) = e^(mu_i/c) / (e^(mu_i/c) + e^(mu_j/c)), c^2 =
+ * 2 (BOT_SIGMA^2 + beta^2)), found by the MM iteration (Hunter 2004), a draw
+ * counting half a win to each (the caller adds one virtual draw to every
+ * pair, so that a clean sweep stays finite). Then shifted so that ANCHOR_LEVEL stands at
+ * RATING_MU0. Also each mu's standard error from the Fisher information. */
+static void fit_levels(const double wins[NLEVELS][NLEVELS], double mu[NLEVELS],
+                       double se[NLEVELS]) {
+    const double c = sqrt(2 * (BOT_SIGMA * BOT_SIGMA + RATING_BETA * RATING_BETA));
+    double theta[NLEVELS];
+    for (int i = 0; i < NLEVELS; i++)
+        theta[i] = 1;
+    for (int iter = 0; iter < 10000; iter++) {
+        double next[NLEVELS], change = 0;
+        for (int i = 0; i < NLEVELS; i++) {
+            double w = 0, den = 0;
+            for (int j = 0; j < NLEVELS; j++) {
+                if (j == i) continue;
+                double n = wins[i][j] + wins[j][i];
+                w += wins[i][j];
+                den += n / (theta[i] + theta[j]);
+            }
+            next[i] = den > 0 && w > 0 ? w / den : theta[i];
+        }
+        double gm = 0; /* keep the geometric mean at 1 */
+        for (int i = 0; i < NLEVELS; i++)
+            gm += log(next[i]);
+        gm = exp(gm / NLEVELS);
+        for (int i = 0; i < NLEVELS; i++) {
+            next[i] /= gm;
+            change = fmax(change, fabs(log(next[i] / theta[i])));
+            theta[i] = next[i];
+        }
+        if (change < 1e-12) break;
+    }
+    double shift = RATING_MU0 - c * log(theta[ANCHOR_LEVEL - AI_LEVEL_MIN]);
+    for (int i = 0; i < NLEVELS; i++) {
+        mu[i] = c * log(theta[i]) + shift;
+        double info = 0; /* of log theta_i, the others held */
+        for (int j = 0; j < NLEVELS; j++) {
+            if (j == i) continue;
+            double n = wins[i][j] + wins[j][i];
+            double p = theta[i] / (theta[i] + theta[j]);
+            info += n * p * (1 - p);
+        }
+        se[i] = info > 0 ? c / sqrt(info) : INFINITY;
+    }
+}
+
+/* N races between every two levels (each pair's race k dealt as race k is),
+ * then each level's fixed rating: one line per level. */
+static int bench_ratings(bench *bn, long races) {
+    double wins[NLEVELS][NLEVELS] = {{0}};
+    for (int a = AI_LEVEL_MIN; a <= AI_LEVEL_MAX; a++) {
+        for (int b = a + 1; b <= AI_LEVEL_MAX; b++) {
+            const ai_level *down = ai_level_get(a), *up = ai_level_get(b);
+            for (long k = 0; k < races; k++) {
+                bool target;
+                uint64_t ms;
+                race_result r = play_race(bn, up, down, k, &target, &ms);
+                double w = r == RACE_WIN ? 1 : r == RACE_DRAW ? 0.5 : 0;
+                wins[b - AI_LEVEL_MIN][a - AI_LEVEL_MIN] += w;
+                wins[a - AI_LEVEL_MIN][b - AI_LEVEL_MIN] += 1 - w;
+            }
+            printf("pair level=%d vs=%d races=%ld wins=%.1f\n", b, a, races,
+                   wins[b - AI_LEVEL_MIN][a - AI_LEVEL_MIN]);
+            fflush(stdout);
+        }
+    }
+    /* One virtual draw between every two levels: a level that won every
+     * race against another would otherwise be infinitely stronger. */
+    for (int i = 0; i < NLEVELS; i++)
+        for (int j = 0; j < NLEVELS; j++)
+            if (i != j) wins[i][j] += 0.5;
+    double mu[NLEVELS], se[NLEVELS];
+    fit_levels(wins, mu, se);
+    for (int i = 0; i < NLEVELS; i++)
+        printf("rating level=%d mu=%.2f sigma=%.1f se=%.2f shown=%d\n", i + AI_LEVEL_MIN,
+               mu[i], BOT_SIGMA, se[i], rating_display(mu[i]));
+    return 0;
+}
+
 /* ---------------------------------------------------------------- main --- */
 
 int bench_bots_main(int argc, char **argv) {
     long games = 20, races = 50, seed = 1, only = 0;
-    bool sizes = false, budget = true;
+    bool sizes = false, budget = true, ratings = false;
     for (int i = 0; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
         }
-        if (!strcmp(a, "--sizes") || !strcmp(a, "--no-budget")) { /* switches */
+        if (!strcmp(a, "--sizes") || !strcmp(a, "--no-budget") ||
+            !strcmp(a, "--ratings")) { /* switches */
             if (!strcmp(a, "--sizes"))
                 sizes = true;
+            else if (!strcmp(a, "--ratings"))
+                ratings = true;
             else
                 budget = false;
             i--; /* no value follows */
@@ -361,6 +465,10 @@ int bench_bots_main(int argc, char **argv) {
     int first = only ? (int)only : AI_LEVEL_MIN, last = only ? (int)only : AI_LEVEL_MAX;
     if (sizes) {
         rc = bench_sizes(&bn, games, first, last, budget) < 0;
+        goto done;
+    }
+    if (ratings) {
+        rc = bench_ratings(&bn, races) < 0;
         goto done;
     }
     for (int l = first; l <= last; l++) {
