@@ -248,7 +248,7 @@ static void test_race_winning_move_is_no_mistake(void **state) {
 static void test_race_passing_up_the_target_is_mistake_1(void **state) {
     (void)state;
     uint32_t seed;
-    char ann[512], bob[512], line[128], expect[160];
+    char ann[512], bob[sizeof ann + 1], line[128], expect[160];
     int k, makes, ai;
     find_passed_target(&seed, ann, &k, &makes, &ai);
     snprintf(bob, sizeof bob, "%s%c", ann, letters[makes]);

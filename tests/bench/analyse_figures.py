@@ -2,13 +2,15 @@
 """analyse_figures.py - issue 29's analysis figures: the time race2048-replay --analyse
 and the page's WebAssembly analysis take per move, on games race2048-bot plays.
 
-    tests/bench/analyse_figures.py SERVER BOT REPLAY [WASM] [--runs N]
+    tests/bench/analyse_figures.py SERVER BOT REPLAY [WASM] [--runs N] [--records FILE]
 
 SERVER, BOT and REPLAY are the race2048d, race2048-bot and race2048-replay binaries; WASM
 (optional, build/server/engine.wasm) is timed in node as the page runs it (w_ai_judge
 before every move; with the race's target and moves left when the module takes them).
 The games: a solo 4x4 game to 2048 (seed 42) cut at 1000 moves, the same game in full,
-and a race of two bots to 64 and to 2048. Prints key=value lines, the best of N runs.
+and a race of two bots to 64 and to 2048 (--records FILE: a journal's game records instead,
+the first solo one and the races, so that two builds are timed on the same games; written
+there when FILE does not exist). Prints key=value lines, the best of N runs.
 A benchmark, not a test: the figures depend on the machine."""
 import json
 import os
@@ -93,12 +95,16 @@ WebAssembly.instantiate(fs.readFileSync(wasmPath), { env: {} }).then(({ instance
   for (const p of rec.results) {
     const dirs = rec.moves[String(p.id)] || '';
     let best = Infinity;
+    // ai/judge.h's deadline: a race's player who did not win by the target, or any
+    // player of a race the clock ended, had exactly the moves they made.
+    const deadline = typeof rec.room === 'string' &&
+      ((rec.reason === 'target' && p.id !== rec.winner) || rec.reason === 'time');
     for (let r = 0; r < Number(runs); r++) {
       new Uint8Array(e.memory.buffer, e.w_seed_buf(), seed.length).set(seed);
       if (e.w_new(rec.size, seed.length) < 0) throw new Error('seed');
       const t = performance.now();
       for (let k = 0; k < dirs.length; k++) {
-        if (e.w_ai_goal) e.w_ai_goal(rec.target || 0, rec.room ? dirs.length - k : 0);
+        if (e.w_ai_goal) e.w_ai_goal(rec.target || 0, deadline ? dirs.length - k : 0);
         e.w_ai_judge(DIR[dirs[k]]);
         e.w_move(DIR[dirs[k]]);
       }
@@ -122,14 +128,24 @@ def time_wasm(wasm, rec, runs):
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    runs = 3
+    runs, records = 3, None
     if "--runs" in sys.argv:
         runs = int(sys.argv[sys.argv.index("--runs") + 1])
         args.remove(str(runs))
+    if "--records" in sys.argv:
+        records = sys.argv[sys.argv.index("--records") + 1]
+        args.remove(records)
     server, bot, replay = args[:3]
     wasm = args[3] if len(args) > 3 else None
-    with tempfile.TemporaryDirectory() as tmp:
-        recs = play(server, bot, os.path.join(tmp, "j"))
+    if records and os.path.exists(records):
+        with open(records) as f:
+            recs = [r for r in map(json.loads, f) if r.get("j") == "game"]
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            recs = play(server, bot, os.path.join(tmp, "j"))
+        if records:
+            with open(records, "w") as f:
+                f.writelines(json.dumps(r) + "\n" for r in recs)
     solo = next(r for r in recs if "room" not in r)
     races = [r for r in recs if "room" in r]
     cut = dict(solo, game=1000001, moves={k: v[:1000] for k, v in solo["moves"].items()})
