@@ -71,6 +71,7 @@ static double bits_after(reach *r, eng_bits b, int left, double prob) {
 /* The mover's best chance with `left` moves to go (0: no move). */
 static double bits_best(reach *r, eng_bits b, int left, double prob) {
     double best = 0;
+    if (!bits_could_make(r, b, left, left - 1)) return 0; /* (spares the moves) */
     for (int d = 0; d < 4 && best < 1; d++) {
         eng_bits next = eng_bits_move(b, (eng_dir)d, &r->m->moves);
         if (next == b) continue;
@@ -116,6 +117,7 @@ static double board_after(reach *r, const eng_board *b, int left, double prob) {
 
 static double board_best(reach *r, const eng_board *b, int left, double prob) {
     double best = 0;
+    if (!could_make(r, b->cell, b->size * b->size, left, left - 1)) return 0;
     for (int d = 0; d < 4 && best < 1; d++) {
         eng_board next = *b;
         if (!eng_move(&next, (eng_dir)d, &r->m->moves, NULL)) continue;
