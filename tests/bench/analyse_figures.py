@@ -8,7 +8,7 @@ SERVER, BOT and REPLAY are the race2048d, race2048-bot and race2048-replay binar
 (optional, build/server/engine.wasm) is timed in node as the page runs it (w_ai_judge
 before every move; with the race's target and moves left when the module takes them).
 The games: a solo 4x4 game to 2048 (seed 42) cut at 1000 moves, the same game in full,
-and a race of two bots to 64 and to 2048 (--records FILE: a journal's game records instead,
+and races of two bots to 64 and to 2048 on 4x4, and to 64 on 8x8 (--records FILE: a journal's game records instead,
 the first solo one and the races, so that two builds are timed on the same games; written
 there when FILE does not exist). Prints key=value lines, the best of N runs.
 A benchmark, not a test: the figures depend on the machine."""
@@ -49,9 +49,9 @@ def play(server, bot, journal):
         base = [bot, "--host", "127.0.0.1", "--port", str(port)]
         subprocess.run(base + ["--solo", "--seed", "42"], check=True,
                        stdout=subprocess.DEVNULL)
-        for target in (64, 2048):
-            a = subprocess.Popen(base + ["--create", "--players", "2", "--target",
-                                         str(target), "--name", "ann"],
+        for size, target in ((4, 64), (4, 2048), (8, 64)):
+            a = subprocess.Popen(base + ["--create", "--players", "2", "--size", str(size),
+                                         "--target", str(target), "--name", "ann"],
                                  stdout=subprocess.PIPE, text=True)
             room = a.stdout.readline().strip().split("=", 1)[1]
             subprocess.run(base + ["--join", room, "--name", "bob"], check=True,
@@ -94,7 +94,7 @@ WebAssembly.instantiate(fs.readFileSync(wasmPath), { env: {} }).then(({ instance
   const out = {};
   for (const p of rec.results) {
     const dirs = rec.moves[String(p.id)] || '';
-    let best = Infinity;
+    let best = Infinity, slowest = 0;
     // ai/judge.h's deadline: a race's player who did not win by the target, or any
     // player of a race the clock ended, had exactly the moves they made.
     const deadline = typeof rec.room === 'string' &&
@@ -105,12 +105,14 @@ WebAssembly.instantiate(fs.readFileSync(wasmPath), { env: {} }).then(({ instance
       const t = performance.now();
       for (let k = 0; k < dirs.length; k++) {
         if (e.w_ai_goal) e.w_ai_goal(rec.target || 0, deadline ? dirs.length - k : 0);
+        const t1 = performance.now();
         e.w_ai_judge(DIR[dirs[k]]);
+        if (r === 0) slowest = Math.max(slowest, performance.now() - t1);
         e.w_move(DIR[dirs[k]]);
       }
       best = Math.min(best, performance.now() - t);
     }
-    out[p.id] = { moves: dirs.length, ms: best };
+    out[p.id] = { moves: dirs.length, ms: best, slowest };
   }
   console.log(JSON.stringify({ init, players: out }));
 });
@@ -150,7 +152,7 @@ def main():
     races = [r for r in recs if "room" in r]
     cut = dict(solo, game=1000001, moves={k: v[:1000] for k, v in solo["moves"].items()})
     games = [("solo_1000", cut), ("solo_full", solo)] + [
-        ("race_%d" % r["target"], r) for r in races]
+        ("race_%dx%d_%d" % (r["size"], r["size"], r["target"]), r) for r in races]
     for name, rec in games:
         moves = sum(len(v) for v in rec["moves"].values())
         secs, out = time_replay(replay, rec, runs)
@@ -161,8 +163,9 @@ def main():
         if wasm:
             w = time_wasm(wasm, rec, runs)
             ms = sum(p["ms"] for p in w["players"].values())
-            line += " wasm_total_ms=%.0f wasm_ms_per_move=%.3f wasm_init_ms=%.0f" % (
-                ms, ms / max(moves, 1), w["init"])
+            slowest = max(p["slowest"] for p in w["players"].values())
+            line += (" wasm_total_ms=%.0f wasm_ms_per_move=%.3f wasm_slowest_move_ms=%.2f"
+                     " wasm_init_ms=%.0f" % (ms, ms / max(moves, 1), slowest, w["init"]))
         print(line)
         print("analyse game=%s mistakes=%s" % (name, json.dumps(mistakes)))
 
