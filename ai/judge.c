@@ -1,5 +1,5 @@
-/* judge.c - the analysis's verdict on one move: what it gave up towards the game's
- * target when the target is in reach, else in the AI's value. */
+/* judge.c - the analysis's verdict on one move: what it gave up of the chance of winning
+ * over a race's last moves, else of the AI's value. */
 #include "judge.h"
 
 /* ------------------------------------------------------------ the chance ---

@@ -1,5 +1,5 @@
-/* judge.h - the analysis's verdict on one move: what it gave up towards the game's
- * target when the target is in reach, else in the AI's value; pure like ai.h.
+/* judge.h - the analysis's verdict on one move: what it gave up of the chance of winning
+ * over a race's last moves, else of the AI's value; pure like ai.h.
  *
  * Shared by race2048-replay --analyse and the web page's WebAssembly, so that both say
  * the same. A move is judged in two tiers:
@@ -34,8 +34,9 @@
 
 /* The chance is searched when the player has at most this many moves left. */
 #define AI_REACH_MOVES 3
-/* Branches less likely than this are not searched for the chance (counted as
- * not reaching it, so a chance is at most this much too low). */
+/* Branches less likely than this are not searched for the chance: they count
+ * as missing the target, so a chance can come out a little low (each such
+ * branch is worth less than this). */
 #define AI_REACH_MIN_PROB    1e-4
 #define AI_JUDGE_EPS_POINTS  0.05
 #define AI_JUDGE_EPS_PERCENT 0.05
