@@ -1059,7 +1059,7 @@ function drawMoveList() {
     if (v && v.givenUp > 0) {
       const rank = an.worst.indexOf(k - 1);
       b.classList.add(rank >= 0 ? 'worst' : 'differ');
-      b.title = (rank >= 0 ? 'mistake ' + (rank + 1) + ': ' : '') + 'the AI plays ' + v.best + ' (' + pct(v.givenUp) + ' given up)';
+      b.title = (rank >= 0 ? 'mistake ' + (rank + 1) + ': ' : '') + 'the AI plays ' + v.best + ' (' + givenUpText(v, an.target) + ' given up)';
     }
     b.onclick = () => replaySeek(k - 1);
     li.appendChild(b);
@@ -1194,6 +1194,13 @@ function analyse() {
   $('a-strip').innerHTML = '';
   $('a-strip').hidden = true;
   e.w_ai_init();
+  // What decides the race (ai/judge.h, as race2048-replay --analyse): a player
+  // who did not win by the target, or anyone whose race the clock ended, had
+  // exactly the moves they made; a solo game and a winner by the target: no limit.
+  const rec = rp.rec;
+  const deadline = typeof rec.room === 'string' && !!rec.room &&
+    ((rec.reason === 'target' && t.p.id !== rec.winner) || rec.reason === 'time');
+  an.target = rec.target || 0;
   const slice = () => {
     if (an.cancelled || app.replay !== rp) return;
     const from = an.verdicts.length;
@@ -1202,9 +1209,11 @@ function analyse() {
     const until = performance.now() + SLICE_MS;
     for (let k = from; k < dirs.length && k < from + SLICE_MOVES; k++) {
       const played = WASM_DIR[dirs[k]];
+      if (e.w_ai_goal) e.w_ai_goal(an.target, deadline ? dirs.length - k : 0);
       const best = e.w_ai_judge(played);
+      const givenUp = e.w_ai_given_up() / 1000;
       an.verdicts.push({ played: dirs[k], best: best >= 0 ? Object.keys(WASM_DIR)[best] : null,
-                         givenUp: e.w_ai_given_up() / 1000 });
+                         givenUp, chance: !!e.w_ai_kind && e.w_ai_kind() === 1 });
       if (e.w_move(played) !== 1) return analysisFailed(an, 'move ' + (k + 1) + ' does not re-play');
       if (performance.now() > until) break;
     }
@@ -1227,14 +1236,20 @@ function analysisFailed(an, why) {
   $('a-player').disabled = false;
 }
 
-// The three biggest mistakes (largest first; of equal ones the earlier), as
-// race2048-replay --analyse marks them.
+// The three biggest mistakes (chance of the target before value, then largest
+// first; of equal ones the earlier), as race2048-replay --analyse marks them.
 function biggestMistakes(verdicts) {
   return verdicts.map((v, k) => k).filter((k) => verdicts[k].givenUp > 0)
-    .sort((a, b) => verdicts[b].givenUp - verdicts[a].givenUp || a - b).slice(0, MISTAKES);
+    .sort((a, b) => verdicts[b].chance - verdicts[a].chance ||
+                    verdicts[b].givenUp - verdicts[a].givenUp || a - b).slice(0, MISTAKES);
 }
 
 const pct = (x) => (x >= 10 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(2)) + '\u00a0%';
+// What a verdict gave up, in its unit: percentage points of the chance of
+// reaching the target, or the share of the AI's value.
+const givenUpText = (v, target) => v.chance
+  ? pct(v.givenUp).replace('%', 'pts') + ' of the chance of reaching ' + target
+  : pct(v.givenUp) + ' of the value';
 
 function finishAnalysis(rp, an) {
   const v = an.verdicts;
@@ -1256,7 +1271,7 @@ function finishAnalysis(rp, an) {
   }
   worst.forEach((k, i) => {
     const li = item('Mistake ' + (i + 1) + ': move ' + (k + 1) + ', ' + v[k].played + ', the AI plays ' +
-                    v[k].best + ' (' + pct(v[k].givenUp) + ' given up)',
+                    v[k].best + ' (' + givenUpText(v[k], an.target) + ' given up)',
                     [['Go to move ' + (k + 1), () => replaySeek(k)]]);
     li.dataset.move = k + 1;
     ul.appendChild(li);
@@ -1273,9 +1288,9 @@ function finishAnalysis(rp, an) {
     mark.type = 'button';
     mark.className = 'mark' + (rank >= 0 ? ' worst' : '');
     mark.style.left = (100 * k / span) + '%';
-    mark.style.setProperty('--h', Math.min(1, 0.25 + x.givenUp / 10));
+    mark.style.setProperty('--h', x.chance ? 1 : Math.min(1, 0.25 + x.givenUp / 10));
     if (rank >= 0) mark.textContent = rank + 1;
-    mark.title = 'move ' + (k + 1) + ': ' + x.played + ', the AI plays ' + x.best + ' (' + pct(x.givenUp) + ')';
+    mark.title = 'move ' + (k + 1) + ': ' + x.played + ', the AI plays ' + x.best + ' (' + givenUpText(x, an.target) + ')';
     mark.setAttribute('aria-label', mark.title);
     mark.onclick = () => replaySeek(k);
     strip.appendChild(mark);
@@ -1296,7 +1311,7 @@ function drawMoveNote() {
   if (!v) { el.textContent = 'The game is over: no move to judge.'; el.className = 'a-note'; return; }
   const rank = an.worst.indexOf(rp.step);
   el.textContent = 'Next, move ' + (rp.step + 1) + ': ' + v.played +
-    (v.givenUp > 0 ? '; the AI plays ' + v.best + ' (' + pct(v.givenUp) + ' of the value given up)' +
+    (v.givenUp > 0 ? '; the AI plays ' + v.best + ' (' + givenUpText(v, an.target) + ' given up)' +
                      (rank >= 0 ? ': mistake ' + (rank + 1) : '')
                    : ', as good as the AI\'s move');
   el.className = 'a-note' + (rank >= 0 ? ' worst' : v.givenUp > 0 ? ' differ' : '');

@@ -516,9 +516,11 @@ def analysis(d, what):
     if not 1 <= len(items) <= 3 or any(not t.startswith('Mistake %d: move' % (i + 1))
                                        for i, t in enumerate(texts)):
         raise SystemExit('the mistakes are not shown: %r' % texts)
-    # Each as given up as the next or more, as race2048-replay --analyse orders them.
-    given = [float(re.search(r'\(([\d.]+)\s%', t).group(1)) for t in texts]
-    if given != sorted(given, reverse=True) or given[-1] <= 0:
+    # Each as given up as the next or more, as race2048-replay --analyse orders them
+    # (points of the chance of reaching the target before percent of the value).
+    given = [(m.group(2) == 'pts', float(m.group(1)))
+             for m in (re.search(r'\(([\d.]+)\s(%|pts)', t) for t in texts)]
+    if given != sorted(given, reverse=True) or given[-1][1] <= 0:
         raise SystemExit('the mistakes are not the biggest first: %r' % texts)
     marks = d.find_elements(By.CSS_SELECTOR, '#a-strip .mark.worst')
     if len(marks) != len(items):
@@ -539,24 +541,78 @@ def analysis(d, what):
     return [tuple(x) for x in exact]
 
 
-def same_as_cli(d, found):
+def same_as_cli(d, found, journal=None):
     """The page's three mistakes are race2048-replay --analyse's, for the game the
     replay shows (from the journal) and the player analysed."""
     game, player = d.execute_script(
         'const rp = app.replay; return [rp.rec.game, rp.tracks[rp.viewed].p.id];')
-    out = subprocess.run([REPLAY, JOURNAL, '--analyse', str(game)], capture_output=True,
+    out = subprocess.run([REPLAY, journal or JOURNAL, '--analyse', str(game)], capture_output=True,
                          text=True, timeout=120 * SLOWDOWN).stdout
     line = [ln for ln in out.splitlines()
             if ln.startswith('player %d (' % player) and 'biggest mistakes:' in ln]
     if not line:
         raise SystemExit('race2048-replay --analyse %s says: %r' % (game, out[-400:]))
-    cli = [(int(n), float(g)) for n, g in re.findall(r'move (\d+) \([a-z]+, not [a-z]+: ([\d.]+) %',
-                                                     line[0])]
+    cli = [(int(n), float(g)) for n, g in re.findall(
+        r'move (\d+) \([a-z]+, not [a-z]+: ([\d.]+) (?:%|pts)', line[0])]
     page = found or []
     print('analysis: race2048-replay --analyse %s: %s' % (game, line[0]))
     if [n for n, _ in cli] != [n for n, _ in page] or any(
             abs(a - b) > 0.051 for (_, a), (_, b) in zip(cli, page)):
         raise SystemExit('the page found %r, race2048-replay %r' % (page, cli))
+
+
+# Issue 29: a race to 64 that ann loses by passing up the 64 on her last move, bob (on
+# the same tiles) making it; made in the page with its engine and AI: the AI plays a
+# game until a move makes 64 that the AI, not knowing the target, does not play.
+CRAFT_RACE = """
+const e = app.engine, has64 = () => [...Array(16).keys()].some((i) => e.w_cell(i) >= 6);
+e.w_ai_init();
+for (let seed = 1; seed < 500; seed++) {
+  const moves = [];
+  const at = (extra) => { engineNew(4, seed); for (const m of moves) e.w_move(m);
+                          return extra < 0 || e.w_move(extra) === 1; };
+  for (let n = 0; n < 400; n++) {
+    at(-1);
+    if (has64()) break;
+    e.w_ai_goal(0, 0);
+    if (e.w_ai_judge(0) < 0) break;
+    let ai = -1;  // the AI's move: the first of the best value, as its search picks
+    for (let d = 0; d < 4; d++) if (e.w_ai_value(d) >= 0 && (ai < 0 || e.w_ai_value(d) > e.w_ai_value(ai))) ai = d;
+    const makes = [0, 1, 2, 3].filter((d) => at(d) && has64());
+    if (makes.length && !makes.includes(ai)) {
+      const L = 'lrud', past = moves.map((m) => L[m]).join('');
+      const ann = past + L[ai], bob = past + L[makes[0]];
+      return { j: 'game', game: 900001, room: 'CRAFT', size: 4, target: 64, seed,
+               salt: '0'.repeat(32), reason: 'target', winner: 2,
+               results: [{ id: 2, name: 'bob', score: 0, moves: bob.length, status: 'won' },
+                         { id: 1, name: 'ann', score: 0, moves: ann.length, status: 'playing' }],
+               moves: { 1: ann, 2: bob } };
+    }
+    moves.push(ai);
+  }
+}
+return null;
+"""
+
+
+def race_lost_by_passing_up(d):
+    """The page and race2048-replay --analyse agree on CRAFT_RACE: ann's last move,
+    which handed the race to bob, is her mistake 1, all her chance given up."""
+    rec = d.execute_script(CRAFT_RACE)
+    if not rec:
+        raise SystemExit('no game where the AI passes up a 64')
+    d.execute_script('startReplay(arguments[0], {analyse: true, player: 1});', rec)
+    found = analysis(d, 'race lost by passing up the 64')
+    last = len(rec['moves']['1'])
+    if not found or found[0] != (last, 100.0):
+        raise SystemExit('mistake 1 of the race lost on move %d: %r' % (last, found))
+    text = d.find_elements(By.CSS_SELECTOR, '#a-mistakes li')[0].text
+    if 'pts of the chance of reaching 64 given up' not in text:
+        raise SystemExit('mistake 1 says: %r' % text)
+    journal = os.path.join(temp_dirs[-1], 'crafted.journal')
+    with open(journal, 'w') as f:
+        f.write(json.dumps(rec) + '\n')
+    same_as_cli(d, found, journal)
 
 
 def main():
@@ -734,6 +790,7 @@ def main():
             document.getElementById('a-player').dispatchEvent(new Event('change'));""")
         d.find_element(By.ID, 'b-analyse').click()
         same_as_cli(d, analysis(d, "race2048-bot's 4x4 race"))
+        race_lost_by_passing_up(d)
         # Without the AI in the module (an older server), or without WebAssembly, the
         # button says analysis is unavailable.
         for engine, why in (("Object.fromEntries(Object.entries(real).filter(([k]) => !k.startsWith('w_ai')))",

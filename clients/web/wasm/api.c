@@ -5,6 +5,7 @@
 
 #include "ai.h"
 #include "engine.h"
+#include "judge.h"
 
 #define EXPORT(name) __attribute__((export_name(#name)))
 
@@ -63,8 +64,8 @@ static ai_model model;
 static ai_cache_entry cache_entries[1u << 14];
 static ai_cache cache = {.entries = cache_entries, .size = 1u << 14};
 static int model_ready;
-static int given_up_milli; /* the last verdict's share given up, in 1/1000 % */
-static float move_value[4];
+static ai_goal goal;      /* w_ai_goal's, for every w_ai_judge after it */
+static ai_judgement last; /* the last verdict */
 
 /* Fills the model's tables (once; a few tens of milliseconds). Returns 0. */
 EXPORT(w_ai_init) int w_ai_init(void) {
@@ -73,38 +74,55 @@ EXPORT(w_ai_init) int w_ai_init(void) {
     return 0;
 }
 
-/* Judges the move dir about to be played on the game so far, as
- * race2048-replay --analyse does: the AI searches the position with the
- * default budget; the played move gave up 100 * (best - played) / best
- * percent of the best move's value, and under 0.05 % is no mistake. Returns
- * the AI's move (dir itself when it is no mistake), -1 if no move changes the
- * board, -2 before w_ai_init or for a bad direction. The share is then
- * w_ai_given_up(), each move's value w_ai_value(d). The game is not moved. */
-EXPORT(w_ai_judge) int w_ai_judge(int dir) {
-    if (!model_ready || dir < 0 || dir > 3) return -2;
-    ai_cache_clear(&cache);
-    ai_result r = ai_search_board(&model, &cache, &game.board, ai_budget_default());
-    for (int d = 0; d < 4; d++)
-        move_value[d] = r.value[d];
-    double best = r.best >= 0 ? r.value[r.best] : 0, mine = r.value[dir];
-    double given_up =
-        best > 0 && mine >= 0 && mine < best ? 100.0 * (best - mine) / best : 0;
-    /* A tie (or as good as one) is no mistake, whichever move it names. */
-    if (given_up < 0.05) {
-        given_up_milli = 0;
-        return r.best < 0 ? -1 : dir;
-    }
-    given_up_milli = (int)(given_up * 1000 + 0.5);
-    return r.best;
+/* What the game is played for, for the next w_ai_judge: the target (a power
+ * of two; 0: none) and the moves the player has from this position on, this
+ * one included (0: no limit). As race2048-replay --analyse: for a race's
+ * player who did not win by the target, or any player of a race the clock
+ * ended, the moves they made less those already played; else 0. */
+EXPORT(w_ai_goal) int w_ai_goal(double target, double moves_left) {
+    int e = 0;
+    while (e < 30 && (double)(1u << e) < target)
+        e++;
+    goal.target_exp = target >= 8 && (double)(1u << e) == target ? e : 0;
+    goal.moves_left = moves_left > 0 && moves_left < 1e9 ? (long)moves_left : 0;
+    return goal.target_exp;
 }
 
-/* The last verdict's share of the best value given up, in thousandths of a
- * percent (0: no mistake). */
+/* Judges the move dir about to be played on the game so far, as
+ * race2048-replay --analyse does (ai/judge.h): towards the goal's target while
+ * it is in reach (the chance of reaching it, in percentage points), else by
+ * the AI's value (percent of the best move's). Returns the AI's move (dir
+ * itself when it is no mistake), -1 if no move changes the board, -2 before
+ * w_ai_init or for a bad direction. Then w_ai_kind() says what was given up,
+ * w_ai_given_up() how much, w_ai_value(d) and w_ai_chance(d) each move's
+ * value and chance. The game is not moved. */
+EXPORT(w_ai_judge) int w_ai_judge(int dir) {
+    if (!model_ready || dir < 0 || dir > 3) return -2;
+    last = ai_judge(&model, &cache, &game.board, dir, goal);
+    if (last.best < 0) return -1;
+    return last.kind == AI_JUDGE_NONE ? dir : last.best;
+}
+
+/* The last verdict's kind: 0 no mistake, 1 chance of the target (points), 2
+ * the AI's value (percent). */
+EXPORT(w_ai_kind) int w_ai_kind(void) {
+    return (int)last.kind;
+}
+
+/* The last search's chance of move d reaching the target, in millionths (-1:
+ * the move changes nothing, or no chance was asked). */
+EXPORT(w_ai_chance) int w_ai_chance(int d) {
+    if (d < 0 || d > 3 || last.chance[d] < 0) return -1;
+    return (int)(last.chance[d] * 1e6 + 0.5);
+}
+
+/* What the last verdict gave up, in thousandths of its unit (w_ai_kind: a
+ * percentage point of the chance, or a percent of the value; 0: no mistake). */
 EXPORT(w_ai_given_up) int w_ai_given_up(void) {
-    return given_up_milli;
+    return (int)(last.given_up * 1000 + 0.5);
 }
 
 /* The last search's expected value of move d (-1: the move changes nothing). */
 EXPORT(w_ai_value) double w_ai_value(int d) {
-    return d >= 0 && d < 4 ? (double)move_value[d] : -1;
+    return d >= 0 && d < 4 ? (double)last.value[d] : -1;
 }
