@@ -32,6 +32,9 @@
 #define UNREPLICATED_MAX (4u << 20)
 /* Bytes buffered before a commit is started early (a burst of records). */
 #define EARLY_COMMIT_BYTES (1u << 20)
+/* Commits whose records are not durable yet that the replication lag is
+ * tracked for; past this the newest are merged (which overstates the lag). */
+#define LAG_MARKS 64
 
 /* A growable byte string. */
 typedef struct bytes {
@@ -147,6 +150,17 @@ struct journal {
     int replicate_rc;
     bool replicate_failing; /* logged once until a replication succeeds */
     uv_work_t replicate_work;
+    /* Replication lag (journal_show_pos): for each commit not durable yet,
+     * when its first record was made and the position its end reaches,
+     * oldest first; and when the first record not yet taken by a commit was
+     * made (-1: none). */
+    struct lag_mark {
+        int64_t first_ms;
+        uint64_t end;
+    } lag[LAG_MARKS];
+    size_t lag_first, lag_count;
+    int64_t unflushed_since_ms;
+    uint64_t show_window_ms;
     journal_stats stats;
     indexed *index; /* ring of recent finished games */
     size_t index_head, index_count, index_bytes;
@@ -240,6 +254,10 @@ static void on_truncated(uv_fs_t *req) {
 static void made_durable(journal *j, uint64_t pos) {
     if (pos <= j->durable) return;
     j->durable = pos;
+    while (j->lag_count && j->lag[j->lag_first].end <= pos) {
+        j->lag_first = (j->lag_first + 1) % LAG_MARKS;
+        j->lag_count--;
+    }
     if (j->on_durable) j->on_durable(j->on_durable_ctx);
 }
 
@@ -398,9 +416,31 @@ static void flush_moves(journal *j);
 
 static bool compact_maybe(journal *j);
 
+/* A record was made (cluster mode): when the first one not yet taken by a
+ * commit was, for the replication lag. */
+static void note_record(journal *j) {
+    if (j->replicate && j->unflushed_since_ms < 0)
+        j->unflushed_since_ms = uv_now(j->loop);
+}
+
+/* A commit takes the pending records (cluster mode): they are durable once
+ * the journal reaches its end position. */
+static void mark_commit(journal *j) {
+    if (j->unflushed_since_ms < 0) return;
+    if (j->lag_count == LAG_MARKS) { /* the newest mark takes these records too */
+        j->lag[(j->lag_first + LAG_MARKS - 1) % LAG_MARKS].end = j->appended;
+    } else {
+        j->lag[(j->lag_first + j->lag_count) % LAG_MARKS] =
+            (struct lag_mark){.first_ms = j->unflushed_since_ms, .end = j->appended};
+        j->lag_count++;
+    }
+    j->unflushed_since_ms = -1;
+}
+
 static void commit_start(journal *j) {
     if (!j->on || j->busy) return;
     flush_moves(j);
+    mark_commit(j);
     if (compact_maybe(j)) return;
     if (j->pending.len == 0) {
         /* Written but not synced (a sync failed): sync again, or the `end`s
@@ -460,6 +500,7 @@ static void append(journal *j, const char *line, size_t len) {
     }
     j->appended += len;
     j->stats.records++;
+    note_record(j);
 }
 
 static void append_bytes(journal *j, bytes *b) {
@@ -608,6 +649,7 @@ void journal_move(jrn_game *g, int seat, eng_dir dir) {
         g->dirty = true;
         srv_list_push(&g->j->dirty, &g->dirty_link);
     }
+    if (g->j->on) note_record(g->j);
 }
 
 void journal_seat(jrn_game *g, int seat, jrn_seat_event event) {
@@ -776,6 +818,22 @@ uint64_t journal_game_end(jrn_game *g, const jrn_end *end) {
 
 uint64_t journal_durable_pos(const journal *j) {
     return j ? j->durable : 0;
+}
+
+uint64_t journal_show_pos(const journal *j) {
+    if (!j || !j->on || !j->replicate) return 0;
+    int64_t now = (int64_t)uv_now(j->loop);
+    int64_t window = (int64_t)j->show_window_ms;
+    if (j->lag_count) {
+        /* The oldest commit not durable yet: its records wait. */
+        const struct lag_mark *m = &j->lag[j->lag_first];
+        return now - m->first_ms > window ? m->end : 0;
+    }
+    /* Records no commit has taken yet (the next commit's end is past the
+     * position appended now). */
+    if (j->unflushed_since_ms >= 0 && now - j->unflushed_since_ms > window)
+        return j->appended + 1;
+    return 0;
 }
 
 void journal_adopt_finished(journal *j, const char *line, size_t len) {
@@ -1311,6 +1369,8 @@ int journal_open(journal **out, uv_loop_t *loop, const journal_config *cfg,
     j->next_player_id = cfg->next_player_id;
     j->replicate = cfg->replicate;
     j->replicate_ctx = cfg->replicate_ctx;
+    j->unflushed_since_ms = -1;
+    j->show_window_ms = cfg->sync_ms + JOURNAL_SHOW_SLACK_MS;
     srv_list_init(&j->dirty);
     srv_list_init(&j->games);
     j->index = calloc(INDEX_GAMES_MAX, sizeof *j->index);

@@ -174,6 +174,16 @@ void journal_close(journal *j);
 void journal_commit_now(journal *j);
 /* How far the journal's records are on disk (see journal_game_end). */
 uint64_t journal_durable_pos(const journal *j);
+/* Cluster mode: a node must not show moves it could not replicate beyond the
+ * sync window (PROTOCOL.md, many servers as one): a takeover after it is cut
+ * off would lose them. The position a message about what was just recorded
+ * (a move's `state`) must wait for, as `end` waits for its record: 0 (at
+ * once) while every record made more than the window ago is durable, which
+ * in cluster mode means replicated; else the end of the oldest commit that
+ * is not. The window is sync_ms plus the slack a commit's write, fsync and
+ * acknowledgement take on a healthy node, so the normal path never waits. */
+#define JOURNAL_SHOW_SLACK_MS 20
+uint64_t journal_show_pos(const journal *j);
 /* Cluster mode, fencing: games whose finished record the cluster's stream
  * does not have (their `end` never went out; another node runs them on)
  * leave the history index. */
