@@ -38,6 +38,8 @@
  * CLUSTER_RECORDS_SUBJECT NAME.EPOCH. */
 #define CLUSTER_RECORDS_STREAM  "RACE2048_RECORDS"
 #define CLUSTER_RECORDS_SUBJECT "race2048.rec."
+/* The rooms' directory (remote.c): room code -> its node and settings. */
+#define CLUSTER_ROOMS_BUCKET "race2048-rooms"
 
 typedef struct cluster cluster;
 

@@ -143,9 +143,12 @@ struct journal {
     struct compaction *compaction; /* the one in progress, or NULL */
     /* Replication (journal_config.replicate): records written but not yet
      * replicated, the batch on its way, and the position it makes durable. */
-    int (*replicate)(void *ctx, const char *bytes, size_t len);
+    int (*replicate)(void *ctx, const char *bytes, size_t len, size_t base_len);
     void *replicate_ctx;
     bytes unreplicated, replicating;
+    /* The first bytes of each that are a compacted journal, whole: they
+     * replace everything replicated before them (0: none). */
+    size_t unreplicated_base, replicating_base;
     uint64_t replicate_pos;
     int replicate_rc;
     bool replicate_failing; /* logged once until a replication succeeds */
@@ -270,6 +273,7 @@ static void keep_for_replication(journal *j, const char *data, size_t len) {
                 "cluster; dropped (a takeover of this node would miss them)",
                 j->path, j->unreplicated.len);
         j->unreplicated.len = 0;
+        j->unreplicated_base = 0;
     }
     if (bytes_add(&j->unreplicated, data, len) < 0)
         srv_log(SRV_LOG_ERROR, "journal: out of memory; %zu bytes not replicated", len);
@@ -277,8 +281,8 @@ static void keep_for_replication(journal *j, const char *data, size_t len) {
 
 static void replicate_work(uv_work_t *w) {
     journal *j = w->data;
-    j->replicate_rc =
-        j->replicate(j->replicate_ctx, j->replicating.data, j->replicating.len);
+    j->replicate_rc = j->replicate(j->replicate_ctx, j->replicating.data,
+                                   j->replicating.len, j->replicating_base);
 }
 
 static void replicate_done(uv_work_t *w, int status) {
@@ -287,17 +291,22 @@ static void replicate_done(uv_work_t *w, int status) {
     int rc = status < 0 ? -1 : j->replicate_rc;
     if (rc == 0) {
         j->replicating.len = 0;
+        j->replicating_base = 0;
         if (j->replicate_failing)
             srv_log(SRV_LOG_INFO, "journal %s: replicating again", j->path);
         j->replicate_failing = false;
     } else {
-        /* Kept, in front of what was written since. */
-        if (bytes_add(&j->replicating, j->unreplicated.data, j->unreplicated.len) == 0) {
+        /* Kept, in front of what was written since (unless a compaction
+         * since replaced both: its journal is what goes out). */
+        if (!j->unreplicated_base &&
+            bytes_add(&j->replicating, j->unreplicated.data, j->unreplicated.len) == 0) {
             bytes t = j->unreplicated;
             j->unreplicated = j->replicating;
             j->replicating = t;
+            j->unreplicated_base = j->replicating_base;
         }
         j->replicating.len = 0;
+        j->replicating_base = 0;
         if (rc < 0 && !j->replicate_failing)
             srv_log(SRV_LOG_WARN,
                     "journal %s: records cannot be replicated to the cluster; `end`s "
@@ -310,6 +319,7 @@ static void replicate_done(uv_work_t *w, int status) {
                     "and `end`s no longer wait for it",
                     j->path, j->unreplicated.len);
             j->unreplicated.len = 0;
+            j->unreplicated_base = 0;
             rc = 1;
         }
     }
@@ -331,6 +341,8 @@ static void replicated_then_durable(journal *j, uint64_t pos) {
     j->replicating = j->unreplicated;
     j->unreplicated = t;
     j->unreplicated.len = 0;
+    j->replicating_base = j->unreplicated_base;
+    j->unreplicated_base = 0;
     j->replicate_pos = pos;
     j->busy = true;
     j->replicate_work.data = j;
@@ -1135,9 +1147,19 @@ static void compact_done(uv_work_t *w, int status) {
         j->base = c->fresh.len;
         j->written = c->pos;
         j->stats.compactions++;
-        /* Only the records new since the last commit go to the cluster: the
-         * rewrite holds nothing else it has not had. */
-        keep_for_replication(j, c->taken.data, c->taken.len);
+        /* The cluster gets the compacted journal whole, in place of every
+         * record it had from this node (takeover.c publishes it, then purges
+         * what came before): its stream holds what the journal holds. What
+         * waited to be replicated is in it, or archived (a finished game). */
+        if (j->replicate) {
+            j->unreplicated.len = 0;
+            j->unreplicated_base = 0;
+            if (bytes_add(&j->unreplicated, c->fresh.data, c->fresh.len) == 0)
+                j->unreplicated_base = c->fresh.len;
+            else
+                srv_log(SRV_LOG_ERROR, "journal: out of memory; the compacted journal "
+                                       "is not replicated");
+        }
         uint64_t pos = c->pos;
         compaction_free(c);
         replicated_then_durable(j, pos);

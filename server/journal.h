@@ -40,14 +40,16 @@ typedef struct journal_config {
      * record so that ids never repeat after a restart. May be NULL. */
     const uint64_t *next_player_id;
     /* Cluster mode: called on a worker thread after each commit's write and
-     * fdatasync, with exactly the bytes the file got (a compaction's rewrite
-     * is not sent again: only the records new since). Returns 0 once they
-     * are replicated; 1 when they need not be now (they are kept and sent
-     * with a later commit, the commit is durable at once); -1 on failure
-     * (kept and sent again; the commit is durable only once a later call
+     * fdatasync, with exactly the bytes the file got. After a compaction the
+     * batch starts with the compacted journal whole: its first base_len bytes
+     * (0: none) replace everything replicated before them, so that the
+     * cluster holds what the journal holds. Returns 0 once they are
+     * replicated; 1 when they need not be now (they are kept and sent with a
+     * later commit, the commit is durable at once); -1 on failure (kept and
+     * sent again, base and all; the commit is durable only once a later call
      * succeeds, unless more than a few MiB wait: then they are dropped and
      * the log says so). NULL: no replication. */
-    int (*replicate)(void *ctx, const char *bytes, size_t len);
+    int (*replicate)(void *ctx, const char *bytes, size_t len, size_t base_len);
     void *replicate_ctx;
 } journal_config;
 

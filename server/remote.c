@@ -17,7 +17,7 @@
 
 #define NODE_SUBJECT  "race2048.node."
 #define FIND_SUBJECT  "race2048.find"
-#define DIR_BUCKET    "race2048-rooms"
+#define DIR_BUCKET    CLUSTER_ROOMS_BUCKET
 #define DIR_SUBJECT   "$KV." DIR_BUCKET "."
 #define TICK_MS       100
 #define DEAD_CHECK_MS 500

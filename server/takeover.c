@@ -22,6 +22,16 @@
  * of a stream being read. */
 #define PUBLISH_WAIT_MS 2000
 #define READ_WAIT_MS    3000
+/* The header of the first message of a compacted journal published whole:
+ * its length in bytes. Once that many have followed, everything before it
+ * on the subject is superseded (and purged). */
+#define BASE_HEADER "Race2048-Base"
+/* Deleted rooms leave a marker each in the directory bucket: every this many
+ * beats the markers older than DIR_MARKER_AGE_S go, so that rooms made and
+ * left do not pile up there for ever (a marker's news reached every node
+ * when it was put; one that old guards no re-put of its code). */
+#define DIR_PURGE_BEATS  10
+#define DIR_MARKER_AGE_S 10
 
 /* One takeover at a time, from its claim to its clean-up. */
 typedef enum job_state {
@@ -56,10 +66,17 @@ struct takeover {
     job job;
     bool stopping;
     /* Replication (worker thread, one call at a time). */
-    uint64_t repl_epoch; /* the incarnation repl_pos counts for */
-    uint64_t repl_pos;   /* bytes of that incarnation published for sure */
-    size_t repl_done;    /* of the batch that failed: bytes published for sure */
-    size_t repl_unsure;  /* the chunk whose publish failed: its exact length */
+    uint64_t repl_epoch;    /* the incarnation repl_pos counts for */
+    uint64_t repl_pos;      /* bytes of that incarnation published for sure */
+    size_t repl_done;       /* of the batch that failed: bytes published for sure */
+    size_t repl_unsure;     /* the chunk whose publish failed: its exact length */
+    size_t repl_fail_base;  /* the failed batch's base_len */
+    uint64_t repl_base_seq; /* the stream sequence of the base's first message */
+    uint64_t purge_below;   /* a base is out: its subject's messages before this
+                               sequence go (kept while the purge fails) */
+    /* The directory's markers (link's thread). */
+    struct __kvStore *rooms;
+    unsigned beats;
     /* Counters (loop). */
     uint64_t takeovers, games, fences;
 };
@@ -75,7 +92,8 @@ static size_t chunk_end(const char *data, size_t len, size_t at) {
     return nl ? (size_t)(nl - data) + 1 : len; /* one record longer than a chunk */
 }
 
-static int publish(takeover *t, const char *subject, const char *data, size_t n) {
+static int publish(takeover *t, const char *subject, const char *data, size_t n,
+                   size_t base_len, uint64_t *seq) {
     jsPubOptions po;
     jsPubOptions_Init(&po);
     po.MaxWait = PUBLISH_WAIT_MS;
@@ -86,12 +104,33 @@ static int publish(takeover *t, const char *subject, const char *data, size_t n)
     po.MsgId = id;
     jsPubAck *ack = NULL;
     jsErrCode jerr = 0;
-    natsStatus s = js_Publish(&ack, cluster_js(t->c), subject, data, (int)n, &po, &jerr);
+    natsMsg *m = NULL;
+    natsStatus s = natsMsg_Create(&m, subject, NULL, data, (int)n);
+    if (s == NATS_OK && base_len) {
+        char value[32];
+        snprintf(value, sizeof value, "%zu", base_len);
+        s = natsMsgHeader_Set(m, BASE_HEADER, value);
+    }
+    if (s == NATS_OK) s = js_PublishMsg(&ack, cluster_js(t->c), m, &po, &jerr);
+    if (s == NATS_OK && seq) *seq = ack->Sequence;
     jsPubAck_Destroy(ack);
+    natsMsg_Destroy(m);
     return s == NATS_OK ? 0 : -1;
 }
 
-int takeover_replicate(void *ctx, const char *data, size_t len) {
+/* The subject's messages before sequence `below` go (a base superseded them). */
+static int purge_before(takeover *t, const char *subject, uint64_t below) {
+    jsOptions o;
+    jsOptions_Init(&o);
+    o.Stream.Purge.Subject = subject;
+    o.Stream.Purge.Sequence = below;
+    jsErrCode jerr = 0;
+    return js_PurgeStream(cluster_js(t->c), CLUSTER_RECORDS_STREAM, &o, &jerr) == NATS_OK
+               ? 0
+               : -1;
+}
+
+int takeover_replicate(void *ctx, const char *data, size_t len, size_t base_len) {
     takeover *t = ctx;
     uint64_t epoch = cluster_epoch(t->c);
     if (!epoch) return 1; /* fenced: kept for the next incarnation */
@@ -99,7 +138,10 @@ int takeover_replicate(void *ctx, const char *data, size_t len) {
         t->repl_epoch = epoch;
         t->repl_pos = 0;
         t->repl_done = t->repl_unsure = 0;
+        t->purge_below = 0;
     }
+    /* A compaction replaced the batch that failed: this one is new. */
+    if (base_len != t->repl_fail_base) t->repl_done = t->repl_unsure = 0;
     char subject[128];
     snprintf(subject, sizeof subject, CLUSTER_RECORDS_SUBJECT "%s.%" PRIu64,
              cluster_name(t->c), epoch);
@@ -108,19 +150,32 @@ int takeover_replicate(void *ctx, const char *data, size_t len) {
      * again exactly as it was (so that its duplicate is recognised). */
     size_t at = t->repl_done < len ? t->repl_done : len;
     while (at < len) {
+        /* A base's chunks end at its end (a record's). */
+        size_t upto = at < base_len ? base_len : len;
         size_t end = t->repl_unsure && at + t->repl_unsure <= len
                          ? at + t->repl_unsure
-                         : chunk_end(data, len, at);
-        if (publish(t, subject, data + at, end - at) < 0) {
+                         : chunk_end(data, upto, at);
+        bool first_of_base = base_len && at == 0;
+        uint64_t seq = 0;
+        if (publish(t, subject, data + at, end - at, first_of_base ? base_len : 0, &seq) <
+            0) {
             t->repl_done = at;
             t->repl_unsure = end - at;
+            t->repl_fail_base = base_len;
             return -1;
         }
+        if (first_of_base) t->repl_base_seq = seq;
         t->repl_unsure = 0;
         t->repl_pos += end - at;
         at = end;
+        if (base_len && at == base_len) t->purge_below = t->repl_base_seq;
+        /* The base is out whole: what it replaces goes (again at the next
+         * call if the purge fails; a reader skips it meanwhile). */
+        if (t->purge_below && purge_before(t, subject, t->purge_below) == 0)
+            t->purge_below = 0;
     }
     t->repl_done = 0;
+    t->repl_fail_base = 0;
     return 0;
 }
 
@@ -167,6 +222,10 @@ static int read_records(takeover *t, const char *subject, char **out, size_t *ou
     size_t len = 0, cap = 0;
     char *buf = NULL;
     int rc = 0;
+    /* A compacted journal published whole (BASE_HEADER) replaces what came
+     * before it once all of it is read; one cut short (its node died while
+     * publishing it) is left out, and what came before stands. */
+    size_t base_at = 0, base_len = 0;
     uint64_t renewed = uv_hrtime();
     for (;;) {
         /* A long read must not let this node's own presence lapse. */
@@ -186,6 +245,11 @@ static int read_records(takeover *t, const char *subject, char **out, size_t *ou
             jsMsgMetaData_Destroy(meta);
         }
         size_t n = (size_t)natsMsg_GetDataLength(m);
+        const char *bh = NULL;
+        if (natsMsgHeader_Get(m, BASE_HEADER, &bh) == NATS_OK && bh) {
+            base_at = len;
+            base_len = (size_t)strtoull(bh, NULL, 10);
+        }
         if (len + n > cap) {
             size_t ncap = cap ? cap * 2 : 65536;
             while (ncap < len + n)
@@ -202,8 +266,14 @@ static int read_records(takeover *t, const char *subject, char **out, size_t *ou
         memcpy(buf + len, natsMsg_GetData(m), n);
         len += n;
         natsMsg_Destroy(m);
+        if (base_len && len - base_at >= base_len) {
+            memmove(buf, buf + base_at, len - base_at);
+            len -= base_at;
+            base_at = base_len = 0;
+        }
         if (seq >= last_seq) break;
     }
+    if (base_len) len = base_at; /* a base cut short */
     natsSubscription_Unsubscribe(sub);
     natsSubscription_Destroy(sub);
     if (rc < 0) {
@@ -274,9 +344,24 @@ static bool clean_up(takeover *t, const job *j) {
     return true;
 }
 
+/* Every DIR_PURGE_BEATS beats: the directory's old delete markers go. */
+static void purge_directory(takeover *t) {
+    if (++t->beats % DIR_PURGE_BEATS) return;
+    if (!t->rooms && cluster_kv_bucket(t->c, CLUSTER_ROOMS_BUCKET, 0, &t->rooms) < 0)
+        return;
+    kvPurgeOptions po;
+    kvPurgeOptions_Init(&po);
+    po.DeleteMarkersOlderThan = (int64_t)DIR_MARKER_AGE_S * 1000000000;
+    if (kvStore_PurgeDeletes(t->rooms, &po) != NATS_OK)
+        srv_log(SRV_LOG_DEBUG,
+                "cluster: purging the directory's delete markers failed: %s",
+                nats_GetLastError(NULL));
+}
+
 /* After each beat (link's thread): one step of at most one takeover. */
 static void on_beat(void *ctx) {
     takeover *t = ctx;
+    purge_directory(t);
     uv_mutex_lock(&t->lock);
     bool stopping = t->stopping;
     job j = t->job;
@@ -427,6 +512,7 @@ void takeover_stop(takeover *t) {
 
 void takeover_free(takeover *t) {
     if (!t) return;
+    kvStore_Destroy(t->rooms);
     free(t->job.records);
     uv_mutex_destroy(&t->lock);
     free(t);

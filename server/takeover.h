@@ -3,7 +3,11 @@
  *
  * Records: the journal's replicate hook (takeover_replicate) publishes each
  * commit's bytes on the stream subject of this node's incarnation, so a
- * commit is durable only once it is in JetStream too. Takeover: on the
+ * commit is durable only once it is in JetStream too. After a compaction
+ * the compacted journal is published whole (its first message says its
+ * length) and the subject's older messages purged, so the stream holds what
+ * the journal holds; a reader takes the last whole base and what follows.
+ * Takeover: on the
  * link's thread, after each beat, an incarnation in the registry whose
  * presence is gone (or shows another epoch) and that nobody alive has
  * claimed is claimed by compare-and-set on its registry entry; its records
@@ -35,7 +39,7 @@ void takeover_stop(takeover *t);
 void takeover_free(takeover *t);
 
 /* journal_config.replicate (ctx: the takeover): on a worker thread. */
-int takeover_replicate(void *ctx, const char *bytes, size_t len);
+int takeover_replicate(void *ctx, const char *bytes, size_t len, size_t base_len);
 
 /* Writes race2048_cluster_takeovers_total and friends (ctx: the takeover). */
 struct metrics_out;
