@@ -344,6 +344,82 @@ static void test_cut_hold(void **state) {
     cut_case(PROXY_HOLD, "connection held");
 }
 
+/* The next object of c that is not a state or player must be `error
+ * unavailable`, then the connection closes; returns when the error came. */
+static int64_t given_up_at(client *c) {
+    json_t *e = client_expect_skip(c, "error", "state player", 15000);
+    int64_t at = harness_now_ms();
+    assert_string_equal(jstr(e, "code"), "unavailable");
+    client_expect_eof(c, WAIT);
+    return at;
+}
+
+/* NATS stopped (SIGSTOP) for 8 s: what the docs say happens. The node's
+ * race and solo game are given up 2.5-3.5 s in (3.5 s after its last
+ * presence renewal), before the hang is over; a solo game started meanwhile
+ * plays; once NATS is back both games are resumable, as they were. */
+static void test_nats_hang(void **state) {
+    (void)state;
+    const char *dir = harness_temp_dir("cluster-hang");
+    th_server *a = node("a", natsd_url, journal_of(dir, "a"));
+    th_server *b = node("b", natsd_url, journal_of(dir, "b"));
+    th_server *nodes[2] = {a, b};
+    natsd_wait_metric(a, "race2048_cluster_nodes", 2, 10000);
+    natsd_wait_metric(b, "race2048_cluster_nodes", 2, 10000);
+    client *p[2];
+    race_start(a, 2, NULL, p, NULL);
+    client_move_any(p[0]);
+    client *solo = client_named(a, "solo");
+    client_send(solo, "{\"type\":\"solo\"}");
+    client_expect(solo, "start", WAIT);
+    json_t *solo_last = client_move_any(solo);
+    char tokens[3][64];
+    snprintf(tokens[0], sizeof tokens[0], "%s", client_token(p[0]));
+    snprintf(tokens[1], sizeof tokens[1], "%s", client_token(solo));
+    natsd_wait_metric(a, "race2048_journal_waiting_bytes", 0, 10000);
+
+    enum { HANG_MS = 8000 };
+    int64_t stopped = harness_now_ms();
+    kill(natsd_pid, SIGSTOP);
+    int64_t cut[3] = {given_up_at(p[0]), given_up_at(p[1]), given_up_at(solo)};
+    client *late = client_named(a, "late");
+    client_send(late, "{\"type\":\"solo\"}");
+    client_expect(late, "start", WAIT);
+    client_move_any(late);
+    int64_t resumed = harness_now_ms();
+    while (harness_now_ms() - stopped < HANG_MS)
+        poll(NULL, 0, 100); /* the hang's length itself, not a synchronisation */
+    kill(natsd_pid, SIGCONT);
+    for (int i = 0; i < 3; i++) {
+        print_message("NATS hung %d ms: player %d cut off %lld ms in\n", HANG_MS, i,
+                      (long long)(cut[i] - stopped));
+        assert_true(cut[i] < resumed); /* during the hang, as the docs say */
+    }
+    /* Both games are taken over (by either node) and resumable as they were. */
+    int64_t deadline = harness_now_ms() + harness_ms(30000);
+    while (natsd_metric(a, "race2048_cluster_games_taken_over_total") +
+               natsd_metric(b, "race2048_cluster_games_taken_over_total") <
+           2) {
+        assert_true(harness_remaining(deadline) > 0);
+        poll(NULL, 0, 100);
+    }
+    for (int k = 0; k < 2; k++) {
+        bool found = false;
+        for (int i = 0; i < 2 && !found; i++) {
+            client *q = client_connect(nodes[i]);
+            client_send(q, "{\"type\":\"resume\",\"token\":\"%s\"}", tokens[k]);
+            json_t *m = client_next(q, WAIT);
+            if (!strcmp(jstr(m, "type"), "welcome")) {
+                json_t *st = client_expect_skip(q, "start", "player", WAIT);
+                if (k == 1) assert_int_equal(moves_of(st, jint(solo_last, "id")), 1);
+                found = true;
+            }
+            client_close(q);
+        }
+        assert_true(found);
+    }
+}
+
 /* argv[1], if given, runs only the tests it matches (each case is a ctest of
  * its own). */
 int main(int argc, char **argv) {
@@ -352,6 +428,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_cut_drop, cut_setup, cut_teardown),
         cmocka_unit_test_setup_teardown(test_cut_hold, cut_setup, cut_teardown),
+        cmocka_unit_test_setup_teardown(test_nats_hang, cut_setup, cut_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
