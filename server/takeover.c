@@ -361,13 +361,15 @@ static void purge_directory(takeover *t) {
 /* After each beat (link's thread): one step of at most one takeover. */
 static void on_beat(void *ctx) {
     takeover *t = ctx;
-    purge_directory(t);
     uv_mutex_lock(&t->lock);
     bool stopping = t->stopping;
     job j = t->job;
     if (j.state == JOB_ADOPTED || j.state == JOB_CLAIMED) t->job = (job){0};
     uv_mutex_unlock(&t->lock);
     if (stopping) return;
+    /* Not while stopping: a purge the connection's close cuts short leaks
+     * libnats's watcher. */
+    purge_directory(t);
     if (j.state == JOB_ADOPTED) {
         if (!clean_up(t, &j)) { /* again at the next beat */
             uv_mutex_lock(&t->lock);
