@@ -156,6 +156,7 @@ struct remote {
     uint64_t next_handle;
     uint64_t rooms_gen; /* the game's, as last put in the directory */
     bool dir_dirty;
+    uint64_t connected_since; /* check_nodes: when NATS was reached again */
     uint64_t dead_check_at;
     unsigned nhomes, nguests;
     /* For /metrics: NATS messages (and their bytes) this node published,
@@ -1261,6 +1262,14 @@ static void move_waiters(remote *r) {
 static void check_nodes(remote *r) {
     uint64_t now = now_ms(r);
     bool connected = cluster_connected(r->c);
+    /* Back from NATS being away (down or hung), every node's presence may
+     * have expired meanwhile: nobody is judged gone until the live ones
+     * have had the TTL to renew theirs. */
+    if (!connected)
+        r->connected_since = 0;
+    else if (!r->connected_since)
+        r->connected_since = now;
+    if (connected && now - r->connected_since < CLUSTER_TTL_MS) return;
     remote_home *h, *htmp;
     HASH_ITER(hh, r->homes, h, htmp) {
         if (h->resume_deadline) {

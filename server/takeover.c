@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <nats/nats.h>
 
@@ -30,6 +31,22 @@
  * beats the markers older than DIR_MARKER_AGE_S go, so that rooms made and
  * left do not pile up there for ever (a marker's news reached every node
  * when it was put; one that old guards no re-put of its code). */
+/* The header of the message a claimer puts on a claimed incarnation's
+ * subject before it reads it (its value: the claimer). The incarnation's own
+ * publishes each expect the subject's last message to be its previous one,
+ * so once this is there it can replicate nothing more: whatever it has not
+ * replicated it never shows (a move beyond the sync window, an `end`), and
+ * it learns that it was taken over. */
+#define CLAIM_HEADER "Race2048-Claimed"
+/* NATS's header for a publish's expectation of the subject's last sequence
+ * (libnats sends it only when not 0; 0 expects an empty subject). */
+#define EXPECT_SUBJECT_SEQ "Nats-Expected-Last-Subject-Sequence"
+/* A node judges another incarnation dead only once its own beats have gone
+ * through without a gap for the presence TTL: after NATS itself was away
+ * (down or hung), every node's presence may have expired meanwhile, and the
+ * live ones renew theirs within a beat or two of its return. */
+#define SETTLE_MS        CLUSTER_TTL_MS
+#define BEAT_GAP_MS      (2 * CLUSTER_BEAT_MS + 500)
 #define DIR_PURGE_BEATS  10
 #define DIR_MARKER_AGE_S 10
 
@@ -71,12 +88,13 @@ struct takeover {
     size_t repl_done;       /* of the batch that failed: bytes published for sure */
     size_t repl_unsure;     /* the chunk whose publish failed: its exact length */
     size_t repl_fail_base;  /* the failed batch's base_len */
+    uint64_t repl_last_seq; /* the subject's last message, this node's own */
+    bool repl_claimed;      /* another node claimed repl_epoch (under lock) */
     uint64_t repl_base_seq; /* the stream sequence of the base's first message */
     uint64_t purge_below;   /* a base is out: its subject's messages before this
                                sequence go (kept while the purge fails) */
-    /* The directory's markers (link's thread). */
-    struct __kvStore *rooms;
-    unsigned beats;
+    unsigned beats;         /* link's thread: counts to DIR_PURGE_BEATS */
+    int64_t beat_end_ms, settled_from_ms; /* SETTLE_MS */
     /* Counters (loop). */
     uint64_t takeovers, games, fences;
 };
@@ -106,16 +124,43 @@ static int publish(takeover *t, const char *subject, const char *data, size_t n,
     jsErrCode jerr = 0;
     natsMsg *m = NULL;
     natsStatus s = natsMsg_Create(&m, subject, NULL, data, (int)n);
+    char value[32];
     if (s == NATS_OK && base_len) {
-        char value[32];
         snprintf(value, sizeof value, "%zu", base_len);
         s = natsMsgHeader_Set(m, BASE_HEADER, value);
     }
+    if (s == NATS_OK) {
+        snprintf(value, sizeof value, "%" PRIu64, t->repl_last_seq);
+        s = natsMsgHeader_Set(m, EXPECT_SUBJECT_SEQ, value);
+    }
     if (s == NATS_OK) s = js_PublishMsg(&ack, cluster_js(t->c), m, &po, &jerr);
-    if (s == NATS_OK && seq) *seq = ack->Sequence;
+    if (s == NATS_OK) {
+        t->repl_last_seq = ack->Sequence;
+        if (seq) *seq = ack->Sequence;
+    }
     jsPubAck_Destroy(ack);
     natsMsg_Destroy(m);
-    return s == NATS_OK ? 0 : -1;
+    if (s == NATS_OK) return 0;
+    if (jerr != JSStreamWrongLastSequenceErr) return -1;
+    /* Someone else's message is last: a claimer's (this incarnation is
+     * taken over), or this node's own whose ack was lost (its retry is a
+     * duplicate JetStream drops by message id). */
+    natsMsg *last = NULL;
+    if (js_GetLastMsg(&last, cluster_js(t->c), CLUSTER_RECORDS_STREAM, subject, NULL,
+                      &jerr) != NATS_OK)
+        return -1;
+    const char *by = NULL;
+    bool claimed = natsMsgHeader_Get(last, CLAIM_HEADER, &by) == NATS_OK;
+    if (!claimed) t->repl_last_seq = natsMsg_GetSequence(last);
+    natsMsg_Destroy(last);
+    if (claimed) {
+        uv_mutex_lock(&t->lock);
+        t->repl_claimed = true;
+        uv_mutex_unlock(&t->lock);
+        srv_log(SRV_LOG_WARN, "cluster: %s was claimed by %s: nothing more is replicated",
+                subject, by ? by : "?");
+    }
+    return -1;
 }
 
 /* The subject's messages before sequence `below` go (a base superseded them). */
@@ -139,7 +184,15 @@ int takeover_replicate(void *ctx, const char *data, size_t len, size_t base_len)
         t->repl_pos = 0;
         t->repl_done = t->repl_unsure = 0;
         t->purge_below = 0;
+        t->repl_last_seq = 0; /* a new subject */
+        uv_mutex_lock(&t->lock);
+        t->repl_claimed = false;
+        uv_mutex_unlock(&t->lock);
     }
+    uv_mutex_lock(&t->lock);
+    bool claimed = t->repl_claimed;
+    uv_mutex_unlock(&t->lock);
+    if (claimed) return -1; /* the loop fences it */
     /* A compaction replaced the batch that failed: this one is new. */
     if (base_len != t->repl_fail_base) t->repl_done = t->repl_unsure = 0;
     char subject[128];
@@ -200,17 +253,32 @@ static bool incarnation_alive(takeover *t, const char *inc) {
 }
 
 /* All records on subject, in order, into *out. 0 or -1. */
-static int read_records(takeover *t, const char *subject, char **out, size_t *outlen) {
+/* Puts the claim's marker (CLAIM_HEADER) on subject: the incarnation can
+ * publish nothing after it. Its sequence in *seq; 0 or -1. */
+static int put_claim_marker(takeover *t, const char *subject, const char *me,
+                            uint64_t *seq) {
+    natsMsg *m = NULL;
+    jsPubAck *ack = NULL;
+    jsErrCode jerr = 0;
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = PUBLISH_WAIT_MS;
+    natsStatus s = natsMsg_Create(&m, subject, NULL, NULL, 0);
+    if (s == NATS_OK) s = natsMsgHeader_Set(m, CLAIM_HEADER, me);
+    if (s == NATS_OK) s = js_PublishMsg(&ack, cluster_js(t->c), m, &po, &jerr);
+    if (s == NATS_OK) *seq = ack->Sequence;
+    jsPubAck_Destroy(ack);
+    natsMsg_Destroy(m);
+    return s == NATS_OK ? 0 : -1;
+}
+
+/* All records on subject up to sequence last_seq (the claim's marker), in
+ * order, into *out. 0 or -1. */
+static int read_records(takeover *t, const char *subject, uint64_t last_seq, char **out,
+                        size_t *outlen) {
     *out = NULL;
     *outlen = 0;
     jsErrCode jerr = 0;
-    natsMsg *last = NULL;
-    natsStatus s = js_GetLastMsg(&last, cluster_js(t->c), CLUSTER_RECORDS_STREAM, subject,
-                                 NULL, &jerr);
-    if (s == NATS_NOT_FOUND) return 0; /* it never wrote a record */
-    if (s != NATS_OK) return -1;
-    uint64_t last_seq = natsMsg_GetSequence(last);
-    natsMsg_Destroy(last);
     jsSubOptions so;
     jsSubOptions_Init(&so);
     so.Ordered = true;
@@ -245,6 +313,8 @@ static int read_records(takeover *t, const char *subject, char **out, size_t *ou
             jsMsgMetaData_Destroy(meta);
         }
         size_t n = (size_t)natsMsg_GetDataLength(m);
+        const char *claim = NULL;
+        if (natsMsgHeader_Get(m, CLAIM_HEADER, &claim) == NATS_OK) n = 0; /* a marker */
         const char *bh = NULL;
         if (natsMsgHeader_Get(m, BASE_HEADER, &bh) == NATS_OK && bh) {
             base_at = len;
@@ -263,7 +333,7 @@ static int read_records(takeover *t, const char *subject, char **out, size_t *ou
             buf = p;
             cap = ncap;
         }
-        memcpy(buf + len, natsMsg_GetData(m), n);
+        if (n) memcpy(buf + len, natsMsg_GetData(m), n); /* buf is NULL until data */
         len += n;
         natsMsg_Destroy(m);
         if (base_len && len - base_at >= base_len) {
@@ -344,31 +414,78 @@ static bool clean_up(takeover *t, const job *j) {
     return true;
 }
 
-/* Every DIR_PURGE_BEATS beats: the directory's old delete markers go. */
+/* Every DIR_PURGE_BEATS beats: the directory's delete markers older than
+ * DIR_MARKER_AGE_S go. Read as the last message of each key (one ordered
+ * consumer); each old marker's key is purged up to and including it, so a
+ * put of that code since is kept. */
+#define DIR_STREAM  "KV_" CLUSTER_ROOMS_BUCKET
+#define DIR_KEYS    "$KV." CLUSTER_ROOMS_BUCKET ".>"
+#define DIR_PER_RUN 4096 /* markers purged at most per run (the rest next time) */
 static void purge_directory(takeover *t) {
     if (++t->beats % DIR_PURGE_BEATS) return;
-    if (!t->rooms && cluster_kv_bucket(t->c, CLUSTER_ROOMS_BUCKET, 0, &t->rooms) < 0)
-        return;
-    kvPurgeOptions po;
-    kvPurgeOptions_Init(&po);
-    po.DeleteMarkersOlderThan = (int64_t)DIR_MARKER_AGE_S * 1000000000;
-    if (kvStore_PurgeDeletes(t->rooms, &po) != NATS_OK)
-        srv_log(SRV_LOG_DEBUG,
-                "cluster: purging the directory's delete markers failed: %s",
-                nats_GetLastError(NULL));
+    jsCtx *js = cluster_js(t->c);
+    jsErrCode jerr = 0;
+    jsStreamInfo *si = NULL;
+    if (js_GetStreamInfo(&si, js, DIR_STREAM, NULL, &jerr) != NATS_OK) return;
+    uint64_t msgs = si->State.Msgs;
+    jsStreamInfo_Destroy(si);
+    if (!msgs) return;
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Ordered = true;
+    so.Stream = DIR_STREAM;
+    so.Config.DeliverPolicy = js_DeliverLastPerSubject;
+    natsSubscription *sub = NULL;
+    if (js_SubscribeSync(&sub, js, DIR_KEYS, NULL, &so, &jerr) != NATS_OK) return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t cutoff = ((int64_t)ts.tv_sec - DIR_MARKER_AGE_S) * 1000000000 + ts.tv_nsec;
+    struct old_marker {
+        char subject[sizeof "$KV." CLUSTER_ROOMS_BUCKET "." + 64];
+        uint64_t seq;
+    } *old = malloc(DIR_PER_RUN * sizeof *old);
+    size_t nold = 0;
+    for (uint64_t seen = 0; old && seen < msgs; seen++) {
+        natsMsg *m = NULL;
+        if (natsSubscription_NextMsg(&m, sub, READ_WAIT_MS) != NATS_OK) break;
+        jsMsgMetaData *meta = NULL;
+        const char *op = NULL;
+        bool last = true;
+        if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {
+            last = meta->NumPending == 0;
+            if (natsMsgHeader_Get(m, "KV-Operation", &op) == NATS_OK && op &&
+                meta->Timestamp < cutoff && nold < DIR_PER_RUN &&
+                strlen(natsMsg_GetSubject(m)) < sizeof old[0].subject) {
+                snprintf(old[nold].subject, sizeof old[0].subject, "%s",
+                         natsMsg_GetSubject(m));
+                old[nold++].seq = meta->Sequence.Stream;
+            }
+            jsMsgMetaData_Destroy(meta);
+        }
+        natsMsg_Destroy(m);
+        if (last) break;
+    }
+    natsSubscription_Unsubscribe(sub);
+    natsSubscription_Destroy(sub);
+    for (size_t k = 0; k < nold; k++) {
+        jsOptions o;
+        jsOptions_Init(&o);
+        o.Stream.Purge.Subject = old[k].subject;
+        o.Stream.Purge.Sequence = old[k].seq + 1;
+        if (js_PurgeStream(js, DIR_STREAM, &o, &jerr) != NATS_OK) break;
+    }
+    free(old);
 }
 
-/* After each beat (link's thread): one step of at most one takeover. */
-static void on_beat(void *ctx) {
-    takeover *t = ctx;
+/* One step of at most one takeover; a new claim only once settled. */
+static void beat_step(takeover *t, bool settled) {
     uv_mutex_lock(&t->lock);
     bool stopping = t->stopping;
     job j = t->job;
     if (j.state == JOB_ADOPTED || j.state == JOB_CLAIMED) t->job = (job){0};
     uv_mutex_unlock(&t->lock);
     if (stopping) return;
-    /* Not while stopping: a purge the connection's close cuts short leaks
-     * libnats's watcher. */
+    /* Not while stopping: the connection is about to close. */
     purge_directory(t);
     if (j.state == JOB_ADOPTED) {
         if (!clean_up(t, &j)) { /* again at the next beat */
@@ -379,13 +496,17 @@ static void on_beat(void *ctx) {
         return;
     }
     if (j.state == JOB_NONE) {
-        if (!claim_one(t, &j)) return;
+        if (!settled || !claim_one(t, &j)) return;
     } else if (j.state != JOB_CLAIMED || cluster_epoch(t->c) != j.epoch) {
         return; /* the loop's turn, or a claim that died with its incarnation */
     }
     /* Claimed: nobody else reads it while this incarnation lives. A failed
      * read keeps the claim, and is tried again at the next beat. */
-    if (read_records(t, j.subject, &j.records, &j.len) < 0) {
+    char me[128];
+    snprintf(me, sizeof me, "%s.%" PRIu64, cluster_name(t->c), j.epoch);
+    uint64_t marker = 0;
+    if (put_claim_marker(t, j.subject, me, &marker) < 0 ||
+        read_records(t, j.subject, marker, &j.records, &j.len) < 0) {
         srv_log(SRV_LOG_WARN, "cluster: reading %s failed; again", j.subject);
         j.state = JOB_CLAIMED;
     } else {
@@ -399,6 +520,16 @@ static void on_beat(void *ctx) {
         if (j.state == JOB_READY) uv_async_send(&t->async);
     }
     uv_mutex_unlock(&t->lock);
+}
+
+/* After each beat (link's thread). A gap in the beats (NATS away, or hung):
+ * nobody is judged dead until they have gone through for SETTLE_MS again. */
+static void on_beat(void *ctx) {
+    takeover *t = ctx;
+    int64_t now = (int64_t)(uv_hrtime() / 1000000);
+    if (!t->beat_end_ms || now - t->beat_end_ms > BEAT_GAP_MS) t->settled_from_ms = now;
+    beat_step(t, now - t->settled_from_ms >= SETTLE_MS);
+    t->beat_end_ms = (int64_t)(uv_hrtime() / 1000000);
 }
 
 /* ---------------------------------------------------------------- loop --- */
@@ -448,12 +579,21 @@ static void on_check(uv_timer_t *h) {
     takeover *t = h->data;
     uint64_t epoch;
     int64_t age = cluster_beat_age_ms(t->c, &epoch);
-    if (epoch && age > CLUSTER_FENCE_MS) {
-        srv_log(SRV_LOG_WARN,
-                "cluster: no presence renewed for %lld ms: this node gives its rooms up "
-                "(another takes them over from their records) and rejoins as a new "
-                "incarnation once NATS answers",
-                (long long)age);
+    uv_mutex_lock(&t->lock);
+    bool claimed = t->repl_claimed && t->repl_epoch == epoch;
+    uv_mutex_unlock(&t->lock);
+    if (epoch && (age > CLUSTER_FENCE_MS || claimed)) {
+        if (claimed)
+            srv_log(SRV_LOG_WARN,
+                    "cluster: another node took this incarnation over: this node gives "
+                    "its rooms up (their players resume there) and rejoins as a new "
+                    "incarnation");
+        else
+            srv_log(SRV_LOG_WARN,
+                    "cluster: no presence renewed for %lld ms: this node gives its rooms "
+                    "up (another takes them over from their records) and rejoins as a "
+                    "new incarnation once NATS answers",
+                    (long long)age);
         t->fences++;
         t->give_up(t->give_up_ctx);
         journal_fence(t->g->journal);
@@ -514,7 +654,6 @@ void takeover_stop(takeover *t) {
 
 void takeover_free(takeover *t) {
     if (!t) return;
-    kvStore_Destroy(t->rooms);
     free(t->job.records);
     uv_mutex_destroy(&t->lock);
     free(t);
