@@ -149,6 +149,10 @@ struct journal {
     /* The first bytes of each that are a compacted journal, whole: they
      * replace everything replicated before them (0: none). */
     size_t unreplicated_base, replicating_base;
+    /* Records were dropped unreplicated (past UNREPLICATED_MAX): nothing is
+     * durable any more until the node fences (journal_fence): what waits
+     * for them must never be shown. */
+    bool replication_broken;
     uint64_t replicate_pos;
     int replicate_rc;
     bool replicate_failing; /* logged once until a replication succeeds */
@@ -255,7 +259,7 @@ static void on_truncated(uv_fs_t *req) {
 
 /* Records up to pos are on disk: the `end`s waiting for them may go out. */
 static void made_durable(journal *j, uint64_t pos) {
-    if (pos <= j->durable) return;
+    if (pos <= j->durable || j->replication_broken) return;
     j->durable = pos;
     while (j->lag_count && j->lag[j->lag_first].end <= pos) {
         j->lag_first = (j->lag_first + 1) % LAG_MARKS;
@@ -274,6 +278,7 @@ static void keep_for_replication(journal *j, const char *data, size_t len) {
                 j->path, j->unreplicated.len);
         j->unreplicated.len = 0;
         j->unreplicated_base = 0;
+        j->replication_broken = true;
     }
     if (bytes_add(&j->unreplicated, data, len) < 0)
         srv_log(SRV_LOG_ERROR, "journal: out of memory; %zu bytes not replicated", len);
@@ -315,19 +320,20 @@ static void replicate_done(uv_work_t *w, int status) {
         j->replicate_failing |= rc < 0;
         if (rc < 0 && j->unreplicated.len > UNREPLICATED_MAX) {
             srv_log(SRV_LOG_ERROR,
-                    "journal %s: %zu bytes of records wait for the cluster; dropped, "
-                    "and `end`s no longer wait for it",
+                    "journal %s: %zu bytes of records wait for the cluster; dropped (the "
+                    "node gives its rooms up)",
                     j->path, j->unreplicated.len);
             j->unreplicated.len = 0;
             j->unreplicated_base = 0;
-            rc = 1;
+            j->replication_broken = true;
         }
     }
     if (rc >= 0) made_durable(j, j->replicate_pos);
     /* A failure is retried by the commit timer, not at once (NATS is away);
      * so are kept records alone (a fenced node: they wait for its next
      * incarnation), or a hurried stop would try them again forever. */
-    bool more = j->pending.len || !srv_list_empty(&j->dirty) || j->written > j->durable;
+    bool more = j->pending.len || !srv_list_empty(&j->dirty) ||
+                (j->written > j->durable && !j->replication_broken);
     if (rc >= 0 && j->hurry && more) commit_start(j);
 }
 
@@ -457,7 +463,7 @@ static void commit_start(journal *j) {
     if (j->pending.len == 0) {
         /* Written but not synced (a sync failed): sync again, or the `end`s
          * waiting for those records would wait for the next record. */
-        if (j->written > j->durable) {
+        if (j->written > j->durable && !j->replication_broken) {
             j->busy = true;
             sync_start(j);
         } else if (j->unreplicated.len) {
@@ -865,8 +871,15 @@ void journal_adopt_finished(journal *j, const char *line, size_t len) {
     index_put(j, j->on ? j->appended : 0, rec);
 }
 
+bool journal_replication_broken(const journal *j) {
+    return j && j->replication_broken;
+}
+
 void journal_fence(journal *j) {
     if (!j || !j->replicate) return;
+    /* The connections waiting on records the cluster lacks are closed by
+     * now: what is kept goes to the next incarnation. */
+    j->replication_broken = false;
     /* Durable is replicated here. The newest games are at the ring's head:
      * those not durable yet, the cluster lacks. */
     size_t dropped = 0;

@@ -47,8 +47,9 @@ typedef struct journal_config {
      * replicated; 1 when they need not be now (they are kept and sent with a
      * later commit, the commit is durable at once); -1 on failure (kept and
      * sent again, base and all; the commit is durable only once a later call
-     * succeeds, unless more than a few MiB wait: then they are dropped and
-     * the log says so). NULL: no replication. */
+     * succeeds; more than a few MiB waiting are dropped, the log says so,
+     * and nothing is durable until the node fences: journal_replication_
+     * broken). NULL: no replication. */
     int (*replicate)(void *ctx, const char *bytes, size_t len, size_t base_len);
     void *replicate_ctx;
 } journal_config;
@@ -190,6 +191,10 @@ uint64_t journal_show_pos(const journal *j);
  * does not have (their `end` never went out; another node runs them on)
  * leave the history index. */
 void journal_fence(journal *j);
+/* Cluster mode: records were dropped before they could be replicated (more
+ * than a few MiB waited): nothing is durable any more, and the node must
+ * fence (takeover.c does), after which this is false again. */
+bool journal_replication_broken(const journal *j);
 /* The position of the last record appended (durable once
  * journal_durable_pos() reaches it). */
 uint64_t journal_appended_pos(const journal *j);

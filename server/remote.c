@@ -1269,7 +1269,7 @@ static void check_nodes(remote *r) {
         r->connected_since = 0;
     else if (!r->connected_since)
         r->connected_since = now;
-    if (connected && now - r->connected_since < CLUSTER_TTL_MS) return;
+    bool settled = connected && now - r->connected_since >= CLUSTER_TTL_MS;
     remote_home *h, *htmp;
     HASH_ITER(hh, r->homes, h, htmp) {
         if (h->resume_deadline) {
@@ -1278,7 +1278,7 @@ static void check_nodes(remote *r) {
             bool by_code = h->resume_by_code;
             home_release(r, h, false);
             if (r->resume_failed) r->resume_failed(p, by_code);
-        } else if (connected && now >= h->since + HOME_GRACE_MS &&
+        } else if (settled && now >= h->since + HOME_GRACE_MS &&
                    !cluster_node_alive(r->c, h->node)) {
             srv_player *p = h->p;
             home_release(r, h, false);
@@ -1287,7 +1287,7 @@ static void check_nodes(remote *r) {
                              "within seconds: resume to play on");
         }
     }
-    if (!connected) return;
+    if (!settled) return;
     guest *gs, *gtmp;
     HASH_ITER(hh, r->guests, gs, gtmp) {
         if (!cluster_node_alive(r->c, gs->node)) guest_gone(gs);

@@ -523,11 +523,15 @@ static void beat_step(takeover *t, bool settled) {
 }
 
 /* After each beat (link's thread). A gap in the beats (NATS away, or hung):
- * nobody is judged dead until they have gone through for SETTLE_MS again. */
+ * nobody is judged dead until they have gone through for SETTLE_MS again.
+ * (A node's first beats follow a connection that just worked: no gap.) */
 static void on_beat(void *ctx) {
     takeover *t = ctx;
     int64_t now = (int64_t)(uv_hrtime() / 1000000);
-    if (!t->beat_end_ms || now - t->beat_end_ms > BEAT_GAP_MS) t->settled_from_ms = now;
+    if (!t->beat_end_ms) /* a node that just joined judges at once, as before */
+        t->settled_from_ms = now - SETTLE_MS;
+    else if (now - t->beat_end_ms > BEAT_GAP_MS)
+        t->settled_from_ms = now;
     beat_step(t, now - t->settled_from_ms >= SETTLE_MS);
     t->beat_end_ms = (int64_t)(uv_hrtime() / 1000000);
 }
@@ -582,8 +586,13 @@ static void on_check(uv_timer_t *h) {
     uv_mutex_lock(&t->lock);
     bool claimed = t->repl_claimed && t->repl_epoch == epoch;
     uv_mutex_unlock(&t->lock);
-    if (epoch && (age > CLUSTER_FENCE_MS || claimed)) {
-        if (claimed)
+    bool broken = journal_replication_broken(t->g->journal);
+    if (epoch && (age > CLUSTER_FENCE_MS || claimed || broken)) {
+        if (broken)
+            srv_log(SRV_LOG_WARN,
+                    "cluster: records were dropped before they could be replicated: "
+                    "this node gives its rooms up and rejoins as a new incarnation");
+        else if (claimed)
             srv_log(SRV_LOG_WARN,
                     "cluster: another node took this incarnation over: this node gives "
                     "its rooms up (their players resume there) and rejoins as a new "

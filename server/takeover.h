@@ -14,8 +14,15 @@
  * are read from the stream and handed to the loop, which rebuilds its
  * running games as recovery does from the journal and writes them into
  * this node's journal; once that is durable, the old entry is deleted and
- * its records purged. Fencing: a node whose last presence put that went
- * through was sent more than CLUSTER_FENCE_MS ago gives every room up. */
+ * its records purged. A claimer first puts a marker on the claimed subject;
+ * since each publish of an incarnation expects its own previous message to
+ * be the subject's last, the old incarnation replicates nothing after it
+ * (and so shows nothing more: journal_show_pos). No node claims before its
+ * own beats have gone through for the presence TTL since a gap (NATS back
+ * from an outage: the live nodes renew first). Fencing: a node gives every
+ * room up when its last presence put that went through was sent more than
+ * CLUSTER_FENCE_MS ago, when it learns its incarnation was claimed, or when
+ * records were dropped unreplicated (journal_replication_broken). */
 #ifndef RACE2048_TAKEOVER_H
 #define RACE2048_TAKEOVER_H
 

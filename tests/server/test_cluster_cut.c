@@ -295,15 +295,18 @@ static void cut_case(proxy_mode how, const char *label) {
      * holding them (or gone): the rest is read until the connection closes. */
     while (paced_move(p[0], s, k++, 1000))
         poll(NULL, 0, PACE_MS);
+    /* b takes the race over (its moves' states wait on a meanwhile). */
+    wait_taken_over(b, 1, 30000);
+    int64_t took = harness_now_ms() - cut;
+    /* a gives it up (12 s after its last renewal), without showing more. */
     json_t *m;
     while ((m = client_next(p[0], harness_ms(30000))))
         if (!strcmp(jstr(m, "type"), "state") && jint(m, "id") == s->id) note_state(s, m);
+    int64_t closed = harness_now_ms() - cut;
     int shown_after_cut = 0;
     for (int i = 0; i < s->n; i++)
         shown_after_cut += s->at_ms[i] >= cut;
 
-    wait_taken_over(b, 1, 30000);
-    int64_t took = harness_now_ms() - cut;
     client *q;
     q = client_connect(b);
     client_send(q, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
@@ -324,9 +327,9 @@ static void cut_case(proxy_mode how, const char *label) {
     double lost_span = lost ? (double)(s->at_ms[s->n - 1] - s->at_ms[s->n - lost]) : 0;
     print_message("cut (%s): %d moves seen (%d after the cut), %lld rebuilt, %d lost "
                   "(seen over %.0f ms; pace %.1f ms a move); taken over %lld ms after "
-                  "the cut\n",
+                  "the cut, the player's connection closed after %lld ms\n",
                   label, s->n, shown_after_cut, (long long)rebuilt, lost, lost_span,
-                  interval, (long long)took);
+                  interval, (long long)took, (long long)closed);
     /* The contract: about the last 100 ms of moves shown (the sync window). A
      * wide margin: three windows' worth at the pace measured, and two more. */
     assert_true(lost <= (int)(300.0 / interval) + 2);
