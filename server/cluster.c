@@ -160,7 +160,6 @@ static natsStatus records_stream(cluster *c) {
 typedef enum presence_result {
     PRESENCE_OK,
     PRESENCE_FAILED, /* NATS did not answer (or answered an error): a missed beat */
-    PRESENCE_LAPSED, /* the entry expired (or was deleted): see write_presence */
     PRESENCE_TAKEN,  /* the entry holds another process's value */
 } presence_result;
 
@@ -170,10 +169,12 @@ typedef enum presence_result {
  * revision fails. A failed write is looked into: the entry holding a value
  * this process wrote (an acknowledgement lost on the way) is adopted and
  * written again; another value is another process's (TAKEN). An entry that
- * is gone (LAPSED) is created again only by a fenced node (rejoin, epoch
- * new): a live incarnation whose entry lapsed may have been taken over, and
- * must fence before it is seen again. Link thread only. */
-static presence_result write_presence(cluster *c, const char *value, bool rejoining) {
+ * is gone (it expired while NATS was away or hung) is created again, by
+ * create, so that a process that took the name meanwhile wins: a live
+ * incarnation whose entry lapsed may have been claimed since, but then the
+ * claimer's marker on its records subject stops its next replication
+ * (takeover.c) and it fences at once. Link thread only. */
+static presence_result write_presence(cluster *c, const char *value) {
     for (int attempt = 0; attempt < 2; attempt++) {
         uint64_t rev = 0;
         natsStatus s =
@@ -188,7 +189,6 @@ static presence_result write_presence(cluster *c, const char *value, bool rejoin
         kvEntry *e = NULL;
         s = kvStore_Get(&e, c->nodes, c->name);
         if (s == NATS_NOT_FOUND) {
-            if (!rejoining && c->presence_rev) return PRESENCE_LAPSED;
             c->presence_rev = 0; /* created afresh on the next attempt */
             continue;
         }
@@ -306,7 +306,7 @@ static bool renew(cluster *c) {
     char value[48];
     snprintf(value, sizeof value, "%u %llu", c->number, (unsigned long long)epoch);
     int64_t sent = now_ms();
-    presence_result pr = write_presence(c, value, fenced);
+    presence_result pr = write_presence(c, value);
     if (pr == PRESENCE_FAILED &&
         natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED) {
         /* NATS is back but the bucket may not be (a server that lost its
@@ -331,9 +331,6 @@ static bool renew(cluster *c) {
         uv_mutex_unlock(&c->lock);
         return false;
     }
-    /* LAPSED: this incarnation's entry expired while it was out of touch;
-     * no beat goes through, so the loop fences it (CLUSTER_FENCE_MS) and the
-     * next incarnation creates the entry afresh. */
     bool ok = pr == PRESENCE_OK;
     unsigned alive = 0;
     cluster_node_name names[CLUSTER_NAMES_MAX];

@@ -26,9 +26,15 @@
 #define CLUSTER_BEAT_MS 1000
 #define CLUSTER_TTL_MS  5000
 /* A node whose last presence put that succeeded was sent longer ago than
- * this gives its rooms up (fencing): well under the TTL, so that it has let
- * go before anyone may see it dead and take its rooms over. */
-#define CLUSTER_FENCE_MS 3500
+ * this gives its rooms up (fencing), so that their players go and resume
+ * where they were taken over. What keeps a room from two nodes is not this
+ * timer but the records stream (takeover.c): a claimer marks the subject
+ * first, and the old incarnation's publishes, each expecting its own last
+ * message, fail from then on, so it replicates, and shows, nothing more.
+ * Well past the TTL, so that a NATS hang shorter than about 10 s cuts
+ * nobody off (every live node renews within a beat of its return, and no
+ * node judges another dead before its own beats have settled). */
+#define CLUSTER_FENCE_MS 12000
 /* Node numbers: ids are node << CLUSTER_ID_BITS | a local counter. Within a
  * node's range, each start (incarnation) of the node has its own range of
  * 2^CLUSTER_INC_BITS ids: a node restarted without its journal never hands
@@ -46,6 +52,8 @@
  * CLUSTER_RECORDS_SUBJECT NAME.EPOCH. */
 #define CLUSTER_RECORDS_STREAM  "RACE2048_RECORDS"
 #define CLUSTER_RECORDS_SUBJECT "race2048.rec."
+/* The rooms' directory (remote.c): room code -> its node and settings. */
+#define CLUSTER_ROOMS_BUCKET "race2048-rooms"
 
 typedef struct cluster cluster;
 

@@ -34,6 +34,9 @@
 #define UNREPLICATED_MAX (4u << 20)
 /* Bytes buffered before a commit is started early (a burst of records). */
 #define EARLY_COMMIT_BYTES (1u << 20)
+/* Commits whose records are not durable yet that the replication lag is
+ * tracked for; past this the newest are merged (which overstates the lag). */
+#define LAG_MARKS 64
 
 /* A growable byte string. */
 typedef struct bytes {
@@ -143,13 +146,31 @@ struct journal {
     struct compaction *compaction; /* the one in progress, or NULL */
     /* Replication (journal_config.replicate): records written but not yet
      * replicated, the batch on its way, and the position it makes durable. */
-    int (*replicate)(void *ctx, const char *bytes, size_t len);
+    int (*replicate)(void *ctx, const char *bytes, size_t len, size_t base_len);
     void *replicate_ctx;
     bytes unreplicated, replicating;
+    /* The first bytes of each that are a compacted journal, whole: they
+     * replace everything replicated before them (0: none). */
+    size_t unreplicated_base, replicating_base;
+    /* Records were dropped unreplicated (past UNREPLICATED_MAX): nothing is
+     * durable any more until the node fences (journal_fence): what waits
+     * for them must never be shown. */
+    bool replication_broken;
     uint64_t replicate_pos;
     int replicate_rc;
     bool replicate_failing; /* logged once until a replication succeeds */
     uv_work_t replicate_work;
+    /* Replication lag (journal_show_pos): for each commit not durable yet,
+     * when its first record was made and the position its end reaches,
+     * oldest first; and when the first record not yet taken by a commit was
+     * made (-1: none). */
+    struct lag_mark {
+        int64_t first_ms;
+        uint64_t end;
+    } lag[LAG_MARKS];
+    size_t lag_first, lag_count;
+    int64_t unflushed_since_ms;
+    uint64_t show_window_ms;
     journal_stats stats;
     indexed *index; /* ring of recent finished games */
     size_t index_head, index_count, index_bytes;
@@ -241,8 +262,12 @@ static void on_truncated(uv_fs_t *req) {
 
 /* Records up to pos are on disk: the `end`s waiting for them may go out. */
 static void made_durable(journal *j, uint64_t pos) {
-    if (pos <= j->durable) return;
+    if (pos <= j->durable || j->replication_broken) return;
     j->durable = pos;
+    while (j->lag_count && j->lag[j->lag_first].end <= pos) {
+        j->lag_first = (j->lag_first + 1) % LAG_MARKS;
+        j->lag_count--;
+    }
     if (j->on_durable) j->on_durable(j->on_durable_ctx);
 }
 
@@ -255,6 +280,8 @@ static void keep_for_replication(journal *j, const char *data, size_t len) {
                 "cluster; dropped (a takeover of this node would miss them)",
                 j->path, j->unreplicated.len);
         j->unreplicated.len = 0;
+        j->unreplicated_base = 0;
+        j->replication_broken = true;
     }
     if (bytes_add(&j->unreplicated, data, len) < 0)
         srv_log(SRV_LOG_ERROR, "journal: out of memory; %zu bytes not replicated", len);
@@ -262,8 +289,8 @@ static void keep_for_replication(journal *j, const char *data, size_t len) {
 
 static void replicate_work(uv_work_t *w) {
     journal *j = w->data;
-    j->replicate_rc =
-        j->replicate(j->replicate_ctx, j->replicating.data, j->replicating.len);
+    j->replicate_rc = j->replicate(j->replicate_ctx, j->replicating.data,
+                                   j->replicating.len, j->replicating_base);
 }
 
 static void replicate_done(uv_work_t *w, int status) {
@@ -272,17 +299,22 @@ static void replicate_done(uv_work_t *w, int status) {
     int rc = status < 0 ? -1 : j->replicate_rc;
     if (rc == 0) {
         j->replicating.len = 0;
+        j->replicating_base = 0;
         if (j->replicate_failing)
             srv_log(SRV_LOG_INFO, "journal %s: replicating again", j->path);
         j->replicate_failing = false;
     } else {
-        /* Kept, in front of what was written since. */
-        if (bytes_add(&j->replicating, j->unreplicated.data, j->unreplicated.len) == 0) {
+        /* Kept, in front of what was written since (unless a compaction
+         * since replaced both: its journal is what goes out). */
+        if (!j->unreplicated_base &&
+            bytes_add(&j->replicating, j->unreplicated.data, j->unreplicated.len) == 0) {
             bytes t = j->unreplicated;
             j->unreplicated = j->replicating;
             j->replicating = t;
+            j->unreplicated_base = j->replicating_base;
         }
         j->replicating.len = 0;
+        j->replicating_base = 0;
         if (rc < 0 && !j->replicate_failing)
             srv_log(SRV_LOG_WARN,
                     "journal %s: records cannot be replicated to the cluster; `end`s "
@@ -291,18 +323,20 @@ static void replicate_done(uv_work_t *w, int status) {
         j->replicate_failing |= rc < 0;
         if (rc < 0 && j->unreplicated.len > UNREPLICATED_MAX) {
             srv_log(SRV_LOG_ERROR,
-                    "journal %s: %zu bytes of records wait for the cluster; dropped, "
-                    "and `end`s no longer wait for it",
+                    "journal %s: %zu bytes of records wait for the cluster; dropped (the "
+                    "node gives its rooms up)",
                     j->path, j->unreplicated.len);
             j->unreplicated.len = 0;
-            rc = 1;
+            j->unreplicated_base = 0;
+            j->replication_broken = true;
         }
     }
     if (rc >= 0) made_durable(j, j->replicate_pos);
     /* A failure is retried by the commit timer, not at once (NATS is away);
      * so are kept records alone (a fenced node: they wait for its next
      * incarnation), or a hurried stop would try them again forever. */
-    bool more = j->pending.len || !srv_list_empty(&j->dirty) || j->written > j->durable;
+    bool more = j->pending.len || !srv_list_empty(&j->dirty) ||
+                (j->written > j->durable && !j->replication_broken);
     if (rc >= 0 && j->hurry && more) commit_start(j);
 }
 
@@ -316,6 +350,8 @@ static void replicated_then_durable(journal *j, uint64_t pos) {
     j->replicating = j->unreplicated;
     j->unreplicated = t;
     j->unreplicated.len = 0;
+    j->replicating_base = j->unreplicated_base;
+    j->unreplicated_base = 0;
     j->replicate_pos = pos;
     j->busy = true;
     j->replicate_work.data = j;
@@ -401,14 +437,36 @@ static void flush_moves(journal *j);
 
 static bool compact_maybe(journal *j);
 
+/* A record was made (cluster mode): when the first one not yet taken by a
+ * commit was, for the replication lag. */
+static void note_record(journal *j) {
+    if (j->replicate && j->unflushed_since_ms < 0)
+        j->unflushed_since_ms = uv_now(j->loop);
+}
+
+/* A commit takes the pending records (cluster mode): they are durable once
+ * the journal reaches its end position. */
+static void mark_commit(journal *j) {
+    if (j->unflushed_since_ms < 0) return;
+    if (j->lag_count == LAG_MARKS) { /* the newest mark takes these records too */
+        j->lag[(j->lag_first + LAG_MARKS - 1) % LAG_MARKS].end = j->appended;
+    } else {
+        j->lag[(j->lag_first + j->lag_count) % LAG_MARKS] =
+            (struct lag_mark){.first_ms = j->unflushed_since_ms, .end = j->appended};
+        j->lag_count++;
+    }
+    j->unflushed_since_ms = -1;
+}
+
 static void commit_start(journal *j) {
     if (!j->on || j->busy) return;
     flush_moves(j);
+    mark_commit(j);
     if (compact_maybe(j)) return;
     if (j->pending.len == 0) {
         /* Written but not synced (a sync failed): sync again, or the `end`s
          * waiting for those records would wait for the next record. */
-        if (j->written > j->durable) {
+        if (j->written > j->durable && !j->replication_broken) {
             j->busy = true;
             sync_start(j);
         } else if (j->unreplicated.len) {
@@ -463,6 +521,7 @@ static void append(journal *j, const char *line, size_t len) {
     }
     j->appended += len;
     j->stats.records++;
+    note_record(j);
 }
 
 static void append_bytes(journal *j, bytes *b) {
@@ -611,6 +670,7 @@ void journal_move(jrn_game *g, int seat, eng_dir dir) {
         g->dirty = true;
         srv_list_push(&g->j->dirty, &g->dirty_link);
     }
+    if (g->j->on) note_record(g->j);
 }
 
 void journal_seat(jrn_game *g, int seat, jrn_seat_event event) {
@@ -781,6 +841,22 @@ uint64_t journal_durable_pos(const journal *j) {
     return j ? j->durable : 0;
 }
 
+uint64_t journal_show_pos(const journal *j) {
+    if (!j || !j->on || !j->replicate) return 0;
+    int64_t now = (int64_t)uv_now(j->loop);
+    int64_t window = (int64_t)j->show_window_ms;
+    if (j->lag_count) {
+        /* The oldest commit not durable yet: its records wait. */
+        const struct lag_mark *m = &j->lag[j->lag_first];
+        return now - m->first_ms > window ? m->end : 0;
+    }
+    /* Records no commit has taken yet (the next commit's end is past the
+     * position appended now). */
+    if (j->unflushed_since_ms >= 0 && now - j->unflushed_since_ms > window)
+        return j->appended + 1;
+    return 0;
+}
+
 void journal_adopt_finished(journal *j, const char *line, size_t len) {
     if (!j || !jread_played(line, len)) return;
     proto_game_record *rec = malloc(sizeof *rec);
@@ -798,8 +874,15 @@ void journal_adopt_finished(journal *j, const char *line, size_t len) {
     index_put(j, j->on ? j->appended : 0, rec);
 }
 
+bool journal_replication_broken(const journal *j) {
+    return j && j->replication_broken;
+}
+
 void journal_fence(journal *j) {
     if (!j || !j->replicate) return;
+    /* The connections waiting on records the cluster lacks are closed by
+     * now: what is kept goes to the next incarnation. */
+    j->replication_broken = false;
     /* Durable is replicated here. The newest games are at the ring's head:
      * those not durable yet, the cluster lacks. */
     size_t dropped = 0;
@@ -1080,9 +1163,19 @@ static void compact_done(uv_work_t *w, int status) {
         j->base = c->fresh.len;
         j->written = c->pos;
         j->stats.compactions++;
-        /* Only the records new since the last commit go to the cluster: the
-         * rewrite holds nothing else it has not had. */
-        keep_for_replication(j, c->taken.data, c->taken.len);
+        /* The cluster gets the compacted journal whole, in place of every
+         * record it had from this node (takeover.c publishes it, then purges
+         * what came before): its stream holds what the journal holds. What
+         * waited to be replicated is in it, or archived (a finished game). */
+        if (j->replicate) {
+            j->unreplicated.len = 0;
+            j->unreplicated_base = 0;
+            if (bytes_add(&j->unreplicated, c->fresh.data, c->fresh.len) == 0)
+                j->unreplicated_base = c->fresh.len;
+            else
+                srv_log(SRV_LOG_ERROR, "journal: out of memory; the compacted journal "
+                                       "is not replicated");
+        }
         uint64_t pos = c->pos;
         compaction_free(c);
         replicated_then_durable(j, pos);
@@ -1355,6 +1448,8 @@ int journal_open(journal **out, uv_loop_t *loop, const journal_config *cfg,
     j->next_player_id = cfg->next_player_id;
     j->replicate = cfg->replicate;
     j->replicate_ctx = cfg->replicate_ctx;
+    j->unflushed_since_ms = -1;
+    j->show_window_ms = cfg->sync_ms + JOURNAL_SHOW_SLACK_MS;
     srv_list_init(&j->dirty);
     srv_list_init(&j->games);
     j->index = calloc(INDEX_GAMES_MAX, sizeof *j->index);

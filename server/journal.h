@@ -40,14 +40,17 @@ typedef struct journal_config {
      * record so that ids never repeat after a restart. May be NULL. */
     const uint64_t *next_player_id;
     /* Cluster mode: called on a worker thread after each commit's write and
-     * fdatasync, with exactly the bytes the file got (a compaction's rewrite
-     * is not sent again: only the records new since). Returns 0 once they
-     * are replicated; 1 when they need not be now (they are kept and sent
-     * with a later commit, the commit is durable at once); -1 on failure
-     * (kept and sent again; the commit is durable only once a later call
-     * succeeds, unless more than a few MiB wait: then they are dropped and
-     * the log says so). NULL: no replication. */
-    int (*replicate)(void *ctx, const char *bytes, size_t len);
+     * fdatasync, with exactly the bytes the file got. After a compaction the
+     * batch starts with the compacted journal whole: its first base_len bytes
+     * (0: none) replace everything replicated before them, so that the
+     * cluster holds what the journal holds. Returns 0 once they are
+     * replicated; 1 when they need not be now (they are kept and sent with a
+     * later commit, the commit is durable at once); -1 on failure (kept and
+     * sent again, base and all; the commit is durable only once a later call
+     * succeeds; more than a few MiB waiting are dropped, the log says so,
+     * and nothing is durable until the node fences: journal_replication_
+     * broken). NULL: no replication. */
+    int (*replicate)(void *ctx, const char *bytes, size_t len, size_t base_len);
     void *replicate_ctx;
 } journal_config;
 
@@ -174,10 +177,24 @@ void journal_close(journal *j);
 void journal_commit_now(journal *j);
 /* How far the journal's records are on disk (see journal_game_end). */
 uint64_t journal_durable_pos(const journal *j);
+/* Cluster mode: a node must not show moves it could not replicate beyond the
+ * sync window (PROTOCOL.md, many servers as one): a takeover after it is cut
+ * off would lose them. The position a message about what was just recorded
+ * (a move's `state`) must wait for, as `end` waits for its record: 0 (at
+ * once) while every record made more than the window ago is durable, which
+ * in cluster mode means replicated; else the end of the oldest commit that
+ * is not. The window is sync_ms plus the slack a commit's write, fsync and
+ * acknowledgement take on a healthy node, so the normal path never waits. */
+#define JOURNAL_SHOW_SLACK_MS 20
+uint64_t journal_show_pos(const journal *j);
 /* Cluster mode, fencing: games whose finished record the cluster's stream
  * does not have (their `end` never went out; another node runs them on)
  * leave the history index. */
 void journal_fence(journal *j);
+/* Cluster mode: records were dropped before they could be replicated (more
+ * than a few MiB waited): nothing is durable any more, and the node must
+ * fence (takeover.c does), after which this is false again. */
+bool journal_replication_broken(const journal *j);
 /* The position of the last record appended (durable once
  * journal_durable_pos() reaches it). */
 uint64_t journal_appended_pos(const journal *j);

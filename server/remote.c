@@ -17,7 +17,7 @@
 
 #define NODE_SUBJECT "race2048.node."
 #define FIND_SUBJECT "race2048.find"
-#define DIR_BUCKET   "race2048-rooms"
+#define DIR_BUCKET   CLUSTER_ROOMS_BUCKET
 #define DIR_SUBJECT  "$KV." DIR_BUCKET "."
 /* Probes of the nodes that run rooms of players here: a publish to the
  * node's subject with a reply subject PROBE_SUBJECT "ME.NODE", which NATS
@@ -184,6 +184,7 @@ struct remote {
     uint64_t next_handle;
     uint64_t rooms_gen; /* the game's, as last put in the directory */
     bool dir_dirty;
+    uint64_t connected_since; /* check_nodes: when NATS was reached again */
     uint64_t dead_check_at;
     /* Until then a node that ran rooms is known gone and its races may not
      * be taken over yet: a resume that finds no seat waits for them. */
@@ -569,8 +570,15 @@ static void home_release(remote *r, remote_home *h, bool tell_owner) {
     free(h);
 }
 
+/* Back from NATS being away, a node whose presence expired meanwhile is not
+ * judged gone before it has had the TTL to renew it (check_nodes). */
+static bool settled(const remote *r, uint64_t now) {
+    return r->connected_since && now - r->connected_since >= CLUSTER_TTL_MS;
+}
+
 static bool node_reachable(remote *r, const char *node) {
-    return cluster_connected(r->c) && cluster_node_alive(r->c, node);
+    return cluster_connected(r->c) &&
+           (cluster_node_alive(r->c, node) || !settled(r, now_ms(r)));
 }
 
 /* Sends req of p's home to its node (its first request introduces it). */
@@ -1510,9 +1518,17 @@ static void on_probe_refused(remote *r, natsMsg *msg) {
 static void check_nodes(remote *r) {
     uint64_t now = now_ms(r);
     bool connected = cluster_connected(r->c);
+    /* Back from NATS being away (down or hung), every node's presence may
+     * have expired meanwhile: nobody is judged gone until the live ones
+     * have had the TTL to renew theirs. */
+    if (!connected)
+        r->connected_since = 0;
+    else if (!r->connected_since)
+        r->connected_since = now;
+    bool is_settled = connected && settled(r, now);
     remote_home *h, *htmp;
     HASH_ITER(hh, r->homes, h, htmp) {
-        if (!h->resume_deadline && connected && now >= h->since + HOME_GRACE_MS &&
+        if (!h->resume_deadline && is_settled && now >= h->since + HOME_GRACE_MS &&
             !cluster_node_alive(r->c, h->node)) {
             srv_player *p = h->p;
             home_release(r, h, false);
@@ -1520,7 +1536,7 @@ static void check_nodes(remote *r) {
             send_unavailable(p, NODE_GONE_MESSAGE);
         }
     }
-    if (!connected) return;
+    if (!is_settled) return;
     guest *gs, *gtmp;
     HASH_ITER(hh, r->guests, gs, gtmp) {
         if (!cluster_node_alive(r->c, gs->node)) guest_gone(gs);

@@ -484,11 +484,14 @@ void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) 
     size_t len;
     char *line = proto_enc_state(&view, has_seq, seq, dir, res.moved, res.gained,
                                  &res.spawn, &len);
+    /* In cluster mode a moved board is shown only within the sync window of
+     * its replication (journal_show_pos): held while replication lags. */
     srv_msg m = {.type = SRV_MSG_STATE,
                  .json = srv_buf_take(line, len),
                  .subject = seat->id,
                  .moved = res.moved,
-                 .view = views_wanted(r) ? room_view(r) : NULL};
+                 .view = views_wanted(r) ? room_view(r) : NULL,
+                 .durable_at = res.moved ? journal_show_pos(r->game->journal) : 0};
     if (res.moved) {
         room_broadcast(r, &m, NULL);
         if (started) metrics_move_observe(r->game->metrics, uv_hrtime() - started);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <nats/nats.h>
 
@@ -31,6 +32,32 @@
 #define SUPERSEDED_DEAD_MS CLUSTER_TTL_MS
 /* Incarnations whose presence shows another one, tracked at once. */
 #define SUPERSEDED_MAX 64
+/* The header of the first message of a compacted journal published whole:
+ * its length in bytes. Once that many have followed, everything before it
+ * on the subject is superseded (and purged). */
+#define BASE_HEADER "Race2048-Base"
+/* The header of the message a claimer puts on a claimed incarnation's
+ * subject before it reads it (its value: the claimer). The incarnation's own
+ * publishes each expect the subject's last message to be its previous one,
+ * so once this is there it can replicate nothing more: whatever it has not
+ * replicated it never shows (a move beyond the sync window, an `end`), and
+ * it learns that it was taken over. */
+#define CLAIM_HEADER "Race2048-Claimed"
+/* NATS's header for a publish's expectation of the subject's last sequence
+ * (libnats sends it only when not 0; 0 expects an empty subject). */
+#define EXPECT_SUBJECT_SEQ "Nats-Expected-Last-Subject-Sequence"
+/* A node judges another incarnation dead only once its own beats have gone
+ * through without a gap for the presence TTL: after NATS itself was away
+ * (down or hung), every node's presence may have expired meanwhile, and the
+ * live ones renew theirs within a beat or two of its return. */
+#define SETTLE_MS   CLUSTER_TTL_MS
+#define BEAT_GAP_MS (2 * CLUSTER_BEAT_MS + 500)
+/* Deleted rooms leave a marker each in the directory bucket: every this many
+ * beats the markers older than DIR_MARKER_AGE_S go, so that rooms made and
+ * left do not pile up there for ever (a marker's news reached every node
+ * when it was put; one that old guards no re-put of its code). */
+#define DIR_PURGE_BEATS  10
+#define DIR_MARKER_AGE_S 10
 
 /* One takeover at a time, from its claim to its clean-up. */
 typedef enum job_state {
@@ -65,10 +92,18 @@ struct takeover {
     job job;
     bool stopping;
     /* Replication (worker thread, one call at a time). */
-    uint64_t repl_epoch; /* the incarnation repl_pos counts for */
-    uint64_t repl_pos;   /* bytes of that incarnation published for sure */
-    size_t repl_done;    /* of the batch that failed: bytes published for sure */
-    size_t repl_unsure;  /* the chunk whose publish failed: its exact length */
+    uint64_t repl_epoch;    /* the incarnation repl_pos counts for */
+    uint64_t repl_pos;      /* bytes of that incarnation published for sure */
+    size_t repl_done;       /* of the batch that failed: bytes published for sure */
+    size_t repl_unsure;     /* the chunk whose publish failed: its exact length */
+    size_t repl_fail_base;  /* the failed batch's base_len */
+    uint64_t repl_last_seq; /* the subject's last message, this node's own */
+    bool repl_claimed;      /* another node claimed repl_epoch (under lock) */
+    uint64_t repl_base_seq; /* the stream sequence of the base's first message */
+    uint64_t purge_below;   /* a base is out: its subject's messages before this
+                               sequence go (kept while the purge fails) */
+    unsigned beats;         /* link's thread: counts to DIR_PURGE_BEATS */
+    int64_t beat_end_ms, settled_from_ms; /* SETTLE_MS */
     /* Link thread: incarnations ("NAME.EPOCH") seen superseded, and since
      * when (ms). */
     struct {
@@ -95,7 +130,8 @@ static size_t chunk_end(const char *data, size_t len, size_t at) {
     return nl ? (size_t)(nl - data) + 1 : len; /* one record longer than a chunk */
 }
 
-static int publish(takeover *t, const char *subject, const char *data, size_t n) {
+static int publish(takeover *t, const char *subject, const char *data, size_t n,
+                   size_t base_len, uint64_t *seq) {
     jsPubOptions po;
     jsPubOptions_Init(&po);
     po.MaxWait = PUBLISH_WAIT_MS;
@@ -106,12 +142,60 @@ static int publish(takeover *t, const char *subject, const char *data, size_t n)
     po.MsgId = id;
     jsPubAck *ack = NULL;
     jsErrCode jerr = 0;
-    natsStatus s = js_Publish(&ack, cluster_js(t->c), subject, data, (int)n, &po, &jerr);
+    natsMsg *m = NULL;
+    natsStatus s = natsMsg_Create(&m, subject, NULL, data, (int)n);
+    char value[32];
+    if (s == NATS_OK && base_len) {
+        snprintf(value, sizeof value, "%zu", base_len);
+        s = natsMsgHeader_Set(m, BASE_HEADER, value);
+    }
+    if (s == NATS_OK) {
+        snprintf(value, sizeof value, "%" PRIu64, t->repl_last_seq);
+        s = natsMsgHeader_Set(m, EXPECT_SUBJECT_SEQ, value);
+    }
+    if (s == NATS_OK) s = js_PublishMsg(&ack, cluster_js(t->c), m, &po, &jerr);
+    if (s == NATS_OK) {
+        t->repl_last_seq = ack->Sequence;
+        if (seq) *seq = ack->Sequence;
+    }
     jsPubAck_Destroy(ack);
-    return s == NATS_OK ? 0 : -1;
+    natsMsg_Destroy(m);
+    if (s == NATS_OK) return 0;
+    if (jerr != JSStreamWrongLastSequenceErr) return -1;
+    /* Someone else's message is last: a claimer's (this incarnation is
+     * taken over), or this node's own whose ack was lost (its retry is a
+     * duplicate JetStream drops by message id). */
+    natsMsg *last = NULL;
+    if (js_GetLastMsg(&last, cluster_js(t->c), CLUSTER_RECORDS_STREAM, subject, NULL,
+                      &jerr) != NATS_OK)
+        return -1;
+    const char *by = NULL;
+    bool claimed = natsMsgHeader_Get(last, CLAIM_HEADER, &by) == NATS_OK;
+    if (!claimed) t->repl_last_seq = natsMsg_GetSequence(last);
+    natsMsg_Destroy(last);
+    if (claimed) {
+        uv_mutex_lock(&t->lock);
+        t->repl_claimed = true;
+        uv_mutex_unlock(&t->lock);
+        srv_log(SRV_LOG_WARN, "cluster: %s was claimed by %s: nothing more is replicated",
+                subject, by ? by : "?");
+    }
+    return -1;
 }
 
-int takeover_replicate(void *ctx, const char *data, size_t len) {
+/* The subject's messages before sequence `below` go (a base superseded them). */
+static int purge_before(takeover *t, const char *subject, uint64_t below) {
+    jsOptions o;
+    jsOptions_Init(&o);
+    o.Stream.Purge.Subject = subject;
+    o.Stream.Purge.Sequence = below;
+    jsErrCode jerr = 0;
+    return js_PurgeStream(cluster_js(t->c), CLUSTER_RECORDS_STREAM, &o, &jerr) == NATS_OK
+               ? 0
+               : -1;
+}
+
+int takeover_replicate(void *ctx, const char *data, size_t len, size_t base_len) {
     takeover *t = ctx;
     uint64_t epoch = cluster_epoch(t->c);
     if (!epoch) return 1; /* fenced: kept for the next incarnation */
@@ -119,7 +203,18 @@ int takeover_replicate(void *ctx, const char *data, size_t len) {
         t->repl_epoch = epoch;
         t->repl_pos = 0;
         t->repl_done = t->repl_unsure = 0;
+        t->purge_below = 0;
+        t->repl_last_seq = 0; /* a new subject */
+        uv_mutex_lock(&t->lock);
+        t->repl_claimed = false;
+        uv_mutex_unlock(&t->lock);
     }
+    uv_mutex_lock(&t->lock);
+    bool claimed = t->repl_claimed;
+    uv_mutex_unlock(&t->lock);
+    if (claimed) return -1; /* the loop fences it */
+    /* A compaction replaced the batch that failed: this one is new. */
+    if (base_len != t->repl_fail_base) t->repl_done = t->repl_unsure = 0;
     char subject[128];
     snprintf(subject, sizeof subject, CLUSTER_RECORDS_SUBJECT "%s.%" PRIu64,
              cluster_name(t->c), epoch);
@@ -128,19 +223,32 @@ int takeover_replicate(void *ctx, const char *data, size_t len) {
      * again exactly as it was (so that its duplicate is recognised). */
     size_t at = t->repl_done < len ? t->repl_done : len;
     while (at < len) {
+        /* A base's chunks end at its end (a record's). */
+        size_t upto = at < base_len ? base_len : len;
         size_t end = t->repl_unsure && at + t->repl_unsure <= len
                          ? at + t->repl_unsure
-                         : chunk_end(data, len, at);
-        if (publish(t, subject, data + at, end - at) < 0) {
+                         : chunk_end(data, upto, at);
+        bool first_of_base = base_len && at == 0;
+        uint64_t seq = 0;
+        if (publish(t, subject, data + at, end - at, first_of_base ? base_len : 0, &seq) <
+            0) {
             t->repl_done = at;
             t->repl_unsure = end - at;
+            t->repl_fail_base = base_len;
             return -1;
         }
+        if (first_of_base) t->repl_base_seq = seq;
         t->repl_unsure = 0;
         t->repl_pos += end - at;
         at = end;
+        if (base_len && at == base_len) t->purge_below = t->repl_base_seq;
+        /* The base is out whole: what it replaces goes (again at the next
+         * call if the purge fails; a reader skips it meanwhile). */
+        if (t->purge_below && purge_before(t, subject, t->purge_below) == 0)
+            t->purge_below = 0;
     }
     t->repl_done = 0;
+    t->repl_fail_base = 0;
     return 0;
 }
 
@@ -195,17 +303,32 @@ static bool incarnation_alive(takeover *t, const char *inc) {
 }
 
 /* All records on subject, in order, into *out. 0 or -1. */
-static int read_records(takeover *t, const char *subject, char **out, size_t *outlen) {
+/* Puts the claim's marker (CLAIM_HEADER) on subject: the incarnation can
+ * publish nothing after it. Its sequence in *seq; 0 or -1. */
+static int put_claim_marker(takeover *t, const char *subject, const char *me,
+                            uint64_t *seq) {
+    natsMsg *m = NULL;
+    jsPubAck *ack = NULL;
+    jsErrCode jerr = 0;
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = PUBLISH_WAIT_MS;
+    natsStatus s = natsMsg_Create(&m, subject, NULL, NULL, 0);
+    if (s == NATS_OK) s = natsMsgHeader_Set(m, CLAIM_HEADER, me);
+    if (s == NATS_OK) s = js_PublishMsg(&ack, cluster_js(t->c), m, &po, &jerr);
+    if (s == NATS_OK) *seq = ack->Sequence;
+    jsPubAck_Destroy(ack);
+    natsMsg_Destroy(m);
+    return s == NATS_OK ? 0 : -1;
+}
+
+/* All records on subject up to sequence last_seq (the claim's marker), in
+ * order, into *out. 0 or -1. */
+static int read_records(takeover *t, const char *subject, uint64_t last_seq, char **out,
+                        size_t *outlen) {
     *out = NULL;
     *outlen = 0;
     jsErrCode jerr = 0;
-    natsMsg *last = NULL;
-    natsStatus s = js_GetLastMsg(&last, cluster_js(t->c), CLUSTER_RECORDS_STREAM, subject,
-                                 NULL, &jerr);
-    if (s == NATS_NOT_FOUND) return 0; /* it never wrote a record */
-    if (s != NATS_OK) return -1;
-    uint64_t last_seq = natsMsg_GetSequence(last);
-    natsMsg_Destroy(last);
     jsSubOptions so;
     jsSubOptions_Init(&so);
     so.Ordered = true;
@@ -217,6 +340,10 @@ static int read_records(takeover *t, const char *subject, char **out, size_t *ou
     size_t len = 0, cap = 0;
     char *buf = NULL;
     int rc = 0;
+    /* A compacted journal published whole (BASE_HEADER) replaces what came
+     * before it once all of it is read; one cut short (its node died while
+     * publishing it) is left out, and what came before stands. */
+    size_t base_at = 0, base_len = 0;
     uint64_t renewed = uv_hrtime();
     for (;;) {
         /* A long read must not let this node's own presence lapse. */
@@ -236,6 +363,13 @@ static int read_records(takeover *t, const char *subject, char **out, size_t *ou
             jsMsgMetaData_Destroy(meta);
         }
         size_t n = (size_t)natsMsg_GetDataLength(m);
+        const char *claim = NULL;
+        if (natsMsgHeader_Get(m, CLAIM_HEADER, &claim) == NATS_OK) n = 0; /* a marker */
+        const char *bh = NULL;
+        if (natsMsgHeader_Get(m, BASE_HEADER, &bh) == NATS_OK && bh) {
+            base_at = len;
+            base_len = (size_t)strtoull(bh, NULL, 10);
+        }
         if (len + n > cap) {
             size_t ncap = cap ? cap * 2 : 65536;
             while (ncap < len + n)
@@ -249,11 +383,17 @@ static int read_records(takeover *t, const char *subject, char **out, size_t *ou
             buf = p;
             cap = ncap;
         }
-        memcpy(buf + len, natsMsg_GetData(m), n);
+        if (n) memcpy(buf + len, natsMsg_GetData(m), n); /* buf is NULL until data */
         len += n;
         natsMsg_Destroy(m);
+        if (base_len && len - base_at >= base_len) {
+            memmove(buf, buf + base_at, len - base_at);
+            len -= base_at;
+            base_at = base_len = 0;
+        }
         if (seq >= last_seq) break;
     }
+    if (base_len) len = base_at; /* a base cut short */
     natsSubscription_Unsubscribe(sub);
     natsSubscription_Destroy(sub);
     if (rc < 0) {
@@ -337,15 +477,79 @@ static bool clean_up(takeover *t, const job *j) {
     return true;
 }
 
-/* After each beat (link's thread): one step of at most one takeover. */
-static void on_beat(void *ctx) {
-    takeover *t = ctx;
+/* Every DIR_PURGE_BEATS beats: the directory's delete markers older than
+ * DIR_MARKER_AGE_S go. Read as the last message of each key (one ordered
+ * consumer); each old marker's key is purged up to and including it, so a
+ * put of that code since is kept. */
+#define DIR_STREAM  "KV_" CLUSTER_ROOMS_BUCKET
+#define DIR_KEYS    "$KV." CLUSTER_ROOMS_BUCKET ".>"
+#define DIR_PER_RUN 4096 /* markers purged at most per run (the rest next time) */
+static void purge_directory(takeover *t) {
+    if (++t->beats % DIR_PURGE_BEATS) return;
+    jsCtx *js = cluster_js(t->c);
+    jsErrCode jerr = 0;
+    jsStreamInfo *si = NULL;
+    if (js_GetStreamInfo(&si, js, DIR_STREAM, NULL, &jerr) != NATS_OK) return;
+    uint64_t msgs = si->State.Msgs;
+    jsStreamInfo_Destroy(si);
+    if (!msgs) return;
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Ordered = true;
+    so.Stream = DIR_STREAM;
+    so.Config.DeliverPolicy = js_DeliverLastPerSubject;
+    natsSubscription *sub = NULL;
+    if (js_SubscribeSync(&sub, js, DIR_KEYS, NULL, &so, &jerr) != NATS_OK) return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t cutoff = ((int64_t)ts.tv_sec - DIR_MARKER_AGE_S) * 1000000000 + ts.tv_nsec;
+    struct old_marker {
+        char subject[sizeof "$KV." CLUSTER_ROOMS_BUCKET "." + 64];
+        uint64_t seq;
+    } *old = malloc(DIR_PER_RUN * sizeof *old);
+    size_t nold = 0;
+    for (uint64_t seen = 0; old && seen < msgs; seen++) {
+        natsMsg *m = NULL;
+        if (natsSubscription_NextMsg(&m, sub, READ_WAIT_MS) != NATS_OK) break;
+        jsMsgMetaData *meta = NULL;
+        const char *op = NULL;
+        bool last = true;
+        if (natsMsg_GetMetaData(&meta, m) == NATS_OK) {
+            last = meta->NumPending == 0;
+            if (natsMsgHeader_Get(m, "KV-Operation", &op) == NATS_OK && op &&
+                meta->Timestamp < cutoff && nold < DIR_PER_RUN &&
+                strlen(natsMsg_GetSubject(m)) < sizeof old[0].subject) {
+                snprintf(old[nold].subject, sizeof old[0].subject, "%s",
+                         natsMsg_GetSubject(m));
+                old[nold++].seq = meta->Sequence.Stream;
+            }
+            jsMsgMetaData_Destroy(meta);
+        }
+        natsMsg_Destroy(m);
+        if (last) break;
+    }
+    natsSubscription_Unsubscribe(sub);
+    natsSubscription_Destroy(sub);
+    for (size_t k = 0; k < nold; k++) {
+        jsOptions o;
+        jsOptions_Init(&o);
+        o.Stream.Purge.Subject = old[k].subject;
+        o.Stream.Purge.Sequence = old[k].seq + 1;
+        if (js_PurgeStream(js, DIR_STREAM, &o, &jerr) != NATS_OK) break;
+    }
+    free(old);
+}
+
+/* One step of at most one takeover; a new claim only once settled. */
+static void beat_step(takeover *t, bool settled) {
     uv_mutex_lock(&t->lock);
     bool stopping = t->stopping;
     job j = t->job;
     if (j.state == JOB_ADOPTED || j.state == JOB_CLAIMED) t->job = (job){0};
     uv_mutex_unlock(&t->lock);
     if (stopping) return;
+    /* Not while stopping: the connection is about to close. */
+    purge_directory(t);
     if (j.state == JOB_ADOPTED) {
         if (!clean_up(t, &j)) { /* again at the next beat */
             uv_mutex_lock(&t->lock);
@@ -355,13 +559,17 @@ static void on_beat(void *ctx) {
         return;
     }
     if (j.state == JOB_NONE) {
-        if (!claim_one(t, &j)) return;
+        if (!settled || !claim_one(t, &j)) return;
     } else if (j.state != JOB_CLAIMED || cluster_epoch(t->c) != j.epoch) {
         return; /* the loop's turn, or a claim that died with its incarnation */
     }
     /* Claimed: nobody else reads it while this incarnation lives. A failed
      * read keeps the claim, and is tried again at the next beat. */
-    if (read_records(t, j.subject, &j.records, &j.len) < 0) {
+    char me[128];
+    snprintf(me, sizeof me, "%s.%" PRIu64, cluster_name(t->c), j.epoch);
+    uint64_t marker = 0;
+    if (put_claim_marker(t, j.subject, me, &marker) < 0 ||
+        read_records(t, j.subject, marker, &j.records, &j.len) < 0) {
         srv_log(SRV_LOG_WARN, "cluster: reading %s failed; again", j.subject);
         j.state = JOB_CLAIMED;
     } else {
@@ -375,6 +583,20 @@ static void on_beat(void *ctx) {
         if (j.state == JOB_READY) uv_async_send(&t->async);
     }
     uv_mutex_unlock(&t->lock);
+}
+
+/* After each beat (link's thread). A gap in the beats (NATS away, or hung):
+ * nobody is judged dead until they have gone through for SETTLE_MS again.
+ * (A node's first beats follow a connection that just worked: no gap.) */
+static void on_beat(void *ctx) {
+    takeover *t = ctx;
+    int64_t now = (int64_t)(uv_hrtime() / 1000000);
+    if (!t->beat_end_ms) /* a node that just joined judges at once, as before */
+        t->settled_from_ms = now - SETTLE_MS;
+    else if (now - t->beat_end_ms > BEAT_GAP_MS)
+        t->settled_from_ms = now;
+    beat_step(t, now - t->settled_from_ms >= SETTLE_MS);
+    t->beat_end_ms = (int64_t)(uv_hrtime() / 1000000);
 }
 
 /* ---------------------------------------------------------------- loop --- */
@@ -444,12 +666,26 @@ static void on_check(uv_timer_t *h) {
         return;
     }
     if (lost) return;
-    if (epoch && age > CLUSTER_FENCE_MS) {
-        srv_log(SRV_LOG_WARN,
-                "cluster: no presence renewed for %lld ms: this node gives its rooms up "
-                "(another takes them over from their records) and rejoins as a new "
-                "incarnation once NATS answers",
-                (long long)age);
+    uv_mutex_lock(&t->lock);
+    bool claimed = t->repl_claimed && t->repl_epoch == epoch;
+    uv_mutex_unlock(&t->lock);
+    bool broken = journal_replication_broken(t->g->journal);
+    if (epoch && (age > CLUSTER_FENCE_MS || claimed || broken)) {
+        if (broken)
+            srv_log(SRV_LOG_WARN,
+                    "cluster: records were dropped before they could be replicated: "
+                    "this node gives its rooms up and rejoins as a new incarnation");
+        else if (claimed)
+            srv_log(SRV_LOG_WARN,
+                    "cluster: another node took this incarnation over: this node gives "
+                    "its rooms up (their players resume there) and rejoins as a new "
+                    "incarnation");
+        else
+            srv_log(SRV_LOG_WARN,
+                    "cluster: no presence renewed for %lld ms: this node gives its rooms "
+                    "up (another takes them over from their records) and rejoins as a "
+                    "new incarnation once NATS answers",
+                    (long long)age);
         t->fences++;
         t->give_up(t->give_up_ctx);
         journal_fence(t->g->journal);

@@ -3,7 +3,11 @@
  *
  * Records: the journal's replicate hook (takeover_replicate) publishes each
  * commit's bytes on the stream subject of this node's incarnation, so a
- * commit is durable only once it is in JetStream too. Takeover: on the
+ * commit is durable only once it is in JetStream too. After a compaction
+ * the compacted journal is published whole (its first message says its
+ * length) and the subject's older messages purged, so the stream holds what
+ * the journal holds; a reader takes the last whole base and what follows.
+ * Takeover: on the
  * link's thread, after each beat, an incarnation in the registry whose
  * presence is gone (or has shown another epoch for CLUSTER_TTL_MS, or that
  * its name's holder marked fenced) and that nobody alive has claimed is
@@ -11,8 +15,15 @@
  * are read from the stream and handed to the loop, which rebuilds its
  * running games as recovery does from the journal and writes them into
  * this node's journal; once that is durable, the old entry is deleted and
- * its records purged. Fencing: a node whose last presence put that went
- * through was sent more than CLUSTER_FENCE_MS ago gives every room up. */
+ * its records purged. A claimer first puts a marker on the claimed subject;
+ * since each publish of an incarnation expects its own previous message to
+ * be the subject's last, the old incarnation replicates nothing after it
+ * (and so shows nothing more: journal_show_pos). No node claims before its
+ * own beats have gone through for the presence TTL since a gap (NATS back
+ * from an outage: the live nodes renew first). Fencing: a node gives every
+ * room up when its last presence put that went through was sent more than
+ * CLUSTER_FENCE_MS ago, when it learns its incarnation was claimed, or when
+ * records were dropped unreplicated (journal_replication_broken). */
 #ifndef RACE2048_TAKEOVER_H
 #define RACE2048_TAKEOVER_H
 
@@ -40,7 +51,7 @@ void takeover_stop(takeover *t);
 void takeover_free(takeover *t);
 
 /* journal_config.replicate (ctx: the takeover): on a worker thread. */
-int takeover_replicate(void *ctx, const char *bytes, size_t len);
+int takeover_replicate(void *ctx, const char *bytes, size_t len, size_t base_len);
 
 /* Writes race2048_cluster_takeovers_total and friends (ctx: the takeover). */
 struct metrics_out;

@@ -6,7 +6,8 @@
 #                                                    with targets race2048d race2048-bench)
 # Environment: RUNS (repetitions of each figure, alternating setups; default 2),
 # FIGURES (which of a b c d to run; default "a b c d"), WATCHERS (the client counts of
-# figure d; default "1000 2000").
+# figure d; default "1000 2000"), JOURNAL=1 (each node keeps a journal in the temporary
+# directory, so that cluster nodes replicate their records; default: --journal none).
 # Every server it starts is its own: a nats-server (-js, a temporary store) per setup
 # and race2048d nodes on free loopback ports, all stopped (SIGTERM) after each run.
 # Prints a line per run ("run ...") and a line per figure ("figure ..."): ranges over
@@ -24,6 +25,7 @@ for exe in (SERVER, BENCH):
         sys.exit(f"cluster_figures: no {exe}: build {sys.argv[1]} first (Release)")
 RUNS = int(os.environ.get("RUNS", "2"))
 FIGURES = os.environ.get("FIGURES", "a b c d").split()
+JOURNAL = os.environ.get("JOURNAL", "") not in ("", "0")
 WATCHERS = [int(n) for n in os.environ.get("WATCHERS", "1000 2000").split()]
 TMP = tempfile.mkdtemp(prefix="cluster-figures-")
 TICK = os.sysconf("SC_CLK_TCK")
@@ -114,6 +116,8 @@ class Node:
         self.name = name
         self.err_path = f"{TMP}/{node_count:03d}-{name}.err"
         args = [SERVER, *NODE_FLAGS, *extra]
+        if JOURNAL:
+            args += ["--journal", f"{TMP}/{node_count:03d}-{name}.journal"]
         if nats:
             args += ["--cluster", nats.url, "--node", name]
         self.p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=open(self.err_path, "w"),
@@ -350,7 +354,8 @@ def figure_d():
 
 load = open("/proc/loadavg").read().split()[:3]
 out(f"# cluster_figures: {D}, {os.cpu_count()} cores, load average {' '.join(load)}, "
-    f"RUNS={RUNS}; node flags: {' '.join(NODE_FLAGS)}")
+    f"RUNS={RUNS}; node flags: {' '.join(NODE_FLAGS)}"
+    + (" (and --journal FILE)" if JOURNAL else ""))
 if "a" in FIGURES or "c" in FIGURES:
     res = race_figures(SETUPS_A, 100, [1, 4], "a")
     for k in (1, 4):
