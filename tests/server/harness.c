@@ -57,6 +57,28 @@ int harness_ms(int ms) {
     return (int)(ms * factor);
 }
 
+/* Both compilers' ways of saying AddressSanitizer is on. */
+#if defined(__SANITIZE_ADDRESS__)
+#define HARNESS_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HARNESS_SANITIZED 1
+#endif
+#endif
+#ifndef HARNESS_SANITIZED
+#define HARNESS_SANITIZED 0
+#endif
+
+int harness_latency_ms(int ms) {
+    return harness_ms(HARNESS_SANITIZED ? ms * LATENCY_SANITIZED : ms);
+}
+
+int64_t harness_latency_bound(int64_t baseline_ms, int margin_ms) {
+    int64_t times = baseline_ms * LATENCY_TIMES;
+    int64_t plus = baseline_ms + harness_latency_ms(margin_ms);
+    return times > plus ? times : plus;
+}
+
 static int64_t now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

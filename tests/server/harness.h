@@ -92,6 +92,20 @@ int harness_teardown(void **state);
 
 /* Deadline ms scaled by RACE2048_TEST_SLOWDOWN. */
 int harness_ms(int ms);
+/* Latency bounds relative to the same run, for tests that prove a load leaves
+ * another client's round trips alone: measure the idle p99 first (baseline),
+ * then the loaded one may be at most
+ *     max(LATENCY_TIMES x baseline, baseline + harness_latency_ms(margin_ms)).
+ * A stall of the loop (work served synchronously) still fails it; the
+ * machine's other tests and a sanitizer build's cost do not. */
+enum { LATENCY_TIMES = 10 };
+int64_t harness_latency_bound(int64_t baseline_ms, int margin_ms);
+/* A time a test asserts as an upper bound (a latency margin, a documented
+ * promise such as "SIGTERM exits within 2 s"): ms times RACE2048_TEST_SLOWDOWN,
+ * times LATENCY_SANITIZED in a build with AddressSanitizer (the server's every
+ * allocation and access checked costs CPU, and the suite shares the cores). */
+enum { LATENCY_SANITIZED = 4 };
+int harness_latency_ms(int ms);
 /* The monotonic clock in ms, for deadlines. */
 int64_t harness_now_ms(void);
 /* Milliseconds left until deadline (a harness_now_ms() value), 0 once past. */

@@ -7,91 +7,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 #include <jansson.h>
 
 #include "checks.h"
 #include "conn.h"
+#include "fake_conn.h"
 #include "session.h"
 #include "room.h"
 
-/* One server, as main.c sets it up, without a listener. */
+/* One server, as main.c sets it up, without a listener (fake_conn.h). */
 static srv S;
 static uv_loop_t loop;
-static eng_tables *tables;
 
 /* A connection whose socket is one end of a socketpair; the test reads the
  * other end. */
-typedef struct fake {
-    conn *c;
-    int peer;
-    char buf[1 << 16];
-    size_t len;
-} fake;
-
-static fake fakes[8];
-static int nfakes;
+typedef fake_conn fake;
 
 static int setup(void **state) {
-    assert_int_equal(uv_loop_init(&loop), 0);
-    srv_config cfg = (srv_config){.max_clients = 100,
-                                  .max_line = 4096,
-                                  .grace_ms = 30000,
-                                  .max_output = 1 << 20,
-                                  .has_seed = true,
-                                  .seed = 42,
-                                  .log_level = SRV_LOG_WARN};
-    srv_log_set_level(SRV_LOG_WARN);
-    tables = malloc(sizeof *tables);
-    if (!tables) return -1;
-    eng_tables_init(tables);
-    srv_init(&S, &loop, &cfg, tables);
-    nfakes = 0;
+    fake_server_init(&S, &loop, 4096, SRV_LOG_WARN);
     return 0;
 }
 
 /* Closes every connection and room the way shutdown does; the loop must end
  * with nothing left (and ASan finds no leak). */
 static int teardown(void **state) {
-    room_close_all(&S.game);
-    for (int i = 0; i < nfakes; i++) {
-        conn_close(fakes[i].c);
-        close(fakes[i].peer);
-    }
-    uv_run(&loop, UV_RUN_DEFAULT);
-    int rc = uv_loop_close(&loop);
-    free(tables);
-    assert_true(srv_list_empty(&S.game.players));
-    assert_true(srv_list_empty(&S.game.rooms));
-    assert_int_equal(rc, 0);
+    fake_server_free(&S, &loop);
     return 0;
 }
 
 static fake *fake_new(const char *name) {
-    fake *f = &fakes[nfakes++];
-    memset(f, 0, sizeof *f);
-    int sv[2];
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    conn *c = calloc(1, sizeof *c);
-    c->srv = &S;
-    c->mode = CONN_JSON;
-    srv_list_init(&c->flush_link);
-    srv_list_init(&c->input_link);
-    assert_int_equal(uv_tcp_init(&loop, &c->tcp), 0);
-    c->tcp.data = c;
-    assert_int_equal(uv_tcp_open(&c->tcp, sv[0]), 0);
-    c->open_handles = 1;
-    assert_int_equal(proto_framer_init(&c->framer, S.cfg.max_line, false), 0);
-    srv_list_push(&S.conns, &c->link);
-    S.nconns++;
-    f->c = c;
-    f->peer = sv[1];
+    fake *f = fake_conn_new(&S, CONN_JSON);
     char hello[64];
     snprintf(hello, sizeof hello, "{\"type\":\"hello\",\"name\":\"%s\"}", name);
-    session_json_line(c, hello, strlen(hello));
+    session_json_line(f->c, hello, strlen(hello));
     return f;
 }
 
@@ -103,21 +53,15 @@ static void say(fake *f, const char *line) {
  * queued is written at the end of a loop turn: the test ends the turn, and
  * writes to a socketpair complete at once. */
 static json_t *next(fake *f) {
-    conn_flush_all(&S);
-    for (;;) {
-        char *nl = memchr(f->buf, '\n', f->len);
-        if (nl) {
-            size_t n = (size_t)(nl - f->buf);
-            json_t *o = json_loadb(f->buf, n, 0, NULL);
-            memmove(f->buf, nl + 1, f->len - n - 1);
-            f->len -= n + 1;
-            assert_non_null(o);
-            return o;
-        }
-        ssize_t r = recv(f->peer, f->buf + f->len, sizeof f->buf - f->len, MSG_DONTWAIT);
-        if (r <= 0) return NULL;
-        f->len += (size_t)r;
-    }
+    fake_conn_pull(f);
+    char *nl = memchr(f->buf, '\n', f->len);
+    if (!nl) return NULL;
+    size_t n = (size_t)(nl - f->buf);
+    json_t *o = json_loadb(f->buf, n, 0, NULL);
+    memmove(f->buf, nl + 1, f->len - n - 1);
+    f->len -= n + 1;
+    assert_non_null(o);
+    return o;
 }
 
 /* The next message of this type, skipping others; fails if none is there. */

@@ -8,13 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 #include <jansson.h>
 
 #include "conn.h"
+#include "fake_conn.h"
 #include "http.h"
 #include "message.h"
 #include "room.h"
@@ -27,81 +26,33 @@
 /* Lines (and WebSocket messages) longer than this are too long here. */
 #define MAX_LINE 64
 
-/* One server, as main.c sets it up, without a listener. */
+/* One server, as main.c sets it up, without a listener (fake_conn.h). */
 static srv S;
 static uv_loop_t loop;
-static eng_tables *tables;
 
-/* A connection whose socket is one end of a socketpair: the test reads what
- * the server wrote from the other end (no network). */
-static conn *C;
-static int peer = -1;
-static char got[1 << 16];
-static size_t got_len;
+/* The test's connection: the test reads what the server wrote from the other
+ * end of its socketpair (no network). */
+static fake_conn *F;
 
 static int setup(void **state) {
-    assert_int_equal(uv_loop_init(&loop), 0);
-    srv_config cfg = (srv_config){.max_clients = 100,
-                                  .max_line = MAX_LINE,
-                                  .grace_ms = 30000,
-                                  .max_output = 1 << 20,
-                                  .has_seed = true,
-                                  .seed = 42,
-                                  .log_level = SRV_LOG_WARN};
-    srv_log_set_level(SRV_LOG_ERROR);
-    tables = malloc(sizeof *tables);
-    eng_tables_init(tables);
-    srv_init(&S, &loop, &cfg, tables);
+    fake_server_init(&S, &loop, MAX_LINE, SRV_LOG_ERROR);
     S.turn = 1;
     conn_loop_init(&S);
-    C = NULL;
-    peer = -1;
-    got_len = 0;
+    F = NULL;
     return 0;
-}
-
-static void close_any(uv_handle_t *h, void *arg) {
-    if (!uv_is_closing(h)) uv_close(h, NULL);
 }
 
 /* Closes the connection and every handle; the loop must end with nothing
  * left (and ASan finds no leak). */
 static int teardown(void **state) {
-    room_close_all(&S.game);
-    if (C && !conn_is_closing(C)) conn_close(C);
-    uv_run(&loop, UV_RUN_DEFAULT); /* the connection's close callback frees it */
-    if (peer >= 0) close(peer);
-    uv_walk(&loop, close_any, NULL);
-    uv_run(&loop, UV_RUN_DEFAULT);
-    conn_timers_free(&S);
-    int rc = uv_loop_close(&loop);
-    free(tables);
-    assert_true(srv_list_empty(&S.conns));
-    assert_true(srv_list_empty(&S.game.players));
-    assert_int_equal(rc, 0);
+    fake_server_free(&S, &loop);
     return 0;
 }
 
 /* A connection in the given mode, as conn_accept would leave it. */
-static conn *fake_conn(conn_mode mode) {
-    int sv[2];
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    conn *c = calloc(1, sizeof *c);
-    assert_non_null(c);
-    c->srv = &S;
-    srv_list_init(&c->flush_link);
-    srv_list_init(&c->input_link);
-    assert_int_equal(uv_tcp_init(&loop, &c->tcp), 0);
-    c->tcp.data = c;
-    assert_int_equal(uv_tcp_open(&c->tcp, sv[0]), 0);
-    c->open_handles = 1;
-    assert_int_equal(proto_framer_init(&c->framer, S.cfg.max_line, false), 0);
-    srv_list_push(&S.conns, &c->link);
-    S.nconns++;
-    conn_set_transport(c, mode);
-    C = c;
-    peer = sv[1];
-    return c;
+static conn *fake_conn_of(conn_mode mode) {
+    F = fake_conn_new(&S, mode);
+    return F->c;
 }
 
 /* Feeds bytes through c's transport as the loop's turns would: each round
@@ -136,15 +87,9 @@ static void feeds(conn *c, const char *str) {
 /* Everything the server has written since the last call (the turn's output
  * is flushed first; writes to a socketpair complete at once). */
 static const char *written(size_t *len) {
-    conn_flush_all(&S);
-    got_len = 0;
-    for (;;) {
-        ssize_t r = recv(peer, got + got_len, sizeof got - got_len, MSG_DONTWAIT);
-        if (r <= 0) break;
-        got_len += (size_t)r;
-    }
-    *len = got_len;
-    return got;
+    F->len = 0;
+    *len = fake_conn_pull(F);
+    return F->buf;
 }
 
 /* Asserts that the output since the last call is exactly want[0, want_len). */
@@ -209,7 +154,7 @@ static const char close_too_big[] = {(char)0x88, 2, 0x03, (char)0xF1};    /* 100
 
 /* An HTTP connection upgraded to a WebSocket (the 101 is checked and read). */
 static conn *ws_conn(void) {
-    conn *c = fake_conn(CONN_DETECT);
+    conn *c = fake_conn_of(CONN_DETECT);
     const char *key = "dGhlIHNhbXBsZSBub25jZQ==";
     char req[512];
     snprintf(
@@ -248,7 +193,7 @@ static void test_one_table_per_mode(void **state) {
         {CONN_HTTP, "http", CONN_TURN_WEB_BYTES},
         {CONN_WS, "ws", CONN_TURN_WEB_BYTES},
     };
-    conn *c = fake_conn(CONN_DETECT);
+    conn *c = fake_conn_of(CONN_DETECT);
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         conn_set_transport(c, want[i].mode);
         const conn_transport *t = conn_transport_of(c);
@@ -266,7 +211,7 @@ static void test_one_table_per_mode(void **state) {
 /* The turn's budget across a change of transport: a share in another unit
  * starts afresh, the same share goes on being spent, a new turn renews it. */
 static void test_transport_change_and_budget(void **state) {
-    conn *c = fake_conn(CONN_DETECT);
+    conn *c = fake_conn_of(CONN_DETECT);
     assert_int_equal(c->budget, CONN_TURN_WEB_BYTES);
     c->budget = 5;
     conn_set_transport(c, CONN_TEXT);
@@ -291,7 +236,7 @@ static void test_conn_fits_its_chunk(void **state) {
 }
 
 static void test_lifecycle(void **state) {
-    conn *c = fake_conn(CONN_JSON);
+    conn *c = fake_conn_of(CONN_JSON);
     assert_true(conn_is_open(c));
     assert_false(conn_is_closing(c));
     conn_close_after_flush(c);
@@ -309,7 +254,7 @@ static void test_lifecycle(void **state) {
 /* -------------------------------------------------------------- detection --- */
 
 static void test_detect_json(void **state) {
-    conn *c = fake_conn(CONN_DETECT);
+    conn *c = fake_conn_of(CONN_DETECT);
     feeds(c, "{\"type\":\"hello\",\"name\":\"ann\"}\n");
     assert_string_equal(conn_transport_of(c)->name, "json");
     size_t len;
@@ -323,7 +268,7 @@ static void test_detect_json(void **state) {
 }
 
 static void test_detect_http(void **state) {
-    conn *c = fake_conn(CONN_DETECT);
+    conn *c = fake_conn_of(CONN_DETECT);
     /* Byte by byte: "GET /" is a maybe until it is not. */
     const char *req = "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n";
     for (const char *p = req; *p; p++)
@@ -339,7 +284,7 @@ static void test_detect_http(void **state) {
 }
 
 static void test_detect_text(void **state) {
-    conn *c = fake_conn(CONN_DETECT);
+    conn *c = fake_conn_of(CONN_DETECT);
     feeds(c, "h");
     assert_string_equal(conn_transport_of(c)->name, "text");
     expect_bytes(PROTO_TELNET_OFFER_DCS, PROTO_TELNET_OFFER_DCS_LEN);
@@ -348,7 +293,7 @@ static void test_detect_text(void **state) {
 /* ------------------------------------------------------------- JSON lines --- */
 
 static void test_json_too_long(void **state) {
-    conn *c = fake_conn(CONN_JSON);
+    conn *c = fake_conn_of(CONN_JSON);
     char *line = string_of(MAX_LINE + 10, 'x');
     feeds(c, line);
     free(line);
@@ -362,7 +307,7 @@ static void test_json_too_long(void **state) {
 }
 
 static void test_json_bye(void **state) {
-    conn *c = fake_conn(CONN_JSON);
+    conn *c = fake_conn_of(CONN_JSON);
     conn_say_bye(c);
     size_t len;
     char *want = bye_line(&len);
@@ -372,7 +317,7 @@ static void test_json_bye(void **state) {
 }
 
 static void test_json_idle_says_nothing(void **state) {
-    conn *c = fake_conn(CONN_JSON);
+    conn *c = fake_conn_of(CONN_JSON);
     conn_transport_of(c)->say(c, CONN_SAY_IDLE);
     conn_transport_of(c)->say(c, CONN_SAY_SLOW);
     expect_str("");
@@ -381,7 +326,7 @@ static void test_json_idle_says_nothing(void **state) {
 /* ------------------------------------------------------------------- text --- */
 
 static conn *text_conn(void) {
-    conn *c = fake_conn(CONN_TEXT);
+    conn *c = fake_conn_of(CONN_TEXT);
     text_begin(c, false);
     expect_bytes(PROTO_TELNET_OFFER_DCS, PROTO_TELNET_OFFER_DCS_LEN);
     return c;
@@ -447,7 +392,7 @@ static void test_text_becomes_json(void **state) {
 /* ------------------------------------------------------------------- HTTP --- */
 
 static void test_http_bad_request(void **state) {
-    conn *c = fake_conn(CONN_HTTP);
+    conn *c = fake_conn_of(CONN_HTTP);
     assert_int_equal(web_begin(c), 0);
     feeds(c, "BLAH\r\n\r\n");
     char want[512];
@@ -461,7 +406,7 @@ static void test_http_bad_request(void **state) {
 }
 
 static void test_http_says_nothing(void **state) {
-    conn *c = fake_conn(CONN_HTTP);
+    conn *c = fake_conn_of(CONN_HTTP);
     assert_int_equal(web_begin(c), 0);
     conn_say_bye(c);
     expect_str("");

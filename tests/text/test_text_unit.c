@@ -9,91 +9,46 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 #include "conn.h"
+#include "fake_conn.h"
 #include "harness.h"
 #include "session.h"
 #include "room.h"
 #include "text.h"
 #include "tt.h"
 
-/* One server, as main.c sets it up, without a listener. */
+/* One server, as main.c sets it up, without a listener (fake_conn.h). */
 static srv S;
 static uv_loop_t loop;
-static eng_tables *tables;
 
 /* A text connection whose socket is one end of a socketpair; the test reads
  * the other end. */
-typedef struct human {
-    conn *c;
-    int peer;
-    char buf[1 << 17];
-    size_t len;
-} human;
+typedef fake_conn human;
 
-static human humans[3];
-static int nhumans;
 static char screen[1 << 15];
 
 static int setup(void **state) {
     (void)state;
-    assert_int_equal(uv_loop_init(&loop), 0);
-    srv_config cfg = (srv_config){.max_clients = 100,
-                                  .max_line = 4096,
-                                  .grace_ms = 30000,
-                                  .max_output = 1 << 20,
-                                  .has_seed = true,
-                                  .seed = 42,
-                                  .log_level = SRV_LOG_WARN};
-    srv_log_set_level(SRV_LOG_WARN);
-    tables = malloc(sizeof *tables);
-    eng_tables_init(tables);
-    srv_init(&S, &loop, &cfg, tables);
+    fake_server_init(&S, &loop, 4096, SRV_LOG_WARN);
     srv_list_init(&S.held_list);
     conn_timers_init(&S);
-    nhumans = 0;
     return 0;
-}
-
-static void close_handle(uv_handle_t *h, void *arg) {
-    (void)arg;
-    if (!uv_is_closing(h)) uv_close(h, NULL);
 }
 
 /* Closes every connection and room the way shutdown does; the loop must end
  * with nothing left (and ASan finds no leak). */
 static int teardown(void **state) {
     (void)state;
-    room_close_all(&S.game);
-    for (int i = 0; i < nhumans; i++) {
-        conn_close(humans[i].c);
-        close(humans[i].peer);
-    }
-    uv_run(&loop, UV_RUN_DEFAULT);
-    uv_walk(&loop, close_handle, NULL); /* the connections' shared timer */
-    uv_run(&loop, UV_RUN_DEFAULT);
-    int rc = uv_loop_close(&loop);
-    conn_timers_free(&S);
-    free(tables);
-    assert_true(srv_list_empty(&S.game.players));
-    assert_int_equal(rc, 0);
+    fake_server_free(&S, &loop);
     return 0;
 }
 
 /* Reads what the server wrote to h so far (output goes out at the end of a
  * loop turn: the test ends the turn; a socketpair takes it at once). */
 static void pull(human *h) {
-    conn_flush_all(&S);
-    for (;;) {
-        ssize_t r =
-            recv(h->peer, h->buf + h->len, sizeof h->buf - 1 - h->len, MSG_DONTWAIT);
-        if (r <= 0) break;
-        h->len += (size_t)r;
-    }
-    h->buf[h->len] = '\0';
+    fake_conn_pull(h);
 }
 
 /* Runs the loop (redraws are paced, the greeting waits for telnet's answer)
@@ -115,27 +70,10 @@ static void wait_screen(human *h, size_t from, const char *needle) {
 
 /* A netcat user who has been greeted (and so has a player). */
 static human *human_new(void) {
-    human *h = &humans[nhumans++];
-    memset(h, 0, sizeof *h);
-    int sv[2];
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    conn *c = calloc(1, sizeof *c);
-    c->srv = &S;
-    c->mode = CONN_TEXT;
-    srv_list_init(&c->flush_link);
-    srv_list_init(&c->input_link);
-    assert_int_equal(uv_tcp_init(&loop, &c->tcp), 0);
-    c->tcp.data = c;
-    assert_int_equal(uv_tcp_open(&c->tcp, sv[0]), 0);
-    c->open_handles = 1;
-    assert_int_equal(proto_framer_init(&c->framer, S.cfg.max_line, false), 0);
-    srv_list_push(&S.conns, &c->link);
-    S.nconns++;
-    h->c = c;
-    h->peer = sv[1];
-    text_begin(c, false);
+    human *h = fake_conn_new(&S, CONN_TEXT);
+    text_begin(h->c, false);
     wait_screen(h, 0, "race your friends at 2048");
-    assert_non_null(c->player);
+    assert_non_null(h->c->player);
     return h;
 }
 
