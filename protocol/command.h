@@ -20,7 +20,8 @@ typedef enum proto_cmd_type {
     PROTO_CMD_HELP,    /* help */
     PROTO_CMD_NAME,    /* name NAME */
     PROTO_CMD_SOLO,    /* solo [SIZE]: number is the size, 0 if absent */
-    PROTO_CMD_CREATE,  /* create [PLAYERS]: number is the players, 0 if absent */
+    PROTO_CMD_CREATE,  /* create [PLAYERS [SIZE [TARGET]]]: number is the players,
+                          size and target the board; 0 if absent */
     PROTO_CMD_JOIN,    /* join CODE */
     PROTO_CMD_QUICK,   /* quick [PLAYERS]: number is the players, 0 if absent */
     PROTO_CMD_BOT,     /* bot [LEVEL]: a race against one bot; number is the level, 0 if
@@ -45,6 +46,8 @@ typedef enum proto_cmd_type {
 typedef struct proto_command {
     proto_cmd_type type;
     int number;                    /* solo, create, quick, bot: the value, 0 = default */
+    int size;                      /* create: the board's size, 0 = default */
+    uint32_t target;               /* create: the target tile, 0 = default */
     bool on;                       /* color */
     char name[PROTO_NAME_MAX + 1]; /* name: as typed (case kept) */
     char room[PROTO_ROOM_MAX + 1]; /* join, watch: upper-cased */

@@ -108,7 +108,26 @@ static void test_create_and_quick(void **state) {
     assert_int_equal(cmd.number, 0);
     assert_int_equal(parse("create 8"), PROTO_CMD_CREATE);
     assert_int_equal(cmd.number, 8);
-    assert_error("create 1", "create takes a number of players from 2 to 8");
+    assert_int_equal(cmd.size, 0);
+    assert_int_equal(cmd.target, 0);
+    /* Issue 29: the size and the target too, after the players. */
+    assert_int_equal(parse("create 3 5"), PROTO_CMD_CREATE);
+    assert_int_equal(cmd.number, 3);
+    assert_int_equal(cmd.size, 5);
+    assert_int_equal(cmd.target, 0);
+    assert_int_equal(parse("CREATE 2 4 512"), PROTO_CMD_CREATE);
+    assert_int_equal(cmd.size, 4);
+    assert_int_equal(cmd.target, 512);
+    assert_int_equal(parse("create 2 8 1048576"), PROTO_CMD_CREATE);
+    assert_int_equal(cmd.target, 1048576);
+    static const char cmsg[] = "create takes players (2-8), then a size (3-8), then a "
+                               "target (a power of two, 8 or more): create 2 4 512";
+    assert_error("create 1", cmsg);
+    assert_error("create 2 9", cmsg);
+    assert_error("create 2 4 500", cmsg);
+    assert_error("create 2 4 4", cmsg);
+    assert_error("create 2 4 2097152", cmsg);
+    assert_error("create 2 4 512 x", cmsg);
     assert_int_equal(parse("quick 2"), PROTO_CMD_QUICK);
     assert_int_equal(cmd.number, 2);
     assert_int_equal(parse("quick"), PROTO_CMD_QUICK);
@@ -207,9 +226,9 @@ static void test_help_text(void **state) {
 static void test_help_fits_50_columns_and_lists_everything(void **state) {
     (void)state;
     const char *h = proto_command_help();
-    static const char *const must[] = {"leave",        "rematch",   "resume CODE",
-                                       "type : first", "quick [N]", "watch CODE",
-                                       "quit",         NULL};
+    static const char *const must[] = {
+        "leave",      "rematch", "resume CODE", "type : first",   "quick [N]",
+        "watch CODE", "quit",    "bot [LEVEL]", "create [N S T]", NULL};
     for (const char *const *m = must; *m; m++)
         if (!strstr(h, *m)) fail_msg("the help lacks \"%s\"", *m);
     int lines = 0;
