@@ -1130,7 +1130,8 @@ static int on_text_line(void *ctx, const char *line, size_t len) {
     text_session *s = c->text;
     if (len == 0) {
         /* Enter alone: a replay's pause (protocol/README.md); elsewhere
-         * nothing, as ever (not even a request). */
+         * nothing (not even a request), but whoever typed it is a human. */
+        s->any_command = true;
         if (s->replay) {
             conn_request_done(c);
             run_command(c, line, len);
