@@ -269,10 +269,8 @@ static void unserve(served *s) {
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-/* Issue 29: the programs say what went wrong. race2048-check at the
- * browsers' port names it; race2048-bench server names the error codes it
- * got and what to do about rate_limited. */
-static void test_programs_name_what_went_wrong(void **state) {
+/* Issue 29: race2048-check at the browsers' port says so. */
+static void test_check_names_the_browsers_port(void **state) {
     (void)state;
     served s;
     serve(&s);
@@ -283,6 +281,16 @@ static void test_programs_name_what_went_wrong(void **state) {
     assert_int_not_equal(r.status, 0);
     if (!strstr(r.err, "answered HTTP") || !strstr(r.err, "--http-port"))
         fail_msg("race2048-check at the browsers' port said: \"%s\"", r.err);
+    unserve(&s);
+}
+
+/* Issue 29: race2048-bench server names the error codes it got and what to
+ * do about rate_limited. */
+static void test_bench_names_the_error_codes(void **state) {
+    (void)state;
+    served s;
+    serve(&s);
+    static run_result r;
     run(&r, program("RACE2048_BENCH"),
         ARGS("server", "--port", s.port, "--clients", "4", "--seconds", "0.5", "--warmup",
              "0"));
@@ -299,7 +307,8 @@ int main(void) {
         cmocka_unit_test(test_bot_command_line),
         cmocka_unit_test(test_check_command_line),
         cmocka_unit_test(test_replay_command_line),
-        cmocka_unit_test(test_programs_name_what_went_wrong),
+        cmocka_unit_test(test_check_names_the_browsers_port),
+        cmocka_unit_test(test_bench_names_the_error_codes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

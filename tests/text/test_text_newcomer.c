@@ -295,9 +295,6 @@ static void test_text_replay_shows_statuses_frame_by_frame(void **state) {
     snprintf(line, sizeof line, "replay %ld", id);
     type_nc(&f->nc, line);
     wait_screen(f, &f->nc, mark, "Type p (pause), + (faster)");
-    /* Issue 29: the title says replaying, not watching as for a live race. */
-    if (!strstr(f->screen, "replaying") || strstr(f->screen, "watching"))
-        fail_msg("the replay's title:\n%s", f->screen);
     /* Issue 29: Enter alone pauses (netcat's "\n"), and again resumes
      * (nc -C's "\r\n"). */
     size_t pmark = f->nc.len;
@@ -317,6 +314,19 @@ static void test_text_replay_shows_statuses_frame_by_frame(void **state) {
     assert_non_null(strstr(f->screen, "Replay over: type q, or a command."));
     assert_non_null(strstr(f->screen, "jo won (target)"));
     check_frames(f->nc.buf, f->nc.len, mark, TT_CLEAR, "text replay");
+}
+
+/* Issue 29: a replay's title says replaying, not watching as for a live race. */
+static void test_text_replay_title_says_replaying(void **state) {
+    fixture *f = *state;
+    long id = left_and_won_race(f);
+    size_t mark = f->nc.len;
+    char line[32];
+    snprintf(line, sizeof line, "replay %ld", id);
+    type_nc(&f->nc, line);
+    wait_screen(f, &f->nc, mark, "Replay of game");
+    if (!strstr(f->screen, "replaying") || strstr(f->screen, "watching"))
+        fail_msg("the replay's title:\n%s", f->screen);
 }
 
 /* race2048-replay --show of the same game, on a pipe (no pauses). */
@@ -366,6 +376,8 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(test_text_replay_shows_statuses_frame_by_frame,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_replay_title_says_replaying, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_show_prints_statuses_frame_by_frame, setup,
                                         teardown),
     };
