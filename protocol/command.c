@@ -378,6 +378,20 @@ static const command_word command_words[] = {
     {"colour", PROTO_CMD_COLOR, parse_on_off},
 };
 
+bool proto_command_begins(const char *line, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        if (is_space(line[i])) return true;
+    for (size_t i = 0; i < sizeof command_words / sizeof command_words[0]; i++) {
+        const char *w = command_words[i].word;
+        if (strlen(w) < len) continue;
+        size_t k = 0;
+        while (k < len && lower(line[k]) == w[k])
+            k++;
+        if (k == len) return true;
+    }
+    return false;
+}
+
 proto_cmd_type proto_command_parse(const char *line, size_t len, proto_command *cmd) {
     memset(cmd, 0, sizeof *cmd);
     const char *end = line + len;

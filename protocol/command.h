@@ -69,6 +69,12 @@ typedef struct proto_command {
  * for the user. Cannot fail otherwise. */
 proto_cmd_type proto_command_parse(const char *line, size_t len, proto_command *cmd);
 
+/* True if line[0..len) can still become a command as more is typed: its
+ * first word, in any case, begins a command word ("l", "lea" of leave), or
+ * the line already has a space (its arguments may be anything). An empty
+ * line can. */
+bool proto_command_begins(const char *line, size_t len);
+
 /* The help text: every command with a one-line explanation, lines ending in
  * "\r\n", none wider than 50 columns. A static string. */
 const char *proto_command_help(void);

@@ -1200,22 +1200,13 @@ static bool stuck(const conn *c) {
     return my_seat(c) && shown(c->text) && !in_game(c);
 }
 
-/* True if the line so far plus ch can still begin a command word (the
- * first word only: after a space anything goes). */
+/* True if the line so far plus ch can still become a command. */
 static bool begins_command(const char *line, size_t len, char ch) {
-    static const char *const words[] = {"help",    "rooms",   "leave", "quit",  "exit",
-                                        "rematch", "history", "name",  "solo",  "create",
-                                        "quick",   "bot",     "join",  "watch", "resume",
-                                        "replay",  "color",   "colour"};
-    if (memchr(line, ' ', len)) return true;
-    char typed[sizeof((text_session *)0)->line];
+    char typed[sizeof((text_session *)0)->line + 1];
     if (len + 1 >= sizeof typed) return false;
-    for (size_t i = 0; i < len; i++)
-        typed[i] = (char)(line[i] | 0x20);
-    typed[len] = (char)(ch | 0x20);
-    for (size_t w = 0; w < sizeof words / sizeof words[0]; w++)
-        if (strlen(words[w]) > len && !memcmp(words[w], typed, len + 1)) return true;
-    return false;
+    memcpy(typed, line, len);
+    typed[len] = ch;
+    return proto_command_begins(typed, len + 1);
 }
 
 /* Shows the command line again in place (after Ctrl-U, or a stuck racer's

@@ -136,6 +136,19 @@ static void test_create_and_quick(void **state) {
     assert_error("quick two", "quick takes a number of players from 2 to 8");
 }
 
+/* What a stuck telnet racer's move keys may add to the command line. */
+static void test_command_begins(void **state) {
+    (void)state;
+    assert_true(proto_command_begins("", 0));
+    assert_true(proto_command_begins("l", 1));
+    assert_true(proto_command_begins("LeAv", 4));
+    assert_true(proto_command_begins("leave", 5));
+    assert_true(proto_command_begins("join kw", 7));
+    assert_false(proto_command_begins("d", 1));
+    assert_false(proto_command_begins("sa", 2));
+    assert_false(proto_command_begins("leaves", 6));
+}
+
 static void test_join_and_watch(void **state) {
     assert_int_equal(parse("join k7q2"), PROTO_CMD_JOIN);
     assert_string_equal(cmd.room, "K7Q2");
@@ -301,6 +314,7 @@ int main(void) {
         cmocka_unit_test(test_name),
         cmocka_unit_test(test_solo),
         cmocka_unit_test(test_create_and_quick),
+        cmocka_unit_test(test_command_begins),
         cmocka_unit_test(test_join_and_watch),
         cmocka_unit_test(test_color),
         cmocka_unit_test(test_unknown),
