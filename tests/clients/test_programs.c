@@ -262,18 +262,25 @@ static void serve(served *s) {
     if (!ok) fail_msg("race2048d printed no ports");
 }
 
-static void unserve(served *s) {
-    kill(s->pid, SIGTERM);
+/* The test's server, stopped by the teardown even when the test fails. */
+static served the_server = {.pid = -1};
+
+static int unserve(void **state) {
+    (void)state;
+    if (the_server.pid <= 0) return 0;
+    kill(the_server.pid, SIGTERM);
     int status;
-    waitpid(s->pid, &status, 0);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    waitpid(the_server.pid, &status, 0);
+    the_server.pid = -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
 /* Issue 29: race2048-check at the browsers' port says so. */
 static void test_check_names_the_browsers_port(void **state) {
     (void)state;
     served s;
-    serve(&s);
+    serve(&the_server);
+    s = the_server;
     static run_result r;
     char target[64];
     snprintf(target, sizeof target, "127.0.0.1:%s", s.http_port);
@@ -281,7 +288,6 @@ static void test_check_names_the_browsers_port(void **state) {
     assert_int_not_equal(r.status, 0);
     if (!strstr(r.err, "answered HTTP") || !strstr(r.err, "--http-port"))
         fail_msg("race2048-check at the browsers' port said: \"%s\"", r.err);
-    unserve(&s);
 }
 
 /* Issue 29: race2048-bench server names the error codes it got and what to
@@ -289,7 +295,8 @@ static void test_check_names_the_browsers_port(void **state) {
 static void test_bench_names_the_error_codes(void **state) {
     (void)state;
     served s;
-    serve(&s);
+    serve(&the_server);
+    s = the_server;
     static run_result r;
     run(&r, program("RACE2048_BENCH"),
         ARGS("server", "--port", s.port, "--clients", "4", "--seconds", "0.5", "--warmup",
@@ -297,7 +304,6 @@ static void test_bench_names_the_error_codes(void **state) {
     assert_int_equal(r.status, 1);
     if (!strstr(r.err, "rate_limited=") || !strstr(r.err, "--max-games-per-min 0"))
         fail_msg("race2048-bench server said: \"%s\"", r.err);
-    unserve(&s);
 }
 
 int main(void) {
@@ -307,8 +313,8 @@ int main(void) {
         cmocka_unit_test(test_bot_command_line),
         cmocka_unit_test(test_check_command_line),
         cmocka_unit_test(test_replay_command_line),
-        cmocka_unit_test(test_check_names_the_browsers_port),
-        cmocka_unit_test(test_bench_names_the_error_codes),
+        cmocka_unit_test_teardown(test_check_names_the_browsers_port, unserve),
+        cmocka_unit_test_teardown(test_bench_names_the_error_codes, unserve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
