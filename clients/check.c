@@ -266,6 +266,10 @@ static int check_judge_line(const check_line *l) {
 static int check_await_pong(int fd, long long deadline) {
     check_line line = {.len = 0, .overlong = false};
     char chunk[4096];
+    /* The reply's first bytes: "HTTP/" means a browsers' port (--http-port)
+     * answered the ping as a bad request. */
+    char head[5];
+    size_t head_len = 0;
     for (;;) {
         int left = check_left_ms(deadline);
         if (left == 0) return check_unhealthy("no pong within the deadline");
@@ -278,7 +282,14 @@ static int check_await_pong(int fd, long long deadline) {
         if (got < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
             continue;
         if (got < 0) return check_unhealthy("reading: %s", strerror(errno));
+        if (got == 0 && head_len == sizeof head && !memcmp(head, "HTTP/", sizeof head))
+            return check_unhealthy(
+                "connection closed before a pong: the server answered HTTP, so this is "
+                "a browsers' port (race2048d --http-port, 8048 by default); check the "
+                "JSON port (--port, 2048 by default)");
         if (got == 0) return check_unhealthy("connection closed before a pong");
+        for (ssize_t i = 0; i < got && head_len < sizeof head; i++)
+            head[head_len++] = chunk[i];
         for (ssize_t i = 0; i < got; i++) {
             char c = chunk[i];
             if (c == '\n') {

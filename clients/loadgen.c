@@ -22,6 +22,8 @@
 
 /* --ports: as many servers (cluster nodes) as a list on one host will hold. */
 #define LG_PORTS_MAX 64
+/* Error codes the summary names one by one. */
+#define LG_ERROR_CODES 8
 
 typedef struct lg_opts {
     const char *host;
@@ -187,11 +189,52 @@ typedef struct lg_run {
     uint64_t games; /* ends seen */
     lg_samples lat;
     /* Counted always. */
-    uint64_t stale;    /* not_playing for moves that raced the end of a game */
-    uint64_t errors;   /* every other error the server sent */
+    uint64_t stale;  /* not_playing for moves that raced the end of a game */
+    uint64_t errors; /* every other error the server sent */
+    /* The errors by code, for the summary (the first LG_ERROR_CODES codes;
+     * the rest count as "other"). */
+    struct {
+        char code[32];
+        uint64_t n;
+    } error_codes[LG_ERROR_CODES];
+    uint64_t other_errors;
     const char *fatal; /* why the run must stop; NULL while all is well */
     char fatal_buf[256];
 } lg_run;
+
+/* Counts one error of this code (NULL: none given). */
+static void count_error(lg_run *r, const char *code) {
+    if (!code) code = "(no code)";
+    for (int i = 0; i < LG_ERROR_CODES; i++) {
+        if (!r->error_codes[i].n) {
+            snprintf(r->error_codes[i].code, sizeof r->error_codes[i].code, "%s", code);
+            r->error_codes[i].n = 1;
+            return;
+        }
+        if (!strcmp(r->error_codes[i].code, code)) {
+            r->error_codes[i].n++;
+            return;
+        }
+    }
+    r->other_errors++;
+}
+
+/* The errors by code on stderr, with what to do about the usual one. */
+static void report_errors(const lg_run *r) {
+    if (!r->errors) return;
+    fprintf(stderr, "race2048-bench: %" PRIu64 " errors from the server:", r->errors);
+    bool rate_limited = false;
+    for (int i = 0; i < LG_ERROR_CODES && r->error_codes[i].n; i++) {
+        fprintf(stderr, " %s=%" PRIu64, r->error_codes[i].code, r->error_codes[i].n);
+        rate_limited = rate_limited || !strcmp(r->error_codes[i].code, "rate_limited");
+    }
+    if (r->other_errors) fprintf(stderr, " other=%" PRIu64, r->other_errors);
+    fputc('\n', stderr);
+    if (rate_limited)
+        fprintf(stderr, "race2048-bench: rate_limited: the server lets one address start "
+                        "only --max-games-per-min games a minute (120 by default); run "
+                        "it with --max-games-per-min 0 to benchmark\n");
+}
 
 static const char *const move_lines[4] = {
     /* left, down, right, up: a cycle that keeps a board alive for a while */
@@ -399,6 +442,7 @@ static void on_other(lg_run *r, size_t k, const char *line, size_t len) {
                 fprintf(stderr, "race2048-bench: client %zu: server error: %s\n", k,
                         line);
             r->errors++;
+            count_error(r, code);
         }
     } else if (!strcmp(type, "bye")) {
         fail(r, k, "the server is shutting down (bye)");
@@ -566,6 +610,7 @@ static int run(lg_run *r) {
 
     if (r->fatal) {
         fprintf(stderr, "race2048-bench: %s\n", r->fatal);
+        report_errors(r); /* e.g. clients that never started: rate_limited */
         return 1;
     }
     double secs = (double)(now - t_measure) / 1e9;
@@ -579,6 +624,7 @@ static int run(lg_run *r) {
            pct(&r->lat, 90), pct(&r->lat, 99), r->lat.n ? r->lat.v[r->lat.n - 1] : 0,
            r->games, r->stale, r->errors, r->o.ws ? "ws" : "tcp");
     fflush(stdout);
+    report_errors(r);
     return r->errors ? 1 : 0;
 }
 

@@ -286,6 +286,16 @@ static void sleep_ms(int ms) {
     }
 }
 
+/* A frame for a pipe or a file: plain lines, without the clear-screen a
+ * terminal needs and without its CRs (a viewer or grep would show them). */
+static void put_plain(const char *data, size_t len) {
+    static const char clear[] = "\x1b[H\x1b[2J";
+    size_t k = sizeof clear - 1;
+    if (len >= k && !memcmp(data, clear, k)) data += k, len -= k;
+    for (size_t i = 0; i < len; i++)
+        if (!(data[i] == '\r' && i + 1 < len && data[i + 1] == '\n')) putchar(data[i]);
+}
+
 static int show_game(const json_t *rec, int delay_ms) {
     const json_t *results = json_object_get(rec, "results");
     const json_t *moves = json_object_get(rec, "moves");
@@ -363,21 +373,26 @@ static int show_game(const json_t *rec, int delay_ms) {
                            .color = tty ? PROTO_COLOR_256 : PROTO_COLOR_OFF,
                            .status = status};
         proto_render_game(&b, &view);
-        if (b.data) fwrite(b.data, 1, b.len, stdout);
+        if (!tty && step > 0) putchar('\n'); /* frames apart on a pipe */
+        if (b.data && tty)
+            fwrite(b.data, 1, b.len, stdout);
+        else if (b.data)
+            put_plain(b.data, b.len);
         proto_buf_free(&b);
         fflush(stdout);
         if (tty && delay_ms) sleep_ms(delay_ms);
     }
-    printf("\r\nFinal result as recorded: reason %s, winner %s\r\n",
+    const char *eol = tty ? "\r\n" : "\n";
+    printf("%sFinal result as recorded: reason %s, winner %s%s", eol,
            json_string_value(json_object_get(rec, "reason")),
-           json_is_integer(json_object_get(rec, "winner")) ? "below" : "none");
+           json_is_integer(json_object_get(rec, "winner")) ? "below" : "none", eol);
     for (size_t i = 0; i < n; i++) {
         const json_t *p = json_array_get(results, i);
-        printf("  %zu. %s (id %lld): score %lld, max tile %lld, %lld moves, %s\r\n",
-               i + 1, json_string_value(json_object_get(p, "name")),
+        printf("  %zu. %s (id %lld): score %lld, max tile %lld, %lld moves, %s%s", i + 1,
+               json_string_value(json_object_get(p, "name")),
                (long long)jint_or(p, "id", 0), (long long)jint_or(p, "score", 0),
                (long long)jint_or(p, "max_tile", 0), (long long)jint_or(p, "moves", 0),
-               json_string_value(json_object_get(p, "status")));
+               json_string_value(json_object_get(p, "status")), eol);
     }
     return 0;
 }
@@ -503,8 +518,9 @@ int main(int argc, char **argv) {
                     o.analyse ? o.analyse : o.show, o.file);
         return shown == 0 ? 0 : 1;
     }
-    printf("%zu games checked, %zu failed%s", checked, failed, bad ? ", " : "\n");
-    if (bad) printf("%zu lines are not records\n", bad);
+    printf("%zu %s checked, %zu failed%s", checked, checked == 1 ? "game" : "games",
+           failed, bad ? ", " : "\n");
+    if (bad) printf("%zu %s not records\n", bad, bad == 1 ? "line is" : "lines are");
     if (o.game && checked == 0) {
         fprintf(stderr, "race2048-replay: no game %s in %s\n", o.game, o.file);
         return 1;

@@ -256,6 +256,37 @@ static proto_cmd_type parse_players(proto_command *cmd, const command_word *cw,
                       msg);
 }
 
+/* create [PLAYERS [SIZE [TARGET]]]: a room's settings, in the order the
+ * lobby asks for them (the players first, as create N always was). */
+static proto_cmd_type parse_create(proto_command *cmd, const command_word *cw,
+                                   const word *args, size_t nargs) {
+    static const char msg[] =
+        "create takes players (2-8), then a size (3-8), then a target (a power of two, "
+        "8 or more): create 2 4 512";
+    if (nargs > 3) return fail(cmd, msg);
+    int players = nargs > 0 ? number(args[0]) : 0;
+    int size = nargs > 1 ? number(args[1]) : 0;
+    if (nargs > 0 && (players < PROTO_PLAYERS_MIN || players > PROTO_PLAYERS_MAX))
+        return fail(cmd, msg);
+    if (nargs > 1 && (size < ENG_SIZE_MIN || size > ENG_SIZE_MAX)) return fail(cmd, msg);
+    uint32_t target = 0;
+    if (nargs > 2) {
+        word w = args[2];
+        if (w.len == 0 || w.len > 7) return fail(cmd, msg);
+        for (size_t i = 0; i < w.len; i++) {
+            if (w.p[i] < '0' || w.p[i] > '9') return fail(cmd, msg);
+            target = target * 10 + (uint32_t)(w.p[i] - '0');
+        }
+        /* As JSON's create: a power of two from 8 to PROTO_TARGET_MAX. */
+        if (target < 8 || target > PROTO_TARGET_MAX || (target & (target - 1)))
+            return fail(cmd, msg);
+    }
+    cmd->number = players;
+    cmd->size = size;
+    cmd->target = target;
+    return ok(cmd, cw->type);
+}
+
 /* bot: a level. */
 static proto_cmd_type parse_level(proto_command *cmd, const command_word *cw,
                                   const word *args, size_t nargs) {
@@ -336,7 +367,7 @@ static const command_word command_words[] = {
     {"history", PROTO_CMD_HISTORY, parse_bare},
     {"name", PROTO_CMD_NAME, parse_name},
     {"solo", PROTO_CMD_SOLO, parse_size},
-    {"create", PROTO_CMD_CREATE, parse_players},
+    {"create", PROTO_CMD_CREATE, parse_create},
     {"quick", PROTO_CMD_QUICK, parse_players},
     {"bot", PROTO_CMD_BOT, parse_level},
     {"join", PROTO_CMD_JOIN, parse_room},
@@ -347,16 +378,30 @@ static const command_word command_words[] = {
     {"colour", PROTO_CMD_COLOR, parse_on_off},
 };
 
+bool proto_command_begins(const char *line, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        if (is_space(line[i])) return true;
+    for (size_t i = 0; i < sizeof command_words / sizeof command_words[0]; i++) {
+        const char *w = command_words[i].word;
+        if (strlen(w) < len) continue;
+        size_t k = 0;
+        while (k < len && lower(line[k]) == w[k])
+            k++;
+        if (k == len) return true;
+    }
+    return false;
+}
+
 proto_cmd_type proto_command_parse(const char *line, size_t len, proto_command *cmd) {
     memset(cmd, 0, sizeof *cmd);
     const char *end = line + len;
-    word words[4];
-    size_t n = split(line, end, words, 4);
+    word words[5];
+    size_t n = split(line, end, words, 5);
     if (n == 0) return ok(cmd, PROTO_CMD_EMPTY);
     if (parse_moves(line, end, cmd)) return cmd->type;
     /* The parsers see the words kept: more than three after a command is
-     * wrong for all of them anyway. */
-    size_t nargs = (n < 4 ? n : 4) - 1;
+     * wrong for all of them anyway (a fourth is kept to say so). */
+    size_t nargs = (n < 5 ? n : 5) - 1;
     for (size_t i = 0; i < sizeof command_words / sizeof command_words[0]; i++)
         if (word_is(words[0], command_words[i].word))
             return command_words[i].parse(cmd, &command_words[i], &words[1], nargs);
@@ -388,7 +433,8 @@ const char *proto_command_help(void) {
            "  name NAME     letters A-Z, digits, _ or -\r\n"
            "  solo [SIZE]   play alone, SIZE 3-8 (default 4)\r\n"
            "  quick [N]     race the next who ask (N 2-8)\r\n"
-           "  create [N]    make a room for N players (2-8)\r\n"
+           "  create [N S T] a room: N players, S x S, to T\r\n"
+           "  bot [LEVEL]   race a bot now, LEVEL 1-5\r\n"
            "  join CODE     join a friend's room\r\n"
            "  watch CODE    watch a room's race\r\n"
            "  rooms         list the rooms\r\n"
@@ -397,8 +443,7 @@ const char *proto_command_help(void) {
            "  resume CODE   your seat back after a drop\r\n"
            "  history       the games that ended lately\r\n"
            "  replay ID     watch a finished game again\r\n"
-           "  color on|off  colours\r\n"
-           "  quit          disconnect\r\n"
+           "  color on|off  colours      quit  disconnect\r\n"
            "Moves: w a s d, h j k l, up down left right or\r\n"
            "the arrows; a line of them (wasd) plays in turn.\r\n"
            "telnet, in a game: every key plays at once (h\r\n"

@@ -20,7 +20,8 @@ typedef enum proto_cmd_type {
     PROTO_CMD_HELP,    /* help */
     PROTO_CMD_NAME,    /* name NAME */
     PROTO_CMD_SOLO,    /* solo [SIZE]: number is the size, 0 if absent */
-    PROTO_CMD_CREATE,  /* create [PLAYERS]: number is the players, 0 if absent */
+    PROTO_CMD_CREATE,  /* create [PLAYERS [SIZE [TARGET]]]: number is the players,
+                          size and target the board; 0 if absent */
     PROTO_CMD_JOIN,    /* join CODE */
     PROTO_CMD_QUICK,   /* quick [PLAYERS]: number is the players, 0 if absent */
     PROTO_CMD_BOT,     /* bot [LEVEL]: a race against one bot; number is the level, 0 if
@@ -45,6 +46,8 @@ typedef enum proto_cmd_type {
 typedef struct proto_command {
     proto_cmd_type type;
     int number;                    /* solo, create, quick, bot: the value, 0 = default */
+    int size;                      /* create: the board's size, 0 = default */
+    uint32_t target;               /* create: the target tile, 0 = default */
     bool on;                       /* color */
     char name[PROTO_NAME_MAX + 1]; /* name: as typed (case kept) */
     char room[PROTO_ROOM_MAX + 1]; /* join, watch: upper-cased */
@@ -65,6 +68,12 @@ typedef struct proto_command {
  * is not understood gives PROTO_CMD_ERROR with cmd->error set to a message
  * for the user. Cannot fail otherwise. */
 proto_cmd_type proto_command_parse(const char *line, size_t len, proto_command *cmd);
+
+/* True if line[0..len) can still become a command as more is typed: its
+ * first word, in any case, begins a command word ("l", "lea" of leave), or
+ * the line already has a space (its arguments may be anything). An empty
+ * line can. */
+bool proto_command_begins(const char *line, size_t len);
 
 /* The help text: every command with a one-line explanation, lines ending in
  * "\r\n", none wider than 50 columns. A static string. */

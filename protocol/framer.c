@@ -50,11 +50,12 @@ void proto_framer_set_text(proto_framer *f, bool text) {
 static size_t feed(proto_framer *f, const char *data, size_t n, proto_line_cb on_line,
                    proto_too_long_cb on_too_long, void *ctx);
 
-/* Hands the partial line to on_line (if it is not empty) and starts a new
- * one. Returns the callback's verdict, 0 for an empty line. */
+/* Hands the partial line to on_line and starts a new one. An empty line is
+ * handed over in text mode only (a human's Enter means something there);
+ * in JSON mode it gives 0. Returns the callback's verdict. */
 static int deliver(proto_framer *f, proto_line_cb on_line, void *ctx) {
     size_t len = f->len;
-    if (len == 0) return 0;
+    if (len == 0) return f->text ? on_line(ctx, "", 0) : 0;
     if (len + 1 > f->cap) return 0; /* cannot happen: reserve() kept room */
     /* Reset first: the callback may switch modes, and the next line starts
      * empty whatever it does. */

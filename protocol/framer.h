@@ -41,7 +41,8 @@ int proto_framer_init(proto_framer *f, size_t max_line, bool text);
 void proto_framer_free(proto_framer *f);
 
 /* Called per complete line (terminator removed, a '\r' before '\n' removed;
- * never empty: empty lines are skipped). `line` is valid only during the
+ * in JSON mode never empty: empty lines are skipped; in text mode an empty
+ * line is handed over too, as len 0). `line` is valid only during the
  * call and is NUL-terminated at line[len] for convenience (but may contain
  * NUL bytes itself: len is the truth). Return 0 to go on, non-zero to stop
  * feeding (e.g. the connection is closing). */

@@ -141,7 +141,9 @@ static void put_result(wbuf *o, const proto_result *p) {
     put_u(o, eng_max_tile(&p->board));
     put_s(o, ",\"status\":\"");
     put_s(o, proto_status_name(p->status));
-    put_s(o, "\"}");
+    /* Last, as in `end`'s player objects; only for a bot, so a person's
+     * object is as it always was. */
+    put_s(o, p->bot ? "\",\"bot\":true}" : "\"}");
 }
 
 static void put_seed(wbuf *o, const eng_seed *seed) {
@@ -310,6 +312,7 @@ static bool get_result(const json_t *o, int size, proto_result *p) {
     p->id = (uint64_t)id;
     p->score = (uint64_t)score;
     p->moves = (uint32_t)moves;
+    p->bot = json_is_true(json_object_get(o, "bot"));
     return true;
 }
 

@@ -22,6 +22,7 @@ typedef struct proto_result {
     uint64_t score;
     uint32_t moves;
     proto_status status;
+    bool bot; /* a server-run bot: its object says "bot":true, as in `end` */
 } proto_result;
 
 /* One seat's moves that changed its board: letters u d l r (proto_dir_letter). */

@@ -520,9 +520,10 @@ static void summary_line(proto_buf *b, const block *bk, int width, proto_color c
     crlf(b);
 }
 
-/* The title line(s): "race2048  room K7Q2  target 2048  watching  commit
- * 3f2a9c1e", its parts moved to a new line when the width is reached; brief:
- * without "watching" and the commit (on a short terminal). */
+/* The title line(s): "race2048  room K7Q2  target 2048  0:58 left  watching
+ * commit 3f2a9c1e", its parts moved to a new line when the width is reached;
+ * brief: without "watching" (or "replaying") and the commit (on a short
+ * terminal). */
 static int title(proto_buf *b, const proto_view *v, int width, bool brief) {
     char parts[5][48];
     int n = 0;
@@ -533,7 +534,10 @@ static int title(proto_buf *b, const proto_view *v, int width, bool brief) {
     if (v->target)
         snprintf(parts[n++], sizeof parts[0], "target %llu",
                  (unsigned long long)v->target);
-    if (!brief && v->you == 0 && v->room)
+    if (v->clock) snprintf(parts[n++], sizeof parts[0], "%s", v->clock);
+    if (!brief && v->replay)
+        snprintf(parts[n++], sizeof parts[0], "replaying");
+    else if (!brief && v->you == 0 && v->room)
         snprintf(parts[n++], sizeof parts[0], "watching");
     if (!brief && v->commit)
         snprintf(parts[n++], sizeof parts[0], "commit %.16s", v->commit);

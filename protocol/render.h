@@ -69,6 +69,10 @@ typedef struct proto_view {
      * e.g. "connection lost, 23 s"; NULL, or NULL entries, for none. */
     const char *const *notes;
     const char *commit; /* a prefix of the game's commit for the title, or NULL */
+    /* The time left of a race with a time limit, e.g. "0:58 left", shown in
+     * the title (also the brief one); NULL for none. */
+    const char *clock;
+    bool replay; /* a recorded game played back: the title says "replaying" */
 } proto_view;
 
 /* Appends a full redraw: cursor-home and clear-screen (ESC[H ESC[2J), the

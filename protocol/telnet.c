@@ -300,6 +300,9 @@ static int ground(proto_keys *k, uint8_t c, proto_key *out) {
     case 0x04:
         *out = (proto_key){.type = PROTO_KEY_CTRL_D};
         return 1;
+    case 0x15:
+        *out = (proto_key){.type = PROTO_KEY_KILL_LINE};
+        return 1;
     case 0x1b:
         k->state = K_ESC;
         return 0;

@@ -120,6 +120,7 @@ typedef enum proto_key_type {
     PROTO_KEY_BACKSPACE, /* 0x7f or 0x08 */
     PROTO_KEY_CTRL_C,    /* 0x03 */
     PROTO_KEY_CTRL_D,    /* 0x04 */
+    PROTO_KEY_KILL_LINE, /* Ctrl-U (0x15): clears the command line */
     PROTO_KEY_COLON,     /* ':' opens the command line */
     PROTO_KEY_ESCAPE,    /* Esc on its own */
     PROTO_KEY_CHAR,      /* any other printable ASCII byte, or a byte >= 0x80, in ch */

@@ -791,8 +791,11 @@ static void end_record(const jrn_game *g, const jrn_end *end, proto_game_record 
     for (int i = 0; i < n; i++) {
         const proto_player *p = &end->results[i];
         proto_result *r = &rec->results[rec->nresults++];
-        *r = (proto_result){
-            .id = p->id, .score = p->score, .moves = p->moves, .status = p->status};
+        *r = (proto_result){.id = p->id,
+                            .score = p->score,
+                            .moves = p->moves,
+                            .status = p->status,
+                            .bot = p->bot};
         snprintf(r->name, sizeof r->name, "%s", p->name ? p->name : "");
         if (p->board)
             r->board = *p->board;

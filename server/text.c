@@ -413,7 +413,8 @@ static void draw_lobby(conn *c, proto_buf *b) {
     } else if (asked && left >= n_commands) {
         if (commands.len) proto_buf_append(b, commands.data, commands.len);
     } else if (left >= 2) {
-        proto_render_wrapped(b, "Type help for the commands.", cols);
+        proto_render_wrapped(b, "Type help for the commands, or bot to race a bot now.",
+                             cols);
     }
     if (situation.len) proto_buf_append(b, situation.data, situation.len);
     if (situation.failed || commands.failed) b->failed = true;
@@ -451,6 +452,38 @@ static void grace_notes(conn *c, const srv_view *v, char text[][48], const char 
         notes[i] = text[i];
         if (change_at && (!s->tick_at || change_at < s->tick_at)) s->tick_at = change_at;
     }
+}
+
+/* A time limit's countdown, in the title: "0:58 left" (text of cap bytes),
+ * or NULL for a race without one. On telnet the screen is redrawn as the
+ * number changes (each second); netcat scrolls what it is sent, so there it
+ * shows on the redraws that happen anyway and on one at 30 s and one at 10 s
+ * left. Sets s->tick_at to that redraw's time. */
+static const char *time_left(conn *c, const srv_view *v, char *text, size_t cap) {
+    text_session *s = c->text;
+    if (!v->ends_at) return NULL;
+    uint64_t now = uv_now(c->srv->loop);
+    uint64_t left = v->ends_at > now ? v->ends_at - now : 0;
+    uint64_t secs = (left + 999) / 1000;
+    snprintf(text, cap, "%llu:%02llu left", (unsigned long long)(secs / 60),
+             (unsigned long long)(secs % 60));
+    uint64_t change_at = 0;
+    if (char_mode(s) && secs > 0)
+        change_at = now + left - (secs - 1) * 1000;
+    else if (secs > 30)
+        change_at = v->ends_at - 30000;
+    else if (secs > 10)
+        change_at = v->ends_at - 10000;
+    if (change_at && (!s->tick_at || change_at < s->tick_at)) s->tick_at = change_at;
+    return text;
+}
+
+/* The seconds a screen's countdown shows (time_left), 0 for none. */
+static uint32_t clock_shown(const conn *c, const srv_view *v) {
+    if (!v->ends_at) return 0;
+    uint64_t now = uv_now(c->srv->loop);
+    uint64_t left = v->ends_at > now ? v->ends_at - now : 0;
+    return (uint32_t)((left + 999) / 1000) + 1;
 }
 
 /* What a game's screen says to do (hint of cap bytes). */
@@ -514,7 +547,9 @@ static void draw_game(conn *c, proto_buf *b, const srv_view *v) {
         size_t at = strlen(hint);
         snprintf(hint + at, sizeof hint - at, "\n%s", line);
     }
+    char clock[32];
     proto_view pv = {.players = views,
+                     .clock = time_left(c, v, clock, sizeof clock),
                      .n = v->nseats,
                      .you = seated ? c->player->id : 0,
                      .room = v->solo ? NULL : v->code,
@@ -663,6 +698,7 @@ typedef struct text_shape {
     int32_t cols, lines;
     uint8_t color, telnet, char_mode, prompt;
     uint32_t line_len;
+    uint32_t clock; /* the countdown's seconds shown, plus one; 0 for none */
     char status[sizeof((text_session *)0)->status];
     char line[sizeof((text_session *)0)->line];
 } text_shape;
@@ -682,8 +718,17 @@ static void shape_of(const conn *c, const srv_view *v, text_shape *k) {
     k->char_mode = char_mode(s);
     k->prompt = s->prompt;
     k->line_len = (uint32_t)s->line_len;
+    k->clock = clock_shown(c, v);
     memcpy(k->status, s->status, strnlen(s->status, sizeof s->status));
     memcpy(k->line, s->line, s->line_len);
+}
+
+/* On telnet a race's command line is the terminal's last row (the screen
+ * may end higher up): the cursor goes there first. netcat scrolls: its
+ * prompt follows the screen. */
+static void prompt_at_bottom(const text_session *s, proto_buf *b) {
+    if (char_mode(s))
+        proto_buf_printf(b, "\x1b[%d;1H", s->tn.height ? s->tn.height : DEFAULT_ROWS);
 }
 
 /* A spectator's screen of a race: the view's rendering for this shape if
@@ -702,6 +747,7 @@ static bool draw_watched(conn *c, srv_view *v, proto_buf *b) {
         return true;
     }
     draw_game(c, b, v);
+    prompt_at_bottom(s, b);
     proto_buf_puts(b, s->prompt ? ": " : "> ");
     proto_buf_append(b, s->line, s->line_len);
     if (b->failed || !b->len) return false;
@@ -760,6 +806,7 @@ static void draw(conn *c) {
     else
         draw_lobby(c, b);
     if (!in_game(c) || s->prompt) {
+        if (v && !s->replay) prompt_at_bottom(s, b);
         proto_buf_puts(b, s->prompt ? ": " : "> ");
         typed_line(b, s->line, s->line_len);
     }
@@ -810,13 +857,14 @@ static void play_moves(conn *c, const proto_command *cmd) {
     for (size_t i = 0; i < cmd->n_moves && !conn_is_closing(c); i++) {
         if (!in_game(c)) {
             if (i == 0) {
+                /* A stuck board's hint says it already: the status stays empty. */
                 bool stuck = my_seat(c) && shown(c->text);
-                set_status(c->text,
-                           stuck ? "Your board is stuck; the race goes on until the "
-                                   "others finish (or type leave)."
-                           : c->text->has_end
-                               ? "That game is over."
-                               : "You are not in a game: type solo or quick to play.");
+                if (!stuck)
+                    set_status(
+                        c->text,
+                        c->text->has_end
+                            ? "That game is over."
+                            : "You are not in a game: type solo or quick to play.");
                 request_draw(c);
             }
             return;
@@ -950,7 +998,8 @@ static bool request_of(const proto_command *cmd, proto_request *req) {
     case PROTO_CMD_CREATE:
     case PROTO_CMD_QUICK:
         req->type = cmd->type == PROTO_CMD_CREATE ? PROTO_REQ_CREATE : PROTO_REQ_QUICK;
-        req->settings = settings_for(cmd->number, 0);
+        req->settings = settings_for(cmd->number, cmd->size);
+        if (cmd->target) req->settings.target = cmd->target; /* create's third */
         return true;
     case PROTO_CMD_BOT: /* a race against one bot, at once */
         req->type = PROTO_REQ_CREATE;
@@ -1079,6 +1128,16 @@ static void run_command(conn *c, const char *line, size_t len) {
 static int on_text_line(void *ctx, const char *line, size_t len) {
     conn *c = ctx;
     text_session *s = c->text;
+    if (len == 0) {
+        /* Enter alone: a replay's pause (protocol/README.md); elsewhere
+         * nothing (not even a request), but whoever typed it is a human. */
+        s->any_command = true;
+        if (s->replay) {
+            conn_request_done(c);
+            run_command(c, line, len);
+        }
+        return !conn_is_open(c);
+    }
     conn_request_done(c);
     if (line[0] == '{' && !s->any_command && !s->tn.seen) {
         /* A JSON client that spoke after the detection window: no codes. */
@@ -1135,10 +1194,59 @@ static void game_key(conn *c, const proto_key *k) {
     }
 }
 
+/* A racer whose board is stuck in a race still running: it types command
+ * lines (protocol/README.md), but its fingers still play. */
+static bool stuck(const conn *c) {
+    return my_seat(c) && shown(c->text) && !in_game(c);
+}
+
+/* True if the line so far plus ch can still become a command. */
+static bool begins_command(const char *line, size_t len, char ch) {
+    char typed[sizeof((text_session *)0)->line + 1];
+    if (len + 1 >= sizeof typed) return false;
+    memcpy(typed, line, len);
+    typed[len] = ch;
+    return proto_command_begins(typed, len + 1);
+}
+
+/* Shows the command line again in place (after Ctrl-U, or a stuck racer's
+ * moves dropped): the prompt, what is typed, the rest of the row erased. */
+static void retype_line(conn *c) {
+    text_session *s = c->text;
+    proto_buf b;
+    proto_buf_init(&b);
+    proto_buf_puts(&b, s->prompt ? "\r: " : "\r> ");
+    typed_line(&b, s->line, s->line_len);
+    proto_buf_puts(&b, "\x1b[K");
+    if (!b.failed) out(c, b.data, b.len);
+    proto_buf_free(&b);
+}
+
+/* A stuck racer's move key on the command line: kept only while the line
+ * can still be a command ("l", "le", ... for leave); a move that cannot
+ * starts the line again if it begins a command itself, else it is dropped.
+ * So "dsawd" then "leave" is leave. Returns true if k was handled here. */
+static bool stuck_move(conn *c, const proto_key *k) {
+    text_session *s = c->text;
+    if (k->type != PROTO_KEY_MOVE || s->prompt || !stuck(c)) return false;
+    if (!k->ch || begins_command(s->line, s->line_len, k->ch)) return false;
+    bool restart = begins_command("", 0, k->ch);
+    if (!s->line_len && !restart) return true; /* nothing to show again */
+    s->line_len = 0;
+    if (restart) s->line[s->line_len++] = k->ch;
+    retype_line(c);
+    return true;
+}
+
 /* A key typed into the command line, echoed as the line shows it. */
 static void line_key(conn *c, const proto_key *k) {
     text_session *s = c->text;
+    if (stuck_move(c, k)) return;
     switch (k->type) {
+    case PROTO_KEY_KILL_LINE:
+        s->line_len = 0;
+        retype_line(c);
+        break;
     case PROTO_KEY_ENTER: {
         char line[sizeof s->line];
         size_t len = s->line_len;
@@ -1600,6 +1708,10 @@ void text_deliver(conn *c, const srv_msg *m) {
         s->resuming = false;
         break;
     case SRV_MSG_END:
+        /* What was typed during the race (keys of a stuck board) is not a
+         * command for the end screen. */
+        s->line_len = 0;
+        s->prompt = false;
         s->end_now = true;
         s->status[0] = '\0'; /* what was said during the game is over too */
         keep_end(s, m);
@@ -1609,13 +1721,17 @@ void text_deliver(conn *c, const srv_msg *m) {
         on_error(c, m);
         if (m->closes) return; /* said; no screen after it */
         break;
-    case SRV_MSG_LEFT:
+    case SRV_MSG_LEFT: {
+        bool solo =
+            (s->view && s->view->solo) || (s->has_end && s->end && !s->end->room[0]);
         forget_room(s);
         /* A leave that ended the race came with its `end`: keep showing it. */
         if (!s->end_now) s->has_end = false;
-        set_status(s, s->end_now ? "You left the race."
-                                 : "You left. Type solo, quick, create or help.");
+        set_status(s, !s->end_now ? "You left. Type solo, quick, create or help."
+                      : solo      ? "You left the game."
+                                  : "You left the race.");
         break;
+    }
     case SRV_MSG_ROOM:
         /* About the race that ended (a rematch is asked for): the end
          * screen stays and says who is waiting. */

@@ -218,6 +218,7 @@ int text_replay_render(const text_replay *t, proto_buf *b, int width, int height
                     .color = color,
                     .status = status,
                     .hint = hint,
-                    .height = height};
+                    .height = height,
+                    .replay = true};
     return proto_render_game(b, &v);
 }

@@ -216,6 +216,96 @@ static void test_replay_command_line(void **state) {
     check_bad_usage("RACE2048_REPLAY", "race2048-replay", ARGS("--no-such-flag"));
 }
 
+/* A race2048d of our own, with its browsers' port, whose one address may
+ * start only 2 games a minute: the two ports it prints. */
+typedef struct served {
+    pid_t pid;
+    char port[16], http_port[16];
+} served;
+
+/* The port at the end of one stdout line of the server ("...:PORT\n"). */
+static bool read_port(int fd, char *port, size_t cap) {
+    char line[128];
+    size_t n = 0;
+    int64_t deadline = now_ms() + 30000;
+    while (n + 1 < sizeof line) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int left = (int)(deadline - now_ms());
+        if (left <= 0 || poll(&p, 1, left) <= 0 || read(fd, &line[n], 1) != 1)
+            return false;
+        if (line[n] == '\n') break;
+        n++;
+    }
+    line[n] = '\0';
+    const char *colon = strrchr(line, ':');
+    if (!colon) return false;
+    snprintf(port, cap, "%s", colon + 1);
+    return true;
+}
+
+static void serve(served *s) {
+    int out[2];
+    if (pipe2(out, O_CLOEXEC) < 0) fail_msg("pipe: %s", strerror(errno));
+    const char *path = program("RACE2048D");
+    s->pid = fork();
+    if (s->pid == 0) {
+        dup2(out[1], 1);
+        execl(path, path, "--host", "127.0.0.1", "--port", "0", "--http-port", "0",
+              "--journal", "none", "--log-level", "warn", "--max-games-per-min", "2",
+              (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    bool ok = read_port(out[0], s->port, sizeof s->port) &&
+              read_port(out[0], s->http_port, sizeof s->http_port);
+    close(out[0]);
+    if (!ok) fail_msg("race2048d printed no ports");
+}
+
+/* The test's server, stopped by the teardown even when the test fails. */
+static served the_server = {.pid = -1};
+
+static int unserve(void **state) {
+    (void)state;
+    if (the_server.pid <= 0) return 0;
+    kill(the_server.pid, SIGTERM);
+    int status;
+    waitpid(the_server.pid, &status, 0);
+    the_server.pid = -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* Issue 29: race2048-check at the browsers' port says so. */
+static void test_check_names_the_browsers_port(void **state) {
+    (void)state;
+    served s;
+    serve(&the_server);
+    s = the_server;
+    static run_result r;
+    char target[64];
+    snprintf(target, sizeof target, "127.0.0.1:%s", s.http_port);
+    run(&r, program("RACE2048_CHECK"), ARGS(target));
+    assert_int_not_equal(r.status, 0);
+    if (!strstr(r.err, "answered HTTP") || !strstr(r.err, "--http-port"))
+        fail_msg("race2048-check at the browsers' port said: \"%s\"", r.err);
+}
+
+/* Issue 29: race2048-bench server names the error codes it got and what to
+ * do about rate_limited. */
+static void test_bench_names_the_error_codes(void **state) {
+    (void)state;
+    served s;
+    serve(&the_server);
+    s = the_server;
+    static run_result r;
+    run(&r, program("RACE2048_BENCH"),
+        ARGS("server", "--port", s.port, "--clients", "4", "--seconds", "0.5", "--warmup",
+             "0"));
+    assert_int_equal(r.status, 1);
+    if (!strstr(r.err, "rate_limited=") || !strstr(r.err, "--max-games-per-min 0"))
+        fail_msg("race2048-bench server said: \"%s\"", r.err);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_server_command_line),
@@ -223,6 +313,8 @@ int main(void) {
         cmocka_unit_test(test_bot_command_line),
         cmocka_unit_test(test_check_command_line),
         cmocka_unit_test(test_replay_command_line),
+        cmocka_unit_test_teardown(test_check_names_the_browsers_port, unserve),
+        cmocka_unit_test_teardown(test_bench_names_the_error_codes, unserve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

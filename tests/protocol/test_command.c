@@ -108,13 +108,45 @@ static void test_create_and_quick(void **state) {
     assert_int_equal(cmd.number, 0);
     assert_int_equal(parse("create 8"), PROTO_CMD_CREATE);
     assert_int_equal(cmd.number, 8);
-    assert_error("create 1", "create takes a number of players from 2 to 8");
+    assert_int_equal(cmd.size, 0);
+    assert_int_equal(cmd.target, 0);
+    /* Issue 29: the size and the target too, after the players. */
+    assert_int_equal(parse("create 3 5"), PROTO_CMD_CREATE);
+    assert_int_equal(cmd.number, 3);
+    assert_int_equal(cmd.size, 5);
+    assert_int_equal(cmd.target, 0);
+    assert_int_equal(parse("CREATE 2 4 512"), PROTO_CMD_CREATE);
+    assert_int_equal(cmd.size, 4);
+    assert_int_equal(cmd.target, 512);
+    assert_int_equal(parse("create 2 8 1048576"), PROTO_CMD_CREATE);
+    assert_int_equal(cmd.target, 1048576);
+    static const char cmsg[] = "create takes players (2-8), then a size (3-8), then a "
+                               "target (a power of two, 8 or more): create 2 4 512";
+    assert_error("create 1", cmsg);
+    assert_error("create 2 9", cmsg);
+    assert_error("create 2 4 500", cmsg);
+    assert_error("create 2 4 4", cmsg);
+    assert_error("create 2 4 2097152", cmsg);
+    assert_error("create 2 4 512 x", cmsg);
     assert_int_equal(parse("quick 2"), PROTO_CMD_QUICK);
     assert_int_equal(cmd.number, 2);
     assert_int_equal(parse("quick"), PROTO_CMD_QUICK);
     assert_int_equal(cmd.number, 0);
     assert_error("quick 9", "quick takes a number of players from 2 to 8");
     assert_error("quick two", "quick takes a number of players from 2 to 8");
+}
+
+/* What a stuck telnet racer's move keys may add to the command line. */
+static void test_command_begins(void **state) {
+    (void)state;
+    assert_true(proto_command_begins("", 0));
+    assert_true(proto_command_begins("l", 1));
+    assert_true(proto_command_begins("LeAv", 4));
+    assert_true(proto_command_begins("leave", 5));
+    assert_true(proto_command_begins("join kw", 7));
+    assert_false(proto_command_begins("d", 1));
+    assert_false(proto_command_begins("sa", 2));
+    assert_false(proto_command_begins("leaves", 6));
 }
 
 static void test_join_and_watch(void **state) {
@@ -207,9 +239,9 @@ static void test_help_text(void **state) {
 static void test_help_fits_50_columns_and_lists_everything(void **state) {
     (void)state;
     const char *h = proto_command_help();
-    static const char *const must[] = {"leave",        "rematch",   "resume CODE",
-                                       "type : first", "quick [N]", "watch CODE",
-                                       "quit",         NULL};
+    static const char *const must[] = {
+        "leave",      "rematch", "resume CODE", "type : first",   "quick [N]",
+        "watch CODE", "quit",    "bot [LEVEL]", "create [N S T]", NULL};
     for (const char *const *m = must; *m; m++)
         if (!strstr(h, *m)) fail_msg("the help lacks \"%s\"", *m);
     int lines = 0;
@@ -282,6 +314,7 @@ int main(void) {
         cmocka_unit_test(test_name),
         cmocka_unit_test(test_solo),
         cmocka_unit_test(test_create_and_quick),
+        cmocka_unit_test(test_command_begins),
         cmocka_unit_test(test_join_and_watch),
         cmocka_unit_test(test_color),
         cmocka_unit_test(test_unknown),

@@ -182,6 +182,27 @@ static void test_round_trip(void **state) {
     assert_false(proto_game_record_played(&g));
 }
 
+/* A bot's result says "bot":true last, as in `end`; a person's object is as
+ * it always was; both read back (issue 29: history kept no bot). */
+static void test_bot_results(void **state) {
+    (void)state;
+    proto_game_record g, back;
+    race_game(&g);
+    g.results[1].bot = true;
+    size_t len;
+    char *history = proto_enc_history((const proto_game_record *const[]){&g}, 1, &len);
+    assert_non_null(strstr(history, "\"status\":\"left\",\"bot\":true}"));
+    assert_int_equal(strstr(strstr(history, "\"bot\":true") + 1, "\"bot\""), NULL);
+    free(history);
+    char *line = proto_enc_game_record(&g, &len);
+    assert_int_equal(proto_dec_game_record(line, len, &back), 0);
+    assert_false(back.results[0].bot);
+    assert_true(back.results[1].bot);
+    free(line);
+    proto_game_record_clear(&back);
+    proto_game_record_clear(&g);
+}
+
 static void test_bad_records(void **state) {
     (void)state;
     static const char *const bad[] = {
@@ -241,9 +262,8 @@ static void test_bad_records(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_readme_examples),
-        cmocka_unit_test(test_members_are_ends),
-        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_readme_examples), cmocka_unit_test(test_members_are_ends),
+        cmocka_unit_test(test_round_trip),      cmocka_unit_test(test_bot_results),
         cmocka_unit_test(test_bad_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

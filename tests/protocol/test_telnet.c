@@ -51,6 +51,9 @@ static void key_text(char *s, size_t cap, const proto_key *k) {
     case PROTO_KEY_CTRL_D:
         snprintf(buf, sizeof buf, "^D ");
         break;
+    case PROTO_KEY_KILL_LINE:
+        snprintf(buf, sizeof buf, "^U ");
+        break;
     case PROTO_KEY_COLON:
         snprintf(buf, sizeof buf, ":%c ", k->ch);
         break;
@@ -356,12 +359,12 @@ static void test_keys_char_mode(void **state) {
                              "\x1b[A\x1b[B\x1b[C\x1b[D"
                              "\x1bOA\x1bOB\x1bOC\x1bOD"
                              "\r\0\r\n\r\x7f\n\x08"
-                             "\x03\x04:x \x1b",
+                             "\x03\x04\x15:x \x1b",
                              true);
     assert_string_equal(tr->keys, "^w <a vs >d <h vj ^k >l ^W <A vS >D "
                                   "^* v* >* <* ^* v* >* <* "
                                   "ENT ENT ENT BS ENT BS "
-                                  "^C ^D :: 'x' ' ' ESC ");
+                                  "^C ^D ^U :: 'x' ' ' ESC ");
 }
 
 static void test_keys_escape_alone(void **state) {

@@ -156,7 +156,7 @@ static void test_kill9_resume(void **state) {
     server_stop(s);
     char *out;
     assert_int_equal(run_replay(&out, journal, NULL, NULL), 0);
-    assert_non_null(strstr(out, "1 games checked, 0 failed"));
+    assert_non_null(strstr(out, "1 game checked, 0 failed"));
     free(out);
 }
 
@@ -225,7 +225,7 @@ static void test_torn_tail(void **state) {
     /* One game by its id; --show plays it (no terminal: no pauses). */
     char *out;
     assert_int_equal(run_replay(&out, journal, "--game", "1"), 0);
-    assert_non_null(strstr(out, "1 games checked, 0 failed"));
+    assert_non_null(strstr(out, "1 game checked, 0 failed"));
     free(out);
     assert_int_equal(run_replay(NULL, journal, "--game", "2"), 1);
     assert_int_equal(run_replay(&out, journal, "--show", "1"), 0);
@@ -370,7 +370,7 @@ static void test_history_replay(void **state) {
     write_file(saved, file, flen);
     char *out;
     int rc = run_replay(&out, saved, NULL, NULL);
-    if (rc != 0 || !strstr(out, "1 games checked, 0 failed"))
+    if (rc != 0 || !strstr(out, "1 game checked, 0 failed"))
         fail_msg("race2048-replay on a saved replay reply exits %d: %s", rc, out);
     free(out);
     client_send(a, "{\"type\":\"replay\",\"game\":424242}");

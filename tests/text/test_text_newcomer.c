@@ -246,16 +246,19 @@ static long left_and_won_race(fixture *f) {
     return (long)jint(json_array_get(games, 0), "game");
 }
 
-/* Every frame in bytes[from..len) (split at clear-screens) has al (board 1)
- * playing before its move and left from it on, jo (board 0) won only with
- * a 16, and the last frame jo won, al left, nina playing. */
-static void check_frames(const char *bytes, size_t len, size_t from, const char *what) {
+/* Every frame in bytes[from..len) (split at sep: clear-screens on a
+ * terminal, the title's start on a pipe) has al (board 1) playing before
+ * its move and left from it on, jo (board 0) won only with a 16, and the
+ * last frame jo won, al left, nina playing. */
+static void check_frames(const char *bytes, size_t len, size_t from, const char *sep,
+                         const char *what) {
     static char plain[SCREEN];
     int frames = 0, left_frames = 0;
     int moves[8];
     char status[8][16];
-    for (long at = tt_find(bytes, len, from, TT_CLEAR, 7); at >= 0;) {
-        long next = tt_find(bytes, len, (size_t)at + 7, TT_CLEAR, 7);
+    size_t k = strlen(sep);
+    for (long at = tt_find(bytes, len, from, sep, k); at >= 0;) {
+        long next = tt_find(bytes, len, (size_t)at + k, sep, k);
         size_t end = next >= 0 ? (size_t)next : len;
         tt_screen_text(bytes, end, (size_t)at, plain, sizeof plain);
         int n = captions(plain, moves, status);
@@ -279,6 +282,11 @@ static void check_frames(const char *bytes, size_t len, size_t from, const char 
                  plain);
 }
 
+static bool unpaused_frame(const char *screen, void *arg) {
+    (void)arg;
+    return strstr(screen, "Replay of game") && !strstr(screen, "Paused.");
+}
+
 static void test_text_replay_shows_statuses_frame_by_frame(void **state) {
     fixture *f = *state;
     long id = left_and_won_race(f);
@@ -287,6 +295,16 @@ static void test_text_replay_shows_statuses_frame_by_frame(void **state) {
     snprintf(line, sizeof line, "replay %ld", id);
     type_nc(&f->nc, line);
     wait_screen(f, &f->nc, mark, "Type p (pause), + (faster)");
+    /* Issue 29: Enter alone pauses (netcat's "\n"), and again resumes
+     * (nc -C's "\r\n"). */
+    size_t pmark = f->nc.len;
+    tt_sends(&f->nc, "\n");
+    wait_screen(f, &f->nc, pmark, "Paused.");
+    pmark = f->nc.len;
+    tt_sends(&f->nc, "\r\n");
+    if (!tt_wait_screen(&f->nc, pmark, unpaused_frame, NULL, harness_ms(TT_WAIT),
+                        f->screen, SCREEN))
+        fail_msg("\\r\\n did not resume the replay:\n%s", f->screen);
     for (int i = 0; i < 3; i++)
         type_nc(&f->nc, "+");
     wait_screen(f, &f->nc, mark, "moves shown");
@@ -295,7 +313,20 @@ static void test_text_replay_shows_statuses_frame_by_frame(void **state) {
         fail_msg("the finished replay still offers pause:\n%s", f->screen);
     assert_non_null(strstr(f->screen, "Replay over: type q, or a command."));
     assert_non_null(strstr(f->screen, "jo won (target)"));
-    check_frames(f->nc.buf, f->nc.len, mark, "text replay");
+    check_frames(f->nc.buf, f->nc.len, mark, TT_CLEAR, "text replay");
+}
+
+/* Issue 29: a replay's title says replaying, not watching as for a live race. */
+static void test_text_replay_title_says_replaying(void **state) {
+    fixture *f = *state;
+    long id = left_and_won_race(f);
+    size_t mark = f->nc.len;
+    char line[32];
+    snprintf(line, sizeof line, "replay %ld", id);
+    type_nc(&f->nc, line);
+    wait_screen(f, &f->nc, mark, "Replay of game");
+    if (!strstr(f->screen, "replaying") || strstr(f->screen, "watching"))
+        fail_msg("the replay's title:\n%s", f->screen);
 }
 
 /* race2048-replay --show of the same game, on a pipe (no pauses). */
@@ -327,7 +358,10 @@ static void test_show_prints_statuses_frame_by_frame(void **state) {
     int status;
     waitpid(pid, &status, 0);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    check_frames(out, n, 0, "--show");
+    /* Issue 29: a pipe gets plain lines, no escapes, no CRs. */
+    if (memchr(out, 0x1b, n) || memchr(out, '\r', n))
+        fail_msg("--show wrote escapes or CRs into a pipe:\n%.300s", out);
+    check_frames(out, n, 0, "race2048  ", "--show");
     char caption[48];
     snprintf(caption, sizeof caption, "Game %ld, move 0 of ", id);
     if (!strstr(out, caption)) fail_msg("--show does not name game %ld", id);
@@ -342,6 +376,8 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(test_text_replay_shows_statuses_frame_by_frame,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_text_replay_title_says_replaying, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_show_prints_statuses_frame_by_frame, setup,
                                         teardown),
     };

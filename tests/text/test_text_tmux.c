@@ -336,6 +336,35 @@ static void test_solo_3_played_to_the_end_screen(void **state) {
     tt_assert_clean_pane(f->pane, "nc");
 }
 
+/* Issue 29: on telnet, keys pressed once the board is stuck do not pile up
+ * in the command line: `leave`, as the hint says, leaves; Ctrl-U clears
+ * what was typed. */
+static void test_stuck_telnet_racer_can_leave(void **state) {
+    fixture *f = *state;
+    client *jo = client_named(f->srv, "jo");
+    client_send(jo, "{\"type\":\"create\",\"players\":2,\"size\":3}");
+    const char *code = jstr(client_expect(jo, "room", harness_ms(TT_WAIT)), "room");
+    open_client(f, "p", "telnet", 80, 24);
+    char line[32];
+    snprintf(line, sizeof line, "join %s", code);
+    say(f, "p", line);
+    expect(f, "p", "Arrows / wasd / hjkl move at once");
+    int64_t deadline = harness_now_ms() + harness_ms(4 * TT_WAIT);
+    while (!tt_tmux_wait_str(&f->tmux, "p", "Your board is stuck", harness_ms(300),
+                             f->pane, PANE)) {
+        if (harness_now_ms() > deadline)
+            fail_msg("the 3x3 board never got stuck:\n%s", f->pane);
+        tt_tmux_type(&f->tmux, "p", "wasdwasdwasdwasd");
+    }
+    tt_tmux_type(&f->tmux, "p", "dsawdsawdzz");
+    tt_tmux_key(&f->tmux, "p", "C-u");
+    say(f, "p", "leave");
+    expect(f, "p", "You left");
+    if (strstr(f->pane, "unknown command"))
+        fail_msg("leave was not understood:\n%s", f->pane);
+    tt_assert_clean_pane(f->pane, "telnet");
+}
+
 /* ---------------------------------------------------------------- quit --- */
 
 static bool pane_dead(const char *pane, void *arg) {
@@ -589,6 +618,8 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(test_race_netcat_against_telnet, setup, teardown),
         cmocka_unit_test_setup_teardown(test_solo_3_played_to_the_end_screen, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_stuck_telnet_racer_can_leave, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_quit_on_telnet_closes_it, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quit_on_netcat_says_press_enter, setup,
