@@ -154,6 +154,19 @@ def board_names(d):
     return d.execute_script('return app.game ? [...app.game.views.values()].map((v) => v.p.name) : []')
 
 
+def phone(d):
+    """The first screen at 390x844 fits the width (OUTDIR/web-watch-phone.png)."""
+    d.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
+                      {'width': 390, 'height': 844, 'deviceScaleFactor': 1, 'mobile': True})
+    over = d.execute_script(
+        'return document.documentElement.scrollWidth > document.documentElement.clientWidth')
+    d.save_screenshot(os.path.join(OUT, 'web-watch-phone.png'))
+    d.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
+                      {'width': 1280, 'height': 800, 'deviceScaleFactor': 1, 'mobile': False})
+    if over:
+        raise SystemExit('the first screen is wider than a phone')
+
+
 def race(port, first, second=None):
     """A running race of first and second (or a level-1 bot): its code and clients."""
     a = Client(port, first)
@@ -194,6 +207,7 @@ def main():
         wait(d, 'a still page', lambda d: d.execute_script(
             'return document.body.getAnimations({subtree: true}).length === 0'))
         d.save_screenshot(os.path.join(OUT, 'web-watch.png'))
+        phone(d)
 
         # Watch opens that race: its boards, by name.
         d.find_element(By.XPATH, '//li[@data-room="%s"]//button[text()="Watch"]' % code_a).click()
