@@ -225,8 +225,8 @@ def main():
             "return document.querySelector('#others .player').getBoundingClientRect().width")
         if width < 380:
             raise SystemExit('TV boards are %d px wide' % width)
-        ann.send(type='move', dir='left')  # live: a move shows on TV
-        ann.send(type='move', dir='up')
+        for d_ in ('left', 'up', 'right', 'down'):  # live: a move shows on TV (one of
+            ann.send(type='move', dir=d_)           # these changes the board)
         wait(d, "ann's moves on TV", lambda d: d.execute_script(
             "return [...app.game.views.values()].some((v) => v.p.name === 'ann' && v.p.moves > 0)"))
         # ann leaves: bob wins by forfeit; TV says so, then moves on to cy's race.
