@@ -2,6 +2,7 @@
  * lines. */
 #include "message.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -804,6 +805,22 @@ char *proto_enc_left(size_t *len) {
     return finish(o, ok, len);
 }
 
+/* A `rooms` row's version 4 fields: names, scores (a started room), bots,
+ * spectators. */
+static void put_seats(json_t *e, const proto_room_info *r, bool *ok) {
+    assert(r->players >= 0 && r->players <= PROTO_PLAYERS_MAX);
+    json_t *names = json_array();
+    json_t *scores = r->started ? json_array() : NULL;
+    for (int i = 0; i < r->players; i++) {
+        append(names, jstr(r->names[i] ? r->names[i] : ""), ok);
+        if (scores) append(scores, jint(r->scores[i]), ok);
+    }
+    put(e, "names", names, ok);
+    if (r->started) put(e, "scores", scores, ok);
+    put(e, "bots", json_integer(r->bots), ok);
+    put(e, "spectators", json_integer(r->spectators), ok);
+}
+
 char *proto_enc_rooms(const proto_room_info *rooms, int n, size_t *len) {
     bool ok;
     json_t *o = typed("rooms", &ok);
@@ -817,6 +834,7 @@ char *proto_enc_rooms(const proto_room_info *rooms, int n, size_t *len) {
         put(e, "size", json_integer(r->settings.size), &ok);
         put(e, "target", json_integer(r->settings.target), &ok);
         put(e, "started", json_boolean(r->started), &ok);
+        if (r->seats_known) put_seats(e, r, &ok);
         append(list, e, &ok);
     }
     put(o, "rooms", list, &ok);

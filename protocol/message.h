@@ -164,6 +164,15 @@ typedef struct proto_room_info {
     int players; /* joined so far */
     proto_settings settings;
     bool started;
+    /* Who is in it (version 4), sent only when seats_known: names[i] of the
+     * `players` seats in seat order, scores[i] (sent for a started room),
+     * how many of them are server-run bots, and the spectators now. A row
+     * from a node that does not say them has seats_known false. */
+    bool seats_known;
+    const char *names[PROTO_PLAYERS_MAX];
+    uint64_t scores[PROTO_PLAYERS_MAX];
+    int bots;
+    int spectators;
 } proto_room_info;
 
 /* Encoders. Each returns one compact JSON line ending in '\n', allocated

@@ -73,6 +73,8 @@ typedef struct game {
     srv_buf *rooms_reply;
     srv_rooms *rooms_rows;
     uint64_t rooms_gen; /* counts the changes (the cluster's directory follows it) */
+    /* Loop time (ms) when rooms_reply was made. */
+    uint64_t rooms_made_at;
     /* Matchmaking: one queue per settings (lobby.c), so that a `quick`
      * looks only at players who want the same race. */
     struct lobby_queue *queues;

@@ -518,10 +518,18 @@ static void do_leave(srv_player *p) {
 static int list_rooms(const srv_link *list, proto_room_info *rows, int n, int max) {
     for (const srv_link *l = list->next; l != list && n < max; l = l->next) {
         const room *r = srv_container(l, room, listed);
-        rows[n++] = (proto_room_info){.room = r->code,
-                                      .players = r->nseats,
-                                      .settings = r->settings,
-                                      .started = r->state == ROOM_RUNNING};
+        proto_room_info *row = &rows[n++];
+        *row = (proto_room_info){.room = r->code,
+                                 .players = r->nseats,
+                                 .settings = r->settings,
+                                 .started = r->state == ROOM_RUNNING,
+                                 .seats_known = true,
+                                 .spectators = (int)r->fan.n};
+        for (int i = 0; i < r->nseats; i++) {
+            row->names[i] = r->seats[i].name;
+            row->scores[i] = r->seats[i].game.score;
+            row->bots += r->seats[i].bot_level != 0;
+        }
     }
     return n;
 }
@@ -574,7 +582,14 @@ void lobby_send_rooms(srv_player *p, const proto_room_info *others, int nothers)
         return;
     }
     game *s = p->game;
-    /* The same reply for everyone until a room changes (srv_rooms_changed). */
+    /* The same reply for everyone until a room changes (srv_rooms_changed),
+     * or for a second: the scores and spectators it shows change without
+     * that, and a second behind is close enough for a list. */
+    uint64_t now = uv_now(s->loop);
+    if (s->rooms_reply && now - s->rooms_made_at >= LOBBY_ROOMS_FRESH_MS) {
+        srv_buf_unref(s->rooms_reply);
+        s->rooms_reply = NULL;
+    }
     if (!s->rooms_reply || !s->rooms_rows) {
         proto_room_info rows[LOBBY_ROOMS_MAX];
         int n = lobby_rooms(s, rows, LOBBY_ROOMS_MAX);
@@ -582,6 +597,7 @@ void lobby_send_rooms(srv_player *p, const proto_room_info *others, int nothers)
             size_t len;
             char *line = proto_enc_rooms(rows, n, &len);
             s->rooms_reply = srv_buf_take(line, len); /* NULL if memory ran out */
+            s->rooms_made_at = now;
         }
         if (!s->rooms_rows) s->rooms_rows = rooms_rows(rows, n);
     }

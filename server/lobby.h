@@ -6,6 +6,9 @@
 
 /* The most rows a `rooms` reply lists, so one reply stays a modest line. */
 #define LOBBY_ROOMS_MAX 100
+/* How long one `rooms` reply is sent again while no listed room changes: its
+ * scores and spectator counts are at most this old. */
+#define LOBBY_ROOMS_FRESH_MS 1000
 
 /* A new player (named player-N, with a fresh token) delivering to dest;
  * NULL if memory runs out. */

@@ -2,6 +2,7 @@
  * resume and quick across the cluster. */
 #include "remote.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,12 @@ typedef struct dir_entry {
     int players;
     bool started;
     proto_settings settings;
+    /* Who is in it, as `rooms` rows say (only the answers to `rooms` carry
+     * them, not the directory): seats_known false if the node did not say. */
+    bool seats_known;
+    char names[PROTO_PLAYERS_MAX][PROTO_NAME_MAX + 1];
+    uint64_t scores[PROTO_PLAYERS_MAX];
+    int bots, spectators;
     UT_hash_handle hh;
 } dir_entry;
 
@@ -982,16 +989,48 @@ static void rooms_done(gather *gt) {
     int n = 0;
     for (int i = 0; i < gt->nrows && n < LOBBY_ROOMS_MAX; i++) {
         const dir_entry *e = &gt->rows[i];
-        others[n++] = (proto_room_info){.room = e->code,
-                                        .players = e->players,
-                                        .settings = e->settings,
-                                        .started = e->started};
+        proto_room_info *row = &others[n++];
+        *row = (proto_room_info){.room = e->code,
+                                 .players = e->players,
+                                 .settings = e->settings,
+                                 .started = e->started,
+                                 .seats_known = e->seats_known,
+                                 .bots = e->bots,
+                                 .spectators = e->spectators};
+        for (int k = 0; e->seats_known && k < e->players; k++) {
+            row->names[k] = e->names[k];
+            row->scores[k] = e->scores[k];
+        }
     }
     for (int i = 0; i < gt->nwaiters; i++)
         lobby_send_rooms(gt->waiters[i].p, others, n);
 }
 
-/* Another node's rows: [code, players, started, players wanted, size, target, limit]. */
+/* A row's seats, its 8th item {"names","scores","bots","spectators"} (a node
+ * of an earlier version sends none: e is left without them). */
+static void seats_add(dir_entry *e, const json_t *seats) {
+    const json_t *names = json_object_get(seats, "names");
+    const json_t *scores = json_object_get(seats, "scores");
+    json_int_t bots = json_integer_value(json_object_get(seats, "bots"));
+    json_int_t watching = json_integer_value(json_object_get(seats, "spectators"));
+    if (!json_is_array(names) || (int)json_array_size(names) != e->players ||
+        !json_is_array(scores) || (int)json_array_size(scores) != e->players ||
+        bots < 0 || bots > e->players || watching < 0 || watching > INT_MAX)
+        return;
+    for (int k = 0; k < e->players; k++) {
+        const char *name = json_string_value(json_array_get(names, (size_t)k));
+        json_int_t score = json_integer_value(json_array_get(scores, (size_t)k));
+        if (!name || strlen(name) > PROTO_NAME_MAX || score < 0) return;
+        snprintf(e->names[k], sizeof e->names[k], "%s", name);
+        e->scores[k] = (uint64_t)score;
+    }
+    e->bots = (int)bots;
+    e->spectators = (int)watching;
+    e->seats_known = true;
+}
+
+/* Another node's rows: [code, players, started, players wanted, size, target, limit,
+ * seats]. */
 static void rooms_add(gather *gt, const json_t *rows) {
     size_t i;
     const json_t *row;
@@ -1003,7 +1042,8 @@ static void rooms_add(gather *gt, const json_t *rows) {
         if (json_unpack((json_t *)row, "[siiiiII]", &code, &e.players, &started,
                         &e.settings.players, &e.settings.size, &target, &limit) < 0 ||
             strlen(code) > PROTO_ROOM_MAX || target < 0 || target > UINT32_MAX ||
-            limit < 0 || limit > UINT32_MAX || gt->nrows >= LOBBY_ROOMS_MAX)
+            limit < 0 || limit > UINT32_MAX || gt->nrows >= LOBBY_ROOMS_MAX ||
+            e.players < 0 || e.players > PROTO_PLAYERS_MAX)
             continue;
         dir_entry *grown =
             room_for_one(gt->rows, &gt->rows_cap, gt->nrows, sizeof *grown);
@@ -1013,6 +1053,7 @@ static void rooms_add(gather *gt, const json_t *rows) {
         e.started = started != 0;
         e.settings.target = (uint32_t)target;
         e.settings.time_limit = (uint32_t)limit;
+        seats_add(&e, json_array_get(row, 7));
         gt->rows[gt->nrows++] = e;
     }
 }
@@ -1124,6 +1165,19 @@ static void on_answer(remote *r, const char *from, const json_t *op) {
     if (gt->answered >= gt->expected) gather_done(r, gt);
 }
 
+/* A local row's seats as rooms_add reads them (an empty object if memory
+ * runs out: the asker shows the row without them). */
+static json_t *seats_json(const proto_room_info *row) {
+    json_t *names = json_array(), *scores = json_array();
+    for (int k = 0; names && scores && k < row->players; k++) {
+        json_array_append_new(names, json_string(row->names[k] ? row->names[k] : ""));
+        json_array_append_new(scores, json_integer((json_int_t)row->scores[k]));
+    }
+    json_t *seats = json_pack("{s:o?,s:o?,s:i,s:i}", "names", names, "scores", scores,
+                              "bots", row->bots, "spectators", row->spectators);
+    return seats ? seats : json_object();
+}
+
 /* This node's answer to another's question (every node answers, so that
  * the asker need not wait out its deadline). */
 static void answer(remote *r, const char *from, const char *kind, const json_t *q) {
@@ -1134,12 +1188,12 @@ static void answer(remote *r, const char *from, const char *kind, const json_t *
         int n = lobby_rooms(r->g, rows, LOBBY_ROOMS_MAX);
         json_t *list = json_array();
         for (int i = 0; i < n && list; i++)
-            json_array_append_new(list,
-                                  json_pack("[siiiiII]", rows[i].room, rows[i].players,
-                                            rows[i].started, rows[i].settings.players,
-                                            rows[i].settings.size,
-                                            (json_int_t)rows[i].settings.target,
-                                            (json_int_t)rows[i].settings.time_limit));
+            json_array_append_new(
+                list,
+                json_pack("[siiiiIIo]", rows[i].room, rows[i].players, rows[i].started,
+                          rows[i].settings.players, rows[i].settings.size,
+                          (json_int_t)rows[i].settings.target,
+                          (json_int_t)rows[i].settings.time_limit, seats_json(&rows[i])));
         json_object_set_new(op, "rows", list ? list : json_array());
     } else if (!strcmp(kind, "room")) {
         const char *code = json_string_value(json_object_get(q, "room"));

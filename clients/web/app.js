@@ -35,6 +35,8 @@ const app = {
   findEnd: null,  // { commit, tries } while looking for that id
   // The game of a link /game/ID this page was opened on (until the player leaves it).
   link: (/^\/game\/([^/]+)\/?$/.exec(location.pathname) || [])[1] || null,
+  // TV mode (see tvStart), or null.
+  tv: null,
 };
 const GRACE_MS = 30000; // the server's default grace period
 
@@ -377,7 +379,9 @@ function connect() {
       send({ type: 'resume', token: app.token });
     } else {
       setConn('Connected');
-      if (app.name) {
+      if (app.tv) {
+        tvAgain();
+      } else if (app.name) {
         app.named = true;
         send({ type: 'hello', name: app.name });
       } else if (app.named) {
@@ -428,9 +432,9 @@ function handle(m) {
     if (app.wantResume) {
       setConn('Reconnected: your game goes on');
       app.wantResume = false;
-    } else if (!app.named) {
-      // The name the server gave while the first screen asked for the rooms:
-      // the player has not chosen yet.
+    } else if (!app.named || app.tv) {
+      // The name the server gave while the first screen asked for the rooms
+      // (the player has not chosen yet), or to a TV (which goes on).
     } else if (app.pending) {
       app.name = m.name; // a race asked for with the hello: its answer comes next
     } else if (app.view === 'name' || app.view === 'wait' || !app.game || app.game.ended) {
@@ -460,14 +464,14 @@ function handle(m) {
                m.players, m);
     }
     break;
-  case 'start': app.pending = false; startGame(m); break;
+  case 'start': app.pending = false; startGame(m); if (app.tv) tvShowing(m); break;
   case 'state': onState(m); break;
   case 'player': onPlayer(m); break;
-  case 'end': onEnd(m); break;
+  case 'end': if (app.tv) tvEnded(m); else onEnd(m); break;
   case 'left':
-    if (app.view === 'game' || app.view === 'wait') enterLobby();
+    if (!app.tv && (app.view === 'game' || app.view === 'wait')) enterLobby();
     break;
-  case 'rooms': drawRooms(m.rooms); drawFirstRooms(m.rooms); break;
+  case 'rooms': drawRooms(m.rooms); drawFirstRooms(m.rooms); if (app.tv) tvRooms(m.rooms); break;
   case 'history':
     if (app.findEnd) findEndGame(m.games);
     drawHistory(m.games);
@@ -485,6 +489,12 @@ function onError(m) {
     app.game = null;
     setConn('Your game ended while you were away.', true);
     if (app.name) send({ type: 'hello', name: app.name });
+    return;
+  }
+  if (app.tv && app.tv.asked) { // that race ended or is full: another one
+    app.tv.skip.add(app.tv.asked);
+    app.tv.asked = null;
+    tvLater(1000);
     return;
   }
   // A key after the end; but a rematch refused (we left that race) is said.
@@ -672,20 +682,168 @@ function drawRooms(rooms) {
 function roomItem(r, go) {
   const buttons = [['Watch', (e) => go(e.target, { type: 'watch', room: r.room })]];
   if (!r.started) buttons.unshift(['Join', (e) => go(e.target, { type: 'join', room: r.room })]);
-  return item(r.room + ' · ' + r.players + '/' + r.need + ' · ' + r.size + '×' + r.size +
-              ' to ' + r.target + (r.started ? ' · racing' : ''), buttons);
+  const what = r.room + ' · ' + r.players + '/' + r.need + ' · ' + r.size + '×' + r.size +
+               ' to ' + r.target + (r.started ? ' · racing' : '');
+  if (!r.names) return item(what, buttons); // a server that does not say who
+  const li = item('', buttons);
+  li.classList.add('race');
+  li.dataset.room = r.room;
+  const span = li.firstChild;
+  const who = document.createElement('span');
+  who.className = 'race-who';
+  who.textContent = r.names.map((n, i) => n + (r.scores ? ' ' + r.scores[i] : '')).join(' vs ') ||
+    'nobody yet';
+  const more = document.createElement('span');
+  more.className = 'race-what';
+  more.textContent = what + (r.spectators ? ' · ' + r.spectators + ' watching' : '');
+  span.append(who, more);
+  return li;
 }
 
-// The first screen's list: joining or watching from it enters with the name typed.
+// The first screen's list: the races being played (the most watched first),
+// then rooms to join. Joining or watching from it enters with the name typed.
 function drawFirstRooms(rooms) {
   const ul = $('first-rooms');
   ul.innerHTML = '';
   if (!rooms.length) {
-    const li = item('No open rooms right now: race now, or make one in the lobby.', []);
+    const li = item('No race on right now: race now, or make one in the lobby.', []);
     li.className = 'empty';
     ul.appendChild(li);
   }
-  for (const r of rooms.slice(0, 8)) ul.appendChild(roomItem(r, (el, msg) => enterWith(el, msg)));
+  const racing = tvOrder(rooms);
+  const open = rooms.filter((r) => !r.started);
+  for (const r of racing.concat(open).slice(0, 8))
+    ul.appendChild(roomItem(r, (el, msg) => enterWith(el, msg)));
+}
+
+// ---------------------------------------------------------------------- TV ---
+
+// TV mode watches the running race with the most spectators (ties: the one
+// that started last; the server lists running races in the order they
+// started) and, when it ends or goes away, the next one after a pause.
+const TV_NEXT_MS = 5000;   // the finished race stays on screen this long
+const TV_LOOK_MS = 5000;   // how often TV looks again while no race is on
+const ROOMS_LISTED_MAX = 100; // the most rows a `rooms` reply has
+
+// The running races, the one TV shows first first.
+function tvOrder(rooms) {
+  return rooms.map((r, i) => ({ r, i })).filter((x) => x.r.started)
+    .sort((a, b) => (b.r.spectators || 0) - (a.r.spectators || 0) || b.i - a.i)
+    .map((x) => x.r);
+}
+
+function tvStart() {
+  hideError();
+  app.tv = { room: null, asked: null, ended: false, timer: 0, skip: new Set() };
+  app.game = null;
+  $('me').innerHTML = '';
+  $('others').innerHTML = '';
+  $('v-game').classList.add('tv');
+  $('b-leave').textContent = 'Leave TV';
+  $('h-game').textContent = 'TV';
+  $('game-info').textContent = '';
+  $('hint').textContent = 'Esc or Leave TV goes back.';
+  show('game');
+  tvBar('Looking for a race…');
+  send({ type: 'rooms' });
+}
+
+function tvStop() {
+  if (!app.tv) return;
+  clearTimeout(app.tv.timer);
+  app.tv = null;
+  $('v-game').classList.remove('tv');
+  $('tv-bar').hidden = true;
+  $('b-leave').textContent = 'Leave';
+  send({ type: 'leave' });
+  app.game = null;
+  show('name');
+  send({ type: 'rooms' });
+}
+
+// A new connection: TV looks for a race again.
+function tvAgain() {
+  Object.assign(app.tv, { room: null, asked: null, ended: false });
+  clearTimeout(app.tv.timer);
+  tvBar('Looking for a race…');
+  send({ type: 'rooms' });
+}
+
+function tvBar(text) {
+  $('tv-bar').textContent = text;
+  $('tv-bar').hidden = false;
+}
+
+// Asks for the rooms again in ms (then tvRooms picks a race).
+function tvLater(ms) {
+  clearTimeout(app.tv.timer);
+  app.tv.timer = setTimeout(() => { if (app.tv) send({ type: 'rooms' }); }, ms);
+}
+
+// A `rooms` reply in TV mode: between races, the next race; during one, a
+// check that it is still on (a race whose node went away sends no `end`).
+function tvRooms(rooms) {
+  const tv = app.tv;
+  if (tv.asked) return; // a watch on its way
+  if (tv.room && !tv.ended) {
+    // (A full list may have left it out: only a shorter one says it is gone.)
+    if (rooms.length < ROOMS_LISTED_MAX && !rooms.some((r) => r.room === tv.room))
+      tvGone('The race is no longer on.');
+    return;
+  }
+  if (tv.ended) return; // its pause is not over: tvLater asks again
+  const next = tvOrder(rooms).find((r) => !tv.skip.has(r.room));
+  if (!next) {
+    $('me').innerHTML = '';
+    $('others').innerHTML = '';
+    $('h-game').textContent = 'TV';
+    $('game-info').textContent = '';
+    tvBar('No race is on right now: the next one to start comes on here.');
+    tv.skip.clear(); // a race skipped for an error may be watchable later
+    tvLater(TV_LOOK_MS);
+    return;
+  }
+  tv.asked = next.room;
+  send({ type: 'watch', room: next.room });
+}
+
+// The race TV asked for is on screen (its `start`).
+function tvShowing(m) {
+  const tv = app.tv;
+  tv.room = m.room;
+  tv.asked = null;
+  tv.ended = false;
+  $('h-game').textContent = 'TV · race ' + m.room;
+  $('hint').textContent = 'Esc or Leave TV goes back.';
+  tvBar('Watching ' + m.players.map((p) => p.name).join(' vs ') + '.');
+  clearTimeout(tv.timer);
+}
+
+// The race on TV ended: its result for a few seconds, then the next race.
+function tvEnded(m) {
+  const tv = app.tv;
+  if (m.room !== tv.room) return;
+  if (app.game) app.game.ended = true;
+  for (const p of m.results || []) {
+    const view = app.game && app.game.views.get(p.id);
+    if (view) view.state(p, null, null, false);
+  }
+  const winner = (m.results || []).find((p) => p.id === m.winner);
+  tvGone((winner ? winner.name + ' won' : 'A draw') + '.');
+}
+
+function tvGone(text) {
+  const tv = app.tv;
+  tv.ended = true;
+  tv.skip = new Set([tv.room]);
+  tvBar(text + ' The next race comes on in ' + Math.round(TV_NEXT_MS / 1000) + ' s…');
+  clearTimeout(tv.timer);
+  tv.timer = setTimeout(() => {
+    if (!app.tv) return;
+    app.tv.ended = false;
+    app.tv.room = null;
+    send({ type: 'rooms' });
+  }, TV_NEXT_MS);
 }
 
 // Enters from the first screen with the name typed (or the one the server gave
@@ -816,6 +974,11 @@ function move(dir) {
 }
 
 document.addEventListener('keydown', (ev) => {
+  if (ev.key === 'Escape' && app.tv) {
+    ev.preventDefault();
+    tvStop();
+    return;
+  }
   if (ev.target && /^(INPUT|SELECT|TEXTAREA)$/.test(ev.target.tagName)) return;
   if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
   const dir = DIRS[ev.key] || DIRS[ev.key.toLowerCase()];
@@ -1410,7 +1573,8 @@ function wire() {
   $('b-rooms').onclick = () => send({ type: 'rooms' });
   $('b-history').onclick = () => send({ type: 'history', limit: 10 });
   $('b-wait-leave').onclick = () => send({ type: 'leave' });
-  $('b-leave').onclick = () => send({ type: 'leave' });
+  $('b-leave').onclick = () => { if (app.tv) tvStop(); else send({ type: 'leave' }); };
+  $('b-tv').onclick = tvStart;
   $('b-rematch').onclick = (e) => act(e.target, { type: 'rematch' });
   $('b-again').onclick = (e) => act(e.target, { type: 'solo', ...app.lastSolo });
   $('b-lobby').onclick = () => { send({ type: 'leave' }); enterLobby(); };
@@ -1454,7 +1618,11 @@ function wire() {
 wire();
 if (!app.name && !app.link) show('name');
 // The open rooms change as people come and go: the screens that list them ask again.
-setInterval(() => { if (app.view === 'name' || app.view === 'lobby') send({ type: 'rooms' }); }, 5000);
+// TV asks too while a race is on, to see it go if no `end` comes.
+setInterval(() => {
+  if (app.view === 'name' || app.view === 'lobby' || (app.tv && app.tv.room && !app.tv.ended))
+    send({ type: 'rooms' });
+}, 5000);
 loadEngine().finally(() => {
   if (app.link) openLinkedGame();
   connect();

@@ -294,6 +294,36 @@ static void test_rooms(void **state) {
         "\"started\":true}]}\n");
 }
 
+/* Version 4 rows say who is in a room: names, scores once it runs, how many
+ * are bots, and its spectators. */
+static void test_rooms_seats(void **state) {
+    size_t len;
+    proto_room_info rooms[] = {
+        {.room = "AB12",
+         .players = 1,
+         .settings = {2, 4, 2048, 0},
+         .seats_known = true,
+         .names = {"ann"}},
+        {.room = "CD34",
+         .players = 2,
+         .settings = {2, 4, 64, 0},
+         .started = true,
+         .seats_known = true,
+         .names = {"ann", "bot-L3-7"},
+         .scores = {120, 8},
+         .bots = 1,
+         .spectators = 3},
+    };
+    char *s = proto_enc_rooms(rooms, 2, &len);
+    expect_line(s, len,
+                "{\"type\":\"rooms\",\"rooms\":["
+                "{\"room\":\"AB12\",\"players\":1,\"need\":2,\"size\":4,\"target\":2048,"
+                "\"started\":false,\"names\":[\"ann\"],\"bots\":0,\"spectators\":0},"
+                "{\"room\":\"CD34\",\"players\":2,\"need\":2,\"size\":4,\"target\":64,"
+                "\"started\":true,\"names\":[\"ann\",\"bot-L3-7\"],\"scores\":[120,8],"
+                "\"bots\":1,\"spectators\":3}]}\n");
+}
+
 static void test_pong(void **state) {
     size_t len;
     char *s = proto_enc_pong(NULL, &len);
@@ -512,7 +542,13 @@ static void test_out_of_memory(void **state) {
     proto_player p = {.id = 1, .name = "a", .board = &b, .status = PROTO_PLAYING};
     proto_settings st = {.players = 2, .size = 3, .target = 8, .time_limit = 0};
     eng_spawn sp = {.row = 0, .col = 1, .value = 2};
-    proto_room_info ri = {.room = "AB12", .players = 1, .settings = st, .started = false};
+    proto_room_info ri = {.room = "AB12",
+                          .players = 1,
+                          .settings = st,
+                          .started = true,
+                          .seats_known = true,
+                          .names = {"a"},
+                          .scores = {4}};
     json_t *t = json_pack("{s:[i,s]}", "k", 1, "v");
     assert_non_null(t);
 
@@ -545,7 +581,8 @@ static void test_out_of_memory(void **state) {
     OOM_CHECK(
         proto_enc_rooms(&ri, 1, &len_),
         "{\"type\":\"rooms\",\"rooms\":[{\"room\":\"AB12\",\"players\":1,\"need\":2,"
-        "\"size\":3,\"target\":8,\"started\":false}]}\n");
+        "\"size\":3,\"target\":8,\"started\":true,\"names\":[\"a\"],\"scores\":[4],"
+        "\"bots\":0,\"spectators\":0}]}\n");
     OOM_CHECK(proto_enc_pong(t, &len_), "{\"type\":\"pong\",\"t\":{\"k\":[1,\"v\"]}}\n");
     OOM_CHECK(proto_enc_error(PROTO_ERR_BUSY, "x\xff", &len_),
               "{\"type\":\"error\",\"code\":\"busy\",\"message\":\"x?\"}\n");
@@ -578,6 +615,7 @@ int main(void) {
         cmocka_unit_test(test_player),
         cmocka_unit_test(test_left),
         cmocka_unit_test(test_rooms),
+        cmocka_unit_test(test_rooms_seats),
         cmocka_unit_test(test_pong),
         cmocka_unit_test(test_pong_from_ping),
         cmocka_unit_test(test_bye),

@@ -100,8 +100,13 @@ static void test_race_across_three_nodes(void **state) {
     json_t *room = client_expect(ann, "room", WAIT);
     const char *code = jstr(room, "room");
     assert_int_equal(strlen(code), 6); /* cluster codes carry the node */
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(jint(wait_listed(n[i], code), "players"), 1);
+    for (int i = 0; i < 3; i++) {
+        json_t *row = wait_listed(n[i], code);
+        assert_int_equal(jint(row, "players"), 1);
+        /* Who is in it travels with the row between nodes. */
+        assert_string_equal(json_string_value(json_array_get(jarr(row, "names"), 0)),
+                            "ann");
+    }
 
     client *bob = ws_connect(n[1]);
     ws_send(bob, "{\"type\":\"hello\",\"name\":\"bob\"}");

@@ -72,6 +72,65 @@ static void test_create_join_start(void **state) {
     client_sync(b);
 }
 
+/* The row of `rooms` on c for code (fails if it is not listed). */
+static json_t *rooms_row(client *c, const char *code) {
+    client_send(c, "{\"type\":\"rooms\"}");
+    json_t *list = jarr(client_expect(c, "rooms", WAIT), "rooms");
+    size_t i;
+    json_t *row;
+    json_array_foreach(list, i, row) {
+        if (!strcmp(jstr(row, "room"), code)) return row;
+    }
+    fail_msg("room %s is not listed", code);
+}
+
+/* `rooms` rows say who is in a room (names; scores once it runs; how many
+ * are bots) and how many watch it: what a page needs to offer "Watch". */
+static void test_rooms_rows_say_who(void **state) {
+    th_server *s = SERVER(NULL);
+    client *b = client_named(s, "bob");
+    client_send(b, "{\"type\":\"create\",\"players\":3}");
+    const char *waiting = jstr(client_expect(b, "room", WAIT), "room");
+    client *a = client_named(s, "ann");
+    client_send(a, "{\"type\":\"create\",\"bots\":1,\"level\":1}");
+    const char *code = jstr(client_expect_skip(a, "start", "room", WAIT), "room");
+    client *w = client_named(s, "wes");
+    client_send(w, "{\"type\":\"watch\",\"room\":\"%s\"}", code);
+    client_expect(w, "start", WAIT);
+    json_int_t score = 0;
+    for (int i = 0; i < 200 && score == 0; i++)
+        score = jint(client_move_any(a), "score");
+    assert_true(score > 0);
+
+    client *c = client_named(s, "carol");
+    json_t *row = rooms_row(c, waiting);
+    assert_false(jbool(row, "started"));
+    assert_int_equal(json_array_size(jarr(row, "names")), 1);
+    assert_string_equal(json_string_value(json_array_get(jarr(row, "names"), 0)), "bob");
+    assert_false(jhas(row, "scores")); /* nobody plays yet */
+    assert_int_equal(jint(row, "bots"), 0);
+    assert_int_equal(jint(row, "spectators"), 0);
+
+    /* The reply is kept while no room comes or goes, for a second at most:
+     * scores and spectators show up within that. */
+    int64_t deadline = harness_now_ms() + harness_ms(WAIT);
+    for (;;) {
+        row = rooms_row(c, code);
+        assert_true(jbool(row, "started"));
+        json_t *names = jarr(row, "names"), *scores = jarr(row, "scores");
+        assert_int_equal(json_array_size(names), 2);
+        assert_string_equal(json_string_value(json_array_get(names, 0)), "ann");
+        assert_memory_equal(json_string_value(json_array_get(names, 1)), "bot-", 4);
+        assert_int_equal(json_array_size(scores), 2);
+        assert_int_equal(jint(row, "bots"), 1);
+        if (jint(row, "spectators") == 1 &&
+            json_integer_value(json_array_get(scores, 0)) == score)
+            break;
+        assert_true(harness_remaining(deadline) > 0);
+        client_sync(c);
+    }
+}
+
 static void test_three_players_with_spectator(void **state) {
     th_server *s = SERVER(NULL);
     client *a, *b, *c, *spec;
@@ -735,6 +794,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_forfeit_three_players, harness_teardown),
         cmocka_unit_test_teardown(test_quick_two_and_three, harness_teardown),
         cmocka_unit_test_teardown(test_quick_settings_must_match, harness_teardown),
+        cmocka_unit_test_teardown(test_rooms_rows_say_who, harness_teardown),
         cmocka_unit_test_teardown(test_watch_running_room, harness_teardown),
         cmocka_unit_test_teardown(test_watch_then_leave, harness_teardown),
         cmocka_unit_test_teardown(test_watch_own_room, harness_teardown),
