@@ -14,10 +14,8 @@
 #include "rating.h"
 
 #define USAGE                                                                            \
-    "usage: race2048-bench bots [--games N] [--races N] [--seed S] [--level L]\n"        \
-    "       race2048-bench bots --sizes [--games N] [--seed S] [--level L] "             \
-    "[--no-budget]\n"                                                                    \
-    "       race2048-bench bots --ratings [--races N] [--seed S]\n"
+    "usage: race2048-bench bots [--sizes [--no-budget] | --ratings] [--games N] "        \
+    "[--races N] [--seed S] [--level L]\n"
 
 /* The target of every game and race: the server's default. */
 #define TARGET 2048
