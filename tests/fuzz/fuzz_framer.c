@@ -39,7 +39,8 @@ static void note_line(result *r, const char *line, size_t len) {
 
 static int on_line(void *ctx, const char *line, size_t len) {
     result *r = ctx;
-    CHECK(len > 0 && len <= r->max_line);
+    /* Text mode passes empty lines on (Enter pauses a replay); JSON mode never. */
+    CHECK((r->text || len > 0) && len <= r->max_line);
     CHECK(line[len] == '\0');
     CHECK(memchr(line, '\n', len) == NULL);
     if (r->text) CHECK(memchr(line, '\r', len) == NULL);
@@ -112,7 +113,7 @@ static void run_model(result *r, const uint8_t *data, size_t size) {
             if (len > r->max_line) {
                 mix(r, "!", 1);
                 r->too_long++;
-            } else if (len > 0) {
+            } else if (len > 0 || r->text) {
                 note_line(r, (const char *)data + start, len);
             }
             if (r->text && data[i] == '\r' && i + 1 < size &&
