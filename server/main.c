@@ -685,7 +685,8 @@ static int open_record(srv *s) {
                          .max = s->cfg.journal_max,
                          .next_player_id = &s->game.next_id,
                          .replicate = failover ? takeover_replicate : NULL,
-                         .replicate_ctx = failover};
+                         .replicate_ctx = failover,
+                         .accounts = s->game.accounts_ready ? &s->game.accounts : NULL};
     jrn_recovery rec;
     int rc = journal_open(&s->journal, s->loop, &jc, &rec);
     s->game.journal = s->journal;
