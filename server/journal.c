@@ -536,12 +536,12 @@ static int start_record(bytes *b, const jrn_start *st) {
     if (!st->solo) bad |= bytes_printf(b, "\"room\":\"%s\",", st->room);
     char seed[80];
     seed_text(&st->seed, seed, sizeof seed);
-    bad |= bytes_printf(b,
-                        "\"size\":%d,\"target\":%u,\"time_limit\":%u,\"seed\":%s,"
-                        "\"salt\":\"%s\",\"commit\":\"%s\",\"started\":%" PRId64
-                        ",\"seats\":[",
-                        st->settings.size, st->settings.target, st->settings.time_limit,
-                        seed, st->salt, st->commit, st->started_ms);
+    bad |= bytes_printf(
+        b,
+        "\"size\":%d,\"target\":%u,\"time_limit\":%u,\"seed\":%s,"
+        "\"salt\":\"%s\",\"commit\":\"%s\",\"started\":%" PRId64 "%s,\"seats\":[",
+        st->settings.size, st->settings.target, st->settings.time_limit, seed, st->salt,
+        st->commit, st->started_ms, st->settings.rated ? ",\"rated\":true" : "");
     for (int i = 0; i < st->nseats; i++) {
         bad |= bytes_printf(b, "%s{\"id\":%" PRIu64 ",\"name\":\"%s\",\"token\":\"%s\"",
                             i ? "," : "", st->seats[i].id, st->seats[i].name,
@@ -549,6 +549,9 @@ static int start_record(bytes *b, const jrn_start *st) {
         /* A bot's seat says so, so that a restart gives it its bot back. */
         if (st->seats[i].bot_level)
             bad |= bytes_printf(b, ",\"bot\":%d", st->seats[i].bot_level);
+        /* An account's seat says whose, so that a restart rates its race. */
+        if (st->seats[i].account[0])
+            bad |= bytes_printf(b, ",\"account\":\"%s\"", st->seats[i].account);
         bad |= bytes_add(b, "}", 1);
     }
     bad |= bytes_add(b, "]}\n", 3);

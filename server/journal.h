@@ -60,8 +60,9 @@ typedef struct journal_config {
 typedef struct jrn_seat_info {
     uint64_t id;
     char name[PROTO_NAME_MAX + 1];
-    char token_hash[65]; /* SHA-256 of the resume token in hex, or "" */
-    uint8_t bot_level;   /* a server-run bot's level (1-5), 0 for a person */
+    char token_hash[65];              /* SHA-256 of the resume token in hex, or "" */
+    uint8_t bot_level;                /* a server-run bot's level (1-5), 0 for a person */
+    char account[PROTO_NAME_MAX + 1]; /* the account it plays for, or "" */
 } jrn_seat_info;
 
 /* A game starts (the `start` record). */

@@ -347,6 +347,8 @@ static void start_event(const room *r, jrn_start *ev) {
         jrn_seat_info *info = &ev->seats[i];
         info->id = seat->id;
         info->bot_level = seat->bot_level;
+        if (seat->account)
+            memcpy(info->account, seat->account->name, sizeof info->account);
         memcpy(info->name, seat->name, sizeof info->name);
         if (p && p->token[0])
             journal_token_hash(p->token, info->token_hash);

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,6 +333,60 @@ static void test_rated_races(void **state) {
     free(out);
 }
 
+/* Waits (polling, with a deadline) until the file holds needle. */
+static void wait_in_file(const char *path, const char *needle) {
+    int64_t deadline = harness_now_ms() + harness_ms(WAIT);
+    for (;;) {
+        char *text = harness_read_file(path, NULL);
+        bool found = strstr(text, needle) != NULL;
+        free(text);
+        if (found) return;
+        if (!harness_remaining(deadline)) fail_msg("%s never got %s", path, needle);
+        poll(NULL, 0, 10); /* polling a file: nothing to wait on */
+    }
+}
+
+/* A rated race running at a kill -9 goes on rated after the restart, its
+ * seats still its accounts'. */
+static void test_rated_race_survives_kill(void **state) {
+    (void)state;
+    if (harness_spread()) skip();
+    const char *dir = harness_temp_dir("rated-kill");
+    const char *journal = path_in(dir, "j.jrn");
+    th_server *s = SERVER("--journal", journal);
+    char ka[33], kb[33];
+    client *alice = registered(s, "Alice", ka);
+    client *bob = registered(s, "Bob", kb);
+    client_send(alice, "{\"type\":\"create\",\"players\":2,\"rated\":true}");
+    const char *code = jstr(client_expect(alice, "room", WAIT), "room");
+    client_send(bob, "{\"type\":\"join\",\"room\":\"%s\"}", code);
+    client_expect_skip(alice, "start", "room", WAIT);
+    client_expect_skip(bob, "start", "room", WAIT);
+    char ta[65], tb[65];
+    snprintf(ta, sizeof ta, "%s", client_token(alice));
+    snprintf(tb, sizeof tb, "%s", client_token(bob));
+    wait_in_file(journal, "\"rated\":true,\"seats\"");
+    server_kill(s);
+    s = SERVER("--journal", journal);
+    client *a = client_connect(s);
+    client_send(a, "{\"type\":\"resume\",\"token\":\"%s\"}", ta);
+    json_t *w = client_expect(a, "welcome", WAIT);
+    assert_true(jbool(w, "account"));
+    json_t *st = client_expect(a, "start", WAIT);
+    assert_true(jbool(st, "rated"));
+    assert_int_equal(jint(json_array_get(jarr(st, "players"), 0), "rating"), 1500);
+    client *b = client_connect(s);
+    client_send(b, "{\"type\":\"resume\",\"token\":\"%s\"}", tb);
+    client_expect(b, "welcome", WAIT);
+    client_expect(b, "start", WAIT);
+    client_send(b, "{\"type\":\"leave\"}");
+    json_t *end = client_expect_skip(a, "end", "state player", WAIT);
+    assert_int_equal(json_array_size(jarr(end, "ratings")), 2);
+    json_t *prof = profile_of(a, "Bob");
+    assert_int_equal(jint(jobj(prof, "rating"), "games"), 1);
+    assert_int_equal(jint(prof, "wins"), 0);
+}
+
 /* ------------------------------------------------------- leaderboard --- */
 
 static json_t *leaderboard(client *c) {
@@ -421,6 +476,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_bad_key_throttled, harness_teardown),
         cmocka_unit_test_teardown(test_account_survives_kill, harness_teardown),
         cmocka_unit_test_teardown(test_rated_races, harness_teardown),
+        cmocka_unit_test_teardown(test_rated_race_survives_kill, harness_teardown),
         cmocka_unit_test_teardown(test_leaderboard, harness_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
