@@ -14,6 +14,7 @@
 
 #include "harness.h"
 #include "rating.h"
+#include "wsclient.h"
 
 /* ------------------------------------------------------------- helpers --- */
 
@@ -195,6 +196,43 @@ static void test_bad_key_throttled(void **state) {
     logged_in(s, "Alice", key, NULL);
 }
 
+/* One address registers at most 10 names an hour; over a WebSocket too. */
+static void test_register_limit_and_websocket(void **state) {
+    (void)state;
+    if (harness_spread()) skip();
+    th_server *s = SERVER("--journal", "none");
+    client *c = client_connect_from(s, "127.0.0.3");
+    for (int i = 0; i < 11; i++) {
+        client_send(c, "{\"type\":\"hello\",\"name\":\"many%d\"}", i);
+        client_expect(c, "welcome", WAIT);
+        client_send(c, "{\"type\":\"register\"}");
+        if (i < 10) {
+            client_expect(c, "registered", WAIT);
+        } else {
+            json_t *e = client_expect_error(c, "rate_limited", WAIT);
+            assert_non_null(strstr(jstr(e, "message"), "try again in"));
+        }
+    }
+    /* Refused, that name is no account. */
+    client *g = client_named(s, "many10");
+    (void)g;
+
+    client *ws = ws_connect(s);
+    ws_send(ws, "{\"type\":\"hello\",\"name\":\"Wes\"}");
+    ws_expect(ws, "welcome", WAIT);
+    ws_send(ws, "{\"type\":\"register\"}");
+    json_t *r = ws_expect(ws, "registered", WAIT);
+    char key[33];
+    snprintf(key, sizeof key, "%s", jstr(r, "key"));
+    client *ws2 = ws_connect(s);
+    ws_send(ws2, "{\"type\":\"hello\",\"name\":\"wes\",\"key\":\"%s\"}", key);
+    json_t *w = ws_expect(ws2, "welcome", WAIT);
+    assert_true(jbool(w, "account"));
+    assert_string_equal(jstr(w, "name"), "Wes");
+    ws_send(ws2, "{\"type\":\"hello\",\"name\":\"wes\",\"key\":\"%032d\"}", 1);
+    assert_string_equal(jstr(ws_expect(ws2, "error", WAIT), "code"), "bad_key");
+}
+
 /* The account survives kill -9 once `registered` was seen; the key is in no
  * file the server wrote. */
 static void test_account_survives_kill(void **state) {
@@ -331,6 +369,46 @@ static void test_rated_races(void **state) {
     assert_int_equal(harness_run((const char *const[]){replay, tampered, NULL}, &out), 1);
     assert_non_null(strstr(out, "ratings:"));
     free(out);
+}
+
+/* Every quick race of size 4 is rated; a bot takes part with its level's
+ * fixed skill (level 3: 25, 3) and keeps it. */
+static void test_quick_and_bots_rated(void **state) {
+    (void)state;
+    if (harness_spread()) skip();
+    th_server *s = SERVER("--journal", "none");
+    char ka[33], kb[33];
+    client *alice = registered(s, "Alice", ka);
+    client *bob = registered(s, "Bob", kb);
+    client_send(alice, "{\"type\":\"quick\"}");
+    client_expect(alice, "queued", WAIT);
+    client_send(bob, "{\"type\":\"quick\"}");
+    assert_true(jbool(client_expect_skip(alice, "start", "queued", WAIT), "rated"));
+    assert_true(jbool(client_expect_skip(bob, "start", "queued", WAIT), "rated"));
+    client_send(bob, "{\"type\":\"leave\"}");
+    json_t *end = client_expect_skip(alice, "end", "state player", WAIT);
+    assert_int_equal(json_array_size(jarr(end, "ratings")), 2);
+    client_send(alice, "{\"type\":\"quick\",\"size\":5}");
+    client_expect(alice, "queued", WAIT);
+    client_send(bob, "{\"type\":\"quick\",\"size\":5}");
+    client_expect_skip(bob, "queued", "end left", WAIT);
+    assert_false(jbool(client_expect_skip(bob, "start", "queued", WAIT), "rated"));
+
+    client *carl = NULL;
+    char kc[33];
+    carl = registered(s, "Carl", kc);
+    client_send(carl, "{\"type\":\"create\",\"players\":2,\"bots\":1,\"level\":3,"
+                      "\"rated\":true}");
+    json_t *st = client_expect_skip(carl, "start", "room", WAIT);
+    assert_true(jbool(st, "rated"));
+    client_send(carl, "{\"type\":\"leave\"}");
+    end = client_expect_skip(carl, "end", "state player", WAIT);
+    json_t *ratings = jarr(end, "ratings");
+    assert_int_equal(json_array_size(ratings), 1); /* the bot keeps nothing */
+    rating_skill sk[2] = {{.mu = 25.0, .sigma = 3.0}, rating_initial()};
+    int place[2] = {1, 2};
+    assert_true(rating_update(sk, place, 2));
+    expect_skill(json_array_get(ratings, 0), sk[1], 1500);
 }
 
 /* Waits (polling, with a deadline) until the file holds needle. */
@@ -474,9 +552,11 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_register_and_log_in, harness_teardown),
         cmocka_unit_test_teardown(test_bad_key_throttled, harness_teardown),
+        cmocka_unit_test_teardown(test_register_limit_and_websocket, harness_teardown),
         cmocka_unit_test_teardown(test_account_survives_kill, harness_teardown),
         cmocka_unit_test_teardown(test_rated_races, harness_teardown),
         cmocka_unit_test_teardown(test_rated_race_survives_kill, harness_teardown),
+        cmocka_unit_test_teardown(test_quick_and_bots_rated, harness_teardown),
         cmocka_unit_test_teardown(test_leaderboard, harness_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
