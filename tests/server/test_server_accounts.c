@@ -254,6 +254,19 @@ static void test_account_survives_kill(void **state) {
     client *g = client_connect(s);
     client_send(g, "{\"type\":\"hello\",\"name\":\"Alice\"}");
     client_expect_error(g, "name_taken", WAIT);
+    client_send(g, "{\"type\":\"hello\",\"name\":\"Alice\",\"key\":\"%032d\"}", 3);
+    client_expect_error(g, "bad_key", WAIT);
+    /* /metrics counts the refusals and says nothing of the key. */
+    client *m = client_connect(s);
+    const char *get = "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n";
+    client_send_raw(m, get, strlen(get), false);
+    http_response r;
+    http_read(m, &r, false, WAIT);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "race2048_errors_total{code=\"bad_key\"} 1\n"));
+    assert_non_null(strstr(r.body, "race2048_errors_total{code=\"name_taken\"} 1\n"));
+    assert_null(strstr(r.body, key));
+    http_response_free(&r);
     server_stop(s);
     harness_server_stderr(NULL);
     char *text = harness_read_file(journal, NULL);
