@@ -657,17 +657,10 @@ static void do_replay(srv_player *p, const proto_request *req) {
     }
 }
 
-/* `leaderboard`: the rating board's top rows, from the ordered index
- * (O(log n + limit)). The daily board is not served yet. */
-static void do_leaderboard(srv_player *p, const proto_request *req) {
-    game *g = p->game;
-    if (req->board != PROTO_BOARD_RATING) {
-        reply_error(p, PROTO_ERR_BAD_MESSAGE, "the daily board is not served yet");
-        return;
-    }
+char *lobby_leaderboard_line(game *g, int limit, size_t *len) {
     const acct_account *top[PROTO_LEADERBOARD_MAX];
     proto_board_row rows[PROTO_LEADERBOARD_MAX];
-    size_t max = (size_t)(req->limit > 0 ? req->limit : 20);
+    size_t max = (size_t)(limit > 0 ? limit : 20);
     if (max > PROTO_LEADERBOARD_MAX) max = PROTO_LEADERBOARD_MAX;
     size_t n = g->accounts_ready ? acct_top(&g->accounts, 1, top, max) : 0;
     for (size_t i = 0; i < n; i++)
@@ -675,23 +668,13 @@ static void do_leaderboard(srv_player *p, const proto_request *req) {
                                     .name = top[i]->name,
                                     .rating = acct_rating(top[i]),
                                     .games = top[i]->games};
-    size_t len;
-    char *line = proto_enc_leaderboard(rows, (int)n, &len);
-    if (!line) {
-        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
-        return;
-    }
-    srv_send_line(p, SRV_MSG_ACCOUNT, line, len);
+    return proto_enc_leaderboard(rows, (int)n, len);
 }
 
-/* `profile`: an account's rating, races, bests and recent games, from memory. */
-static void do_profile(srv_player *p, const proto_request *req) {
-    game *g = p->game;
-    const acct_account *a = g->accounts_ready ? acct_find(&g->accounts, req->name) : NULL;
-    if (!a) {
-        reply_error(p, PROTO_ERR_PLAYER_NOT_FOUND, "no account has that name");
-        return;
-    }
+char *lobby_profile_line(game *g, const char *name, bool *found, size_t *len) {
+    const acct_account *a = g->accounts_ready ? acct_find(&g->accounts, name) : NULL;
+    *found = a != NULL;
+    if (!a) return NULL;
     proto_profile_best best[ACCT_SIZES];
     int nbest = 0;
     for (int k = 0; k < ACCT_SIZES; k++)
@@ -712,8 +695,34 @@ static void do_profile(srv_player *p, const proto_request *req) {
                           .nrecent = (int)acct_recent(a, recent),
                           .chart = chart,
                           .nchart = (int)acct_chart(a, chart)};
+    return proto_enc_profile(&prof, len);
+}
+
+/* `leaderboard`: the rating board's top rows, from the ordered index
+ * (O(log n + limit)). The daily board is not served yet. */
+static void do_leaderboard(srv_player *p, const proto_request *req) {
+    if (req->board != PROTO_BOARD_RATING) {
+        reply_error(p, PROTO_ERR_BAD_MESSAGE, "the daily board is not served yet");
+        return;
+    }
     size_t len;
-    char *line = proto_enc_profile(&prof, &len);
+    char *line = lobby_leaderboard_line(p->game, req->limit, &len);
+    if (!line) {
+        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+        return;
+    }
+    srv_send_line(p, SRV_MSG_ACCOUNT, line, len);
+}
+
+/* `profile`: an account's rating, races, bests and recent games, from memory. */
+static void do_profile(srv_player *p, const proto_request *req) {
+    bool found;
+    size_t len;
+    char *line = lobby_profile_line(p->game, req->name, &found, &len);
+    if (!found) {
+        reply_error(p, PROTO_ERR_PLAYER_NOT_FOUND, "no account has that name");
+        return;
+    }
     if (!line) {
         reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
         return;
