@@ -104,6 +104,10 @@ typedef struct game {
  * borrowed. The journal and clock are set by the caller. */
 void game_init(game *g, uv_loop_t *loop, const srv_config *cfg, srv_metrics *metrics,
                eng_tables *tables);
+/* Sets up the empty accounts table (the process does, before the journal is
+ * read; a game without one refuses `register` and every key). False if memory
+ * runs out. */
+bool game_init_accounts(game *g);
 /* Frees what game_init and the game's life left (after room_close_all). */
 void game_free(game *g);
 

@@ -680,6 +680,9 @@ static void stop_for_lost_name(void *ctx) {
  * node rejoins empty: its earlier incarnation's running games are taken
  * over through the cluster's records (by any node), not from the file. */
 static int open_record(srv *s) {
+    if (!game_init_accounts(&s->game))
+        srv_log(SRV_LOG_ERROR,
+                "out of memory for the accounts: register and keys refused");
     journal_config jc = {.path = s->cfg.journal,
                          .sync_ms = s->cfg.journal_sync_ms,
                          .max = s->cfg.journal_max,
