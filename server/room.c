@@ -663,9 +663,11 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
                        ? rate_race(r, order, winner, rated, changes)
                        : -1;
     size_t len;
-    char *line = proto_enc_end_rated(room_code_or_null(r), reason, winner, views,
-                                     r->nseats, &r->seed, r->salt,
-                                     nchanges >= 0 ? changes : NULL, nchanges, &len);
+    /* A rated race's end always says `ratings`: empty when no account played. */
+    bool rated_end = r->settings.rated && !r->solo;
+    char *line = proto_enc_end_rated(
+        room_code_or_null(r), reason, winner, views, r->nseats, &r->seed, r->salt,
+        rated_end ? changes : NULL, nchanges > 0 ? nchanges : 0, &len);
     /* The deciding move's `state` went out already; `end` waits for its
      * record's group commit (at most --journal-sync-ms), so no crash can
      * lose or re-open a game whose seed somebody has seen. */

@@ -365,6 +365,10 @@ static void test_rated_races(void **state) {
     expect_skill(rating_entry(end, alice_id), two[1], rating_display(sk[0].mu));
     client_send(guest, "{\"type\":\"profile\",\"name\":\"Carl\"}");
     client_expect_error(guest, "player_not_found", WAIT);
+    /* A rated race with no account in it changes nothing: ratings is empty. */
+    client *guest2 = client_named(s, "Cleo");
+    end = forfeit_race(guest, guest2, true, NULL);
+    assert_int_equal(json_array_size(jarr(end, "ratings")), 0);
 
     /* kill -9 right after the rated end was seen: the change is there once. */
     server_kill(s);
