@@ -140,11 +140,69 @@ void jacct_apply_game(acct_store *s, const proto_game_record *g) {
     }
 }
 
+/* The ids of the games whose start record names an account: open addressing
+ * over a power-of-two table (0 is no id). */
+typedef struct id_set {
+    uint64_t *slot;
+    size_t cap, count;
+} id_set;
+
+static size_t id_hash(uint64_t id, size_t cap) {
+    return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+}
+
+static bool id_has(const id_set *set, uint64_t id) {
+    for (size_t i = set->cap ? id_hash(id, set->cap) : 0; set->cap;
+         i = (i + 1) & (set->cap - 1)) {
+        if (!set->slot[i]) return false;
+        if (set->slot[i] == id) return true;
+    }
+    return false;
+}
+
+static bool id_add(id_set *set, uint64_t id) {
+    if (!id || id_has(set, id)) return true;
+    if ((set->count + 1) * 2 > set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 256;
+        uint64_t *slot = calloc(cap, sizeof *slot);
+        if (!slot) return false;
+        for (size_t k = 0; k < set->cap; k++) {
+            if (!set->slot[k]) continue;
+            size_t i = id_hash(set->slot[k], cap);
+            while (slot[i])
+                i = (i + 1) & (cap - 1);
+            slot[i] = set->slot[k];
+        }
+        free(set->slot);
+        set->slot = slot;
+        set->cap = cap;
+    }
+    size_t i = id_hash(id, set->cap);
+    while (set->slot[i])
+        i = (i + 1) & (set->cap - 1);
+    set->slot[i] = id;
+    set->count++;
+    return true;
+}
+
+static bool contains(const char *line, size_t n, const char *what) {
+    size_t w = strlen(what);
+    for (size_t k = 0; k + w <= n; k++)
+        if (line[k] == what[0] && !memcmp(line + k, what, w)) return true;
+    return false;
+}
+
 size_t jacct_replay(acct_store *s, const char *data, size_t len) {
     static const char account_head[] = "{\"j\":\"account\",";
     static const char game_head[] = "{\"j\":\"game\",\"game\":";
+    static const char start_head[] = "{\"j\":\"start\",\"game\":";
     static const char accounts_member[] = ",\"accounts\":{";
     size_t applied = 0;
+    /* A finished game counts for this server's accounts only if this journal
+     * started it with accounts: in cluster mode a finished game taken over from
+     * another node (journal_adopt_finished) names that node's accounts, which
+     * may share a name with one of this node's. */
+    id_set started = {0};
     for (size_t at = 0; at < len;) {
         const char *line = data + at, *nl = memchr(line, '\n', len - at);
         size_t n = nl ? (size_t)(nl - line) + 1 : len - at;
@@ -159,15 +217,19 @@ size_t jacct_replay(acct_store *s, const char *data, size_t len) {
             json_decref(r);
             continue;
         }
+        if (n > sizeof start_head && !memcmp(line, start_head, sizeof start_head - 1)) {
+            if (contains(line, n, ",\"account\":\"") &&
+                !id_add(&started, strtoull(line + sizeof start_head - 1, NULL, 10)))
+                srv_log(SRV_LOG_ERROR, "journal: out of memory reading the accounts");
+            continue;
+        }
         if (n <= sizeof game_head || memcmp(line, game_head, sizeof game_head - 1))
             continue;
-        /* Only games with accounts are parsed: most are not. The member comes
-         * before "moves", whose letters cannot hold it. */
-        bool has = false;
-        for (size_t k = 0; !has && k + sizeof accounts_member - 1 <= n; k++)
-            has = line[k] == ',' &&
-                  !memcmp(line + k, accounts_member, sizeof accounts_member - 1);
-        if (!has) continue;
+        /* Only games this journal started with accounts are parsed: most are
+         * not. The member comes before "moves", whose letters cannot hold it. */
+        if (!id_has(&started, strtoull(line + sizeof game_head - 1, NULL, 10)) ||
+            !contains(line, n, accounts_member))
+            continue;
         proto_game_record g;
         if (proto_dec_game_record(line, n, &g) < 0) {
             srv_log(SRV_LOG_WARN,
@@ -178,5 +240,6 @@ size_t jacct_replay(acct_store *s, const char *data, size_t len) {
         proto_game_record_clear(&g);
         applied++;
     }
+    free(started.slot);
     return applied;
 }
