@@ -2,6 +2,7 @@
  * and checks its recorded result and seed commitment; --show plays one on the terminal.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "analyse.h"
 #include "engine.h"
 #include "message.h"
+#include "rating.h"
 #include "render.h"
 #include "replay_show.h"
 #include "seed.h"
@@ -167,6 +169,59 @@ static bool replay_player(const char *moves, int size, const seed_info *seed,
 }
 
 /* Checks one finished-game record. */
+/* A [mu, sigma] pair of a ratings entry. */
+static bool skill_pair(const json_t *a, rating_skill *out) {
+    if (json_array_size(a) != 2 || !json_is_number(json_array_get(a, 0)) ||
+        !json_is_number(json_array_get(a, 1)))
+        return false;
+    out->mu = json_number_value(json_array_get(a, 0));
+    out->sigma = json_number_value(json_array_get(a, 1));
+    return true;
+}
+
+/* A rated race's "ratings" (version 4): one entry per player in results order,
+ * its place as the ranking gives it (a full tie shares one, so do the players
+ * who left, last; a winner alone is first), and the skill after equal to
+ * rating_update's from the skills before (to 1e-9: the record keeps 17 digits). */
+static bool check_ratings(const json_t *rec, const replayed *pl, size_t n,
+                          uint64_t winner, verdict *v) {
+    const json_t *ratings = json_object_get(rec, "ratings");
+    if (!ratings) return true; /* not a rated race */
+    if (!json_is_array(ratings) || json_array_size(ratings) != n || n < 2)
+        return fail(v, "ratings: %zu entries for %zu players", json_array_size(ratings),
+                    n);
+    rating_skill skill[PROTO_PLAYERS_MAX], after[PROTO_PLAYERS_MAX];
+    int place[PROTO_PLAYERS_MAX];
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(ratings, i);
+        bool tied = i > 0 && !(i == 1 && winner) &&
+                    ((pl[i].left && pl[i - 1].left) || rank_cmp(&pl[i], &pl[i - 1]) == 0);
+        place[i] = tied ? place[i - 1] : (int)i + 1;
+        if (jint_or(e, "id", -1) != (json_int_t)pl[i].id)
+            return fail(v, "ratings: entry %zu is not player %llu's", i + 1,
+                        (unsigned long long)pl[i].id);
+        if (jint_or(e, "place", -1) != place[i])
+            return fail(v, "ratings: player %llu has place %lld, %d by the ranking",
+                        (unsigned long long)pl[i].id, (long long)jint_or(e, "place", -1),
+                        place[i]);
+        if (!skill_pair(json_object_get(e, "before"), &skill[i]) ||
+            !skill_pair(json_object_get(e, "after"), &after[i]))
+            return fail(v, "ratings: player %llu has no skill before or after",
+                        (unsigned long long)pl[i].id);
+    }
+    if (!rating_update(skill, place, n))
+        return fail(v, "ratings: a skill before the race is not valid");
+    for (size_t i = 0; i < n; i++)
+        if (fabs(skill[i].mu - after[i].mu) > 1e-9 ||
+            fabs(skill[i].sigma - after[i].sigma) > 1e-9)
+            return fail(v,
+                        "ratings: player %llu's update gives (%.9f, %.9f), the record "
+                        "says (%.9f, %.9f)",
+                        (unsigned long long)pl[i].id, skill[i].mu, skill[i].sigma,
+                        after[i].mu, after[i].sigma);
+    return true;
+}
+
 static bool check_game(const json_t *rec, verdict *v) {
     const json_t *results = json_object_get(rec, "results");
     const json_t *moves = json_object_get(rec, "moves");
@@ -243,6 +298,7 @@ static bool check_game(const json_t *rec, verdict *v) {
     for (size_t i = ranked_from_top ? 1 : 2; i < n; i++)
         if (rank_cmp(&pl[i - 1], &pl[i]) > 0)
             return fail(v, "the results are not in ranking order (at %zu)", i + 1);
+    if (!check_ratings(rec, pl, n, winner, v)) return false;
     if (solo) {
         if (strcmp(reason, "all_over") || winner != pl[0].id)
             return fail(v, "a solo game ends all_over with its player as the winner");

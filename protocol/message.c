@@ -48,6 +48,14 @@ const char *proto_err_code(proto_err err) {
         return "room_full";
     case PROTO_ERR_UNAVAILABLE:
         return "unavailable";
+    case PROTO_ERR_NAME_TAKEN:
+        return "name_taken";
+    case PROTO_ERR_BAD_KEY:
+        return "bad_key";
+    case PROTO_ERR_ACCOUNT_NEEDED:
+        return "account_needed";
+    case PROTO_ERR_PLAYER_NOT_FOUND:
+        return "player_not_found";
     }
     return "unknown";
 }
@@ -97,13 +105,15 @@ const char *proto_dir_name(eng_dir dir) {
 
 /* The client types, indexed by proto_req_type. */
 static const char *const req_names[] = {
-    [PROTO_REQ_HELLO] = "hello",     [PROTO_REQ_SOLO] = "solo",
-    [PROTO_REQ_CREATE] = "create",   [PROTO_REQ_JOIN] = "join",
-    [PROTO_REQ_QUICK] = "quick",     [PROTO_REQ_WATCH] = "watch",
-    [PROTO_REQ_MOVE] = "move",       [PROTO_REQ_LEAVE] = "leave",
-    [PROTO_REQ_RESUME] = "resume",   [PROTO_REQ_ROOMS] = "rooms",
-    [PROTO_REQ_PING] = "ping",       [PROTO_REQ_REMATCH] = "rematch",
-    [PROTO_REQ_HISTORY] = "history", [PROTO_REQ_REPLAY] = "replay",
+    [PROTO_REQ_HELLO] = "hello",       [PROTO_REQ_SOLO] = "solo",
+    [PROTO_REQ_CREATE] = "create",     [PROTO_REQ_JOIN] = "join",
+    [PROTO_REQ_QUICK] = "quick",       [PROTO_REQ_WATCH] = "watch",
+    [PROTO_REQ_MOVE] = "move",         [PROTO_REQ_LEAVE] = "leave",
+    [PROTO_REQ_RESUME] = "resume",     [PROTO_REQ_ROOMS] = "rooms",
+    [PROTO_REQ_PING] = "ping",         [PROTO_REQ_REMATCH] = "rematch",
+    [PROTO_REQ_HISTORY] = "history",   [PROTO_REQ_REPLAY] = "replay",
+    [PROTO_REQ_REGISTER] = "register", [PROTO_REQ_LEADERBOARD] = "leaderboard",
+    [PROTO_REQ_PROFILE] = "profile",
 };
 #define REQ_COUNT ((int)(sizeof req_names / sizeof req_names[0]))
 
@@ -276,6 +286,7 @@ bool proto_valid_name(const char *name) {
 #define ROOM_EXPECTED  "room must be a string of 4 to 8 letters and digits"
 #define TOKEN_EXPECTED "token must be a string of 1 to 64 printable ASCII characters"
 #define DIR_EXPECTED   "dir must be one of up, down, left, right"
+#define KEY_EXPECTED   "key must be a string (the 32 hex digits `registered` gave)"
 
 static int get_name(const json_t *root, proto_request *req, proto_error *err) {
     const char *s = NULL;
@@ -344,7 +355,34 @@ static int decode_fields(const json_t *root, proto_request *req, proto_error *er
     proto_settings *st = &req->settings;
     json_int_t x = 0;
     switch (req->type) {
-    case PROTO_REQ_HELLO:
+    case PROTO_REQ_HELLO: {
+        if (get_name(root, req, err)) return -1;
+        /* Any string is a key to check: a wrong one is bad_key, counted as a
+         * failed guess (the server's business, not the decoder's). */
+        const json_t *key = json_object_get(root, "key");
+        if (!key) return 0;
+        if (!json_is_string(key)) return fail(err, PROTO_ERR_BAD_MESSAGE, KEY_EXPECTED);
+        req->has_key = true;
+        size_t n = json_string_length(key);
+        if (n <= PROTO_KEY_MAX && strlen(json_string_value(key)) == n)
+            memcpy(req->key, json_string_value(key), n + 1);
+        return 0;
+    }
+    case PROTO_REQ_REGISTER:
+        return 0;
+    case PROTO_REQ_LEADERBOARD: {
+        const json_t *board = json_object_get(root, "board");
+        const char *b = json_is_string(board) ? json_string_value(board) : NULL;
+        if (board && !(b && (!strcmp(b, "rating") || !strcmp(b, "daily"))))
+            return fail(err, PROTO_ERR_BAD_MESSAGE,
+                        "board must be \"rating\" or \"daily\"");
+        req->board = b && !strcmp(b, "daily") ? PROTO_BOARD_DAILY : PROTO_BOARD_RATING;
+        x = 20;
+        if (opt_int(root, "limit", 1, PROTO_LEADERBOARD_MAX, &x, NULL, err)) return -1;
+        req->limit = (int)x;
+        return 0;
+    }
+    case PROTO_REQ_PROFILE:
         return get_name(root, req, err);
     case PROTO_REQ_SOLO:
         /* A solo game is one player; "players" does not belong to solo. */
@@ -361,7 +399,11 @@ static int decode_fields(const json_t *root, proto_request *req, proto_error *er
         if (opt_players(root, &st->players, err) || opt_size(root, &st->size, err) ||
             opt_target(root, &st->target, err))
             return -1;
-        if (req->type != PROTO_REQ_CREATE) return 0;
+        /* Every quick race on the 4x4 board is rated (protocol/README.md). */
+        if (req->type != PROTO_REQ_CREATE) {
+            st->rated = st->size == 4;
+            return 0;
+        }
         if (opt_time_limit(root, &st->time_limit, err)) return -1;
         x = 0;
         if (opt_int(root, "bots", 0, st->players - 1, &x, NULL, err)) return -1;
@@ -371,6 +413,13 @@ static int decode_fields(const json_t *root, proto_request *req, proto_error *er
                     err))
             return -1;
         req->level = (int)x;
+        const json_t *rated = json_object_get(root, "rated");
+        if (rated && !json_is_boolean(rated))
+            return fail(err, PROTO_ERR_BAD_MESSAGE, "rated must be true or false");
+        st->rated = json_is_true(rated);
+        if (st->rated && st->size != 4)
+            return fail(err, PROTO_ERR_BAD_MESSAGE,
+                        "rated races are played on size 4 boards only");
         return 0;
     case PROTO_REQ_JOIN:
     case PROTO_REQ_WATCH:
@@ -584,6 +633,7 @@ static void put_player_fields(json_t *o, const proto_player *p, bool *ok) {
     put(o, "max_tile", jint(p->board ? eng_max_tile(p->board) : 0), ok);
     put(o, "status", json_string_nocheck(proto_status_name(p->status)), ok);
     if (p->bot) put(o, "bot", json_true(), ok);
+    if (p->has_rating) put(o, "rating", json_integer(p->rating), ok);
 }
 
 static json_t *players_json(const proto_player *players, int n) {
@@ -609,6 +659,89 @@ char *proto_enc_welcome(uint64_t id, const char *name, const char *token, size_t
     put(o, "name", jstr(name), &ok);
     put(o, "token", jstr(token), &ok);
     put(o, "proto", json_integer(PROTO_VERSION), &ok);
+    return finish(o, ok, len);
+}
+
+static json_t *rating_json(const proto_rating *r) {
+    bool ok;
+    json_t *o = json_object();
+    ok = o != NULL;
+    put(o, "rating", json_integer(r->rating), &ok);
+    put(o, "mu", json_real(r->mu), &ok);
+    put(o, "sigma", json_real(r->sigma), &ok);
+    put(o, "games", json_integer(r->games), &ok);
+    put(o, "provisional", json_boolean(r->provisional), &ok);
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+char *proto_enc_welcome_account(uint64_t id, const char *name, const char *token,
+                                const proto_rating *rating, size_t *len) {
+    if (!rating) return proto_enc_welcome(id, name, token, len);
+    bool ok;
+    json_t *o = typed("welcome", &ok);
+    put(o, "id", jint(id), &ok);
+    put(o, "name", jstr(name), &ok);
+    put(o, "token", jstr(token), &ok);
+    put(o, "proto", json_integer(PROTO_VERSION), &ok);
+    put(o, "account", json_true(), &ok);
+    put(o, "rating", rating_json(rating), &ok);
+    return finish(o, ok, len);
+}
+
+char *proto_enc_registered(const char *name, const char *key, size_t *len) {
+    bool ok;
+    json_t *o = typed("registered", &ok);
+    put(o, "name", jstr(name), &ok);
+    put(o, "key", jstr(key), &ok);
+    return finish(o, ok, len);
+}
+
+char *proto_enc_leaderboard(const proto_board_row *rows, int n, size_t *len) {
+    bool ok;
+    json_t *o = typed("leaderboard", &ok);
+    put(o, "board", json_string_nocheck("rating"), &ok);
+    json_t *list = json_array();
+    for (int i = 0; list && ok && i < n; i++) {
+        json_t *r = json_object();
+        put(r, "rank", jint(rows[i].rank), &ok);
+        put(r, "name", jstr(rows[i].name), &ok);
+        put(r, "rating", json_integer(rows[i].rating), &ok);
+        put(r, "games", jint(rows[i].games), &ok);
+        append(list, r, &ok);
+    }
+    put(o, "rows", list, &ok);
+    return finish(o, ok, len);
+}
+
+char *proto_enc_profile(const proto_profile *p, size_t *len) {
+    bool ok;
+    json_t *o = typed("profile", &ok);
+    put(o, "name", jstr(p->name), &ok);
+    put(o, "rating", rating_json(&p->rating), &ok);
+    put(o, "races", jint(p->races), &ok);
+    put(o, "wins", jint(p->wins), &ok);
+    json_t *best = json_array();
+    for (int i = 0; best && ok && i < p->nbest; i++) {
+        json_t *b = json_object();
+        put(b, "size", json_integer(p->best[i].size), &ok);
+        put(b, "score", jint(p->best[i].score), &ok);
+        put(b, "max_tile", jint(p->best[i].max_tile), &ok);
+        put(b, "game", jint(p->best[i].game), &ok);
+        append(best, b, &ok);
+    }
+    put(o, "best", best, &ok);
+    json_t *recent = json_array();
+    for (int i = 0; recent && ok && i < p->nrecent; i++)
+        append(recent, jint(p->recent[i]), &ok);
+    put(o, "recent", recent, &ok);
+    json_t *chart = json_array();
+    for (int i = 0; chart && ok && i < p->nchart; i++)
+        append(chart, json_integer(p->chart[i]), &ok);
+    put(o, "chart", chart, &ok);
     return finish(o, ok, len);
 }
 
@@ -638,6 +771,7 @@ char *proto_enc_room(const char *room, const proto_player *players, int n,
     put(o, "size", json_integer(settings->size), &ok);
     put(o, "target", json_integer(settings->target), &ok);
     put(o, "time_limit", json_integer(settings->time_limit), &ok);
+    put(o, "rated", json_boolean(settings->rated), &ok);
     return finish(o, ok, len);
 }
 
@@ -653,6 +787,7 @@ char *proto_enc_start(const char *room, uint64_t you, const proto_settings *sett
     put(o, "time_limit", json_integer(settings->time_limit), &ok);
     put(o, "players", players_json(players, n), &ok);
     put(o, "commit", jstr(commit), &ok);
+    put(o, "rated", json_boolean(settings->rated), &ok);
     return finish(o, ok, len);
 }
 
@@ -710,7 +845,14 @@ static char *state_fast(const proto_player *mover, bool has_seq, uint64_t seq,
     at = put_u64(at, eng_max_tile(b));
     at = put_str(at, ",\"status\":\"");
     at = put_str(at, proto_status_name(mover->status));
-    at = put_str(at, mover->bot ? "\",\"bot\":true,\"seq\":" : "\",\"seq\":");
+    at = put_str(at, mover->bot ? "\",\"bot\":true" : "\"");
+    if (mover->has_rating) {
+        at = put_str(at, ",\"rating\":");
+        if (mover->rating < 0) *at++ = '-';
+        at = put_u64(at, mover->rating < 0 ? 0u - (uint64_t)mover->rating
+                                           : (uint64_t)mover->rating);
+    }
+    at = put_str(at, ",\"seq\":");
     at = has_seq ? put_u64(at, seq) : put_str(at, "null");
     at = put_str(at, ",\"dir\":\"");
     at = put_str(at, proto_dir_name(dir));
@@ -777,6 +919,14 @@ static const char *end_reason_name(proto_end_reason reason) {
 char *proto_enc_end(const char *room, proto_end_reason reason, uint64_t winner,
                     const proto_player *results, int n, const eng_seed *seed,
                     const char *salt, size_t *len) {
+    return proto_enc_end_rated(room, reason, winner, results, n, seed, salt, NULL, 0,
+                               len);
+}
+
+char *proto_enc_end_rated(const char *room, proto_end_reason reason, uint64_t winner,
+                          const proto_player *results, int n, const eng_seed *seed,
+                          const char *salt, const proto_rating_change *ratings,
+                          int nratings, size_t *len) {
     bool ok;
     json_t *o = typed("end", &ok);
     if (room) put(o, "room", jstr(room), &ok);
@@ -785,6 +935,22 @@ char *proto_enc_end(const char *room, proto_end_reason reason, uint64_t winner,
     put(o, "results", players_json(results, n), &ok);
     put(o, "seed", proto_seed_json(seed), &ok);
     put(o, "salt", jstr(salt), &ok);
+    if (ratings) {
+        json_t *list = json_array();
+        for (int i = 0; list && ok && i < nratings; i++) {
+            const proto_rating_change *c = &ratings[i];
+            json_t *r = json_object();
+            put(r, "id", jint(c->id), &ok);
+            put(r, "name", jstr(c->name), &ok);
+            put(r, "before", json_integer(c->before), &ok);
+            put(r, "after", json_integer(c->after), &ok);
+            put(r, "mu", json_real(c->mu), &ok);
+            put(r, "sigma", json_real(c->sigma), &ok);
+            put(r, "provisional", json_boolean(c->provisional), &ok);
+            append(list, r, &ok);
+        }
+        put(o, "ratings", list, &ok);
+    }
     return finish(o, ok, len);
 }
 

@@ -25,6 +25,11 @@
 #define PROTO_BOT_LEVEL_DEFAULT 3
 /* A human's resume code (text mode: command.h) has this many characters. */
 #define PROTO_RESUME_CODE_LEN 8
+/* An account key on the wire: 32 lowercase hex digits (128 bits); a `hello`'s
+ * `key` of up to this many characters is kept for the check (longer is bad_key). */
+#define PROTO_KEY_MAX 64
+/* Rows of a `leaderboard` reply. */
+#define PROTO_LEADERBOARD_MAX 100
 
 /* The error codes of protocol/README.md; 0 is success. */
 typedef enum proto_err {
@@ -45,6 +50,10 @@ typedef enum proto_err {
     PROTO_ERR_RATE_LIMITED,
     PROTO_ERR_ROOM_FULL,
     PROTO_ERR_UNAVAILABLE, /* cluster mode: the node a request needs cannot be reached */
+    PROTO_ERR_NAME_TAKEN,  /* that name is an account's (version 4) */
+    PROTO_ERR_BAD_KEY,     /* wrong account key */
+    PROTO_ERR_ACCOUNT_NEEDED,   /* only accounts may do that */
+    PROTO_ERR_PLAYER_NOT_FOUND, /* `profile` of a name that is no account's */
 } proto_err;
 
 /* The wire name of an error code ("bad_json", ...). */
@@ -74,7 +83,10 @@ typedef enum proto_req_type {
     PROTO_REQ_REMATCH,
     PROTO_REQ_HISTORY,
     PROTO_REQ_REPLAY,
-    PROTO_REQ_NONE, /* only after a failed decode: the line named no valid type */
+    PROTO_REQ_REGISTER,    /* version 4: accounts */
+    PROTO_REQ_LEADERBOARD, /* version 4 */
+    PROTO_REQ_PROFILE,     /* version 4 */
+    PROTO_REQ_NONE,        /* only after a failed decode: the line named no valid type */
 } proto_req_type;
 
 /* A game's settings; decode fills the defaults of protocol/README.md for absent
@@ -84,12 +96,19 @@ typedef struct proto_settings {
     int size;            /* 3..8 */
     uint32_t target;     /* a power of two, 8..2^20 */
     uint32_t time_limit; /* seconds, 0..86400, 0 = none */
+    bool rated;          /* a rated race (create's `rated`; every quick of size 4) */
 } proto_settings;
+
+/* The leaderboards of `leaderboard`'s `board`. */
+typedef enum proto_board { PROTO_BOARD_RATING, PROTO_BOARD_DAILY } proto_board;
 
 /* One validated client request. Only the fields of its type are set. */
 typedef struct proto_request {
     proto_req_type type;
-    char name[PROTO_NAME_MAX + 1]; /* hello */
+    char name[PROTO_NAME_MAX + 1]; /* hello, profile */
+    bool has_key;                  /* hello: logs in to the account `name` */
+    char key[PROTO_KEY_MAX + 1];   /* hello: as sent ("" if longer than PROTO_KEY_MAX) */
+    proto_board board;             /* leaderboard (limit: 1..100, default 20) */
     proto_settings settings;       /* solo, create, quick */
     bool has_seed;                 /* solo */
     uint32_t seed;
@@ -99,7 +118,7 @@ typedef struct proto_request {
     uint64_t seq;
     char token[PROTO_TOKEN_MAX + 1]; /* resume */
     json_t *ping_t;                  /* ping: the value to echo (owned), or NULL */
-    int limit;                       /* history: 1..100, default 20 */
+    int limit;                       /* history, leaderboard: 1..100, default 20 */
     int bots;                        /* create: seats for server-run bots, 0..players-1 */
     int level;                       /* create: the bots' level, 1..5, default 3 */
     bool has_game;                   /* replay: the id is one this server could have */
@@ -148,8 +167,56 @@ typedef struct proto_player {
     uint64_t score;
     uint32_t moves;
     proto_status status;
-    bool bot; /* a server-run bot: its object says "bot":true */
+    bool bot;        /* a server-run bot: its object says "bot":true */
+    bool has_rating; /* logged in to an account: its object says "rating":rating */
+    int rating;
 } proto_player;
+
+/* An account's rating object: {"rating","mu","sigma","games","provisional"}. */
+typedef struct proto_rating {
+    int rating; /* round(60 * mu) */
+    double mu, sigma;
+    uint32_t games;
+    bool provisional;
+} proto_rating;
+
+/* One account's change in a rated race's `end`. */
+typedef struct proto_rating_change {
+    uint64_t id;
+    const char *name;
+    int before, after;
+    double mu, sigma; /* after */
+    bool provisional; /* after */
+} proto_rating_change;
+
+/* A `leaderboard` row of the rating board. */
+typedef struct proto_board_row {
+    uint64_t rank;
+    const char *name;
+    int rating;
+    uint32_t games;
+} proto_board_row;
+
+/* A `profile` reply's best score on one board size. */
+typedef struct proto_profile_best {
+    int size;
+    uint64_t score;
+    uint32_t max_tile;
+    uint64_t game;
+} proto_profile_best;
+
+/* A `profile` reply. */
+typedef struct proto_profile {
+    const char *name;
+    proto_rating rating;
+    uint32_t races, wins;
+    const proto_profile_best *best;
+    int nbest;
+    const uint64_t *recent; /* newest first */
+    int nrecent;
+    const int32_t *chart; /* the ratings after the last rated races, oldest first */
+    int nchart;
+} proto_profile;
 
 typedef enum proto_end_reason {
     PROTO_END_TARGET,
@@ -180,6 +247,16 @@ typedef struct proto_room_info {
  * Output is byte-for-byte stable for the same input. Returns NULL if memory
  * runs out. `room` may be NULL where protocol/README.md lets it be absent (solo). */
 char *proto_enc_welcome(uint64_t id, const char *name, const char *token, size_t *len);
+/* welcome of a player logged in to an account ("account":true and its rating);
+ * rating NULL is proto_enc_welcome. */
+char *proto_enc_welcome_account(uint64_t id, const char *name, const char *token,
+                                const proto_rating *rating, size_t *len);
+/* {"type":"registered","name","key"}: key is the 32 hex digits, sent this once. */
+char *proto_enc_registered(const char *name, const char *key, size_t *len);
+/* {"type":"leaderboard","board":"rating","rows":[{"rank","name","rating","games"}]} */
+char *proto_enc_leaderboard(const proto_board_row *rows, int n, size_t *len);
+/* {"type":"profile","name","rating":{...},"races","wins","best","recent","chart"} */
+char *proto_enc_profile(const proto_profile *p, size_t *len);
 char *proto_enc_queued(int players, int waiting, size_t *len);
 /* `players` views need only id and name. */
 char *proto_enc_room(const char *room, const proto_player *players, int n,
@@ -196,6 +273,12 @@ char *proto_enc_state(const proto_player *mover, bool has_seq, uint64_t seq, eng
 char *proto_enc_end(const char *room, proto_end_reason reason, uint64_t winner,
                     const proto_player *results, int n, const eng_seed *seed,
                     const char *salt, size_t *len);
+/* The same with `ratings` (a rated race: one change per account in it, in the
+ * order of results); ratings NULL gives no `ratings` member. */
+char *proto_enc_end_rated(const char *room, proto_end_reason reason, uint64_t winner,
+                          const proto_player *results, int n, const eng_seed *seed,
+                          const char *salt, const proto_rating_change *ratings,
+                          int nratings, size_t *len);
 char *proto_enc_player(const char *room, uint64_t id, bool connected, proto_status status,
                        size_t *len);
 char *proto_enc_left(size_t *len);

@@ -196,6 +196,33 @@ static void put_members(wbuf *o, const proto_game_record *g, bool with_moves) {
     put_i(o, g->started);
     put_s(o, ",\"ended\":");
     put_i(o, g->ended);
+    if (g->naccounts) {
+        put_s(o, ",\"accounts\":{");
+        for (int i = 0; i < g->naccounts; i++) {
+            put_s(o, i ? ",\"" : "\"");
+            put_u(o, g->accounts[i].id);
+            put_s(o, "\":");
+            put_str(o, g->accounts[i].name);
+        }
+        put_c(o, '}');
+    }
+    if (g->nratings) {
+        put_s(o, ",\"ratings\":[");
+        for (int i = 0; i < g->nratings; i++) {
+            const proto_record_rating *r = &g->ratings[i];
+            char skills[160];
+            /* %.17g: the doubles read back exactly, so the check is exact. */
+            snprintf(skills, sizeof skills,
+                     ",\"before\":[%.17g,%.17g],\"after\":[%.17g,%.17g]}", r->mu0,
+                     r->sigma0, r->mu, r->sigma);
+            put_s(o, i ? ",{\"id\":" : "{\"id\":");
+            put_u(o, r->id);
+            put_s(o, ",\"place\":");
+            put_i(o, r->place);
+            put_s(o, skills);
+        }
+        put_c(o, ']');
+    }
     if (!with_moves) return;
     put_s(o, ",\"moves\":{");
     for (int i = 0; i < g->nseats; i++) {
@@ -351,6 +378,53 @@ static bool get_moves(const json_t *mv, proto_game_record *g) {
         if (n) memcpy(s->letters, letters, n);
         g->nseats++;
     }
+    return true;
+}
+
+/* "accounts" (absent: none): seat ids as keys, account names. */
+static bool get_accounts(const json_t *a, proto_game_record *g) {
+    if (!a) return true;
+    if (!json_is_object(a) || json_object_size(a) > PROTO_PLAYERS_MAX) return false;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)a, key, v) {
+        char *end;
+        unsigned long long id = strtoull(key, &end, 10);
+        const char *name = json_string_value(v);
+        if (!id || *end || !name || !proto_valid_name(name)) return false;
+        proto_record_account *acc = &g->accounts[g->naccounts++];
+        acc->id = (uint64_t)id;
+        snprintf(acc->name, sizeof acc->name, "%s", name);
+    }
+    return true;
+}
+
+static bool get_pair(const json_t *a, double *x, double *y) {
+    if (json_array_size(a) != 2 || !json_is_number(json_array_get(a, 0)) ||
+        !json_is_number(json_array_get(a, 1)))
+        return false;
+    *x = json_number_value(json_array_get(a, 0));
+    *y = json_number_value(json_array_get(a, 1));
+    return true;
+}
+
+/* "ratings" (absent: not a rated race): one entry per player. */
+static bool get_ratings(const json_t *a, proto_game_record *g) {
+    if (!a) return true;
+    size_t n = json_array_size(a);
+    if (!json_is_array(a) || n > PROTO_PLAYERS_MAX) return false;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(a, i);
+        proto_record_rating *r = &g->ratings[i];
+        int64_t id = get_uint(e, "id"), place = get_uint(e, "place");
+        if (id <= 0 || place < 1 || place > PROTO_PLAYERS_MAX ||
+            !get_pair(json_object_get(e, "before"), &r->mu0, &r->sigma0) ||
+            !get_pair(json_object_get(e, "after"), &r->mu, &r->sigma))
+            return false;
+        r->id = (uint64_t)id;
+        r->place = (int)place;
+    }
+    g->nratings = (int)n;
     return true;
 }
 
@@ -579,7 +653,9 @@ int proto_dec_game_record(const char *line, size_t len, proto_game_record *out) 
         out->time_limit = (uint32_t)time_limit;
         out->started = started;
         out->ended = ended;
-        ok = get_moves(json_object_get(o, "moves"), out);
+        ok = get_moves(json_object_get(o, "moves"), out) &&
+             get_accounts(json_object_get(o, "accounts"), out) &&
+             get_ratings(json_object_get(o, "ratings"), out);
     }
     json_decref(o);
     if (!ok) {

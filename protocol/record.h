@@ -32,6 +32,24 @@ typedef struct proto_seat_moves {
     size_t n;
 } proto_seat_moves;
 
+/* A player of a rated race in the finished record (version 4): its place in
+ * the race's ranking (1 is best; equal for a full tie, the last for those who
+ * left) and its skill before and after the update, so that anyone can
+ * re-compute the update (race2048-replay does). Guests and bots are listed
+ * too: they take part in the update and keep nothing. */
+typedef struct proto_record_rating {
+    uint64_t id;
+    int place;
+    double mu0, sigma0; /* before */
+    double mu, sigma;   /* after */
+} proto_record_rating;
+
+/* A seat logged in to an account (version 4): the account's name. */
+typedef struct proto_record_account {
+    uint64_t id;
+    char name[PROTO_NAME_MAX + 1];
+} proto_record_account;
+
 /* A finished game: what the journal's `game` record, a `history` entry and a
  * `replay` reply say, in one struct. */
 typedef struct proto_game_record {
@@ -49,6 +67,12 @@ typedef struct proto_game_record {
     int64_t started, ended; /* Unix ms */
     int nseats;
     proto_seat_moves seats[PROTO_PLAYERS_MAX]; /* in seat (join) order */
+    /* Version 4: the seats of accounts ("accounts" member, absent if none) and,
+     * for a rated race, every player's update ("ratings", in results order). */
+    int naccounts;
+    proto_record_account accounts[PROTO_PLAYERS_MAX];
+    int nratings;
+    proto_record_rating ratings[PROTO_PLAYERS_MAX];
 } proto_game_record;
 
 /* Encoders: one line ending in '\n', malloc'd, its length in *len; NULL if

@@ -40,6 +40,9 @@
  *   - at compaction, one snapshot record per account (acct_count/acct_at,
  *     acct_snapshot_of) and per daily entry (daily_each), which recovery restores
  *     with acct_restore, daily_begin and daily_finish.
+ * As wired (journal_accounts.c): the `account` record is the snapshot, at register
+ * and at compaction alike; a compaction writes the accounts after every record it
+ * keeps, so that finished games kept before them find no account and count once.
  * In cluster mode each account is a NATS KV entry updated with compare-and-set on
  * its revision (two races of one account ending on two nodes: the loser re-reads
  * and re-applies its update on the new skill), and a watch keeps every node's

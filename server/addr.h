@@ -27,6 +27,7 @@ typedef struct addr_guard {
     addr_bucket resumes;       /* failed resumes */
     addr_bucket games;         /* games started (--max-games-per-min) */
     addr_bucket codes;         /* its share of the server's resume-code attempts */
+    addr_bucket registrations; /* accounts registered (GUARD_REGISTER_PER_HOUR) */
     bool active;               /* a bucket is in use: kept even without connections */
     addr_entry *older, *newer; /* guard.c's list of active entries */
 } addr_guard;

@@ -159,6 +159,8 @@ typedef enum srv_msg_type {
     SRV_MSG_ERROR,
     SRV_MSG_HISTORY,
     SRV_MSG_REPLAY,
+    /* registered, leaderboard, profile (version 4): JSON only for now. */
+    SRV_MSG_ACCOUNT,
     /* No protocol message (json NULL, JSON transports send nothing): the room
      * changed in a way only its view shows (a player left an ended race). */
     SRV_MSG_VIEW,

@@ -25,8 +25,18 @@ void game_init(game *g, uv_loop_t *loop, const srv_config *cfg, srv_metrics *met
     srv_list_init(&g->running_rooms);
 }
 
+bool game_init_accounts(game *g) {
+    if (g->accounts_ready) return true;
+    uint64_t seed = 0;
+    if (srv_random(&seed, sizeof seed) < 0) seed = 0x2048; /* only the index's levels */
+    g->accounts_ready = acct_init(&g->accounts, seed) == ACCT_OK;
+    return g->accounts_ready;
+}
+
 void game_free(game *g) {
     game_rooms_changed(g); /* frees the cached `rooms` reply */
+    if (g->accounts_ready) acct_free(&g->accounts);
+    g->accounts_ready = false;
 }
 
 eng_seed game_next_seed(game *g) {

@@ -3,6 +3,7 @@
 #ifndef RACE2048_GAME_H
 #define RACE2048_GAME_H
 
+#include "accounts.h"
 #include "base.h"
 #include "player.h"
 
@@ -90,6 +91,12 @@ typedef struct game {
     uint64_t seeds_made; /* server seeds so far: the --seed derivation's counter */
     /* Rooms whose broadcasts still go out to spectators, a share per turn
      * (fanout.c); the idle handle runs while the list is not empty. */
+    /* Accounts (issue 27): local to this node; made durable through the
+     * journal (an `account` record at register, ratings in the finished
+     * games' records, snapshots at compaction). accounts_ready: acct_init
+     * succeeded. */
+    acct_store accounts;
+    bool accounts_ready;
     uv_idle_t fanout_idle;
     bool fanout_ready; /* fanout_idle and fanouts are set up (on first use) */
     srv_link fanouts;
@@ -99,6 +106,10 @@ typedef struct game {
  * borrowed. The journal and clock are set by the caller. */
 void game_init(game *g, uv_loop_t *loop, const srv_config *cfg, srv_metrics *metrics,
                eng_tables *tables);
+/* Sets up the empty accounts table (the process does, before the journal is
+ * read; a game without one refuses `register` and every key). False if memory
+ * runs out. */
+bool game_init_accounts(game *g);
 /* Frees what game_init and the game's life left (after room_close_all). */
 void game_free(game *g);
 

@@ -11,7 +11,8 @@
 
 /* At most this many addresses are remembered as having failed or started
  * games lately; past it the one seen longest ago is forgotten first. */
-#define GUARD_MAX_ADDRS 65536
+#define GUARD_MAX_ADDRS  65536
+#define REGISTER_PER_MIN (GUARD_REGISTER_PER_HOUR / 60.0)
 /* --------------------------------------------------------------- logging --- */
 
 /* A warning a client caused: within the server's budget of such lines. */
@@ -32,7 +33,7 @@ static addr_entry *entry_of(conn *c, bool make) {
 
 /* Brings b up to now, refilled at per_min a minute up to burst, and returns
  * what it holds; a bucket that is full again is no longer in use. */
-static double level(addr_bucket *b, uint64_t now, unsigned burst, unsigned per_min) {
+static double level(addr_bucket *b, uint64_t now, unsigned burst, double per_min) {
     if (!b->in_use) return burst;
     b->tokens += (double)(now - b->updated) * per_min / 60000.0;
     b->updated = now;
@@ -45,7 +46,7 @@ static double level(addr_bucket *b, uint64_t now, unsigned burst, unsigned per_m
 
 /* Takes one from b if it holds one (a refusal takes nothing: a client that
  * keeps asking is refused, not locked out for longer). Returns whether it did. */
-static bool take(addr_bucket *b, uint64_t now, unsigned burst, unsigned per_min) {
+static bool take(addr_bucket *b, uint64_t now, unsigned burst, double per_min) {
     double have = level(b, now, burst, per_min);
     if (!b->in_use) {
         b->in_use = true;
@@ -63,7 +64,9 @@ static bool in_use(const srv *s, addr_entry *e, uint64_t now) {
     level(&g->resumes, now, s->cfg.resume_burst, s->cfg.resume_per_min);
     level(&g->games, now, s->cfg.max_games_per_min, s->cfg.max_games_per_min);
     level(&g->codes, now, RESUME_ADDR_BURST, RESUME_ADDR_PER_S * 60);
-    return g->resumes.in_use || g->games.in_use || g->codes.in_use;
+    level(&g->registrations, now, GUARD_REGISTER_PER_HOUR, REGISTER_PER_MIN);
+    return g->resumes.in_use || g->games.in_use || g->codes.in_use ||
+           g->registrations.in_use;
 }
 
 /* Takes e out of the list of active entries; its buckets count as full. */
@@ -80,6 +83,7 @@ static void unlink_entry(srv *s, addr_entry *e) {
     g->older = g->newer = NULL;
     g->active = false;
     g->resumes.in_use = g->games.in_use = g->codes.in_use = false;
+    g->registrations.in_use = false;
     s->guard_active--;
 }
 
@@ -100,6 +104,7 @@ static void touch(srv *s, addr_entry *e) {
         g->resumes.in_use = kept.resumes.in_use;
         g->games.in_use = kept.games.in_use;
         g->codes.in_use = kept.codes.in_use;
+        g->registrations.in_use = kept.registrations.in_use;
     }
     g->active = true;
     s->guard_active++;
@@ -196,6 +201,29 @@ unsigned guard_game_start(conn *c) {
     touch(s, e);
     prune(s, now, e);
     return wait_s;
+}
+
+unsigned guard_register_check(conn *c) {
+    srv *s = c->srv;
+    addr_entry *e = entry_of(c, false);
+    if (!e) return 0; /* never registered from there, or memory ran out */
+    addr_bucket *b = &addr_guard_of(e)->registrations;
+    double have = level(b, uv_now(s->loop), GUARD_REGISTER_PER_HOUR, REGISTER_PER_MIN);
+    if (have >= 1) return 0;
+    double ms = (1 - have) * 60000.0 / REGISTER_PER_MIN;
+    unsigned wait_s = (unsigned)(ms / 1000);
+    return wait_s * 1000.0 < ms ? wait_s + 1 : (wait_s ? wait_s : 1);
+}
+
+void guard_registered(conn *c) {
+    srv *s = c->srv;
+    addr_entry *e = entry_of(c, true);
+    if (!e) return;
+    uint64_t now = uv_now(s->loop);
+    take(&addr_guard_of(e)->registrations, now, GUARD_REGISTER_PER_HOUR,
+         REGISTER_PER_MIN);
+    touch(s, e);
+    prune(s, now, e);
 }
 
 void guard_free(srv *s) {

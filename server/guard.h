@@ -13,6 +13,8 @@
 #define GUARD_RESUME_BURST   20  /* failed resumes an address may make at once... */
 #define GUARD_RESUME_PER_MIN 60  /* ...and then this many a minute */
 #define GUARD_GAMES_PER_MIN  120 /* games an address may start at once, then a minute */
+/* Accounts an address may register an hour (the contract's limit). */
+#define GUARD_REGISTER_PER_HOUR 10
 
 typedef enum guard_verdict {
     GUARD_OK,          /* look the token (or code) up */
@@ -40,6 +42,13 @@ bool guard_resume_failed(conn *c);
  * (at least 1) the address must wait before it may start one. If memory runs
  * out the address is not limited. Constant time. */
 unsigned guard_game_start(conn *c);
+
+/* c asks to register an account: 0 if its address may (nothing is spent: call
+ * guard_registered once it did), else how many seconds (at least 1) until
+ * it may. Constant time. */
+unsigned guard_register_check(conn *c);
+/* c registered an account: one of its address's GUARD_REGISTER_PER_HOUR. */
+void guard_registered(conn *c);
 
 /* Forgets every failed resume and game (server shutdown): the address table keeps
  * only entries of open connections. */

@@ -18,6 +18,7 @@
 
 #include <openssl/evp.h>
 
+#include "journal_accounts.h"
 #include "journal_read.h"
 #include "metrics.h"
 #include "base.h" /* srv_log and the lists: shared services */
@@ -172,7 +173,8 @@ struct journal {
     int64_t unflushed_since_ms;
     uint64_t show_window_ms;
     journal_stats stats;
-    indexed *index; /* ring of recent finished games */
+    struct acct_store *accounts; /* journal_config.accounts */
+    indexed *index;              /* ring of recent finished games */
     size_t index_head, index_count, index_bytes;
 };
 
@@ -593,12 +595,12 @@ static int start_record(bytes *b, const jrn_start *st) {
     if (!st->solo) bad |= bytes_printf(b, "\"room\":\"%s\",", st->room);
     char seed[80];
     seed_text(&st->seed, seed, sizeof seed);
-    bad |= bytes_printf(b,
-                        "\"size\":%d,\"target\":%u,\"time_limit\":%u,\"seed\":%s,"
-                        "\"salt\":\"%s\",\"commit\":\"%s\",\"started\":%" PRId64
-                        ",\"seats\":[",
-                        st->settings.size, st->settings.target, st->settings.time_limit,
-                        seed, st->salt, st->commit, st->started_ms);
+    bad |= bytes_printf(
+        b,
+        "\"size\":%d,\"target\":%u,\"time_limit\":%u,\"seed\":%s,"
+        "\"salt\":\"%s\",\"commit\":\"%s\",\"started\":%" PRId64 "%s,\"seats\":[",
+        st->settings.size, st->settings.target, st->settings.time_limit, seed, st->salt,
+        st->commit, st->started_ms, st->settings.rated ? ",\"rated\":true" : "");
     for (int i = 0; i < st->nseats; i++) {
         bad |= bytes_printf(b, "%s{\"id\":%" PRIu64 ",\"name\":\"%s\",\"token\":\"%s\"",
                             i ? "," : "", st->seats[i].id, st->seats[i].name,
@@ -606,6 +608,9 @@ static int start_record(bytes *b, const jrn_start *st) {
         /* A bot's seat says so, so that a restart gives it its bot back. */
         if (st->seats[i].bot_level)
             bad |= bytes_printf(b, ",\"bot\":%d", st->seats[i].bot_level);
+        /* An account's seat says whose, so that a restart rates its race. */
+        if (st->seats[i].account[0])
+            bad |= bytes_printf(b, ",\"account\":\"%s\"", st->seats[i].account);
         bad |= bytes_add(b, "}", 1);
     }
     bad |= bytes_add(b, "]}\n", 3);
@@ -692,6 +697,19 @@ void journal_seat(jrn_game *g, int seat, jrn_seat_event event) {
         append_bytes(g->j, &b);
     else
         free(b.data);
+}
+
+uint64_t journal_account(journal *j, const acct_account *a) {
+    if (!j || !j->on) return 0;
+    size_t len;
+    char *line = jacct_record(a, &len);
+    if (!line) {
+        srv_log(SRV_LOG_ERROR, "journal: out of memory writing an account");
+        return 0;
+    }
+    append(j, line, len);
+    free(line);
+    return j->appended;
 }
 
 void journal_rematch(jrn_game *from, const char *to) {
@@ -802,6 +820,10 @@ static void end_record(const jrn_game *g, const jrn_end *end, proto_game_record 
         else
             eng_board_init(&r->board, st->settings.size);
     }
+    for (int i = 0; i < end->naccounts && i < PROTO_PLAYERS_MAX; i++)
+        rec->accounts[rec->naccounts++] = end->accounts[i];
+    for (int i = 0; i < end->nratings && i < PROTO_PLAYERS_MAX; i++)
+        rec->ratings[rec->nratings++] = end->ratings[i];
     for (int i = 0; i < st->nseats; i++) /* the letters stay the game's until indexed */
         rec->seats[i] = (proto_seat_moves){.id = st->seats[i].id,
                                            .letters = g->seats[i].moves.data,
@@ -940,6 +962,10 @@ typedef struct compaction {
     journal *j;
     bytes head;  /* the new journal's first record (made on the loop) */
     bytes taken; /* the pending records it replaces: written after all if it fails */
+    /* Every account as it is when the compaction begins (made on the loop),
+     * written after everything else: the finished games kept before it
+     * find no account and change nothing, so no rating counts twice. */
+    bytes accounts;
     uint64_t *running; /* ids of the running games, sorted */
     size_t nrunning;
     uint64_t pos; /* j->appended when it began: durable once it is done */
@@ -1085,7 +1111,9 @@ static void compact_work(uv_work_t *w) {
         got += (size_t)n;
     }
     if ((c->err = sort_records(c, old, got, &games)) < 0 ||
-        (c->err = sort_records(c, c->taken.data, c->taken.len, NULL)) < 0)
+        (c->err = sort_records(c, c->taken.data, c->taken.len, NULL)) < 0 ||
+        (c->err = bytes_add(&c->fresh, c->accounts.data, c->accounts.len) < 0 ? -ENOMEM
+                                                                              : 0) < 0)
         goto out;
     c->step = "writing the results archive";
     if (games.len) {
@@ -1146,6 +1174,7 @@ static void compaction_free(compaction *c) {
     free(c->head.data);
     free(c->fresh.data);
     free(c->taken.data);
+    free(c->accounts.data);
     free(c->running);
     free(c);
 }
@@ -1239,6 +1268,13 @@ static bool compact_maybe(journal *j) {
                         ",\"compacted\":%" PRId64 "}\n",
                         j->next_game, j->next_player_id ? *j->next_player_id : 0,
                         journal_wall_ms());
+    size_t naccounts = j->accounts ? acct_count(j->accounts) : 0;
+    for (size_t k = 0; k < naccounts && !bad; k++) {
+        size_t len;
+        char *line = jacct_record(acct_at(j->accounts, k), &len);
+        bad |= !line || bytes_add(&c->accounts, line, len) < 0;
+        free(line);
+    }
     if (bad) {
         compaction_free(c);
         srv_log(SRV_LOG_ERROR, "journal: out of memory for a compaction");
@@ -1381,6 +1417,9 @@ static ssize_t read_records(journal *j, jrn_recovery *rec) {
     for (size_t k = 0; k < ndone; k++)
         if (lines_add(&finished, &done[k]) < 0) break;
     index_lines(j, finished.lines, finished.n);
+    /* The journal's own records only: the archive's games are in the
+     * accounts records of the compaction that moved them. */
+    if (j->accounts) jacct_replay(j->accounts, data.data, good);
     free(done);
     free(finished.lines);
     free(tails[0].data);
@@ -1453,6 +1492,7 @@ int journal_open(journal **out, uv_loop_t *loop, const journal_config *cfg,
     j->replicate_ctx = cfg->replicate_ctx;
     j->unflushed_since_ms = -1;
     j->show_window_ms = cfg->sync_ms + JOURNAL_SHOW_SLACK_MS;
+    j->accounts = cfg->accounts;
     srv_list_init(&j->dirty);
     srv_list_init(&j->games);
     j->index = calloc(INDEX_GAMES_MAX, sizeof *j->index);

@@ -52,6 +52,10 @@ typedef struct journal_config {
      * broken). NULL: no replication. */
     int (*replicate)(void *ctx, const char *bytes, size_t len, size_t base_len);
     void *replicate_ctx;
+    /* Accounts (issue 27), or NULL: journal_open rebuilds them from the
+     * records, and each compaction writes one `account` record per account
+     * (journal_accounts.h). */
+    struct acct_store *accounts;
 } journal_config;
 
 /* ---------------------------------------------------------------- events --- */
@@ -59,8 +63,9 @@ typedef struct journal_config {
 typedef struct jrn_seat_info {
     uint64_t id;
     char name[PROTO_NAME_MAX + 1];
-    char token_hash[65]; /* SHA-256 of the resume token in hex, or "" */
-    uint8_t bot_level;   /* a server-run bot's level (1-5), 0 for a person */
+    char token_hash[65];              /* SHA-256 of the resume token in hex, or "" */
+    uint8_t bot_level;                /* a server-run bot's level (1-5), 0 for a person */
+    char account[PROTO_NAME_MAX + 1]; /* the account it plays for, or "" */
 } jrn_seat_info;
 
 /* A game starts (the `start` record). */
@@ -93,6 +98,12 @@ typedef struct jrn_end {
     const proto_player *results; /* ranked, best first (copied) */
     int nresults;
     int64_t ended_ms; /* Unix ms */
+    /* Version 4 (copied): the seats of accounts, and a rated race's updates
+     * (every player, in results order; none for another game). */
+    const proto_record_account *accounts;
+    int naccounts;
+    const proto_record_rating *ratings;
+    int nratings;
 } jrn_end;
 
 /* Writes the start record; start->game gets the game's new id. Returns the
@@ -105,6 +116,11 @@ void journal_seat(jrn_game *g, int seat, jrn_seat_event event);
  * (listed once it is durable). Returns the record's position: the `end` may
  * go out once journal_durable_pos() has reached it (0: at once). */
 uint64_t journal_game_end(jrn_game *g, const jrn_end *end);
+/* A new account (register): appends its `account` record. Returns the
+ * record's position: `registered` may go out once journal_durable_pos() has
+ * reached it (0: at once, without a journal file). */
+struct acct_account;
+uint64_t journal_account(journal *j, const struct acct_account *a);
 /* A rematch room with code `to` was made from the finished game. */
 void journal_rematch(jrn_game *from, const char *to);
 /* The game is gone: forgets it (buffered moves are kept; a game that did

@@ -363,6 +363,7 @@ static int read_start(pending_game *g, jrn_pending *out) {
     memcpy(start->salt, salt, sizeof start->salt);
     memcpy(start->commit, commit, sizeof start->commit);
     start->started_ms = (int64_t)juint(st, "started");
+    start->settings.rated = json_is_true(json_object_get(st, "rated"));
     for (int i = 0; i < g->nseats; i++) {
         json_t *e = json_array_get(seats, (size_t)i);
         const char *name = json_string_value(json_object_get(e, "name"));
@@ -374,6 +375,9 @@ static int read_start(pending_game *g, jrn_pending *out) {
                  name && proto_valid_name(name) ? name : "player");
         snprintf(seat->token_hash, sizeof seat->token_hash, "%s",
                  hash && strlen(hash) < sizeof seat->token_hash ? hash : "");
+        const char *account = json_string_value(json_object_get(e, "account"));
+        snprintf(seat->account, sizeof seat->account, "%s",
+                 account && proto_valid_name(account) ? account : "");
         json_int_t level = json_integer_value(json_object_get(e, "bot"));
         seat->bot_level = level >= 1 && level <= 5 ? (uint8_t)level : 0;
     }

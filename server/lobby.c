@@ -60,9 +60,21 @@ srv_player *lobby_player_restore(game *s, uint64_t id, const char *name,
     return p;
 }
 
+/* An account's rating object. */
+static proto_rating rating_of(const acct_account *a) {
+    return (proto_rating){.rating = acct_rating(a),
+                          .mu = a->mu,
+                          .sigma = a->sigma,
+                          .games = a->games,
+                          .provisional = acct_provisional(a)};
+}
+
 static void send_welcome(srv_player *p) {
     size_t len;
-    char *line = proto_enc_welcome(p->id, p->name, p->token, &len);
+    proto_rating rating;
+    if (p->account) rating = rating_of(p->account);
+    char *line = proto_enc_welcome_account(p->id, p->name, p->token,
+                                           p->account ? &rating : NULL, &len);
     p->welcomed = true;
     srv_send_line(p, SRV_MSG_WELCOME, line, len);
 }
@@ -661,7 +673,81 @@ static void do_replay(srv_player *p, const proto_request *req) {
     }
 }
 
+char *lobby_leaderboard_line(game *g, int limit, size_t *len) {
+    const acct_account *top[PROTO_LEADERBOARD_MAX];
+    proto_board_row rows[PROTO_LEADERBOARD_MAX];
+    size_t max = (size_t)(limit > 0 ? limit : 20);
+    if (max > PROTO_LEADERBOARD_MAX) max = PROTO_LEADERBOARD_MAX;
+    size_t n = g->accounts_ready ? acct_top(&g->accounts, 1, top, max) : 0;
+    for (size_t i = 0; i < n; i++)
+        rows[i] = (proto_board_row){.rank = i + 1,
+                                    .name = top[i]->name,
+                                    .rating = acct_rating(top[i]),
+                                    .games = top[i]->games};
+    return proto_enc_leaderboard(rows, (int)n, len);
+}
+
+char *lobby_profile_line(game *g, const char *name, bool *found, size_t *len) {
+    const acct_account *a = g->accounts_ready ? acct_find(&g->accounts, name) : NULL;
+    *found = a != NULL;
+    if (!a) return NULL;
+    proto_profile_best best[ACCT_SIZES];
+    int nbest = 0;
+    for (int k = 0; k < ACCT_SIZES; k++)
+        if (a->best[k].game)
+            best[nbest++] = (proto_profile_best){.size = k + ACCT_SIZE_MIN,
+                                                 .score = a->best[k].score,
+                                                 .max_tile = a->best[k].max_tile,
+                                                 .game = a->best[k].game};
+    uint64_t recent[ACCT_RECENT];
+    int32_t chart[ACCT_CHART];
+    proto_profile prof = {.name = a->name,
+                          .rating = rating_of(a),
+                          .races = a->games,
+                          .wins = a->wins,
+                          .best = best,
+                          .nbest = nbest,
+                          .recent = recent,
+                          .nrecent = (int)acct_recent(a, recent),
+                          .chart = chart,
+                          .nchart = (int)acct_chart(a, chart)};
+    return proto_enc_profile(&prof, len);
+}
+
+/* `leaderboard`: the rating board's top rows, from the ordered index
+ * (O(log n + limit)). The daily board is not served yet. */
+static void do_leaderboard(srv_player *p, const proto_request *req) {
+    if (req->board != PROTO_BOARD_RATING) {
+        reply_error(p, PROTO_ERR_BAD_MESSAGE, "the daily board is not served yet");
+        return;
+    }
+    size_t len;
+    char *line = lobby_leaderboard_line(p->game, req->limit, &len);
+    if (!line) {
+        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+        return;
+    }
+    srv_send_line(p, SRV_MSG_ACCOUNT, line, len);
+}
+
+/* `profile`: an account's rating, races, bests and recent games, from memory. */
+static void do_profile(srv_player *p, const proto_request *req) {
+    bool found;
+    size_t len;
+    char *line = lobby_profile_line(p->game, req->name, &found, &len);
+    if (!found) {
+        reply_error(p, PROTO_ERR_PLAYER_NOT_FOUND, "no account has that name");
+        return;
+    }
+    if (!line) {
+        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+        return;
+    }
+    srv_send_line(p, SRV_MSG_ACCOUNT, line, len);
+}
+
 void lobby_hello(srv_player *p, const proto_request *req) {
+    p->named = true;
     memcpy(p->name, req->name, sizeof p->name);
     if (p->room) {
         memcpy(p->room->seats[p->seat].name, p->name, sizeof p->name);
@@ -799,6 +885,13 @@ void lobby_request(srv_player *p, proto_request *req) {
     case PROTO_REQ_HELLO:
         lobby_hello(p, req);
         break;
+    case PROTO_REQ_LEADERBOARD:
+        do_leaderboard(p, req);
+        break;
+    case PROTO_REQ_PROFILE:
+        do_profile(p, req);
+        break;
+    case PROTO_REQ_REGISTER: /* the session's (it needs the address's limit) */
     case PROTO_REQ_RESUME:
     case PROTO_REQ_NONE:
         break;

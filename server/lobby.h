@@ -35,6 +35,12 @@ void lobby_welcome(srv_player *p);
 void lobby_request(srv_player *p, proto_request *req);
 /* `hello`: p's name becomes req's; p gets its welcome. */
 void lobby_hello(srv_player *p, const proto_request *req);
+/* The `leaderboard` reply of the rating board (limit rows, 1..100; 0 gives
+ * 20), from memory; NULL if memory runs out. */
+char *lobby_leaderboard_line(game *g, int limit, size_t *len);
+/* The `profile` reply of account name (any case): *found false and NULL when
+ * no account has it; NULL with *found true if memory runs out. */
+char *lobby_profile_line(game *g, const char *name, bool *found, size_t *len);
 /* The player whose token this is, if its seat (in a game or room that has
  * not ended) can be taken back; else NULL. */
 srv_player *lobby_find_resumable(game *g, const char *token);

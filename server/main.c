@@ -680,12 +680,16 @@ static void stop_for_lost_name(void *ctx) {
  * node rejoins empty: its earlier incarnation's running games are taken
  * over through the cluster's records (by any node), not from the file. */
 static int open_record(srv *s) {
+    if (!game_init_accounts(&s->game))
+        srv_log(SRV_LOG_ERROR,
+                "out of memory for the accounts: register and keys refused");
     journal_config jc = {.path = s->cfg.journal,
                          .sync_ms = s->cfg.journal_sync_ms,
                          .max = s->cfg.journal_max,
                          .next_player_id = &s->game.next_id,
                          .replicate = failover ? takeover_replicate : NULL,
-                         .replicate_ctx = failover};
+                         .replicate_ctx = failover,
+                         .accounts = s->game.accounts_ready ? &s->game.accounts : NULL};
     jrn_recovery rec;
     int rc = journal_open(&s->journal, s->loop, &jc, &rec);
     s->game.journal = s->journal;

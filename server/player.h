@@ -42,6 +42,11 @@ typedef struct srv_player {
     /* Cluster mode: set while its requests go to another node, which runs
      * its room (remote.c); its messages come back from there. */
     struct remote_home *home;
+    /* Logged in to this account (`hello` with `key`, or `register`), else
+     * NULL: a guest. Accounts are never freed before the game. */
+    struct acct_account *account;
+    /* Named by a `hello` (an implicit player-N name is none): may register. */
+    bool named;
 } srv_player;
 
 /* True while p has a destination. */

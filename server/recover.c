@@ -38,6 +38,19 @@ static int rebuild(game *s, const jrn_pending *g, bool adopt) {
     memcpy(r->commit, st->commit, sizeof r->commit);
     if (seat_players(s, r, st) < 0) return -1;
     room_restore_begin(r);
+    r->game_id = st->game;
+    /* Accounts were rebuilt before the games (journal_open): a rated race
+     * goes on rated, its seats' accounts as they are now. */
+    /* Not another node's game taken over: its accounts are that node's
+     * (accounts are local to a node for now), whatever their names here. */
+    for (int i = 0; s->accounts_ready && !adopt && i < st->nseats; i++) {
+        room_seat *seat = &r->seats[i];
+        seat->account = st->seats[i].account[0]
+                            ? acct_find(&s->accounts, st->seats[i].account)
+                            : NULL;
+        seat->rating = seat->account ? acct_rating(seat->account) : 0;
+        if (seat->player) seat->player->account = seat->account;
+    }
     r->jgame =
         adopt ? journal_game_adopt(s->journal, st) : journal_game_restore(s->journal, st);
     for (int i = 0; i < st->nseats; i++) {

@@ -39,7 +39,9 @@ void room_seat_view(const room_seat *seat, proto_player *out) {
                           .score = seat->game.score,
                           .moves = seat->game.moves,
                           .status = seat->status,
-                          .bot = seat->bot_level != 0};
+                          .bot = seat->bot_level != 0,
+                          .has_rating = seat->account != NULL,
+                          .rating = seat->rating};
 }
 
 static void seat_views(const room *r, proto_player *views) {
@@ -345,6 +347,8 @@ static void start_event(const room *r, jrn_start *ev) {
         jrn_seat_info *info = &ev->seats[i];
         info->id = seat->id;
         info->bot_level = seat->bot_level;
+        if (seat->account)
+            memcpy(info->account, seat->account->name, sizeof info->account);
         memcpy(info->name, seat->name, sizeof info->name);
         if (p && p->token[0])
             journal_token_hash(p->token, info->token_hash);
@@ -376,9 +380,15 @@ void room_start(room *r) {
         game_rooms_changed(s);
     }
     r->ends_at = r->settings.time_limit ? now + r->settings.time_limit * 1000ull : 0;
+    for (int i = 0; i < r->nseats; i++) { /* who plays for an account, rated as now */
+        room_seat *seat = &r->seats[i];
+        seat->account = seat->player ? seat->player->account : NULL;
+        seat->rating = seat->account ? acct_rating(seat->account) : 0;
+    }
     jrn_start ev;
     start_event(r, &ev);
     r->jgame = journal_game_start(s->journal, &ev);
+    r->game_id = r->jgame ? ev.game : 0;
     srv_view *view = room_view(r);
     for (int i = 0; i < r->nseats; i++)
         if (r->seats[i].player) send_start(r, r->seats[i].player, view);
@@ -566,6 +576,71 @@ static void log_end(const room *r, proto_end_reason reason, uint64_t winner) {
             (unsigned long long)winner);
 }
 
+/* ------------------------------------------------------------- ratings --- */
+
+/* The fixed skill a server-run bot of each level takes part with in a rated
+ * race (it never changes): measured by `race2048-bench bots --ratings --races
+ * 200` (200 races between every two levels, the maximum likelihood of the
+ * ratings' own two-player model, sigma 2, level 3 put at a new account's mu
+ * 25). The one table; protocol/README.md (Ratings) lists it and how it was
+ * found. */
+static const rating_skill bot_skills[PROTO_BOT_LEVEL_MAX] = {
+    {.mu = -9.44, .sigma = 2.0}, /* level 1 */
+    {.mu = 7.55, .sigma = 2.0},  /* level 2 */
+    {.mu = 25.00, .sigma = 2.0}, /* level 3 */
+    {.mu = 43.06, .sigma = 2.0}, /* level 4 */
+    {.mu = 73.56, .sigma = 2.0}, /* level 5 */
+};
+
+/* A rated race's update (protocol/README.md, Ratings), in results order:
+ * places from the ranking (a full tie shares a place, so do players who left,
+ * last; the winner alone is first), skills from the accounts (guests new,
+ * bots their level's), rating_update, then the accounts get theirs. Fills
+ * out (every player) and changes (the accounts, for `end`); returns how many
+ * changes, or -1 when nothing was rated (no account, or a bad skill). */
+static int rate_race(room *r, const room_seat *const *order, uint64_t winner,
+                     proto_record_rating *out, proto_rating_change *changes) {
+    int n = r->nseats, nchanges = 0, place[PROTO_PLAYERS_MAX];
+    rating_skill skill[PROTO_PLAYERS_MAX];
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+        const room_seat *s = order[i];
+        bool tied = i > 0 && !(i == 1 && winner) &&
+                    ((s->status == PROTO_LEFT && order[i - 1]->status == PROTO_LEFT) ||
+                     rank_cmp(s, order[i - 1]) == 0);
+        place[i] = tied ? place[i - 1] : i + 1;
+        if (s->account)
+            skill[i] = (rating_skill){.mu = s->account->mu, .sigma = s->account->sigma};
+        else if (s->bot_level >= 1 && s->bot_level <= PROTO_BOT_LEVEL_MAX)
+            skill[i] = bot_skills[s->bot_level - 1];
+        else
+            skill[i] = rating_initial();
+        out[i] = (proto_record_rating){
+            .id = s->id, .place = place[i], .mu0 = skill[i].mu, .sigma0 = skill[i].sigma};
+        any |= s->account != NULL;
+    }
+    if (!any || !rating_update(skill, place, (size_t)n)) return -1;
+    for (int i = 0; i < n; i++) {
+        const room_seat *s = order[i];
+        out[i].mu = skill[i].mu;
+        out[i].sigma = skill[i].sigma;
+        if (!s->account) continue;
+        if (acct_apply_rating(&r->game->accounts, s->account, skill[i],
+                              winner == s->id) != ACCT_OK)
+            srv_log(SRV_LOG_ERROR, "room %s: the rating of %s could not be updated",
+                    r->code, s->account->name);
+        changes[nchanges++] =
+            (proto_rating_change){.id = s->id,
+                                  .name = s->account->name,
+                                  .before = s->rating,
+                                  .after = acct_rating(s->account),
+                                  .mu = s->account->mu,
+                                  .sigma = s->account->sigma,
+                                  .provisional = acct_provisional(s->account)};
+    }
+    return nchanges;
+}
+
 static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     if (r->state != ROOM_RUNNING) return;
     r->state = ROOM_ENDED;
@@ -579,9 +654,25 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     proto_player views[PROTO_PLAYERS_MAX];
     for (int i = 0; i < r->nseats; i++)
         room_seat_view(order[i], &views[i]);
+    proto_record_account accounts[PROTO_PLAYERS_MAX];
+    int naccounts = 0;
+    for (int i = 0; i < r->nseats; i++) {
+        const room_seat *s = order[i];
+        if (!s->account) continue;
+        accounts[naccounts].id = s->id;
+        memcpy(accounts[naccounts++].name, s->account->name, sizeof accounts[0].name);
+    }
+    proto_record_rating rated[PROTO_PLAYERS_MAX];
+    proto_rating_change changes[PROTO_PLAYERS_MAX];
+    int nchanges = r->settings.rated && !r->solo && r->nseats >= 2
+                       ? rate_race(r, order, winner, rated, changes)
+                       : -1;
     size_t len;
-    char *line = proto_enc_end(room_code_or_null(r), reason, winner, views, r->nseats,
-                               &r->seed, r->salt, &len);
+    /* A rated race's end always says `ratings`: empty when no account played. */
+    bool rated_end = r->settings.rated && !r->solo;
+    char *line = proto_enc_end_rated(
+        room_code_or_null(r), reason, winner, views, r->nseats, &r->seed, r->salt,
+        rated_end ? changes : NULL, nchanges > 0 ? nchanges : 0, &len);
     /* The deciding move's `state` went out already; `end` waits for its
      * record's group commit (at most --journal-sync-ms), so no crash can
      * lose or re-open a game whose seed somebody has seen. */
@@ -589,8 +680,22 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
                   .winner = winner,
                   .results = views,
                   .nresults = r->nseats,
-                  .ended_ms = journal_wall_ms()};
+                  .ended_ms = journal_wall_ms(),
+                  .accounts = accounts,
+                  .naccounts = naccounts,
+                  .ratings = rated,
+                  .nratings = nchanges >= 0 ? r->nseats : 0};
     uint64_t durable_at = line ? journal_game_end(r->jgame, &ev) : 0;
+    /* The game in its accounts' recent games (and a solo game with a server
+     * seed as a best), as recovery does from the record (journal_accounts.c). */
+    for (int i = 0; r->game_id && i < r->nseats; i++) {
+        const room_seat *s = &r->seats[i];
+        if (!s->account) continue;
+        uint64_t score = s->game.score > UINT32_MAX ? UINT32_MAX : s->game.score;
+        acct_record_game(s->account, r->game_id, r->settings.size, (uint32_t)score,
+                         (uint32_t)eng_max_tile(&s->game.board),
+                         r->solo && r->seed.kind == ENG_SEED_SERVER);
+    }
     srv_msg m = {.type = SRV_MSG_END,
                  .durable_at = durable_at,
                  .json = srv_buf_take(line, len),

@@ -21,6 +21,10 @@ typedef struct room_seat {
     uint64_t last_move;   /* loop time (ms) of its last move that changed the board, or
                              of the start: --move-timeout counts from it */
     bool rematch;         /* asked for a rematch after the end */
+    /* The seat's account as the game started (NULL: a guest or a bot) and
+     * its rating then, which its player object shows. */
+    struct acct_account *account;
+    int rating;
 } room_seat;
 
 typedef struct room {
@@ -43,6 +47,7 @@ typedef struct room {
     uv_timer_t timer; /* fires at the time limit or the earliest grace or move expiry */
     bool closing;
     struct jrn_game *jgame; /* the journal's state of a started game, or NULL */
+    uint64_t game_id;       /* the journal's id of the game, 0 if unknown */
 } room;
 
 /* Makes a waiting room (or, solo, a game about to start) with a fresh code.

@@ -7,6 +7,7 @@
 
 #include "addr.h"
 #include "guard.h"
+#include "journal.h"
 #include "lobby.h"
 #include "remote.h"
 #include "room.h"
@@ -201,11 +202,126 @@ void session_remote_resume_here(srv_player *p, srv_player *seat) {
     session_take_back(p->sink.dest, seat);
 }
 
+/* ------------------------------------------------------------- accounts --- */
+
+/* A wrong key: bad_key, counted against the connection and its address
+ * exactly as a failed resume is (the same throttles, the same closing). */
+static void login_failed(conn *c, srv_player *me, guard_verdict verdict) {
+    bool close = guard_resume_failed(c);
+    char message[160];
+    snprintf(message, sizeof message, "%s%s",
+             verdict == GUARD_THROTTLED
+                 ? "too many failed guesses from your address; try again in a minute"
+                 : "wrong key for that name (or no account has it)",
+             close ? "; too many failed guesses on this connection: closing it" : "");
+    srv_count_error(c->srv, PROTO_ERR_BAD_KEY);
+    size_t len;
+    char *line = proto_enc_error(PROTO_ERR_BAD_KEY, message, &len);
+    srv_msg m = {.type = SRV_MSG_ERROR,
+                 .json = srv_buf_take(line, len),
+                 .error = PROTO_ERR_BAD_KEY,
+                 .text = message,
+                 .closes = close};
+    srv_send(me, &m);
+    if (m.json) srv_buf_unref(m.json);
+    if (close) conn_close_after_flush(c);
+}
+
+/* `hello`: with `key`, a login (throttled like resume); without, a guest's
+ * name, which may not be an account's. Returns true when the hello goes on
+ * as any hello does (me->account set, req->name the account's spelling),
+ * false when it was refused. */
+static bool hello_account(conn *c, srv_player *me, proto_request *req) {
+    game *g = &c->srv->game;
+    if (req->has_key) {
+        guard_verdict verdict = guard_resume_check(c);
+        acct_account *a = verdict == GUARD_OK && g->accounts_ready
+                              ? acct_login(&g->accounts, req->name, req->key)
+                              : NULL;
+        memset(req->key, 0, sizeof req->key); /* not kept longer than needed */
+        if (!a) {
+            login_failed(c, me, verdict);
+            return false;
+        }
+        me->account = a;
+        snprintf(req->name, sizeof req->name, "%s", a->name);
+        return true;
+    }
+    if (g->accounts_ready && acct_find(&g->accounts, req->name)) {
+        srv_send_error(me, PROTO_ERR_NAME_TAKEN,
+                       "that name belongs to an account; log in with its key or pick "
+                       "another");
+        return false;
+    }
+    me->account = NULL; /* a guest from now on */
+    return true;
+}
+
+/* `register`: the connection's hello name becomes an account; `registered`
+ * with its key goes out once the account's record is durable. */
+static void do_register(conn *c, srv_player *me) {
+    game *g = &c->srv->game;
+    lobby_welcome(me);
+    if (!me->named) {
+        srv_send_error(me, PROTO_ERR_BAD_MESSAGE,
+                       "send hello with the name to register first");
+        return;
+    }
+    int check =
+        g->accounts_ready ? acct_check_name(&g->accounts, me->name) : ACCT_NO_MEMORY;
+    if (check == ACCT_NAME_TAKEN || check == ACCT_RESERVED) {
+        srv_send_error(me, PROTO_ERR_NAME_TAKEN,
+                       check == ACCT_RESERVED
+                           ? "names starting with bot- or player- are never registered"
+                           : "that name belongs to an account already");
+        return;
+    }
+    if (check != ACCT_OK) {
+        srv_send_error(me, PROTO_ERR_BUSY, "the server cannot register now; try again");
+        return;
+    }
+    unsigned wait_s = guard_register_check(c);
+    if (wait_s) {
+        char message[128];
+        snprintf(message, sizeof message,
+                 "your address has registered %d names this hour; try again in %u s",
+                 GUARD_REGISTER_PER_HOUR, wait_s);
+        srv_send_error(me, PROTO_ERR_RATE_LIMITED, message);
+        return;
+    }
+    uint8_t key[ACCT_KEY_BYTES], salt[ACCT_SALT_BYTES];
+    acct_account *a = NULL;
+    if (srv_random(key, sizeof key) < 0 || srv_random(salt, sizeof salt) < 0 ||
+        acct_register(&g->accounts, me->name, key, salt, &a) != ACCT_OK) {
+        srv_send_error(me, PROTO_ERR_BUSY, "the server cannot register now; try again");
+        return;
+    }
+    guard_registered(c);
+    me->account = a;
+    char hex[2 * ACCT_KEY_BYTES + 1];
+    acct_key_to_hex(key, hex);
+    memset(key, 0, sizeof key);
+    size_t len;
+    char *line = proto_enc_registered(a->name, hex, &len);
+    memset(hex, 0, sizeof hex);
+    srv_msg m = {.type = SRV_MSG_ACCOUNT,
+                 .json = srv_buf_take(line, len),
+                 .durable_at = journal_account(g->journal, a)};
+    srv_log(SRV_LOG_INFO, "account %s registered from %s", a->name, conn_peer(c));
+    srv_send(me, &m);
+    if (m.json) srv_buf_unref(m.json);
+}
+
 void session_request(conn *c, proto_request *req) {
     if (req->type == PROTO_REQ_RESUME) {
         do_resume(c, req);
+    } else if (req->type == PROTO_REQ_REGISTER) {
+        /* This node's accounts (cluster mode too: accounts are local for now). */
+        srv_player *p = session_player(c, false);
+        if (p) do_register(c, p);
     } else {
         srv_player *p = session_player(c, false);
+        if (p && req->type == PROTO_REQ_HELLO && !hello_account(c, p, req)) p = NULL;
         if (p) {
             /* A move is timed from here to its `state` handed out (room.c). */
             if (req->type == PROTO_REQ_MOVE)

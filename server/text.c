@@ -1751,6 +1751,7 @@ void text_deliver(conn *c, const srv_msg *m) {
     case SRV_MSG_VIEW:
     case SRV_MSG_PONG:
     case SRV_MSG_BYE:
+    case SRV_MSG_ACCOUNT: /* accounts in text mode: not yet */
         break;
     case SRV_MSG_HISTORY:
         on_history(s, m);

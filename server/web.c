@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cidr.h"
+#include "lobby.h"
 #include "session.h"
 #include "metrics.h"
 #include "transport.h"
@@ -285,6 +286,72 @@ static void ask_game(conn *c, proto_http_route route, bool head_only, bool alive
     session_request(c, &req); /* answers at once, or later from other nodes */
 }
 
+/* A JSON reply of the /api/ routes (the line an encoder made, taken). */
+static void respond_json(conn *c, int status, char *line, size_t len, bool head_only,
+                         bool alive) {
+    srv_buf *b = line ? srv_buf_take(line, len) : NULL;
+    if (!b) {
+        conn_close(c);
+        return;
+    }
+    respond(c, status, "application/json", b, b->len, NULL, "no-store", head_only, alive);
+    srv_buf_unref(b);
+}
+
+/* The integer value of key in a query string ("a=1&limit=5"), or dflt. */
+static long query_int(const char *query, const char *key, long dflt) {
+    size_t n = strlen(key);
+    for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+        if (strncmp(p, key, n) || p[n] != '=') continue;
+        char *end;
+        long v = strtol(p + n + 1, &end, 10);
+        return end != p + n + 1 && (*end == '\0' || *end == '&' || *end == '#') ? v : -1;
+    }
+    return dflt;
+}
+
+/* GET /api/leaderboard?board=rating&limit=N and /api/profile/NAME (version 4):
+ * the `leaderboard` and `profile` replies as JSON, or 404 with the `error`
+ * object. Returns false for any other path. */
+static bool answer_accounts_api(conn *c, const proto_http_request *r, const char *path,
+                                bool head_only, bool alive) {
+    static const char board[] = "/api/leaderboard", profile[] = "/api/profile/";
+    game *g = &c->srv->game;
+    size_t len = 0;
+    if (strcmp(path, board) == 0) {
+        const char *query = strchr(r->target, '?');
+        query = query ? query + 1 : "";
+        long limit = query_int(query, "limit", 20);
+        bool rating = !strstr(query, "board=") || strstr(query, "board=rating");
+        if (!rating || limit < 1 || limit > PROTO_LEADERBOARD_MAX) {
+            char *line = proto_enc_error(PROTO_ERR_BAD_MESSAGE,
+                                         rating ? "limit must be an integer from 1 to 100"
+                                                : "only the rating board is served yet",
+                                         &len);
+            respond_json(c, 404, line, len, head_only, alive);
+            return true;
+        }
+        char *line = lobby_leaderboard_line(g, (int)limit, &len);
+        respond_json(c, 200, line, len, head_only, alive);
+        return true;
+    }
+    if (strncmp(path, profile, sizeof profile - 1) == 0) {
+        const char *name = path + sizeof profile - 1;
+        bool found = false;
+        char *line =
+            proto_valid_name(name) ? lobby_profile_line(g, name, &found, &len) : NULL;
+        if (!found)
+            respond_json(c, 404,
+                         proto_enc_error(PROTO_ERR_PLAYER_NOT_FOUND,
+                                         "no account has that name", &len),
+                         len, head_only, alive);
+        else
+            respond_json(c, 200, line, len, head_only, alive);
+        return true;
+    }
+    return false;
+}
+
 static void answer(conn *c, const proto_http_request *r) {
     char path[PROTO_HTTP_TARGET_MAX + 1];
     snprintf(path, sizeof path, "%s", r->target);
@@ -314,6 +381,7 @@ static void answer(conn *c, const proto_http_request *r) {
         srv_buf_unref(b);
         return;
     }
+    if (answer_accounts_api(c, r, path, head_only, alive)) return;
     if (strcmp(path, "/ws") == 0) {
         respond_text(c, 400, "Open /ws as a WebSocket (RFC 6455, version 13).\n",
                      head_only, false);

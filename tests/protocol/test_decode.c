@@ -592,9 +592,73 @@ static void test_err_code_names(void **state) {
         "game_not_found",
         "rate_limited",
         "room_full",
+        "unavailable",
+        "name_taken",
+        "bad_key",
+        "account_needed",
+        "player_not_found",
     };
-    for (int i = 0; i <= PROTO_ERR_ROOM_FULL; i++)
+    for (int i = 0; i <= PROTO_ERR_PLAYER_NOT_FOUND; i++)
         assert_string_equal(proto_err_code((proto_err)i), names[i]);
+}
+
+/* Version 4: hello with key, register, create's rated, quick's rating,
+ * leaderboard, profile. */
+static void test_accounts_requests(void **state) {
+    proto_request req;
+    decode_ok("{\"type\":\"hello\",\"name\":\"Ann\",\"key\":"
+              "\"0123456789abcdef0123456789abcdef\"}",
+              &req);
+    assert_true(req.has_key);
+    assert_string_equal(req.key, "0123456789abcdef0123456789abcdef");
+    decode_ok("{\"type\":\"hello\",\"name\":\"Ann\"}", &req);
+    assert_false(req.has_key);
+    /* Any string is a key to check (a wrong one is the server's bad_key); a
+     * string too long to be one is kept as "" so that it fails the check. */
+    decode_ok("{\"type\":\"hello\",\"name\":\"Ann\",\"key\":\"zz\"}", &req);
+    assert_true(req.has_key);
+    assert_string_equal(req.key, "zz");
+    decode_ok("{\"type\":\"hello\",\"name\":\"Ann\",\"key\":"
+              "\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0\"}",
+              &req);
+    assert_true(req.has_key);
+    assert_string_equal(req.key, "");
+    decode_err("{\"type\":\"hello\",\"name\":\"Ann\",\"key\":5}", PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"hello\",\"key\":\"ab\"}", PROTO_ERR_BAD_MESSAGE);
+
+    decode_ok("{\"type\":\"register\"}", &req);
+    assert_int_equal(req.type, PROTO_REQ_REGISTER);
+
+    decode_ok("{\"type\":\"create\",\"rated\":true}", &req);
+    assert_true(req.settings.rated);
+    decode_ok("{\"type\":\"create\"}", &req);
+    assert_false(req.settings.rated);
+    decode_ok("{\"type\":\"create\",\"rated\":false,\"size\":5}", &req);
+    assert_false(req.settings.rated);
+    decode_err("{\"type\":\"create\",\"rated\":true,\"size\":5}", PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"create\",\"rated\":1}", PROTO_ERR_BAD_MESSAGE);
+    decode_ok("{\"type\":\"quick\",\"players\":3}", &req);
+    assert_true(req.settings.rated); /* every quick race of size 4 */
+    decode_ok("{\"type\":\"quick\",\"size\":5}", &req);
+    assert_false(req.settings.rated);
+
+    decode_ok("{\"type\":\"leaderboard\"}", &req);
+    assert_int_equal(req.type, PROTO_REQ_LEADERBOARD);
+    assert_int_equal(req.board, PROTO_BOARD_RATING);
+    assert_int_equal(req.limit, 20);
+    decode_ok("{\"type\":\"leaderboard\",\"board\":\"rating\",\"limit\":100}", &req);
+    assert_int_equal(req.limit, 100);
+    decode_ok("{\"type\":\"leaderboard\",\"board\":\"daily\"}", &req);
+    assert_int_equal(req.board, PROTO_BOARD_DAILY);
+    decode_err("{\"type\":\"leaderboard\",\"limit\":101}", PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"leaderboard\",\"limit\":0}", PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"leaderboard\",\"board\":\"elo\"}", PROTO_ERR_BAD_MESSAGE);
+
+    decode_ok("{\"type\":\"profile\",\"name\":\"ann\"}", &req);
+    assert_int_equal(req.type, PROTO_REQ_PROFILE);
+    assert_string_equal(req.name, "ann");
+    decode_err("{\"type\":\"profile\"}", PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"profile\",\"name\":\"a b\"}", PROTO_ERR_BAD_MESSAGE);
 }
 
 static void test_history_replay(void **state) {
@@ -659,6 +723,7 @@ int main(void) {
         cmocka_unit_test(test_valid_name),
         cmocka_unit_test(test_err_code_names),
         cmocka_unit_test(test_history_replay),
+        cmocka_unit_test(test_accounts_requests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,6 +40,7 @@ static const uint64_t board4[] = {0, 2, 0, 0, 4, 8, 0, 0, 2048, 16, 2, 0, 0, 0, 
 static const uint64_t empty4[16] = {0};
 #define BOARD3         "[[2,0,0],[0,4,0],[0,0,2]]"
 #define BOARD4         "[[0,2,0,0],[4,8,0,0],[2048,16,2,0],[0,0,0,4]]"
+#define EMPTY4         "[[0,0,0,0],[0,0,0,0],[0,0,0,0],[0,0,0,0]]"
 #define CLIENT_SEED(n) (&(eng_seed){ENG_SEED_CLIENT, (n), {0}})
 #define COMMIT         "65d9a4f8fe9abc50f929521ab3346fc213f21e2503507a0d77ad7e2ae195c56f"
 
@@ -51,6 +52,85 @@ static void test_welcome(void **state) {
     expect_line(s, len,
                 "{\"type\":\"welcome\",\"id\":7,\"name\":\"ann\",\"token\":\"tok3n\","
                 "\"proto\":3}\n");
+}
+
+/* Version 4: accounts, ratings, leaderboards and profiles. */
+static void test_accounts_messages(void **state) {
+    size_t len;
+    proto_rating r = {
+        .rating = 1658, .mu = 27.625, .sigma = 8.0625, .games = 1, .provisional = true};
+    char *s = proto_enc_welcome_account(7, "Ann", "tok", &r, &len);
+    expect_line(s, len,
+                "{\"type\":\"welcome\",\"id\":7,\"name\":\"Ann\",\"token\":\"tok\","
+                "\"proto\":3,\"account\":true,\"rating\":{\"rating\":1658,\"mu\":27.625,"
+                "\"sigma\":8.0625,\"games\":1,\"provisional\":true}}\n");
+    s = proto_enc_welcome_account(7, "Ann", "tok", NULL, &len);
+    expect_line(s, len,
+                "{\"type\":\"welcome\",\"id\":7,\"name\":\"Ann\",\"token\":\"tok\","
+                "\"proto\":3}\n");
+    s = proto_enc_registered("Ann", "0123456789abcdef0123456789abcdef", &len);
+    expect_line(s, len,
+                "{\"type\":\"registered\",\"name\":\"Ann\",\"key\":"
+                "\"0123456789abcdef0123456789abcdef\"}\n");
+    proto_board_row rows[] = {{1, "Ann", 1900, 12}, {2, "bob", 1900, 10}};
+    s = proto_enc_leaderboard(rows, 2, &len);
+    expect_line(s, len,
+                "{\"type\":\"leaderboard\",\"board\":\"rating\",\"rows\":["
+                "{\"rank\":1,\"name\":\"Ann\",\"rating\":1900,\"games\":12},"
+                "{\"rank\":2,\"name\":\"bob\",\"rating\":1900,\"games\":10}]}\n");
+    s = proto_enc_leaderboard(NULL, 0, &len);
+    expect_line(s, len, "{\"type\":\"leaderboard\",\"board\":\"rating\",\"rows\":[]}\n");
+    proto_profile_best best = {.size = 4, .score = 2100, .max_tile = 256, .game = 9};
+    uint64_t recent[] = {12, 9};
+    int32_t chart[] = {1500, 1658};
+    proto_profile prof = {.name = "Ann",
+                          .rating = r,
+                          .races = 1,
+                          .wins = 1,
+                          .best = &best,
+                          .nbest = 1,
+                          .recent = recent,
+                          .nrecent = 2,
+                          .chart = chart,
+                          .nchart = 2};
+    s = proto_enc_profile(&prof, &len);
+    expect_line(
+        s, len,
+        "{\"type\":\"profile\",\"name\":\"Ann\",\"rating\":{\"rating\":1658,"
+        "\"mu\":27.625,\"sigma\":8.0625,\"games\":1,\"provisional\":true},"
+        "\"races\":1,\"wins\":1,\"best\":[{\"size\":4,\"score\":2100,"
+        "\"max_tile\":256,\"game\":9}],\"recent\":[12,9],\"chart\":[1500,1658]}\n");
+    /* end of a rated race: ratings after salt; a player object with its rating. */
+    eng_board b = board_of(4, empty4);
+    proto_player p = {.id = 3,
+                      .name = "Ann",
+                      .board = &b,
+                      .status = PROTO_OVER,
+                      .has_rating = true,
+                      .rating = 1500};
+    proto_rating_change ch = {.id = 3,
+                              .name = "Ann",
+                              .before = 1500,
+                              .after = 1658,
+                              .mu = 27.625,
+                              .sigma = 8.0625,
+                              .provisional = true};
+    eng_seed seed = eng_seed_client(5);
+    s = proto_enc_end_rated("AB12", PROTO_END_ALL_OVER, 3, &p, 1, &seed, "salt", &ch, 1,
+                            &len);
+    expect_line(
+        s, len,
+        "{\"type\":\"end\",\"room\":\"AB12\",\"reason\":\"all_over\",\"winner\":3,"
+        "\"results\":[{\"id\":3,\"name\":\"Ann\",\"board\":" EMPTY4 ",\"score\":0,"
+        "\"moves\":0,\"max_tile\":0,\"status\":\"over\",\"rating\":1500}],"
+        "\"seed\":5,\"salt\":\"salt\",\"ratings\":[{\"id\":3,\"name\":\"Ann\","
+        "\"before\":1500,\"after\":1658,\"mu\":27.625,\"sigma\":8.0625,"
+        "\"provisional\":true}]}\n");
+    /* A rated race with no account: an empty list. */
+    s = proto_enc_end_rated("AB12", PROTO_END_ALL_OVER, 3, &p, 1, &seed, "salt", &ch, 0,
+                            &len);
+    assert_non_null(strstr(s, "\"salt\":\"salt\",\"ratings\":[]}"));
+    free(s);
 }
 
 static void test_queued(void **state) {
@@ -68,12 +148,12 @@ static void test_room(void **state) {
         s, len,
         "{\"type\":\"room\",\"room\":\"AB12\",\"players\":[{\"id\":1,\"name\":\"ann\"},"
         "{\"id\":22,\"name\":\"bob\"}],\"need\":3,\"size\":5,\"target\":1024,"
-        "\"time_limit\":120}\n");
+        "\"time_limit\":120,\"rated\":false}\n");
     s = proto_enc_room("ZZZZZZZZ", NULL, 0, &st, &len);
     expect_line(
         s, len,
         "{\"type\":\"room\",\"room\":\"ZZZZZZZZ\",\"players\":[],\"need\":3,\"size\":5,"
-        "\"target\":1024,\"time_limit\":120}\n");
+        "\"target\":1024,\"time_limit\":120,\"rated\":false}\n");
 }
 
 static void test_start_race_3x3(void **state) {
@@ -103,7 +183,7 @@ static void test_start_race_3x3(void **state) {
         "\"max_tile\":4,\"status\":\"playing\"},"
         "{\"id\":2,\"name\":\"bob\",\"board\":" BOARD3 ",\"score\":0,\"moves\":0,"
         "\"max_tile\":4,\"status\":\"playing\"}],"
-        "\"commit\":\"" COMMIT "\"}\n");
+        "\"commit\":\"" COMMIT "\",\"rated\":false}\n");
 }
 
 /* Solo: no room. A spectator: no you. */
@@ -123,7 +203,7 @@ static void test_start_omits_room_and_you(void **state) {
         "{\"type\":\"start\",\"you\":5,\"size\":4,\"target\":2048,\"time_limit\":0,"
         "\"players\":[{\"id\":5,\"name\":\"x\",\"board\":" BOARD4 ",\"score\":2100,"
         "\"moves\":300,\"max_tile\":2048,\"status\":\"won\"}],"
-        "\"commit\":\"" COMMIT "\"}\n");
+        "\"commit\":\"" COMMIT "\",\"rated\":false}\n");
     s = proto_enc_start("QWER", 0, &st, &p, 1, COMMIT, &len);
     expect_line(s, len,
                 "{\"type\":\"start\",\"room\":\"QWER\",\"size\":4,\"target\":2048,\"time_"
@@ -131,7 +211,7 @@ static void test_start_omits_room_and_you(void **state) {
                 "\"players\":[{\"id\":5,\"name\":\"x\",\"board\":" BOARD4
                 ",\"score\":2100,"
                 "\"moves\":300,\"max_tile\":2048,\"status\":\"won\"}],"
-                "\"commit\":\"" COMMIT "\"}\n");
+                "\"commit\":\"" COMMIT "\",\"rated\":false}\n");
 }
 
 static void test_state_4x4(void **state) {
@@ -278,10 +358,13 @@ static void test_rooms(void **state) {
     char *s = proto_enc_rooms(NULL, 0, &len);
     expect_line(s, len, "{\"type\":\"rooms\",\"rooms\":[]}\n");
     proto_room_info rooms[] = {
-        {.room = "AB12", .players = 1, .settings = {2, 4, 2048, 0}, .started = false},
+        {.room = "AB12",
+         .players = 1,
+         .settings = {2, 4, 2048, 0, false},
+         .started = false},
         {.room = "XYZ789",
          .players = 8,
-         .settings = {8, 8, 1048576, 86400},
+         .settings = {8, 8, 1048576, 86400, false},
          .started = true},
     };
     s = proto_enc_rooms(rooms, 2, &len);
@@ -463,7 +546,10 @@ static void test_state_fast_path_matches_jansson(void **state) {
                           .board = &b,
                           .score = (uint64_t)x * 977u,
                           .moves = x,
-                          .status = (proto_status)(round % 4)};
+                          .status = (proto_status)(round % 4),
+                          .bot = round % 3 == 0,
+                          .has_rating = round % 4 == 1,
+                          .rating = (round % 8 == 1 ? -1 : 1) * (int)(x % 3000)};
         eng_spawn sp = {
             .row = round % size, .col = (round / 3) % size, .value = round % 3 ? 2 : 0};
         size_t len;
@@ -558,12 +644,12 @@ static void test_out_of_memory(void **state) {
     OOM_CHECK(
         proto_enc_room("AB12", &p, 1, &st, &len_),
         "{\"type\":\"room\",\"room\":\"AB12\",\"players\":[{\"id\":1,\"name\":\"a\"}],"
-        "\"need\":2,\"size\":3,\"target\":8,\"time_limit\":0}\n");
+        "\"need\":2,\"size\":3,\"target\":8,\"time_limit\":0,\"rated\":false}\n");
     OOM_CHECK(proto_enc_start("AB12", 1, &st, &p, 1, "c", &len_),
               "{\"type\":\"start\",\"room\":\"AB12\",\"you\":1,\"size\":3,\"target\":8,"
               "\"time_limit\":0,\"players\":[{\"id\":1,\"name\":\"a\",\"board\":" BOARD3
               ",\"score\":0,\"moves\":0,\"max_tile\":4,\"status\":\"playing\"}],"
-              "\"commit\":\"c\"}\n");
+              "\"commit\":\"c\",\"rated\":false}\n");
     /* A name outside the validated set takes the general (jansson) path. */
     proto_player odd = p;
     odd.name = "a b";
@@ -627,6 +713,7 @@ int main(void) {
         cmocka_unit_test(test_state_fast_path_matches_jansson),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_accounts_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
