@@ -28,9 +28,9 @@ static int setup_race(void **state) {
     set_board(&board_a, 4, a);
     set_board(&board_b, 4, b);
     set_board(&board_c, 4, c);
-    race[0] = (proto_player){1, "alice", &board_a, 2560, 120, PROTO_PLAYING, false};
-    race[1] = (proto_player){2, "bob", &board_b, 1424, 98, PROTO_OVER, false};
-    race[2] = (proto_player){3, "carol", &board_c, 0, 1, PROTO_LEFT, false};
+    race[0] = (proto_player){1, "alice", &board_a, 2560, 120, PROTO_PLAYING, false, false, 0};
+    race[1] = (proto_player){2, "bob", &board_b, 1424, 98, PROTO_OVER, false, false, 0};
+    race[2] = (proto_player){3, "carol", &board_c, 0, 1, PROTO_LEFT, false, false, 0};
     return 0;
 }
 
@@ -135,7 +135,7 @@ static void test_golden_solo(void **state) {
     eng_board b;
     static const uint64_t cells[9] = {0, 2, 0, 0, 0, 0, 4, 0, 0};
     set_board(&b, 3, cells);
-    proto_player p = {7, "zed", &b, 0, 0, PROTO_PLAYING, false};
+    proto_player p = {7, "zed", &b, 0, 0, PROTO_PLAYING, false, false, 0};
     proto_view v = view(&p, 1, 7, NULL, 0, 0, PROTO_COLOR_OFF, NULL, NULL);
     char *s = render(&v);
     const char *want = "\x1b[H\x1b[2J"
@@ -222,8 +222,8 @@ static void test_big_boards_fit_stacked(void **state) {
     cells[63] = (uint64_t)1 << 63;
     set_board(&b1, 8, cells);
     set_board(&b2, 8, cells);
-    proto_player p[2] = {{1, "abcdefghijklmnop", &b1, 99999999, 123456, PROTO_WON, false},
-                         {2, "q", &b2, 5, 5, PROTO_PLAYING, false}};
+    proto_player p[2] = {{1, "abcdefghijklmnop", &b1, 99999999, 123456, PROTO_WON, false, false, 0},
+                         {2, "q", &b2, 5, 5, PROTO_PLAYING, false, false, 0}};
     proto_view v = view(p, 2, 1, "ABCDEFGH", 1u << 20, 80, PROTO_COLOR_256, NULL, NULL);
     char *s = render(&v);
     int lines, widest;
@@ -272,7 +272,7 @@ static void test_colour_off_is_plain(void **state) {
 static void test_name_sanitised(void **state) {
     eng_board b;
     assert_int_equal(eng_board_init(&b, 4), 0);
-    proto_player p = {1, "ev\x1b[2Jil", &b, 0, 0, PROTO_PLAYING, false};
+    proto_player p = {1, "ev\x1b[2Jil", &b, 0, 0, PROTO_PLAYING, false, false, 0};
     proto_view v = view(&p, 1, 0, NULL, 0, 80, PROTO_COLOR_OFF, NULL, NULL);
     char *s = render(&v);
     assert_non_null(strstr(s, "ev?[2Jil\r\n"));
@@ -444,7 +444,7 @@ static int setup_eight(void **state) {
                                   (uint64_t)100 * i,
                                   (uint32_t)i,
                                   PROTO_PLAYING,
-                                  false};
+                                  false, false, 0};
     }
     return 0;
 }
@@ -795,7 +795,7 @@ static void test_eight_by_eight_at_40x12(void **state) {
     eng_board big;
     uint64_t cells[64] = {2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4};
     set_board(&big, 8, cells);
-    proto_player solo = {7, "player-7", &big, 20000, 300, PROTO_PLAYING, false};
+    proto_player solo = {7, "player-7", &big, 20000, 300, PROTO_PLAYING, false, false, 0};
     for (int height = 11; height <= 49; height += 38) {
         for (int width = 40; width <= 160; width += 120) {
             proto_view v =
