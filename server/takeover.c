@@ -569,6 +569,23 @@ static bool clean_up(takeover *t, const job *j) {
     snprintf(value, sizeof value, "claimed:%s.%" PRIu64, cluster_name(t->c), j->epoch);
     for (int k = j->nmembers - 1; k >= 0; k--) {
         const job_member *m = &j->m[k];
+        kvEntry *e = NULL;
+        natsStatus s = kvStore_Get(&e, cluster_owners(t->c), m->key);
+        /* Gone: an earlier try deleted it (its records went before it). */
+        if (s == NATS_NOT_FOUND) continue;
+        bool ours = s == NATS_OK && kvEntry_ValueString(e) &&
+                    !strcmp(kvEntry_ValueString(e), value);
+        uint64_t rev = s == NATS_OK ? kvEntry_Revision(e) : 0;
+        kvEntry_Destroy(e);
+        if (s != NATS_OK) {
+            srv_log(SRV_LOG_WARN, "cluster: could not read %s; again", m->key);
+            return false;
+        }
+        if (!ours) { /* not expected: its records are whoever's it names */
+            srv_log(SRV_LOG_WARN, "cluster: %s is not this node's claim any more; left",
+                    m->key);
+            continue;
+        }
         jsOptions o;
         jsOptions_Init(&o);
         o.Stream.Purge.Subject = m->subject;
@@ -578,19 +595,7 @@ static bool clean_up(takeover *t, const job *j) {
             srv_log(SRV_LOG_WARN, "cluster: could not purge %s; again", m->subject);
             return false;
         }
-        kvEntry *e = NULL;
-        natsStatus s = kvStore_Get(&e, cluster_owners(t->c), m->key);
-        if (s == NATS_NOT_FOUND) continue; /* deleted by an earlier try */
-        bool ours = s == NATS_OK && kvEntry_ValueString(e) &&
-                    !strcmp(kvEntry_ValueString(e), value);
-        uint64_t rev = s == NATS_OK ? kvEntry_Revision(e) : 0;
-        kvEntry_Destroy(e);
-        if (s == NATS_OK && !ours) {
-            srv_log(SRV_LOG_WARN, "cluster: %s is not this node's claim any more; left",
-                    m->key);
-            continue;
-        }
-        if (s != NATS_OK || delete_at(t, m->key, rev) < 0) {
+        if (delete_at(t, m->key, rev) < 0) {
             srv_log(SRV_LOG_WARN, "cluster: could not delete %s; again", m->key);
             return false;
         }
@@ -758,7 +763,7 @@ static void commit_add(commit_set *cs, const char *commit) {
 
 /* A member is done: its commits are seen from the next one on. */
 static void commit_seal(commit_set *cs) {
-    qsort(cs->v, cs->n, sizeof cs->v[0], commit_cmp);
+    if (cs->n) qsort(cs->v, cs->n, sizeof cs->v[0], commit_cmp);
     cs->sorted = cs->n;
 }
 
