@@ -2,12 +2,14 @@
  * races of dead incarnations taken over, and fencing. */
 #include "takeover.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
 #include <nats/nats.h>
 
 #include "journal.h"
@@ -58,6 +60,13 @@
  * when it was put; one that old guards no re-put of its code). */
 #define DIR_PURGE_BEATS  10
 #define DIR_MARKER_AGE_S 10
+/* Incarnations taken over as one job at most: a dead incarnation and those it
+ * had claimed (and they had, and so on). */
+#define JOB_MEMBERS_MAX 32
+/* Test-only (inert unless set): a taker waits this many ms between making a
+ * takeover durable and cleaning it up, so that a test can kill it in that
+ * window (tests/server/test_cluster_takeover.c, test_dead_taker_group). */
+#define TEST_PAUSE_ENV "RACE2048_TEST_TAKEOVER_PAUSE_MS"
 
 /* One takeover at a time, from its claim to its clean-up. */
 typedef enum job_state {
@@ -68,16 +77,37 @@ typedef enum job_state {
     JOB_ADOPTED,  /* durable here: the old entry and records may go */
 } job_state;
 
-typedef struct job {
-    job_state state;
+/* One incarnation of a job. */
+typedef struct job_member {
     char key[128];     /* its registry entry, "inc.NAME.EPOCH" */
     char subject[128]; /* its records */
     char *records;     /* JOB_READY: the bytes read (malloc'd) */
     size_t len;
+} job_member;
+
+/* A dead incarnation (the root, member 0) with every incarnation whose entry
+ * says it had claimed them, transitively, in breadth-first order: one
+ * takeover. The root holds the newest copies of what it adopted (and the
+ * verdicts of what it ended), so a game is rebuilt from the first member
+ * that has it, and only once: taken apart, the games a dead taker had
+ * adopted would be rebuilt twice (once from its records, once from the
+ * records of the incarnation it took them from). */
+typedef struct job {
+    job_state state;
+    int nmembers;
+    job_member m[JOB_MEMBERS_MAX];
     uint64_t epoch;  /* this node's incarnation that claimed it */
     uint64_t target; /* JOB_ADOPTING: the journal position to reach */
-    int64_t claimed_ms;
+    int64_t claimed_ms, adopted_ms;
 } job;
+
+static void job_free_records(job *j) {
+    for (int k = 0; k < j->nmembers; k++) {
+        free(j->m[k].records);
+        j->m[k].records = NULL;
+        j->m[k].len = 0;
+    }
+}
 
 struct takeover {
     cluster *c;
@@ -117,6 +147,7 @@ struct takeover {
     bool lost_handled;
     /* Counters (loop). */
     uint64_t takeovers, games, fences;
+    int64_t test_pause_ms; /* TEST_PAUSE_ENV; 0 unless a test sets it */
 };
 
 /* -------------------------------------------------------- replication --- */
@@ -405,10 +436,46 @@ static int read_records(takeover *t, const char *subject, uint64_t last_seq, cha
     return 0;
 }
 
+/* The registry's incarnations, as read for one claim. */
+typedef struct inc_entry {
+    char *key;       /* "inc.NAME.EPOCH" (the keys list's) */
+    char value[160]; /* "" if it could not be read */
+    uint64_t rev;
+    bool member;
+} inc_entry;
+
+/* True if "inc." + inc is among the n entries. */
+static bool listed(const inc_entry *es, int n, const char *inc) {
+    for (int k = 0; k < n; k++)
+        if (!strcmp(es[k].key + 4, inc)) return true;
+    return false;
+}
+
+/* Adds es[k] to j (compare-and-set of its entry to value at the revision read:
+ * one claimer wins). */
+static bool claim_member(takeover *t, job *j, inc_entry *e, const char *value) {
+    uint64_t rev;
+    if (j->nmembers == JOB_MEMBERS_MAX ||
+        kvStore_UpdateString(&rev, cluster_owners(t->c), e->key, value, e->rev) !=
+            NATS_OK)
+        return false;
+    job_member *m = &j->m[j->nmembers++];
+    *m = (job_member){0};
+    snprintf(m->key, sizeof m->key, "%s", e->key);
+    snprintf(m->subject, sizeof m->subject, CLUSTER_RECORDS_SUBJECT "%s", e->key + 4);
+    e->member = true;
+    srv_log(SRV_LOG_INFO, "cluster: claimed incarnation %s (%s)", e->key + 4, e->value);
+    superseded_forget(t, e->key + 4);
+    return true;
+}
+
 /* Claims one incarnation that is dead and not being taken over by anyone
- * alive: compare-and-set on its entry's revision (one claimer wins). Fills
- * j and returns true if this node won one. */
-static bool claim_one(takeover *t, job *j) {
+ * alive, with every incarnation it had claimed itself (transitively): they
+ * are one job. An entry "claimed:T" whose T still has its entry is never
+ * claimed on its own: it goes with T (T is alive and at it, or dead and
+ * claimed with it); only once T's entry is gone is it claimed alone. Fills j
+ * and returns true if this node won one. */
+static bool claim_group(takeover *t, job *j) {
     uint64_t epoch = cluster_epoch(t->c);
     if (!epoch) return false;
     char me[128];
@@ -418,61 +485,120 @@ static bool claim_one(takeover *t, job *j) {
     /* Incarnations gone from the registry are not tracked any more (the
      * table stays bounded over any number of starts). */
     for (int s = t->nsuperseded - 1; s >= 0; s--) {
-        bool listed = false;
-        for (int k = 0; k < keys.Count && !listed; k++)
-            listed = !strncmp(keys.Keys[k], "inc.", 4) &&
-                     !strcmp(keys.Keys[k] + 4, t->superseded[s].inc);
-        if (!listed) t->superseded[s] = t->superseded[--t->nsuperseded];
+        bool found = false;
+        for (int k = 0; k < keys.Count && !found; k++)
+            found = !strncmp(keys.Keys[k], "inc.", 4) &&
+                    !strcmp(keys.Keys[k] + 4, t->superseded[s].inc);
+        if (!found) t->superseded[s] = t->superseded[--t->nsuperseded];
     }
+    inc_entry *es = calloc(keys.Count ? (size_t)keys.Count : 1, sizeof *es);
+    int n = 0;
+    for (int k = 0; es && k < keys.Count; k++) {
+        if (strncmp(keys.Keys[k], "inc.", 4) != 0) continue;
+        inc_entry *e = &es[n++];
+        e->key = keys.Keys[k];
+        kvEntry *kv = NULL;
+        if (kvStore_Get(&kv, cluster_owners(t->c), e->key) != NATS_OK) continue;
+        const char *v = kvEntry_ValueString(kv);
+        snprintf(e->value, sizeof e->value, "%s", v ? v : "");
+        e->rev = kvEntry_Revision(kv);
+        kvEntry_Destroy(kv);
+    }
+    char value[160];
+    snprintf(value, sizeof value, "claimed:%s", me);
     bool won = false;
-    for (int k = 0; k < keys.Count && !won; k++) {
-        const char *key = keys.Keys[k];
-        if (strncmp(key, "inc.", 4) != 0) continue;
-        const char *inc = key + 4;
-        if (!strcmp(inc, me)) continue;
-        kvEntry *e = NULL;
-        if (kvStore_Get(&e, cluster_owners(t->c), key) != NATS_OK) continue;
-        const char *v = kvEntry_ValueString(e);
+    for (int k = 0; k < n && !won; k++) {
+        inc_entry *e = &es[k];
+        const char *inc = e->key + 4, *v = e->value;
+        if (!strcmp(inc, me) || !v[0]) continue;
+        const char *by = !strncmp(v, "claimed:", 8) ? v + 8 : NULL;
         /* "fenced": the name's holder says that process let go (cluster.c). */
-        bool free_to_claim =
-            v && (!strcmp(v, CLUSTER_INC_FENCED) ||
-                  (!strcmp(v, "live") && !incarnation_alive(t, inc)) ||
-                  (!strncmp(v, "claimed:", 8) && strcmp(v + 8, me) != 0 &&
-                   !incarnation_alive(t, v + 8)));
-        char value[160];
-        snprintf(value, sizeof value, "claimed:%s", me);
-        uint64_t rev;
-        if (free_to_claim && kvStore_UpdateString(&rev, cluster_owners(t->c), key, value,
-                                                  kvEntry_Revision(e)) == NATS_OK) {
-            won = true;
-            *j = (job){.epoch = epoch, .claimed_ms = (int64_t)(uv_hrtime() / 1000000)};
-            snprintf(j->key, sizeof j->key, "%s", key);
-            snprintf(j->subject, sizeof j->subject, CLUSTER_RECORDS_SUBJECT "%s", inc);
-            srv_log(SRV_LOG_INFO, "cluster: claimed incarnation %s (%s)", inc, v);
-            superseded_forget(t, inc);
+        bool free_to_claim = !strcmp(v, CLUSTER_INC_FENCED) ||
+                             (!strcmp(v, "live") && !incarnation_alive(t, inc)) ||
+                             (by && strcmp(by, me) != 0 && !listed(es, n, by) &&
+                              !incarnation_alive(t, by));
+        if (!free_to_claim) continue;
+        *j = (job){.epoch = epoch, .claimed_ms = (int64_t)(uv_hrtime() / 1000000)};
+        if (!claim_member(t, j, e, value)) continue;
+        won = true;
+        /* Breadth first: what the root had claimed, then what those had. */
+        for (int at = 0; at < j->nmembers; at++) {
+            char claimed_by[160];
+            snprintf(claimed_by, sizeof claimed_by, "claimed:%s", j->m[at].key + 4);
+            for (int i = 0; i < n; i++)
+                if (!es[i].member && !strcmp(es[i].value, claimed_by) &&
+                    !claim_member(t, j, &es[i], value) && j->nmembers == JOB_MEMBERS_MAX)
+                    srv_log(SRV_LOG_WARN,
+                            "cluster: %s goes alone: more than %d incarnations in one "
+                            "takeover",
+                            es[i].key + 4, JOB_MEMBERS_MAX);
         }
-        kvEntry_Destroy(e);
     }
+    free(es);
     kvKeysList_Destroy(&keys);
     return won;
 }
 
-/* The old incarnation is now this node's: its records go, then its entry.
- * False if either failed (tried again at the next beat: an entry left behind
- * would have its games, which may have ended here since, rebuilt again by
- * whoever claims it after this node's death). */
-static bool clean_up(takeover *t, const job *j) {
-    jsOptions o;
-    jsOptions_Init(&o);
-    o.Stream.Purge.Subject = j->subject;
+/* Deletes an entry of the registry if it is still at revision rev (KV's
+ * delete: a marker message, expecting the key's last one to be rev). */
+static int delete_at(takeover *t, const char *key, uint64_t rev) {
+    char subject[192];
+    snprintf(subject, sizeof subject, "$KV." CLUSTER_OWNERS_BUCKET ".%s", key);
+    natsMsg *m = NULL;
+    jsPubAck *ack = NULL;
     jsErrCode jerr = 0;
-    if (js_PurgeStream(cluster_js(t->c), CLUSTER_RECORDS_STREAM, &o, &jerr) != NATS_OK) {
-        srv_log(SRV_LOG_WARN, "cluster: could not purge %s; again", j->subject);
-        return false;
-    }
-    if (kvStore_Delete(cluster_owners(t->c), j->key) != NATS_OK) {
-        srv_log(SRV_LOG_WARN, "cluster: could not delete %s; again", j->key);
-        return false;
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = PUBLISH_WAIT_MS;
+    po.ExpectLastSubjectSeq = rev;
+    natsStatus s = natsMsg_Create(&m, subject, NULL, NULL, 0);
+    if (s == NATS_OK) s = natsMsgHeader_Set(m, "KV-Operation", "DEL");
+    if (s == NATS_OK) s = js_PublishMsg(&ack, cluster_js(t->c), m, &po, &jerr);
+    jsPubAck_Destroy(ack);
+    natsMsg_Destroy(m);
+    return s == NATS_OK ? 0 : -1;
+}
+
+/* The old incarnations are now this node's: their records go, then their
+ * entries (each only while it still says this node claimed it), the root's
+ * last. False if any failed (tried again at the next beat: an entry left
+ * behind would have its games, which may have ended here since, rebuilt
+ * again by whoever claims it after this node's death). */
+static bool clean_up(takeover *t, const job *j) {
+    char value[160];
+    snprintf(value, sizeof value, "claimed:%s.%" PRIu64, cluster_name(t->c), j->epoch);
+    for (int k = j->nmembers - 1; k >= 0; k--) {
+        const job_member *m = &j->m[k];
+        kvEntry *e = NULL;
+        natsStatus s = kvStore_Get(&e, cluster_owners(t->c), m->key);
+        /* Gone: an earlier try deleted it (its records went before it). */
+        if (s == NATS_NOT_FOUND) continue;
+        bool ours = s == NATS_OK && kvEntry_ValueString(e) &&
+                    !strcmp(kvEntry_ValueString(e), value);
+        uint64_t rev = s == NATS_OK ? kvEntry_Revision(e) : 0;
+        kvEntry_Destroy(e);
+        if (s != NATS_OK) {
+            srv_log(SRV_LOG_WARN, "cluster: could not read %s; again", m->key);
+            return false;
+        }
+        if (!ours) { /* not expected: its records are whoever's it names */
+            srv_log(SRV_LOG_WARN, "cluster: %s is not this node's claim any more; left",
+                    m->key);
+            continue;
+        }
+        jsOptions o;
+        jsOptions_Init(&o);
+        o.Stream.Purge.Subject = m->subject;
+        jsErrCode jerr = 0;
+        if (js_PurgeStream(cluster_js(t->c), CLUSTER_RECORDS_STREAM, &o, &jerr) !=
+            NATS_OK) {
+            srv_log(SRV_LOG_WARN, "cluster: could not purge %s; again", m->subject);
+            return false;
+        }
+        if (delete_at(t, m->key, rev) < 0) {
+            srv_log(SRV_LOG_WARN, "cluster: could not delete %s; again", m->key);
+            return false;
+        }
     }
     return true;
 }
@@ -551,7 +677,9 @@ static void beat_step(takeover *t, bool settled) {
     /* Not while stopping: the connection is about to close. */
     purge_directory(t);
     if (j.state == JOB_ADOPTED) {
-        if (!clean_up(t, &j)) { /* again at the next beat */
+        int64_t now = (int64_t)(uv_hrtime() / 1000000);
+        bool paused = t->test_pause_ms && now - j.adopted_ms < t->test_pause_ms;
+        if (paused || !clean_up(t, &j)) { /* again at the next beat */
             uv_mutex_lock(&t->lock);
             if (t->job.state == JOB_NONE && cluster_epoch(t->c) == j.epoch) t->job = j;
             uv_mutex_unlock(&t->lock);
@@ -559,25 +687,29 @@ static void beat_step(takeover *t, bool settled) {
         return;
     }
     if (j.state == JOB_NONE) {
-        if (!settled || !claim_one(t, &j)) return;
+        if (!settled || !claim_group(t, &j)) return;
     } else if (j.state != JOB_CLAIMED || cluster_epoch(t->c) != j.epoch) {
         return; /* the loop's turn, or a claim that died with its incarnation */
     }
-    /* Claimed: nobody else reads it while this incarnation lives. A failed
-     * read keeps the claim, and is tried again at the next beat. */
+    /* Claimed: nobody else reads them while this incarnation lives. A
+     * failed read keeps the claim, and all are read again at the next beat. */
     char me[128];
     snprintf(me, sizeof me, "%s.%" PRIu64, cluster_name(t->c), j.epoch);
-    uint64_t marker = 0;
-    if (put_claim_marker(t, j.subject, me, &marker) < 0 ||
-        read_records(t, j.subject, marker, &j.records, &j.len) < 0) {
-        srv_log(SRV_LOG_WARN, "cluster: reading %s failed; again", j.subject);
-        j.state = JOB_CLAIMED;
-    } else {
-        j.state = JOB_READY;
+    j.state = JOB_READY;
+    for (int k = 0; k < j.nmembers; k++) {
+        job_member *m = &j.m[k];
+        uint64_t marker = 0;
+        if (put_claim_marker(t, m->subject, me, &marker) < 0 ||
+            read_records(t, m->subject, marker, &m->records, &m->len) < 0) {
+            srv_log(SRV_LOG_WARN, "cluster: reading %s failed; again", m->subject);
+            job_free_records(&j);
+            j.state = JOB_CLAIMED;
+            break;
+        }
     }
     uv_mutex_lock(&t->lock);
     if (t->stopping || t->job.state != JOB_NONE) {
-        free(j.records);
+        job_free_records(&j);
     } else {
         t->job = j;
         if (j.state == JOB_READY) uv_async_send(&t->async);
@@ -601,7 +733,91 @@ static void on_beat(void *ctx) {
 
 /* ---------------------------------------------------------------- loop --- */
 
-/* The claimed records become this node's games. */
+/* Commits (each game's, unique to it) seen in a job's earlier members. */
+typedef struct commit_set {
+    char (*v)[PROTO_COMMIT_TEXT];
+    size_t n, sorted, cap;
+} commit_set;
+
+static int commit_cmp(const void *a, const void *b) {
+    return strcmp(a, b);
+}
+
+static bool commit_seen(const commit_set *cs, const char *commit) {
+    return cs->sorted &&
+           bsearch(commit, cs->v, cs->sorted, sizeof cs->v[0], commit_cmp) != NULL;
+}
+
+/* Adds commit (seen from the next member on; a failure to grow leaves it out,
+ * and the game's copy in a later member is then rebuilt as it was before). */
+static void commit_add(commit_set *cs, const char *commit) {
+    if (cs->n == cs->cap) {
+        size_t ncap = cs->cap ? cs->cap * 2 : 64;
+        void *p = realloc(cs->v, ncap * sizeof cs->v[0]);
+        if (!p) return;
+        cs->v = p;
+        cs->cap = ncap;
+    }
+    snprintf(cs->v[cs->n++], sizeof cs->v[0], "%s", commit);
+}
+
+/* A member is done: its commits are seen from the next one on. */
+static void commit_seal(commit_set *cs) {
+    if (cs->n) qsort(cs->v, cs->n, sizeof cs->v[0], commit_cmp);
+    cs->sorted = cs->n;
+}
+
+/* The commit of a finished game's line into out ("" if it has none). */
+static void line_commit(const char *line, size_t len, char out[PROTO_COMMIT_TEXT]) {
+    out[0] = '\0';
+    json_t *o = json_loadb(line, len, 0, NULL);
+    const char *c = json_string_value(json_object_get(o, "commit"));
+    if (c && strlen(c) < PROTO_COMMIT_TEXT) snprintf(out, PROTO_COMMIT_TEXT, "%s", c);
+    json_decref(o);
+}
+
+/* One member's records become this node's games, but for the games an
+ * earlier member had (running or finished): those are older copies. Returns
+ * how many running games were rebuilt. */
+static size_t adopt_member(takeover *t, const job_member *m, commit_set *cs,
+                           size_t *skipped) {
+    jrn_recovery rec = {.next_game = 1, .started_ns = uv_hrtime()};
+    jread_line *done = NULL;
+    size_t ndone = 0;
+    jread_records(m->records ? m->records : "", m->len, &rec, &done, &ndone);
+    /* Its finished games are this node's history now (and in its records). */
+    for (size_t k = 0; k < ndone; k++) {
+        char commit[PROTO_COMMIT_TEXT];
+        line_commit(done[k].line, done[k].len, commit);
+        if (commit[0] && commit_seen(cs, commit)) {
+            (*skipped)++;
+            continue;
+        }
+        journal_adopt_finished(t->g->journal, done[k].line, done[k].len);
+        if (commit[0]) commit_add(cs, commit);
+    }
+    free(done);
+    /* Its running games, but for those seen (rec keeps its games to free). */
+    jrn_recovery fresh = rec;
+    fresh.games = malloc((rec.ngames ? rec.ngames : 1) * sizeof *fresh.games);
+    fresh.ngames = 0;
+    for (size_t k = 0; fresh.games && k < rec.ngames; k++) {
+        if (commit_seen(cs, rec.games[k].start.commit)) {
+            (*skipped)++;
+            continue;
+        }
+        fresh.games[fresh.ngames++] = rec.games[k];
+        commit_add(cs, rec.games[k].start.commit);
+    }
+    size_t n = fresh.games ? recover_adopt(t->g, &fresh) : recover_adopt(t->g, &rec);
+    free(fresh.games);
+    journal_recovery_free(&rec);
+    commit_seal(cs);
+    return n;
+}
+
+/* The claimed records become this node's games: the root's first, then the
+ * others' in the order claimed, each game once. */
 static void on_records(uv_async_t *a) {
     takeover *t = a->data;
     uv_mutex_lock(&t->lock);
@@ -610,32 +826,32 @@ static void on_records(uv_async_t *a) {
         return;
     }
     job j = t->job;
-    t->job.records = NULL;
+    for (int k = 0; k < t->job.nmembers; k++)
+        t->job.m[k].records = NULL;
     if (cluster_epoch(t->c) != j.epoch) { /* fenced since the claim */
         t->job = (job){0};
         uv_mutex_unlock(&t->lock);
-        free(j.records);
+        job_free_records(&j);
         return;
     }
     uv_mutex_unlock(&t->lock);
-    jrn_recovery rec = {.next_game = 1, .started_ns = uv_hrtime()};
-    jread_line *done = NULL;
-    size_t ndone = 0;
-    jread_records(j.records ? j.records : "", j.len, &rec, &done, &ndone);
-    /* Its finished games are this node's history now (and in its records). */
-    for (size_t k = 0; k < ndone; k++)
-        journal_adopt_finished(t->g->journal, done[k].line, done[k].len);
-    free(done);
-    size_t n = recover_adopt(t->g, &rec);
-    journal_recovery_free(&rec);
-    free(j.records);
-    t->takeovers++;
+    assert(j.nmembers >= 1);
+    commit_set cs = {0};
+    size_t n = 0, bytes = 0, skipped = 0;
+    for (int k = 0; k < j.nmembers; k++) {
+        n += adopt_member(t, &j.m[k], &cs, &skipped);
+        bytes += j.m[k].len;
+    }
+    free(cs.v);
+    job_free_records(&j);
+    t->takeovers += (uint64_t)j.nmembers;
     t->games += n;
-    const char *inc = j.key + 4;
     srv_log(SRV_LOG_INFO,
-            "cluster: took over incarnation %s: %zu running games from %zu bytes of "
-            "records, %.0f ms after the claim",
-            inc, n, j.len, (double)((int64_t)(uv_hrtime() / 1000000) - j.claimed_ms));
+            "cluster: took over incarnation %s (with %d it had claimed): %zu running "
+            "games from %zu bytes of records (%zu older copies left out), %.0f ms after "
+            "the claim",
+            j.m[0].key + 4, j.nmembers - 1, n, bytes, skipped,
+            (double)((int64_t)(uv_hrtime() / 1000000) - j.claimed_ms));
     uv_mutex_lock(&t->lock);
     t->job.state = JOB_ADOPTING;
     t->job.target = journal_appended_pos(t->g->journal);
@@ -658,7 +874,7 @@ static void on_check(uv_timer_t *h) {
             cluster_fence(t->c, epoch);
         }
         uv_mutex_lock(&t->lock);
-        free(t->job.records);
+        job_free_records(&t->job);
         t->job = (job){0};
         t->stopping = true;
         uv_mutex_unlock(&t->lock);
@@ -691,7 +907,7 @@ static void on_check(uv_timer_t *h) {
         journal_fence(t->g->journal);
         cluster_fence(t->c, epoch);
         uv_mutex_lock(&t->lock);
-        free(t->job.records);
+        job_free_records(&t->job);
         t->job = (job){0}; /* its claim dies with the incarnation */
         uv_mutex_unlock(&t->lock);
         return;
@@ -701,6 +917,7 @@ static void on_check(uv_timer_t *h) {
     if (t->job.state == JOB_ADOPTING &&
         journal_durable_pos(t->g->journal) >= t->job.target) {
         t->job.state = JOB_ADOPTED;
+        t->job.adopted_ms = (int64_t)(uv_hrtime() / 1000000);
         wake = true;
     }
     uv_mutex_unlock(&t->lock);
@@ -715,6 +932,8 @@ takeover *takeover_new(cluster *c) {
         return NULL;
     }
     t->c = c;
+    const char *pause = getenv(TEST_PAUSE_ENV);
+    if (pause) t->test_pause_ms = strtoll(pause, NULL, 10);
     return t;
 }
 
@@ -751,7 +970,7 @@ void takeover_stop(takeover *t) {
 
 void takeover_free(takeover *t) {
     if (!t) return;
-    free(t->job.records);
+    job_free_records(&t->job);
     uv_mutex_destroy(&t->lock);
     free(t);
 }

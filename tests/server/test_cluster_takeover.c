@@ -449,6 +449,184 @@ static void test_dead_claimer(void **state) {
     assert_int_equal(run_replay(jb), 0);
 }
 
+/* Every game's verdicts across the journals at paths: finished-game records
+ * grouped by `commit` (unique per game), each distinct record one verdict (a
+ * copy adopted by another node is the same line). Returns the most verdicts
+ * any game has; *games gets how many games have one or more. */
+static int verdicts_per_game(const char *const *paths, int n, int *games) {
+    enum { MAX = 256 };
+    struct {
+        char commit[72];
+        char *line;
+    } seen[MAX];
+    int nseen = 0;
+    for (int k = 0; k < n; k++) {
+        if (access(paths[k], R_OK) != 0) continue;
+        char *data = harness_read_file(paths[k], NULL);
+        for (char *line = data; line && *line;) {
+            char *nl = strchr(line, '\n');
+            if (nl) *nl = '\0';
+            json_t *o =
+                strncmp(line, "{\"j\":\"game\"", 11) ? NULL : json_loads(line, 0, NULL);
+            const char *commit = json_string_value(json_object_get(o, "commit"));
+            if (commit) {
+                bool known = false;
+                for (int i = 0; i < nseen && !known; i++)
+                    known =
+                        !strcmp(seen[i].commit, commit) && !strcmp(seen[i].line, line);
+                assert_true(nseen < MAX);
+                if (!known) {
+                    snprintf(seen[nseen].commit, sizeof seen[0].commit, "%s", commit);
+                    seen[nseen++].line = strdup(line);
+                }
+            }
+            json_decref(o);
+            line = nl ? nl + 1 : NULL;
+        }
+        free(data);
+    }
+    int most = 0;
+    *games = 0;
+    for (int i = 0; i < nseen; i++) {
+        int same = 0, first = i;
+        for (int k = 0; k < nseen; k++)
+            if (!strcmp(seen[k].commit, seen[i].commit)) {
+                same++;
+                if (k < first) first = k;
+            }
+        if (first == i) (*games)++;
+        if (same > most) most = same;
+    }
+    for (int i = 0; i < nseen; i++)
+        free(seen[i].line);
+    return most;
+}
+
+/* A resume of token on a fresh connection to s: true if it was given a seat
+ * in room `code` (the player then leaves, which ends a race of two), false
+ * if it was refused. */
+static bool resume_and_leave(th_server *s, const char *token, const char *code) {
+    client *c = client_connect(s);
+    client_send(c, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
+    for (;;) {
+        json_t *m = client_next(c, WAIT);
+        const char *type = jstr(m, "type");
+        if (!strcmp(type, "error")) {
+            client_close(c);
+            return false;
+        }
+        if (!strcmp(type, "start")) {
+            assert_string_equal(jstr(m, "room"), code);
+            client_send(c, "{\"type\":\"leave\"}");
+            while (strcmp(jstr(client_next(c, WAIT), "type"), "end") != 0)
+                continue; /* the race ended (a second time) */
+            client_close(c);
+            return true;
+        }
+    }
+}
+
+/* The registry entry of node's incarnation and its value; false if none. */
+static bool owners_value(owners *o, const char *name, char *value, size_t n) {
+    char key[128];
+    if (!owners_key(o, name, key, sizeof key)) return false;
+    kvEntry *e = NULL;
+    if (kvStore_Get(&e, o->kv, key) != NATS_OK) return false;
+    snprintf(value, n, "%s", kvEntry_ValueString(e));
+    kvEntry_Destroy(e);
+    return true;
+}
+
+/* A taker dies after rebuilding an incarnation's races but before its
+ * clean-up (the test-only pause holds it there): the dead incarnation's entry
+ * still says "claimed:<taker>". The next node takes both over as one: a race
+ * that ended on the taker stays ended (one verdict), a race that went on
+ * there goes on from the taker's boards (not the older ones of the first
+ * incarnation's records), and ends once. */
+static void test_dead_taker_group(void **state) {
+    (void)state;
+    const char *dir = harness_temp_dir("takeover-group");
+    const char *ja = journal_of(dir, "a"), *jb = journal_of(dir, "b"),
+               *jc = journal_of(dir, "c");
+    th_server *a = node("a", ja);
+    setenv("RACE2048_TEST_TAKEOVER_PAUSE_MS", "600000", 1);
+    th_server *b = node("b", jb);
+    unsetenv("RACE2048_TEST_TAKEOVER_PAUSE_MS");
+    natsd_wait_metric(a, "race2048_cluster_nodes", 2, 10000);
+    natsd_wait_metric(b, "race2048_cluster_nodes", 2, 10000);
+
+    /* Two races on a: `ended` will end on the taker b, `going` go on there. */
+    client *e[2], *g[2];
+    json_t *elast[2], *glast[2];
+    char ended[16], going[16], etok[2][64];
+    snprintf(ended, sizeof ended, "%s", race_with_moves(a, e, elast));
+    snprintf(going, sizeof going, "%s", race_with_moves(a, g, glast));
+    for (int i = 0; i < 2; i++)
+        snprintf(etok[i], sizeof etok[i], "%s", client_token(e[i]));
+    wait_replicated(a);
+    server_kill(a);
+    wait_taken_over(b, 2, TAKEOVER_MS);
+
+    /* On b: `ended` ends (its verdict is b's), `going` moves on. */
+    client *q[2];
+    for (int i = 0; i < 2; i++)
+        resume_on(b, &q[i], etok[i]);
+    client_send(q[0], "{\"type\":\"leave\"}");
+    client_expect_skip(q[1], "end", "state player", WAIT);
+    client_sync(q[1]);
+    client *r[2];
+    for (int i = 0; i < 2; i++)
+        resume_on(b, &r[i], client_token(g[i]));
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 2; i++)
+            glast[i] = client_move_any(r[i]);
+    client_skipped(r[0]);
+    client_skipped(r[1]);
+    wait_replicated(b);
+
+    /* b is held before its clean-up: a's entry still names it. */
+    owners o;
+    owners_open(&o);
+    char value[160];
+    assert_true(owners_value(&o, "a", value, sizeof value));
+    assert_true(!strncmp(value, "claimed:b.", 10));
+    server_kill(b);
+
+    th_server *c = node("c", jc);
+    wait_taken_over(c, 1, 30000);
+    /* Done once both entries are gone. */
+    int64_t deadline = harness_now_ms() + harness_ms(30000);
+    char key[128];
+    while (owners_key(&o, "a", key, sizeof key) || owners_key(&o, "b", key, sizeof key)) {
+        assert_true(harness_remaining(deadline) > 0);
+        poll(NULL, 0, 100);
+    }
+    owners_close(&o);
+    long long rebuilt = natsd_metric(c, "race2048_cluster_games_taken_over_total");
+
+    /* `ended` has no seat to resume on c (a second copy would, and would end
+     * a second time once its player leaves). */
+    bool reseated = resume_and_leave(c, etok[0], ended);
+    /* `going` goes on from b's boards and ends once. */
+    go_on(c, g, glast, going);
+    assert_int_equal(server_stop(c), 0);
+
+    const char *paths[] = {ja, jb, jc};
+    int games = 0;
+    int most = verdicts_per_game(paths, 3, &games);
+    print_message("dead taker: %lld running games rebuilt by the third node, ended race "
+                  "reseated: %s; verdicts: %d games, at most %d verdicts per game "
+                  "(`%s`: %d, `%s`: %d)\n",
+                  rebuilt, reseated ? "yes" : "no", games, most, ended,
+                  verdicts(paths, 3, ended), going, verdicts(paths, 3, going));
+    assert_false(reseated);
+    assert_int_equal(rebuilt, 1);
+    assert_int_equal(games, 2);
+    assert_int_equal(most, 1);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(run_replay(paths[k]), 0);
+}
+
 /* A node started again without a journal never hands out an id it handed out
  * before: each start (incarnation) has a range of its own. */
 static void test_ids_across_starts(void **state) {
@@ -472,6 +650,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_sigterm_owner, natsd_setup, natsd_teardown),
         cmocka_unit_test_setup_teardown(test_nats_gone, natsd_setup, natsd_teardown),
         cmocka_unit_test_setup_teardown(test_dead_claimer, natsd_setup, natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_dead_taker_group, natsd_setup,
+                                        natsd_teardown),
         cmocka_unit_test_setup_teardown(test_stop_while_cut_off, natsd_setup,
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_ids_across_starts, natsd_setup,
