@@ -80,6 +80,13 @@ static void check_request(const proto_request *req) {
         CHECK(req->limit >= 1 && req->limit <= 100);
         break;
     case PROTO_REQ_REPLAY:
+    case PROTO_REQ_REGISTER:
+        break;
+    case PROTO_REQ_LEADERBOARD:
+        CHECK(req->limit >= 1 && req->limit <= 100);
+        break;
+    case PROTO_REQ_PROFILE:
+        CHECK(proto_valid_name(req->name));
         break;
     default:
         CHECK(0);
