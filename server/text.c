@@ -1105,6 +1105,14 @@ static void show_in_lobby(conn *c, proto_cmd_type type) {
     }
 }
 
+/* The account screen goes, wiped first: it may hold a key. */
+static void forget_account_screen(text_session *s) {
+    if (!s->account_screen) return;
+    memset(s->account_screen, 0, strlen(s->account_screen));
+    free(s->account_screen);
+    s->account_screen = NULL;
+}
+
 /* logout: a guest again, under a guest's name (an account's name is the
  * account's alone). */
 static void logout(conn *c) {
@@ -1139,8 +1147,7 @@ static void profile(conn *c, const proto_command *cmd) {
 static void run_command(conn *c, const char *line, size_t len) {
     text_session *s = c->text;
     s->status[0] = '\0';
-    free(s->account_screen); /* a key is shown once */
-    s->account_screen = NULL;
+    forget_account_screen(s); /* a key is shown once */
     s->logging_out = false;
     s->named = false;
     s->show_help = false;
@@ -1840,7 +1847,7 @@ static void on_account(text_session *s, const srv_msg *m) {
     char *screen = b.failed || !b.len ? NULL : proto_buf_take(&b, &len);
     proto_buf_free(&b);
     if (!screen) return;
-    free(s->account_screen);
+    forget_account_screen(s);
     s->account_screen = screen;
     s->has_end = false;
 }
@@ -1962,7 +1969,7 @@ void text_free(conn *c) {
         text_replay_free(c->text->replay);
         free(c->text->history);
         free(c->text->end);
-        free(c->text->account_screen);
+        forget_account_screen(c->text);
         srv_view_unref(c->text->view);
     }
     free(c->text);
