@@ -124,26 +124,32 @@ static void test_register_shows_the_key_once(void **state) {
     assert_int_equal(screens_with(&f->nc, after, key), 0);
 }
 
-/* login NAME KEY on another connection: logged in with the rating shown;
- * a wrong key and a guest's use of the name are one readable line each;
- * logout makes a guest again. */
-static void test_login_bad_key_name_taken_and_logout(void **state) {
+/* name NAME then register on c; the key shown is written to key. */
+static void register_as(fixture *f, tt_client *c, const char *name, char key[33]) {
+    char line[32];
+    snprintf(line, sizeof line, "name %s", name);
+    type_nc(c, line);
+    size_t mark = c->len;
+    type_nc(c, "register");
+    wait_screen(f, c, mark, "Next time, type this to log in:");
+    key_of(f->screen, name, key);
+}
+
+/* login NAME KEY on another connection: logged in, the rating beside the name;
+ * a guest's use of the name and a wrong key are one readable line each. */
+static void test_login(void **state) {
     fixture *f = *state;
     greet_netcat(f, &f->nc);
-    type_nc(&f->nc, "name Bea");
-    size_t mark = f->nc.len;
-    type_nc(&f->nc, "register");
-    wait_screen(f, &f->nc, mark, "Next time, type this to log in:");
     char key[33], line[64];
-    key_of(f->screen, "Bea", key);
+    register_as(f, &f->nc, "Bea", key);
     tt_client other = {.fd = -1};
     greet_netcat(f, &other);
-    mark = other.len;
+    size_t mark = other.len;
     type_nc(&other, "name bea");
-    wait_screen(f, &other, mark, "belongs to an account");
+    wait_screen(f, &other, mark, "that name belongs to an account; log in with its key");
     mark = other.len;
     type_nc(&other, "login Bea 00000000000000000000000000000000");
-    wait_screen(f, &other, mark, "wrong key for that name");
+    wait_screen(f, &other, mark, "wrong key for that name (or no account has it)");
     mark = other.len;
     snprintf(line, sizeof line, "LOGIN bea %s", key);
     type_nc(&other, line);
@@ -152,31 +158,48 @@ static void test_login_bad_key_name_taken_and_logout(void **state) {
     mark = other.len;
     type_nc(&other, "rooms");
     wait_screen(f, &other, mark, "You are Bea (rating 1500).");
-    mark = other.len;
-    type_nc(&other, "logout");
-    wait_screen(f, &other, mark, "You logged out: you are player-");
-    mark = other.len;
-    type_nc(&other, "logout");
-    wait_screen(f, &other, mark, "You are not logged in");
     tt_close(&other);
 }
 
-/* top and profile: the board (empty: nobody has 10 races), one's own profile
- * without a name, another's by name, and player_not_found. */
-static void test_top_and_profile(void **state) {
+/* logout: a guest again under a guest's name; once more, it says so. */
+static void test_logout(void **state) {
+    fixture *f = *state;
+    greet_netcat(f, &f->nc);
+    char key[33];
+    register_as(f, &f->nc, "Dee", key);
+    size_t mark = f->nc.len;
+    type_nc(&f->nc, "logout");
+    wait_screen(f, &f->nc, mark, "You logged out: you are player-");
+    mark = f->nc.len;
+    type_nc(&f->nc, "profile");
+    wait_screen(f, &f->nc, mark, "profile takes a player's name (you are not logged in)");
+    mark = f->nc.len;
+    type_nc(&f->nc, "logout");
+    wait_screen(f, &f->nc, mark, "You are not logged in");
+}
+
+/* top: the rating board; nobody has 10 rated races yet. */
+static void test_top(void **state) {
+    fixture *f = *state;
+    greet_netcat(f, &f->nc);
+    char key[33];
+    register_as(f, &f->nc, "Cy", key);
+    size_t mark = f->nc.len;
+    type_nc(&f->nc, "top");
+    wait_screen(f, &f->nc, mark, "Best ratings (10 races or more):");
+    assert_non_null(strstr(f->screen, "nobody yet"));
+}
+
+/* profile: one's own without a name, another's by name (any case), and
+ * player_not_found as one line. */
+static void test_profile(void **state) {
     fixture *f = *state;
     greet_netcat(f, &f->nc);
     size_t mark = f->nc.len;
     type_nc(&f->nc, "profile");
     wait_screen(f, &f->nc, mark, "profile takes a player's name (you are not logged in)");
-    type_nc(&f->nc, "name Cy");
-    mark = f->nc.len;
-    type_nc(&f->nc, "register");
-    wait_screen(f, &f->nc, mark, "Next time, type this to log in:");
-    mark = f->nc.len;
-    type_nc(&f->nc, "top");
-    wait_screen(f, &f->nc, mark, "Best ratings (10 races or more):");
-    assert_non_null(strstr(f->screen, "nobody yet"));
+    char key[33];
+    register_as(f, &f->nc, "Cy", key);
     mark = f->nc.len;
     type_nc(&f->nc, "profile");
     wait_screen(f, &f->nc, mark, "Cy: rating 1500 (provisional)");
@@ -193,9 +216,10 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_register_shows_the_key_once, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_login_bad_key_name_taken_and_logout, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_top_and_profile, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_login, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_logout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_top, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_profile, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
