@@ -348,6 +348,34 @@ static proto_cmd_type parse_game(proto_command *cmd, const command_word *cw,
     return ok(cmd, cw->type);
 }
 
+/* profile [NAME]: a name, or none for one's own. */
+static proto_cmd_type parse_profile(proto_command *cmd, const command_word *cw,
+                                    const word *args, size_t nargs) {
+    if (nargs == 0) return ok(cmd, cw->type);
+    return parse_name(cmd, cw, args, nargs) == PROTO_CMD_ERROR
+               ? fail(cmd, "profile takes a player's name, or nothing for your own")
+               : cmd->type;
+}
+
+/* login NAME KEY: the key register showed, 32 hex digits. */
+static proto_cmd_type parse_login(proto_command *cmd, const command_word *cw,
+                                  const word *args, size_t nargs) {
+    static const char msg[] = "login takes your name and the key register gave you: "
+                              "login NAME KEY";
+    if (nargs != 2 || args[1].len != 32) return fail(cmd, msg);
+    if (parse_name(cmd, cw, args, 1) == PROTO_CMD_ERROR) return fail(cmd, msg);
+    for (size_t i = 0; i < args[1].len; i++) {
+        char c = lower(args[1].p[i]);
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+            memset(cmd->key, 0, sizeof cmd->key);
+            return fail(cmd, msg);
+        }
+        cmd->key[i] = c;
+    }
+    cmd->key[args[1].len] = '\0';
+    return ok(cmd, cw->type);
+}
+
 static proto_cmd_type parse_on_off(proto_command *cmd, const command_word *cw,
                                    const word *args, size_t nargs) {
     if (nargs == 1 && word_is(args[0], "on"))
@@ -365,6 +393,11 @@ static const command_word command_words[] = {
     {"exit", PROTO_CMD_QUIT, parse_bare},
     {"rematch", PROTO_CMD_REMATCH, parse_bare},
     {"history", PROTO_CMD_HISTORY, parse_bare},
+    {"register", PROTO_CMD_REGISTER, parse_bare},
+    {"logout", PROTO_CMD_LOGOUT, parse_bare},
+    {"top", PROTO_CMD_TOP, parse_bare},
+    {"profile", PROTO_CMD_PROFILE, parse_profile},
+    {"login", PROTO_CMD_LOGIN, parse_login},
     {"name", PROTO_CMD_NAME, parse_name},
     {"solo", PROTO_CMD_SOLO, parse_size},
     {"create", PROTO_CMD_CREATE, parse_create},
@@ -435,15 +468,15 @@ const char *proto_command_help(void) {
            "  quick [N]     race the next who ask (N 2-8)\r\n"
            "  create [N S T] a room: N players, S x S, to T\r\n"
            "  bot [LEVEL]   race a bot now, LEVEL 1-5\r\n"
-           "  join CODE     join a friend's room\r\n"
-           "  watch CODE    watch a room's race\r\n"
-           "  rooms         list the rooms\r\n"
+           "  join|watch CODE  race in or watch a room\r\n"
            "  leave         leave your game, room or queue\r\n"
            "  rematch       after a race: race them again\r\n"
            "  resume CODE   your seat back after a drop\r\n"
-           "  history       the games that ended lately\r\n"
-           "  replay ID     watch a finished game again\r\n"
-           "  color on|off  colours      quit  disconnect\r\n"
+           "  history       ended games; replay ID shows one\r\n"
+           "  register      keep your name: gives a key\r\n"
+           "  login NAME KEY  with that key   logout\r\n"
+           "  top           ratings   profile [NAME]\r\n"
+           "  rooms  list them    color on|off    quit\r\n"
            "Moves: w a s d, h j k l, up down left right or\r\n"
            "the arrows; a line of them (wasd) plays in turn.\r\n"
            "telnet, in a game: every key plays at once (h\r\n"

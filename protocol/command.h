@@ -14,27 +14,32 @@
 #define PROTO_CMD_MOVES_MAX 256
 
 typedef enum proto_cmd_type {
-    PROTO_CMD_EMPTY,   /* nothing but whitespace: do nothing */
-    PROTO_CMD_ERROR,   /* not understood: send error (a human message) */
-    PROTO_CMD_MOVES,   /* moves[0..n_moves) in order */
-    PROTO_CMD_HELP,    /* help */
-    PROTO_CMD_NAME,    /* name NAME */
-    PROTO_CMD_SOLO,    /* solo [SIZE]: number is the size, 0 if absent */
-    PROTO_CMD_CREATE,  /* create [PLAYERS [SIZE [TARGET]]]: number is the players,
-                          size and target the board; 0 if absent */
-    PROTO_CMD_JOIN,    /* join CODE */
-    PROTO_CMD_QUICK,   /* quick [PLAYERS]: number is the players, 0 if absent */
-    PROTO_CMD_BOT,     /* bot [LEVEL]: a race against one bot; number is the level, 0 if
-                          absent */
-    PROTO_CMD_WATCH,   /* watch CODE */
-    PROTO_CMD_ROOMS,   /* rooms */
-    PROTO_CMD_LEAVE,   /* leave */
-    PROTO_CMD_QUIT,    /* quit, exit */
-    PROTO_CMD_COLOR,   /* color on|off (also colour): on says which */
-    PROTO_CMD_REMATCH, /* rematch */
-    PROTO_CMD_RESUME,  /* resume CODE (code set) or resume TOKEN (token set) */
-    PROTO_CMD_HISTORY, /* history: the recently finished games */
-    PROTO_CMD_REPLAY,  /* replay ID: play a recorded game back (game set) */
+    PROTO_CMD_EMPTY,    /* nothing but whitespace: do nothing */
+    PROTO_CMD_ERROR,    /* not understood: send error (a human message) */
+    PROTO_CMD_MOVES,    /* moves[0..n_moves) in order */
+    PROTO_CMD_HELP,     /* help */
+    PROTO_CMD_NAME,     /* name NAME */
+    PROTO_CMD_SOLO,     /* solo [SIZE]: number is the size, 0 if absent */
+    PROTO_CMD_CREATE,   /* create [PLAYERS [SIZE [TARGET]]]: number is the players,
+                           size and target the board; 0 if absent */
+    PROTO_CMD_JOIN,     /* join CODE */
+    PROTO_CMD_QUICK,    /* quick [PLAYERS]: number is the players, 0 if absent */
+    PROTO_CMD_BOT,      /* bot [LEVEL]: a race against one bot; number is the level, 0 if
+                           absent */
+    PROTO_CMD_WATCH,    /* watch CODE */
+    PROTO_CMD_ROOMS,    /* rooms */
+    PROTO_CMD_LEAVE,    /* leave */
+    PROTO_CMD_QUIT,     /* quit, exit */
+    PROTO_CMD_COLOR,    /* color on|off (also colour): on says which */
+    PROTO_CMD_REMATCH,  /* rematch */
+    PROTO_CMD_RESUME,   /* resume CODE (code set) or resume TOKEN (token set) */
+    PROTO_CMD_HISTORY,  /* history: the recently finished games */
+    PROTO_CMD_REPLAY,   /* replay ID: play a recorded game back (game set) */
+    PROTO_CMD_REGISTER, /* register: the current name becomes an account */
+    PROTO_CMD_LOGIN,    /* login NAME KEY: name and key set */
+    PROTO_CMD_LOGOUT,   /* logout: a guest again */
+    PROTO_CMD_TOP,      /* top: the rating leaderboard */
+    PROTO_CMD_PROFILE,  /* profile [NAME]: name set, "" for one's own */
 } proto_cmd_type;
 
 /* A human's resume code: PROTO_RESUME_CODE_LEN (message.h) characters of
@@ -53,6 +58,7 @@ typedef struct proto_command {
     char room[PROTO_ROOM_MAX + 1]; /* join, watch: upper-cased */
     char code[PROTO_RESUME_CODE_LEN + 1]; /* resume: the code, normalised */
     char token[PROTO_TOKEN_MAX + 1];      /* resume: a token (hex), as typed */
+    char key[PROTO_KEY_MAX + 1];          /* login: the account key, lower-cased */
     uint64_t game;                        /* replay: the game id */
     size_t n_moves;                       /* moves: how many, 1..PROTO_CMD_MOVES_MAX */
     uint8_t moves[PROTO_CMD_MOVES_MAX];   /* moves: eng_dir values, in order */

@@ -883,3 +883,49 @@ int proto_status_parse(const char *name, proto_status *out) {
     }
     return -1;
 }
+
+/* ------------------------------------------------------------- accounts --- */
+
+int proto_render_registered(proto_buf *b, const char *name, const char *key) {
+    proto_render_linef(b, "The name %s is yours now. Your key, shown", name);
+    proto_render_linef(b, "only this once (write it down):");
+    proto_render_linef(b, "  %s", key);
+    proto_render_linef(b, "Next time, type this to log in:");
+    proto_render_linef(b, "  login %s %s", name, key);
+    return b->failed ? -1 : 0;
+}
+
+int proto_render_leaderboard(proto_buf *b, const proto_board_row *rows, int n) {
+    proto_render_linef(b, "Best ratings (10 races or more):");
+    if (n == 0) proto_render_linef(b, "  nobody yet: rated races are quick ones");
+    for (int i = 0; i < n; i++)
+        proto_render_linef(b, "  %3llu. %-16s %5d  %u races",
+                           (unsigned long long)rows[i].rank, rows[i].name, rows[i].rating,
+                           rows[i].games);
+    return b->failed ? -1 : 0;
+}
+
+int proto_render_profile(proto_buf *b, const proto_profile *p) {
+    proto_render_linef(b, "%s: rating %d%s", p->name, p->rating.rating,
+                       p->rating.provisional ? " (provisional)" : "");
+    proto_render_linef(b, "  %u rated races, %u won", p->races, p->wins);
+    if (p->nchart > 0) {
+        /* The newest values that fit one line, oldest first. */
+        int from = p->nchart > 8 ? p->nchart - 8 : 0;
+        proto_buf_puts(b, "  rating after each race:");
+        for (int i = from; i < p->nchart; i++)
+            proto_buf_printf(b, " %d", (int)p->chart[i]);
+        proto_buf_puts(b, "\r\n");
+    }
+    for (int i = 0; i < p->nbest; i++)
+        proto_render_linef(b, "  best %dx%d: %llu (tile %u), game %llu", p->best[i].size,
+                           p->best[i].size, (unsigned long long)p->best[i].score,
+                           p->best[i].max_tile, (unsigned long long)p->best[i].game);
+    if (p->nrecent > 0) {
+        proto_buf_puts(b, "  recent games (replay ID):");
+        for (int i = 0; i < p->nrecent && i < 5; i++)
+            proto_buf_printf(b, " %llu", (unsigned long long)p->recent[i]);
+        proto_buf_puts(b, "\r\n");
+    }
+    return b->failed ? -1 : 0;
+}

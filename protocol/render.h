@@ -176,4 +176,17 @@ proto_status proto_replay_status(const eng_board *board, uint64_t target, size_t
  * 0, or -1 (out untouched) for anything else, NULL included. */
 int proto_status_parse(const char *name, proto_status *out);
 
+/* Accounts in text mode (lines end in CRLF, none wider than 50 columns but
+ * for long game ids). Each returns 0, or -1 if memory ran out. */
+
+/* `registered`: the key, this once, and the line to type next time. */
+int proto_render_registered(proto_buf *b, const char *name, const char *key);
+
+/* The rating leaderboard: rank, name, rating and races, one row a line. */
+int proto_render_leaderboard(proto_buf *b, const proto_board_row *rows, int n);
+
+/* A `profile`: rating, races and wins, the rating's last values as a line of
+ * numbers, and the recent games (as `replay ID` takes them). */
+int proto_render_profile(proto_buf *b, const proto_profile *p);
+
 #endif

@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
+#include "accounts.h"
+
 #include "command.h"
 #include "journal.h"
 #include "lobby.h"
@@ -60,8 +64,12 @@ typedef struct text_session {
     size_t line_len;
     char status[192]; /* what just happened, shown under the boards */
     bool show_help;   /* the lobby shows the whole command list */
+    /* The lobby shows an account screen (register's key, top, profile), made
+     * from the reply; freed at the next command, so a key is shown once. */
+    char *account_screen;
     bool named;       /* the status says the new name: the lobby need not */
     bool resuming;    /* a resume was asked: its `start` keeps the status */
+    bool logging_out; /* logout was asked: its `welcome` says so */
     /* The room it is in or watches, as the last message about it showed it
      * (a reference); NULL in the lobby. Text mode reads no room. */
     srv_view *view;
@@ -226,6 +234,9 @@ static const char *typed(const conn *c) {
 
 /* -------------------------------------------------------------- screens --- */
 
+/* Rows of `top`: with the title, a heading and the status, 24 rows. */
+#define TEXT_TOP_ROWS 15
+
 static const char *title = "race2048 - race your friends at 2048";
 
 static int term_cols(const text_session *s) {
@@ -299,8 +310,12 @@ static void lobby_situation(conn *c, proto_buf *b, int cols) {
     text_session *s = c->text;
     srv_player *p = c->player;
     if (p && !s->named) {
-        char line[64];
-        snprintf(line, sizeof line, "You are %s.", p->name);
+        char line[80];
+        if (p->account)
+            snprintf(line, sizeof line, "You are %s (rating %d).", p->name,
+                     acct_rating(p->account));
+        else
+            snprintf(line, sizeof line, "You are %s.", p->name);
         proto_render_wrapped(b, line, cols);
     }
     if (p && p->queued) {
@@ -361,7 +376,7 @@ static void draw_lobby(conn *c, proto_buf *b) {
     lobby_situation(c, &situation, cols);
     int n_title = proto_render_wrapped(NULL, title, cols);
     int n_situation = proto_render_count_lines(situation.data, situation.len);
-    bool asked = s->show_history || s->show_help;
+    bool asked = s->show_history || s->show_help || s->account_screen;
     /* Rows for what was asked: the rest but the blank lines around it. */
     int room_for = lines - n_title - n_situation - 2;
     if (s->show_history) {
@@ -383,6 +398,8 @@ static void draw_lobby(conn *c, proto_buf *b) {
         if (listed < 0) commands.failed = true;
     } else if (s->show_help) {
         proto_render_wrapped(&commands, proto_command_help(), cols);
+    } else if (s->account_screen) {
+        proto_render_wrapped(&commands, s->account_screen, cols);
     } else {
         lobby_command_list(&commands, cols);
     }
@@ -1021,6 +1038,20 @@ static bool request_of(const proto_command *cmd, proto_request *req) {
     case PROTO_CMD_REMATCH:
         req->type = PROTO_REQ_REMATCH;
         return true;
+    case PROTO_CMD_REGISTER:
+        req->type = PROTO_REQ_REGISTER;
+        return true;
+    case PROTO_CMD_LOGIN: /* hello with the key */
+        req->type = PROTO_REQ_HELLO;
+        memcpy(req->name, cmd->name, sizeof req->name);
+        req->has_key = true;
+        memcpy(req->key, cmd->key, sizeof req->key);
+        return true;
+    case PROTO_CMD_TOP: /* what fits a 24-row terminal with the title */
+        req->type = PROTO_REQ_LEADERBOARD;
+        req->board = PROTO_BOARD_RATING;
+        req->limit = TEXT_TOP_ROWS;
+        return true;
     default:
         return false;
     }
@@ -1074,9 +1105,50 @@ static void show_in_lobby(conn *c, proto_cmd_type type) {
     }
 }
 
+/* The account screen goes, wiped first: it may hold a key. */
+static void forget_account_screen(text_session *s) {
+    if (!s->account_screen) return;
+    memset(s->account_screen, 0, strlen(s->account_screen));
+    free(s->account_screen);
+    s->account_screen = NULL;
+}
+
+/* logout: a guest again, under a guest's name (an account's name is the
+ * account's alone). */
+static void logout(conn *c) {
+    srv_player *p = c->player;
+    if (!p || !p->account) {
+        set_status(c->text, "You are not logged in (register keeps a name).");
+        request_draw(c);
+        return;
+    }
+    proto_request req = {.type = PROTO_REQ_HELLO};
+    snprintf(req.name, sizeof req.name, "player-%llu", (unsigned long long)p->id);
+    c->text->logging_out = true;
+    request(c, &req);
+}
+
+/* profile [NAME]: without a name, one's own (an account's). */
+static void profile(conn *c, const proto_command *cmd) {
+    srv_player *p = c->player;
+    proto_request req = {.type = PROTO_REQ_PROFILE};
+    if (cmd->name[0])
+        memcpy(req.name, cmd->name, sizeof req.name);
+    else if (p && p->account)
+        snprintf(req.name, sizeof req.name, "%s", p->name);
+    else {
+        set_status(c->text, "profile takes a player's name (you are not logged in).");
+        request_draw(c);
+        return;
+    }
+    request(c, &req);
+}
+
 static void run_command(conn *c, const char *line, size_t len) {
     text_session *s = c->text;
     s->status[0] = '\0';
+    forget_account_screen(s); /* a key is shown once */
+    s->logging_out = false;
     s->named = false;
     s->show_help = false;
     s->show_history = false;
@@ -1089,8 +1161,19 @@ static void run_command(conn *c, const char *line, size_t len) {
     proto_command cmd;
     proto_request req;
     proto_command_parse(line, len, &cmd);
-    if (request_of(&cmd, &req)) {
+    bool made = request_of(&cmd, &req);
+    memset(cmd.key, 0, sizeof cmd.key); /* a login's key is not kept */
+    if (made) {
+        if (shown(s) && (cmd.type == PROTO_CMD_TOP || cmd.type == PROTO_CMD_REGISTER)) {
+            /* The board keeps the screen: these are for the lobby. */
+            memset(&req, 0, sizeof req);
+            snprintf(s->status, sizeof s->status,
+                     "That is for the lobby: type %sleave first.", typed(c));
+            request_draw(c);
+            return;
+        }
         request(c, &req);
+        memset(req.key, 0, sizeof req.key);
         return;
     }
     switch (cmd.type) {
@@ -1113,6 +1196,17 @@ static void run_command(conn *c, const char *line, size_t len) {
     case PROTO_CMD_REPLAY:
         start_replay(c, cmd.game);
         break;
+    case PROTO_CMD_LOGOUT:
+        logout(c);
+        return;
+    case PROTO_CMD_PROFILE:
+        if (shown(s)) {
+            snprintf(s->status, sizeof s->status,
+                     "That is for the lobby: type %sleave first.", typed(c));
+            break;
+        }
+        profile(c, &cmd);
+        return;
     case PROTO_CMD_COLOR:
         s->color = cmd.on ? PROTO_COLOR_256 : PROTO_COLOR_OFF;
         set_status(s, cmd.on ? "Colour is on." : "Colour is off.");
@@ -1688,6 +1782,76 @@ static void on_start(text_session *s, const srv_msg *m) {
     memcpy(s->resume_code, m->resume_code, sizeof s->resume_code);
 }
 
+/* The screen of a `registered`, `leaderboard` or `profile` reply (read back
+ * from its line, as any client reads it). */
+static void account_screen(proto_buf *b, json_t *j) {
+    const char *type = json_string_value(json_object_get(j, "type"));
+    const char *name = json_string_value(json_object_get(j, "name"));
+    if (!type) return;
+    if (!strcmp(type, "registered")) {
+        const char *key = json_string_value(json_object_get(j, "key"));
+        if (name && key) proto_render_registered(b, name, key);
+    } else if (!strcmp(type, "leaderboard")) {
+        json_t *rows = json_object_get(j, "rows");
+        proto_board_row row[TEXT_TOP_ROWS];
+        int n = 0;
+        size_t i;
+        json_t *r;
+        json_array_foreach(rows, i, r) {
+            if (n == TEXT_TOP_ROWS) break;
+            const char *rn = json_string_value(json_object_get(r, "name"));
+            if (!rn) continue;
+            row[n++] = (proto_board_row){
+                .rank = (uint64_t)json_integer_value(json_object_get(r, "rank")),
+                .name = rn,
+                .rating = (int)json_integer_value(json_object_get(r, "rating")),
+                .games = (uint32_t)json_integer_value(json_object_get(r, "games"))};
+        }
+        proto_render_leaderboard(b, row, n);
+    } else if (!strcmp(type, "profile") && name) {
+        json_t *r = json_object_get(j, "rating");
+        int32_t chart[32];
+        uint64_t recent[32];
+        int nchart = 0, nrecent = 0;
+        size_t i;
+        json_t *v;
+        json_array_foreach(json_object_get(j, "chart"), i, v) {
+            if (nchart < 32) chart[nchart++] = (int32_t)json_integer_value(v);
+        }
+        json_array_foreach(json_object_get(j, "recent"), i, v) {
+            if (nrecent < 32) recent[nrecent++] = (uint64_t)json_integer_value(v);
+        }
+        proto_profile p = {
+            .name = name,
+            .rating = {.rating = (int)json_integer_value(json_object_get(r, "rating")),
+                       .provisional = json_is_true(json_object_get(r, "provisional"))},
+            .races = (uint32_t)json_integer_value(json_object_get(j, "races")),
+            .wins = (uint32_t)json_integer_value(json_object_get(j, "wins")),
+            .recent = recent,
+            .nrecent = nrecent,
+            .chart = chart,
+            .nchart = nchart};
+        proto_render_profile(b, &p);
+    }
+}
+
+static void on_account(text_session *s, const srv_msg *m) {
+    if (!m->json) return;
+    json_t *j = json_loadb(m->json->data, m->json->len, 0, NULL);
+    if (!j) return;
+    proto_buf b;
+    proto_buf_init(&b);
+    account_screen(&b, j);
+    json_decref(j);
+    size_t len;
+    char *screen = b.failed || !b.len ? NULL : proto_buf_take(&b, &len);
+    proto_buf_free(&b);
+    if (!screen) return;
+    forget_account_screen(s);
+    s->account_screen = screen;
+    s->has_end = false;
+}
+
 void text_deliver(conn *c, const srv_msg *m) {
     if (!awake(c)) return;
     text_session *s = c->text;
@@ -1696,11 +1860,19 @@ void text_deliver(conn *c, const srv_msg *m) {
     if (m->view || m->type == SRV_MSG_END) srv_view_set(&s->view, m->view);
     switch (m->type) {
     case SRV_MSG_WELCOME:
-        if (c->player)
+        if (c->player && s->logging_out)
+            snprintf(s->status, sizeof s->status, "You logged out: you are %s, a guest.",
+                     c->player->name);
+        else if (c->player && c->player->account && !s->resuming)
+            snprintf(s->status, sizeof s->status,
+                     "You are now %s (rating %d): logged in.", c->player->name,
+                     acct_rating(c->player->account));
+        else if (c->player)
             snprintf(s->status, sizeof s->status,
                      s->resuming ? "Welcome back, %s: the seat is yours again."
                                  : "You are now %s.",
                      c->player->name);
+        s->logging_out = false;
         s->named = !s->resuming;
         break;
     case SRV_MSG_START:
@@ -1751,7 +1923,9 @@ void text_deliver(conn *c, const srv_msg *m) {
     case SRV_MSG_VIEW:
     case SRV_MSG_PONG:
     case SRV_MSG_BYE:
-    case SRV_MSG_ACCOUNT: /* accounts in text mode: not yet */
+        break;
+    case SRV_MSG_ACCOUNT:
+        on_account(s, m);
         break;
     case SRV_MSG_HISTORY:
         on_history(s, m);
@@ -1795,6 +1969,7 @@ void text_free(conn *c) {
         text_replay_free(c->text->replay);
         free(c->text->history);
         free(c->text->end);
+        forget_account_screen(c->text);
         srv_view_unref(c->text->view);
     }
     free(c->text);

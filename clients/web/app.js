@@ -14,6 +14,9 @@ const WASM_DIR = { left: 0, right: 1, up: 2, down: 3 };
 const app = {
   ws: null,
   name: localStorage.getItem('race2048.name') || '',
+  // The account this browser keeps ("Keep my name"): { name, key }, or null.
+  kept: readKept(),
+  account: null,  // logged in: { name, rating }, from welcome
   me: 0,          // our player id
   token: '',      // resume secret, from welcome
   view: 'name',
@@ -40,10 +43,46 @@ const app = {
 };
 const GRACE_MS = 30000; // the server's default grace period
 
+function readKept() {
+  try {
+    const k = JSON.parse(localStorage.getItem('race2048.account') || 'null');
+    return k && typeof k.name === 'string' && typeof k.key === 'string' ? k : null;
+  } catch (e) { return null; }
+}
+
+// The hello for a name: with the kept key when it is the kept account's name
+// (in any case), so that the page logs in by itself.
+function helloMsg(name) {
+  const k = app.kept;
+  return k && name.toLowerCase() === k.name.toLowerCase()
+    ? { type: 'hello', name, key: k.key } : { type: 'hello', name };
+}
+
+// The name in the lobby's heading, with the rating when logged in; the
+// account card's buttons.
+function drawAccount(name) {
+  const who = $('who');
+  who.textContent = '(' + name;
+  if (app.account) {
+    const r = document.createElement('span');
+    r.className = 'who-rating';
+    r.id = 'who-rating';
+    r.textContent = ', rating ' + app.account.rating;
+    who.appendChild(r);
+  }
+  who.append(')');
+  $('b-keep').hidden = !!app.account;
+  $('b-forget').hidden = !app.kept;
+  $('acct-note').textContent = app.account
+    ? 'This browser keeps the name ' + app.account.name + ' and logs in by itself; your rating is ' +
+      app.account.rating + '. Quick races of 4×4 are rated.'
+    : 'Keep this name: the server gives this browser a key, and your races count for a rating.';
+}
+
 function show(view) {
   if (view !== app.view) hideError();
   app.view = view;
-  for (const v of ['name', 'lobby', 'wait', 'game', 'end', 'replay'])
+  for (const v of ['name', 'lobby', 'wait', 'game', 'end', 'replay', 'board'])
     $('v-' + v).hidden = v !== view;
 }
 
@@ -383,7 +422,7 @@ function connect() {
         tvAgain();
       } else if (app.name) {
         app.named = true;
-        send({ type: 'hello', name: app.name });
+        send(helloMsg(app.name));
       } else if (app.named) {
         enterLobby(); // entered with the name the server gives
       } else {
@@ -428,7 +467,9 @@ function handle(m) {
     app.token = m.token;
     app.retries = 0;
     app.serverName = m.name;
-    $('who').textContent = '(' + m.name + ')';
+    // welcome's rating is the rating object; its integer is shown.
+    app.account = m.account ? { name: m.name, rating: (m.rating && m.rating.rating) || 1500 } : null;
+    drawAccount(m.name);
     if (app.wantResume) {
       setConn('Reconnected: your game goes on');
       app.wantResume = false;
@@ -477,6 +518,9 @@ function handle(m) {
     drawHistory(m.games);
     break;
   case 'replay': startReplay(m); break;
+  case 'registered': onRegistered(m); break;
+  case 'leaderboard': drawTop(m.rows || []); break;
+  case 'profile': drawProfile(m); break;
   case 'bye': setConn('The server is stopping.', true); break;
   case 'error': onError(m); break;
   default: break;
@@ -488,7 +532,14 @@ function onError(m) {
     app.wantResume = false;
     app.game = null;
     setConn('Your game ended while you were away.', true);
-    if (app.name) send({ type: 'hello', name: app.name });
+    if (app.name) send(helloMsg(app.name));
+    return;
+  }
+  if (m.code === 'bad_key' && app.kept) { // the kept key is no longer good here
+    forget();
+    showError('This browser\'s key for ' + app.name + ' was refused: it is forgotten. ' +
+              'Pick a name to play as a guest.');
+    show('name');
     return;
   }
   if (app.tv && app.tv.asked) { // that race ended or is full: another one
@@ -506,6 +557,113 @@ function onError(m) {
   app.pending = false;
   const text = m.message || m.code;
   showError(text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? '' : '.'));
+}
+
+// --------------------------------------------------------------- accounts ---
+
+// `registered`: the name is ours; the key is kept in this browser (and sent
+// nowhere else) so that the next visit logs in by itself.
+function onRegistered(m) {
+  app.kept = { name: m.name, key: m.key };
+  localStorage.setItem('race2048.account', JSON.stringify(app.kept));
+  app.name = m.name;
+  localStorage.setItem('race2048.name', m.name);
+  app.account = { name: m.name, rating: 1500 }; // every account starts at 1500
+  drawAccount(m.name);
+}
+
+function forget() {
+  app.kept = null;
+  app.account = null;
+  localStorage.removeItem('race2048.account');
+  localStorage.removeItem('race2048.name');
+}
+
+// The leaderboard view: the top 20, and the profile of a player.
+function openBoard(name) {
+  show('board');
+  send({ type: 'leaderboard', board: 'rating', limit: 20 });
+  $('profile').hidden = true;
+  if (name) send({ type: 'profile', name });
+}
+
+function drawTop(rows) {
+  const tb = $('top-rows');
+  tb.innerHTML = '';
+  if (!rows.length) {
+    const tr = document.createElement('tr');
+    const td = document.createElement('td');
+    td.colSpan = 4;
+    td.textContent = 'Nobody has 10 rated races yet.';
+    tr.appendChild(td);
+    tb.appendChild(tr);
+  }
+  for (const r of rows) {
+    const tr = document.createElement('tr');
+    for (const v of [r.rank, '', r.rating, r.games]) {
+      const td = document.createElement('td');
+      td.textContent = v;
+      tr.appendChild(td);
+    }
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'link';
+    b.textContent = r.name;
+    b.onclick = () => send({ type: 'profile', name: r.name });
+    tr.children[1].appendChild(b);
+    tb.appendChild(tr);
+  }
+}
+
+// The rating after each of the last races as a line in a 300x80 box.
+function drawChart(svg, values) {
+  svg.innerHTML = '';
+  if (!values.length) return;
+  if (values.length === 1) values = [values[0], values[0]]; // one race: a level line
+  const lo = Math.min(...values) - 10, hi = Math.max(...values) + 10;
+  const pts = values.map((v, i) => (i * 300 / (values.length - 1)).toFixed(1) + ',' +
+                                   (76 - (v - lo) * 72 / (hi - lo)).toFixed(1));
+  const line = document.createElementNS('http://www.w3.org/2000/svg', 'polyline');
+  line.setAttribute('points', pts.join(' '));
+  svg.appendChild(line);
+}
+
+function drawProfile(m) {
+  $('profile').hidden = false;
+  $('h-profile').textContent = m.name;
+  const r = m.rating || {};
+  $('p-rating').textContent = 'Rating ' + r.rating + (r.provisional ? ' (provisional)' : '');
+  $('p-counts').textContent = plural(m.races || 0, 'rated race') + ', ' + plural(m.wins || 0, 'win');
+  drawChart($('p-chart'), m.chart || []);
+  const ul = $('p-recent');
+  ul.innerHTML = '';
+  for (const id of m.recent || []) {
+    const li = document.createElement('li');
+    const a = document.createElement('a');
+    a.href = '/game/' + id;
+    a.textContent = 'Game ' + id;
+    li.appendChild(a);
+    ul.appendChild(li);
+  }
+  if (!(m.recent || []).length) ul.innerHTML = '<li class="empty"><span>No games yet.</span></li>';
+}
+
+// A rated race's `end`: every account's rating before and after.
+function drawRatings(ratings) {
+  const p = $('end-ratings');
+  p.innerHTML = '';
+  p.hidden = !ratings || !ratings.length;
+  for (const r of ratings || []) {
+    const d = r.after - r.before;
+    const span = document.createElement('span');
+    span.className = d > 0 ? 'up' : d < 0 ? 'down' : '';
+    span.textContent = (r.id === app.me ? 'Your rating' : r.name) + ': ' + r.before + ' → ' +
+      r.after + ' (' + (d > 0 ? '+' : '') + d + ')';
+    if (p.childNodes.length) p.append(' · ');
+    p.appendChild(span);
+    if (r.id === app.me && app.account) app.account.rating = r.after;
+  }
+  if (app.account) drawAccount(app.account.name);
 }
 
 // ------------------------------------------------------------------ lobby ---
@@ -860,7 +1018,7 @@ function enterWith(el, msg) {
   if (name) {
     app.name = name;
     localStorage.setItem('race2048.name', name);
-    send({ type: 'hello', name });
+    send(helloMsg(name));
   }
   act(el, msg);
 }
@@ -1021,6 +1179,7 @@ function onEnd(m) {
   else if (m.reason === 'forfeit' && mine && mine.status === 'left') text = 'You left the race: ' + winner.name + ' won.';
   else text = (winner.id === app.me ? 'You won' : winner.name + ' won') + ': ' + (reasons[m.reason] || m.reason) + '.';
   $('end-reason').textContent = text;
+  drawRatings(m.ratings);
   const tb = $('ranking');
   tb.innerHTML = '';
   (m.results || []).forEach((p, i) => {
@@ -1551,8 +1710,15 @@ function wire() {
     }
     app.name = name;
     localStorage.setItem('race2048.name', app.name);
-    act(e.target, { type: 'hello', name: app.name });
+    act(e.target, helloMsg(app.name));
   };
+  $('b-keep').onclick = (e) => act(e.target, { type: 'register' });
+  $('b-forget').onclick = () => {
+    forget();
+    send({ type: 'hello', name: 'player-' + app.me }); // a guest again
+  };
+  $('b-top').onclick = () => openBoard(app.account && app.account.name);
+  $('b-board-back').onclick = () => enterLobby();
   $('b-race-now').onclick = (e) => enterWith(e.target, { type: 'quick', players: 2, size: 4 });
   wireBotForms();
   $('b-rename').onclick = () => { show('name'); $('name').focus(); };

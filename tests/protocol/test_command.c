@@ -281,6 +281,36 @@ static void test_history_and_replay(void **state) {
     assert_non_null(strstr(proto_command_help(), "replay ID"));
 }
 
+static void test_accounts(void **state) {
+    (void)state;
+    assert_int_equal(parse("register"), PROTO_CMD_REGISTER);
+    assert_int_equal(parse("register me"), PROTO_CMD_ERROR);
+    assert_int_equal(parse("LOGOUT"), PROTO_CMD_LOGOUT);
+    assert_int_equal(parse("top"), PROTO_CMD_TOP);
+    assert_int_equal(parse("profile"), PROTO_CMD_PROFILE);
+    assert_string_equal(cmd.name, "");
+    assert_int_equal(parse("profile Ada_2"), PROTO_CMD_PROFILE);
+    assert_string_equal(cmd.name, "Ada_2");
+    assert_int_equal(parse("profile a b"), PROTO_CMD_ERROR);
+    assert_int_equal(parse("profile no!"), PROTO_CMD_ERROR);
+    assert_int_equal(parse("login Ada 0123456789ABCDEF0123456789abcdef"),
+                     PROTO_CMD_LOGIN);
+    assert_string_equal(cmd.name, "Ada");
+    assert_string_equal(cmd.key, "0123456789abcdef0123456789abcdef");
+    /* Not a key: too short, not hex, missing; nothing of it is kept. */
+    assert_int_equal(parse("login Ada 0123"), PROTO_CMD_ERROR);
+    assert_int_equal(parse("login Ada 0123456789abcdef0123456789abcdeg"),
+                     PROTO_CMD_ERROR);
+    assert_string_equal(cmd.key, "");
+    assert_int_equal(parse("login Ada"), PROTO_CMD_ERROR);
+    assert_non_null(strstr(cmd.error, "login NAME KEY"));
+    const char *h = proto_command_help();
+    static const char *const must[] = {"register", "login NAME KEY", "logout",
+                                       "top",      "profile [NAME]", NULL};
+    for (const char *const *m = must; *m; m++)
+        if (!strstr(h, *m)) fail_msg("the help lacks \"%s\"", *m);
+}
+
 static void test_resume(void **state) {
     (void)state;
     assert_int_equal(parse("resume K7M2P9XQ"), PROTO_CMD_RESUME);
@@ -325,6 +355,7 @@ int main(void) {
         cmocka_unit_test(test_help_text),
         cmocka_unit_test(test_help_fits_50_columns_and_lists_everything),
         cmocka_unit_test(test_resume),
+        cmocka_unit_test(test_accounts),
         cmocka_unit_test(test_history_and_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,7 +28,8 @@ static int setup_race(void **state) {
     set_board(&board_a, 4, a);
     set_board(&board_b, 4, b);
     set_board(&board_c, 4, c);
-    race[0] = (proto_player){1, "alice", &board_a, 2560, 120, PROTO_PLAYING, false, false, 0};
+    race[0] =
+        (proto_player){1, "alice", &board_a, 2560, 120, PROTO_PLAYING, false, false, 0};
     race[1] = (proto_player){2, "bob", &board_b, 1424, 98, PROTO_OVER, false, false, 0};
     race[2] = (proto_player){3, "carol", &board_c, 0, 1, PROTO_LEFT, false, false, 0};
     return 0;
@@ -222,8 +223,9 @@ static void test_big_boards_fit_stacked(void **state) {
     cells[63] = (uint64_t)1 << 63;
     set_board(&b1, 8, cells);
     set_board(&b2, 8, cells);
-    proto_player p[2] = {{1, "abcdefghijklmnop", &b1, 99999999, 123456, PROTO_WON, false, false, 0},
-                         {2, "q", &b2, 5, 5, PROTO_PLAYING, false, false, 0}};
+    proto_player p[2] = {
+        {1, "abcdefghijklmnop", &b1, 99999999, 123456, PROTO_WON, false, false, 0},
+        {2, "q", &b2, 5, 5, PROTO_PLAYING, false, false, 0}};
     proto_view v = view(p, 2, 1, "ABCDEFGH", 1u << 20, 80, PROTO_COLOR_256, NULL, NULL);
     char *s = render(&v);
     int lines, widest;
@@ -444,7 +446,9 @@ static int setup_eight(void **state) {
                                   (uint64_t)100 * i,
                                   (uint32_t)i,
                                   PROTO_PLAYING,
-                                  false, false, 0};
+                                  false,
+                                  false,
+                                  0};
     }
     return 0;
 }
@@ -850,6 +854,57 @@ static void test_replay_status(void **state) {
     assert_int_equal(st, PROTO_LEFT);
 }
 
+/* Accounts in text mode: the key once with its login line; the board; a profile. */
+static void test_accounts_screens(void **state) {
+    (void)state;
+    proto_buf b;
+    proto_buf_init(&b);
+    assert_int_equal(
+        proto_render_registered(&b, "Ada", "00112233445566778899aabbccddeeff"), 0);
+    assert_string_equal(b.data, "The name Ada is yours now. Your key, shown\r\n"
+                                "only this once (write it down):\r\n"
+                                "  00112233445566778899aabbccddeeff\r\n"
+                                "Next time, type this to log in:\r\n"
+                                "  login Ada 00112233445566778899aabbccddeeff\r\n");
+    proto_buf_free(&b);
+    proto_buf_init(&b);
+    proto_board_row rows[2] = {{1, "Ada", 1612, 14}, {2, "Bob", 1500, 10}};
+    assert_int_equal(proto_render_leaderboard(&b, rows, 2), 0);
+    assert_string_equal(b.data, "Best ratings (10 races or more):\r\n"
+                                "    1. Ada               1612  14 races\r\n"
+                                "    2. Bob               1500  10 races\r\n");
+    proto_buf_free(&b);
+    proto_buf_init(&b);
+    assert_int_equal(proto_render_leaderboard(&b, rows, 0), 0);
+    assert_non_null(strstr(b.data, "nobody yet"));
+    proto_buf_free(&b);
+    proto_buf_init(&b);
+    int32_t chart[2] = {1540, 1523};
+    uint64_t recent[2] = {42, 7};
+    proto_profile_best best = {4, 2048, 256, 7};
+    proto_profile p = {.name = "Ada",
+                       .rating = {.rating = 1523,
+                                  .mu = 25.4,
+                                  .sigma = 7,
+                                  .games = 2,
+                                  .provisional = true},
+                       .races = 2,
+                       .wins = 1,
+                       .best = &best,
+                       .nbest = 1,
+                       .recent = recent,
+                       .nrecent = 2,
+                       .chart = chart,
+                       .nchart = 2};
+    assert_int_equal(proto_render_profile(&b, &p), 0);
+    assert_string_equal(b.data, "Ada: rating 1523 (provisional)\r\n"
+                                "  2 rated races, 1 won\r\n"
+                                "  rating after each race: 1540 1523\r\n"
+                                "  best 4x4: 2048 (tile 256), game 7\r\n"
+                                "  recent games (replay ID): 42 7\r\n");
+    proto_buf_free(&b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_golden_race_side_by_side, setup_race),
@@ -883,6 +938,7 @@ int main(void) {
         cmocka_unit_test_setup(test_four_players_keep_your_frame, setup_eight),
         cmocka_unit_test(test_eight_by_eight_at_40x12),
         cmocka_unit_test(test_replay_status),
+        cmocka_unit_test(test_accounts_screens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
