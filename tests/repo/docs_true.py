@@ -15,7 +15,10 @@
 #                      ids, tokens, room codes, salts and commits, which must map one to one
 #                      (a doc's room code in a request is sent as the server's, same case).
 #                      After the last line every connection pings and must get its pong next,
-#                      so a line the doc leaves out fails too.
+#                      so a line the doc leaves out fails too. Without letters (`> `, `< `)
+#                      the transcript is one connection's.
+#   nc FLAGS           `$ printf 'LINE\n...' | nc ...` then the lines it prints: the same
+#                      as a transcript of one connection sending those lines
 #
 # Usage: docs_true.py [--update] --bin NAME=PATH... FILE.md...
 # --update (for maintainers) rewrites the usage, flags and transcript blocks from the
@@ -111,7 +114,7 @@ def synopsis(prog, bins):
 
 # --- transcripts ---------------------------------------------------------------------
 
-VARYING = {"id", "you", "winner", "token", "room", "salt", "commit"}
+VARYING = {"id", "you", "winner", "token", "room", "salt", "commit", "key"}
 ID_KEYS = {"id", "you", "winner"}
 
 
@@ -219,12 +222,14 @@ def run_transcript(bins, flags, block):
         try:
             deadline = time.monotonic() + DEADLINE_S
             for n, line in enumerate(block):
-                m = re.match(r"^([A-Z]+)([<>]) (.*)$", line)
+                m = re.match(r"^([A-Z]*)([<>]) (.*)$", line)
                 if not m:
                     errors.append("line %d: not a transcript line: %s" % (n + 1, line))
                     out.append(line)
                     continue
                 who, way, text = m.groups()
+                shown = who  # "" for a one-connection transcript written `> ` and `< `
+                who = who or "A"
                 doc = json.loads(text)
                 if way == ">":
                     assert len(who) == 1, "a request is sent by one connection"
@@ -233,7 +238,7 @@ def run_transcript(bins, flags, block):
                     real = to_real(doc, mapping)
                     sent = text if real == doc else json.dumps(real, separators=(",", ":"))
                     conns[who].send(sent)
-                    out.append("%s> %s" % (who, sent))
+                    out.append("%s> %s" % (shown, sent))
                     continue
                 reals = []
                 for c in who:
@@ -244,7 +249,7 @@ def run_transcript(bins, flags, block):
                     if len(errors) > before:
                         errors.append("  documented: %s\n  sent:       %s" % (text, got))
                 if len(set(reals)) == 1:
-                    out.append("%s< %s" % (who, reals[0]))
+                    out.append("%s< %s" % (shown, reals[0]))
                 else:
                     out.extend("%s< %s" % (c, r) for c, r in zip(who, reals))
             for c, conn in conns.items():
@@ -303,6 +308,14 @@ def check_file(path, bins, update):
                               % (sorted(got - need) or "none", sorted(need - got) or "none"))
         elif kind == "transcript":
             errors, want = run_transcript(bins, args[1:], block)
+        elif kind == "nc":
+            m = re.match(r"^\$ printf '(.*)' \| nc ", block[0])
+            if not m:
+                errors.append("the first line is not $ printf '...' | nc ...")
+            else:
+                sent = ["A> " + l for l in m.group(1).split("\\n") if l]
+                errors, got = run_transcript(bins, args[1:], sent + ["A< " + l for l in block[1:]])
+                want = block[:1] + [l[3:] for l in got[len(sent):]]
         else:
             errors.append("unknown kind %r" % kind)
         if kind == "usage" and want != block:
