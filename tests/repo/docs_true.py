@@ -17,6 +17,10 @@
 #                      After the last line every connection pings and must get its pong next,
 #                      so a line the doc leaves out fails too. Without letters (`> `, `< `)
 #                      the transcript is one connection's.
+#   cmd FLAGS          `$ PROG ARGS` lines, each followed by what it prints, run against a real
+#                      race2048d FLAGS (`--port N` in ARGS becomes its port); `key=value`
+#                      lines of a game on a server seed (different every run) are compared
+#                      by their keys only
 #   nc FLAGS           `$ printf 'LINE\n...' | nc ...` then the lines it prints: the same
 #                      as a transcript of one connection sending those lines
 #
@@ -272,6 +276,54 @@ def run_transcript(bins, flags, block):
     return errors, out
 
 
+# --- commands ------------------------------------------------------------------------
+
+HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def same_result_line(doc, real):
+    """Two `key=value ...` lines agree: the same keys; the same values, except that a game on
+    a server seed (64 hex digits, different every run) is compared by its keys only."""
+    d = dict(t.split("=", 1) for t in doc.split() if "=" in t)
+    r = dict(t.split("=", 1) for t in real.split() if "=" in t)
+    if list(d) != list(r) or not d:
+        return doc == real
+    if HEX64.match(d.get("seed", "")) or d.get("room"):
+        return bool(HEX64.match(r.get("seed", ""))) or bool(r.get("room"))
+    return d == r
+
+
+def run_commands(bins, flags, block):
+    """Each `$ PROG ARGS` line runs against a real race2048d FLAGS (`--port N` becomes its
+    port); the lines after it are its stdout. Returns (errors, regenerated block)."""
+    errors, out = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, port = start_server(bins, flags, tmp)
+        try:
+            i = 0
+            while i < len(block):
+                line = block[i]
+                assert line.startswith("$ "), "a command block begins with `$ `: %s" % line
+                j = i + 1
+                while j < len(block) and not block[j].startswith("$ "):
+                    j += 1
+                argv = line[2:].split()
+                real_argv = [bins[argv[0]]] + [str(port) if k > 0 and argv[k - 1] == "--port" else a
+                                               for k, a in enumerate(argv) if k > 0]
+                got = subprocess.run(real_argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, timeout=120).stdout.splitlines()
+                doc = block[i + 1:j]
+                if len(doc) != len(got) or not all(same_result_line(d, r) for d, r in zip(doc, got)):
+                    errors.append("`%s` documented:\n    %s\n  printed:\n    %s"
+                                  % (line[2:], "\n    ".join(doc), "\n    ".join(got)))
+                out += [line] + got
+                i = j
+        finally:
+            proc.terminate()
+            proc.wait(timeout=DEADLINE_S)
+    return errors, out
+
+
 # --- driver --------------------------------------------------------------------------
 
 def check_file(path, bins, update):
@@ -308,6 +360,8 @@ def check_file(path, bins, update):
                               % (sorted(got - need) or "none", sorted(need - got) or "none"))
         elif kind == "transcript":
             errors, want = run_transcript(bins, args[1:], block)
+        elif kind == "cmd":
+            errors, want = run_commands(bins, args[1:], block)
         elif kind == "nc":
             m = re.match(r"^\$ printf '(.*)' \| nc ", block[0])
             if not m:
