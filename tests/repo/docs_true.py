@@ -16,7 +16,9 @@
 #                      (a doc's room code in a request is sent as the server's, same case).
 #                      After the last line every connection pings and must get its pong next,
 #                      so a line the doc leaves out fails too. Without letters (`> `, `< `)
-#                      the transcript is one connection's.
+#                      the transcript is one connection's. FLAGS may hold `session=NAME`:
+#                      the blocks of a file with the same NAME share one server (and the
+#                      values mapped so far), so a later block can use a key an earlier got.
 #   cmd FLAGS          `$ PROG ARGS` lines, each followed by what it prints, run against a real
 #                      race2048d FLAGS (`--port N` in ARGS becomes its port); `key=value`
 #                      lines of a game on a server seed (different every run) are compared
@@ -169,6 +171,8 @@ def to_real(value, mapping):
             if k == "room" and isinstance(v, str) and ("room", v.upper()) in mapping.fwd:
                 real = mapping.fwd[("room", v.upper())]
                 out[k] = real.lower() if v.islower() else real
+            elif k in ("key", "token") and (k, v) in mapping.fwd:
+                out[k] = mapping.fwd[(k, v)]
             elif k in ID_KEYS and ("id", v) in mapping.fwd:
                 out[k] = mapping.fwd[("id", v)]
             else:
@@ -208,7 +212,9 @@ def start_server(bins, flags, tmp):
         [bins["race2048d"], "--host", "127.0.0.1", "--port", "0", "--http-port", "off",
          "--log-level", "warn"] + flags,
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    line = proc.stdout.readline()  # blocks until ready; the process's exit ends it too
+    # Its first line says it is ready; its exit ends the wait too, and so does the deadline.
+    ready = select.select([proc.stdout], [], [], DEADLINE_S)[0]
+    line = proc.stdout.readline() if ready else ""
     m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
     if not m:
         proc.kill()
@@ -216,63 +222,84 @@ def start_server(bins, flags, tmp):
     return proc, int(m.group(1))
 
 
-def run_transcript(bins, flags, block):
-    """Returns (errors, regenerated block lines)."""
-    errors, out = [], []
-    mapping = Mapping()
-    with tempfile.TemporaryDirectory() as tmp:
-        proc, port = start_server(bins, flags, tmp)
-        conns = {}
+class Server:
+    """A race2048d for one transcript, or for the blocks of one session=NAME."""
+
+    def __init__(self, bins, flags):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.proc, self.port = start_server(bins, flags, self.tmp.name)
+        self.mapping = Mapping()
+
+    def stop(self):
+        self.proc.terminate()
         try:
-            deadline = time.monotonic() + DEADLINE_S
-            for n, line in enumerate(block):
-                m = re.match(r"^([A-Z]*)([<>]) (.*)$", line)
-                if not m:
-                    errors.append("line %d: not a transcript line: %s" % (n + 1, line))
-                    out.append(line)
-                    continue
-                who, way, text = m.groups()
-                shown = who  # "" for a one-connection transcript written `> ` and `< `
-                who = who or "A"
-                doc = json.loads(text)
-                if way == ">":
-                    assert len(who) == 1, "a request is sent by one connection"
-                    if who not in conns:
-                        conns[who] = Conn(port)
-                    real = to_real(doc, mapping)
-                    sent = text if real == doc else json.dumps(real, separators=(",", ":"))
-                    conns[who].send(sent)
-                    out.append("%s> %s" % (shown, sent))
-                    continue
-                reals = []
-                for c in who:
-                    got = conns[c].read_line(deadline)
-                    reals.append(got)
-                    before = len(errors)
-                    compare(doc, json.loads(got), mapping, "line %d (%s<) %s" % (n + 1, c, doc.get("type")), errors)
-                    if len(errors) > before:
-                        errors.append("  documented: %s\n  sent:       %s" % (text, got))
-                if len(set(reals)) == 1:
-                    out.append("%s< %s" % (shown, reals[0]))
-                else:
-                    out.extend("%s< %s" % (c, r) for c, r in zip(who, reals))
-            for c, conn in conns.items():
-                conn.send('{"type":"ping","t":1}')
-                got = json.loads(conn.read_line(deadline))
-                if got.get("type") != "pong":
-                    errors.append("connection %s: the server sent a line the doc leaves out: %s"
-                                  % (c, json.dumps(got)))
-        except (TimeoutError, ConnectionError, OSError) as e:
-            errors.append("transcript stopped: %s" % e)
-        finally:
-            for conn in conns.values():
-                conn.sock.close()
-            proc.terminate()
-            try:
-                proc.wait(timeout=DEADLINE_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            self.proc.wait(timeout=DEADLINE_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.tmp.cleanup()
+
+
+def run_transcript(bins, flags, block, sessions=None):
+    """Returns (errors, regenerated block lines). With `session=NAME` among the flags the
+    server (and what its values map to) is the one of the file's earlier blocks of NAME."""
+    errors, out = [], []
+    names = [f[len("session="):] for f in flags if f.startswith("session=")]
+    flags = [f for f in flags if not f.startswith("session=")]
+    if names and names[0] in sessions:
+        server = sessions[names[0]]
+    else:
+        server = Server(bins, flags)
+        if names:
+            sessions[names[0]] = server
+    mapping, port = server.mapping, server.port
+    conns = {}
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        for n, line in enumerate(block):
+            m = re.match(r"^([A-Z]*)([<>]) (.*)$", line)
+            if not m:
+                errors.append("line %d: not a transcript line: %s" % (n + 1, line))
+                out.append(line)
+                continue
+            who, way, text = m.groups()
+            shown = who  # "" for a one-connection transcript written `> ` and `< `
+            who = who or "A"
+            doc = json.loads(text)
+            if way == ">":
+                assert len(who) == 1, "a request is sent by one connection"
+                if who not in conns:
+                    conns[who] = Conn(port)
+                real = to_real(doc, mapping)
+                sent = text if real == doc else json.dumps(real, separators=(",", ":"))
+                conns[who].send(sent)
+                out.append("%s> %s" % (shown, sent))
+                continue
+            reals = []
+            for c in who:
+                got = conns[c].read_line(deadline)
+                reals.append(got)
+                before = len(errors)
+                compare(doc, json.loads(got), mapping, "line %d (%s<) %s" % (n + 1, c, doc.get("type")), errors)
+                if len(errors) > before:
+                    errors.append("  documented: %s\n  sent:       %s" % (text, got))
+            if len(set(reals)) == 1:
+                out.append("%s< %s" % (shown, reals[0]))
+            else:
+                out.extend("%s< %s" % (c, r) for c, r in zip(who, reals))
+        for c, conn in conns.items():
+            conn.send('{"type":"ping","t":1}')
+            got = json.loads(conn.read_line(deadline))
+            if got.get("type") != "pong":
+                errors.append("connection %s: the server sent a line the doc leaves out: %s"
+                              % (c, json.dumps(got)))
+    except (TimeoutError, ConnectionError, OSError) as e:
+        errors.append("transcript stopped: %s" % e)
+    finally:
+        for conn in conns.values():
+            conn.sock.close()
+        if not names:
+            server.stop()
     return errors, out
 
 
@@ -330,6 +357,20 @@ def check_file(path, bins, update):
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     failures, checked = [], 0
+    sessions = {}
+    try:
+        checked = check_blocks(path, lines, bins, update, sessions, failures)
+    finally:
+        for server in sessions.values():
+            server.stop()
+    if update:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines))
+    return checked, failures
+
+
+def check_blocks(path, lines, bins, update, sessions, failures):
+    checked = 0
     i = 0
     while i < len(lines):
         m = MARK.match(lines[i])
@@ -359,7 +400,7 @@ def check_file(path, bins, update):
                 errors.append("table rows but not in --help: %s; in --help but no row: %s (write the row by hand)"
                               % (sorted(got - need) or "none", sorted(need - got) or "none"))
         elif kind == "transcript":
-            errors, want = run_transcript(bins, args[1:], block)
+            errors, want = run_transcript(bins, args[1:], block, sessions)
         elif kind == "cmd":
             errors, want = run_commands(bins, args[1:], block)
         elif kind == "nc":
@@ -380,10 +421,7 @@ def check_file(path, bins, update):
         elif errors:
             failures.append("%s\n  %s" % (where, "\n  ".join(errors)))
         i = first + 1
-    if update:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("\n".join(lines))
-    return checked, failures
+    return checked
 
 
 def main():
