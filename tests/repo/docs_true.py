@@ -23,6 +23,8 @@
 #                      race2048d FLAGS (`--port N` in ARGS becomes its port); `key=value`
 #                      lines of a game on a server seed (different every run) are compared
 #                      by their keys only
+#   second-server FLAGS  the last line a second race2048d FLAGS prints on stderr (exit 1)
+#                      while a first one runs (both in a temporary folder shown as /srv)
 #   nc FLAGS           `$ printf 'LINE\n...' | nc ...` then the lines it prints: the same
 #                      as a transcript of one connection sending those lines
 #
@@ -351,6 +353,30 @@ def run_commands(bins, flags, block):
     return errors, out
 
 
+def second_server(bins, flags, block):
+    """What a second race2048d FLAGS prints on stderr while a first one holds its journal
+    (both run in a temporary folder shown as /srv; the doc's line is the last one)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = os.path.realpath(tmp)
+        argv = [bins["race2048d"], "--host", "127.0.0.1", "--port", "0", "--http-port", "off"] + flags
+        first = subprocess.Popen(argv, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            if not select.select([first.stdout], [], [], DEADLINE_S)[0] or not first.stdout.readline():
+                return ["the first race2048d did not start"], None
+            second = subprocess.run(argv, cwd=tmp, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True, timeout=60)
+        finally:
+            first.terminate()
+            first.wait(timeout=DEADLINE_S)
+    lines = second.stderr.replace(tmp, "/srv").splitlines()
+    want = lines[-1:]
+    if second.returncode != 1:
+        return ["the second race2048d exited %d, not 1" % second.returncode], want
+    if want != block:
+        return ["documented:\n    %s\n  printed:\n    %s" % ("\n    ".join(block), "\n    ".join(want))], want
+    return [], want
+
+
 # --- driver --------------------------------------------------------------------------
 
 def check_file(path, bins, update):
@@ -403,6 +429,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors, want = run_transcript(bins, args[1:], block, sessions)
         elif kind == "cmd":
             errors, want = run_commands(bins, args[1:], block)
+        elif kind == "second-server":
+            errors, want = second_server(bins, args[1:], block)
         elif kind == "nc":
             m = re.match(r"^\$ printf '(.*)' \| nc ", block[0])
             if not m:
@@ -430,7 +458,7 @@ def main():
     ap.add_argument("--bin", action="append", default=[], metavar="NAME=PATH")
     ap.add_argument("files", nargs="+")
     opts = ap.parse_args()
-    bins = dict(b.split("=", 1) for b in opts.bin)
+    bins = {name: os.path.abspath(path) for name, path in (b.split("=", 1) for b in opts.bin)}
     total, failures = 0, []
     for path in opts.files:
         checked, f = check_file(path, bins, opts.update)
