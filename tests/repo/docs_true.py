@@ -186,6 +186,21 @@ def to_real(value, mapping):
     return value
 
 
+def as_doc(value, mapping):
+    """A server line with the ids, tokens, codes, salts and commits the doc already shows for
+    them, so that --update changes only what changed."""
+    def back(v):
+        if isinstance(v, dict):
+            out = {}
+            for k, x in v.items():
+                cls = "id" if k in ID_KEYS else k
+                out[k] = mapping.back.get((cls, x), x) if k in VARYING and not isinstance(
+                    x, (dict, list)) else back(x)
+            return out
+        return [back(x) for x in v] if isinstance(v, list) else v
+    return json.dumps(back(value), separators=(",", ":"), ensure_ascii=False)
+
+
 class Conn:
     def __init__(self, port):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE_S)
@@ -276,14 +291,15 @@ def run_transcript(bins, flags, block, sessions=None):
                 real = to_real(doc, mapping)
                 sent = text if real == doc else json.dumps(real, separators=(",", ":"))
                 conns[who].send(sent)
-                out.append("%s> %s" % (shown, sent))
+                out.append("%s> %s" % (shown, text))
                 continue
             reals = []
             for c in who:
                 got = conns[c].read_line(deadline)
-                reals.append(got)
                 before = len(errors)
                 compare(doc, json.loads(got), mapping, "line %d (%s<) %s" % (n + 1, c, doc.get("type")), errors)
+                shown_got = as_doc(json.loads(got), mapping)  # after compare: its values mapped
+                reals.append(text if json.loads(text) == json.loads(shown_got) else shown_got)
                 if len(errors) > before:
                     errors.append("  documented: %s\n  sent:       %s" % (text, got))
             if len(set(reals)) == 1:
