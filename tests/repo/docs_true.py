@@ -26,6 +26,8 @@
 #                      by their keys only
 #   second-server FLAGS  the last line a second race2048d FLAGS prints on stderr (exit 1)
 #                      while a first one runs (both in a temporary folder shown as /srv)
+#   metrics FLAGS      every series (`name{labels}`) the block shows is served by GET /metrics
+#                      of a real race2048d FLAGS (values vary: not compared)
 #   nc FLAGS           `$ printf 'LINE\n...' | nc ...` then the lines it prints: the same
 #                      as a transcript of one connection sending those lines
 #
@@ -395,6 +397,36 @@ def second_server(bins, flags, block):
     return [], want
 
 
+def metric_series(bins, flags, block):
+    """Every series the block shows (`name{labels}`; values vary, `...` stands for the rest)
+    is one that GET /metrics on a real race2048d's game port lists."""
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, port = start_server(bins, flags, tmp)
+        try:
+            conn = Conn(port)
+            conn.sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            deadline, body = time.monotonic() + DEADLINE_S, b""
+            while time.monotonic() < deadline:
+                if not select.select([conn.sock], [], [], deadline - time.monotonic())[0]:
+                    break
+                chunk = conn.sock.recv(65536)
+                if not chunk:
+                    break
+                body += chunk
+            conn.sock.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=DEADLINE_S)
+    text = body.decode(errors="replace")
+    real = {l.split()[0] for l in text.split("\r\n\r\n", 1)[-1].splitlines()
+            if l and not l.startswith("#")}
+    shown = {l.split()[0] for l in block if l and not l.startswith("$") and l.strip() != "..."}
+    missing = sorted(shown - real)
+    if not real:
+        return ["GET /metrics gave no series: %r" % text[:200]]
+    return ["series shown but not served: %s" % ", ".join(missing)] if missing else []
+
+
 # --- driver --------------------------------------------------------------------------
 
 def check_file(path, bins, update):
@@ -454,6 +486,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors, want = run_commands(bins, args[1:], block)
         elif kind == "second-server":
             errors, want = second_server(bins, args[1:], block)
+        elif kind == "metrics":
+            errors = metric_series(bins, args[1:], block)
         elif kind == "nc":
             m = re.match(r"^\$ printf '(.*)' \| nc ", block[0])
             if not m:
