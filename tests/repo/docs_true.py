@@ -1,0 +1,531 @@
+#!/usr/bin/env python3
+# docs_true.py - the examples marked in the docs are what the real binaries print and send.
+#
+# A block is checked when an HTML comment `<!-- doc-check: KIND ARGS -->` stands on the line
+# just before it (a ``` fenced block, a block indented by 4 spaces, or a table). Kinds:
+#   usage PROG [SUB]   the block is the usage of `PROG [SUB] --help` (its first line without
+#                      `usage: `, and the lines after it indented as far), verbatim
+#   flags PROG         the block names exactly the flags `PROG --help` lists (a synopsis)
+#   flag-table PROG    the table's first column names exactly the flags of `PROG --help`
+#                      (but --help and --version)
+#   transcript FLAGS   a JSON transcript (`A> ` sent by connection A, `AB< ` received by A and
+#                      B): a real race2048d FLAGS (on port 0, no HTTP port, its journal in a
+#                      temporary folder unless FLAGS name one) gets the same requests, and
+#                      each line it sends must have the documented types and key sets, and
+#                      the same values except
+#                      ids, tokens, room codes, salts and commits, which must map one to one
+#                      (a doc's room code in a request is sent as the server's, same case).
+#                      After the last line every connection pings and must get its pong next,
+#                      so a line the doc leaves out fails too. Without letters (`> `, `< `)
+#                      the transcript is one connection's. FLAGS may hold `session=NAME`:
+#                      the blocks of a file with the same NAME share one server (and the
+#                      values mapped so far), so a later block can use a key an earlier got.
+#   cmd FLAGS          `$ PROG ARGS` lines, each followed by what it prints, run against a real
+#                      race2048d FLAGS (`--port N` in ARGS becomes its port); `key=value`
+#                      lines of a game on a server seed (different every run) are compared
+#                      by their keys only
+#   second-server FLAGS  the last line a second race2048d FLAGS prints on stderr (exit 1)
+#                      while a first one runs (both in a temporary folder shown as /srv)
+#   metrics FLAGS      every series (`name{labels}`) the block shows is served by GET /metrics
+#                      of a real race2048d FLAGS (values vary: not compared)
+#   nc FLAGS           `$ printf 'LINE\n...' | nc ...` then the lines it prints: the same
+#                      as a transcript of one connection sending those lines
+#
+# Usage: docs_true.py [--update] --bin NAME=PATH... FILE.md...
+# --update (for maintainers) rewrites the usage, flags and transcript blocks from the
+# binaries instead of comparing (flag tables are only reported: their prose is written by
+# hand). Exit 0 when every marked block is true, 1 with a diff-like report when not.
+import argparse
+import json
+import os
+import re
+import select
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+MARK = re.compile(r"^<!--\s*doc-check:\s*(.*?)\s*-->\s*$")
+DEADLINE_S = 20.0  # per transcript: generous for an ASan build on a busy machine
+
+
+def find_block(lines, start):
+    """Returns (first, end, kind, indent) of the block at or after lines[start] (blank lines
+    skipped); end is exclusive and covers only the block's own content lines."""
+    i = start
+    while i < len(lines) and lines[i].strip() == "":
+        i += 1
+    if i >= len(lines):
+        raise ValueError("marker at the end of the file")
+    if lines[i].startswith("```"):
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith("```"):
+            j += 1
+        return i + 1, j, "fenced", ""
+    if lines[i].startswith("|"):
+        j = i
+        while j < len(lines) and lines[j].startswith("|"):
+            j += 1
+        return i, j, "table", ""
+    if lines[i].startswith("    "):
+        j = i
+        while j < len(lines) and (lines[j].startswith("    ") or (
+                lines[j].strip() == "" and j + 1 < len(lines) and lines[j + 1].startswith("    "))):
+            j += 1
+        return i, j, "indented", "    "
+    raise ValueError("no block after the marker (line %d)" % (i + 1))
+
+
+def run_help(bins, prog, sub):
+    cmd = [bins[prog]] + ([sub] if sub else []) + ["--help"]
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30,
+                         check=True, text=True).stdout
+    return out.splitlines()
+
+
+def usage_lines(bins, prog, sub):
+    help_lines = run_help(bins, prog, sub)
+    first = help_lines[0]
+    assert first.startswith("usage: "), "%s --help does not begin with usage:" % prog
+    got = [first[len("usage: "):]]
+    for line in help_lines[1:]:
+        if not line.startswith(" " * len("usage: ")):
+            break  # the description is indented less, or after a blank line
+        got.append(line[len("usage: "):])
+    return got
+
+
+def help_flags(bins, prog):
+    flags = set()
+    for line in run_help(bins, prog, None):
+        m = re.match(r"^\s+(--[a-z][a-z0-9-]*)", line)
+        if m:
+            flags.add(m.group(1))
+    return flags
+
+
+def synopsis(prog, bins):
+    """A wrapped synopsis of every flag of PROG's --help, with its argument."""
+    items = ["[--help]", "[--version]"]
+    for line in run_help(bins, prog, None):
+        m = re.match(r"^\s+(--[a-z][a-z0-9-]*)(?: ([A-Z][A-Z,.\[\]]*))?\s", line)
+        if m and m.group(1) not in ("--help", "--version"):
+            arg = m.group(2).split("[")[0].rstrip(",") if m.group(2) else ""
+            items.append("[%s%s]" % (m.group(1), " " + arg if arg else ""))
+    out, line = [], prog
+    for item in items:
+        if len(line) + 1 + len(item) > 110 and line.strip():
+            out.append(line)
+            line = " " * len(prog)
+        line += " " + item
+    out.append(line)
+    return out
+
+
+# --- transcripts ---------------------------------------------------------------------
+
+VARYING = {"id", "you", "winner", "token", "room", "salt", "commit", "key"}
+ID_KEYS = {"id", "you", "winner"}
+
+
+class Mapping:
+    """Doc value -> real value, one to one, per class (ids, tokens, rooms, salts, commits)."""
+
+    def __init__(self):
+        self.fwd, self.back = {}, {}
+
+    def bind(self, cls, doc, real):
+        key = (cls, doc)
+        if key in self.fwd:
+            return self.fwd[key] == real
+        if (cls, real) in self.back:
+            return False
+        self.fwd[key], self.back[(cls, real)] = real, doc
+        return True
+
+
+def compare(doc, real, mapping, path, errors):
+    if isinstance(doc, dict) and isinstance(real, dict):
+        if set(doc) != set(real):
+            errors.append("%s: keys %s documented, %s sent" % (path, sorted(doc), sorted(real)))
+            return
+        for k in doc:
+            if k in VARYING and not isinstance(doc[k], (dict, list)) and doc[k] is not None:
+                cls = "id" if k in ID_KEYS else k
+                if type(doc[k]) is not type(real[k]) or not mapping.bind(cls, doc[k], real[k]):
+                    errors.append("%s.%s: %r documented, %r sent (not one to one)"
+                                  % (path, k, doc[k], real[k]))
+            else:
+                compare(doc[k], real[k], mapping, "%s.%s" % (path, k), errors)
+    elif isinstance(doc, list) and isinstance(real, list):
+        if len(doc) != len(real):
+            errors.append("%s: %d items documented, %d sent" % (path, len(doc), len(real)))
+            return
+        for i, (d, r) in enumerate(zip(doc, real)):
+            compare(d, r, mapping, "%s[%d]" % (path, i), errors)
+    elif type(doc) is not type(real) or doc != real:
+        errors.append("%s: %s documented, %s sent" % (path, json.dumps(doc), json.dumps(real)))
+
+
+def to_real(value, mapping):
+    """A documented request with its room codes and ids mapped to the server's."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if k == "room" and isinstance(v, str) and ("room", v.upper()) in mapping.fwd:
+                real = mapping.fwd[("room", v.upper())]
+                out[k] = real.lower() if v.islower() else real
+            elif k in ("key", "token") and (k, v) in mapping.fwd:
+                out[k] = mapping.fwd[(k, v)]
+            elif k in ID_KEYS and ("id", v) in mapping.fwd:
+                out[k] = mapping.fwd[("id", v)]
+            else:
+                out[k] = to_real(v, mapping)
+        return out
+    if isinstance(value, list):
+        return [to_real(v, mapping) for v in value]
+    return value
+
+
+def as_doc(value, mapping):
+    """A server line with the ids, tokens, codes, salts and commits the doc already shows for
+    them, so that --update changes only what changed."""
+    def back(v):
+        if isinstance(v, dict):
+            out = {}
+            for k, x in v.items():
+                cls = "id" if k in ID_KEYS else k
+                out[k] = mapping.back.get((cls, x), x) if k in VARYING and not isinstance(
+                    x, (dict, list)) else back(x)
+            return out
+        return [back(x) for x in v] if isinstance(v, list) else v
+    return json.dumps(back(value), separators=(",", ":"), ensure_ascii=False)
+
+
+class Conn:
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE_S)
+        self.buf = b""
+
+    def send(self, obj_text):
+        self.sock.sendall(obj_text.encode() + b"\n")
+
+    def read_line(self, deadline):
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.sock], [], [], left)[0]:
+                raise TimeoutError("no line from the server before the deadline")
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("the server closed the connection")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line.decode()
+
+
+def start_server(bins, flags, tmp):
+    """race2048d with the marker's FLAGS (the doc's own command) on a free loopback port."""
+    if "--journal" not in flags:
+        flags = flags + ["--journal", os.path.join(tmp, "journal")]
+    proc = subprocess.Popen(
+        [bins["race2048d"], "--host", "127.0.0.1", "--port", "0", "--http-port", "off",
+         "--log-level", "warn"] + flags,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # Its first line says it is ready; its exit ends the wait too, and so does the deadline.
+    ready = select.select([proc.stdout], [], [], DEADLINE_S)[0]
+    line = proc.stdout.readline() if ready else ""
+    m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+    if not m:
+        proc.kill()
+        raise RuntimeError("race2048d did not start: %r" % line)
+    return proc, int(m.group(1))
+
+
+class Server:
+    """A race2048d for one transcript, or for the blocks of one session=NAME."""
+
+    def __init__(self, bins, flags):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.proc, self.port = start_server(bins, flags, self.tmp.name)
+        self.mapping = Mapping()
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=DEADLINE_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.tmp.cleanup()
+
+
+def run_transcript(bins, flags, block, sessions=None):
+    """Returns (errors, regenerated block lines). With `session=NAME` among the flags the
+    server (and what its values map to) is the one of the file's earlier blocks of NAME."""
+    errors, out = [], []
+    names = [f[len("session="):] for f in flags if f.startswith("session=")]
+    flags = [f for f in flags if not f.startswith("session=")]
+    if names and names[0] in sessions:
+        server = sessions[names[0]]
+    else:
+        server = Server(bins, flags)
+        if names:
+            sessions[names[0]] = server
+    mapping, port = server.mapping, server.port
+    conns = {}
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        for n, line in enumerate(block):
+            m = re.match(r"^([A-Z]*)([<>]) (.*)$", line)
+            if not m:
+                errors.append("line %d: not a transcript line: %s" % (n + 1, line))
+                out.append(line)
+                continue
+            who, way, text = m.groups()
+            shown = who  # "" for a one-connection transcript written `> ` and `< `
+            who = who or "A"
+            doc = json.loads(text)
+            if way == ">":
+                assert len(who) == 1, "a request is sent by one connection"
+                if who not in conns:
+                    conns[who] = Conn(port)
+                real = to_real(doc, mapping)
+                sent = text if real == doc else json.dumps(real, separators=(",", ":"))
+                conns[who].send(sent)
+                out.append("%s> %s" % (shown, text))
+                continue
+            reals = []
+            for c in who:
+                got = conns[c].read_line(deadline)
+                before = len(errors)
+                compare(doc, json.loads(got), mapping, "line %d (%s<) %s" % (n + 1, c, doc.get("type")), errors)
+                shown_got = as_doc(json.loads(got), mapping)  # after compare: its values mapped
+                reals.append(text if json.loads(text) == json.loads(shown_got) else shown_got)
+                if len(errors) > before:
+                    errors.append("  documented: %s\n  sent:       %s" % (text, got))
+            if len(set(reals)) == 1:
+                out.append("%s< %s" % (shown, reals[0]))
+            else:
+                out.extend("%s< %s" % (c, r) for c, r in zip(who, reals))
+        for c, conn in conns.items():
+            conn.send('{"type":"ping","t":1}')
+            got = json.loads(conn.read_line(deadline))
+            if got.get("type") != "pong":
+                errors.append("connection %s: the server sent a line the doc leaves out: %s"
+                              % (c, json.dumps(got)))
+    except (TimeoutError, ConnectionError, OSError) as e:
+        errors.append("transcript stopped: %s" % e)
+        out = None  # nothing to rewrite a block with
+    finally:
+        for conn in conns.values():
+            conn.sock.close()
+        if not names:
+            server.stop()
+    return errors, out
+
+
+# --- commands ------------------------------------------------------------------------
+
+HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def same_result_line(doc, real):
+    """Two `key=value ...` lines agree: the same keys; the same values, except that a game on
+    a server seed (64 hex digits, different every run) is compared by its keys only."""
+    d = dict(t.split("=", 1) for t in doc.split() if "=" in t)
+    r = dict(t.split("=", 1) for t in real.split() if "=" in t)
+    if list(d) != list(r) or not d:
+        return doc == real
+    if HEX64.match(d.get("seed", "")) or d.get("room"):
+        return bool(HEX64.match(r.get("seed", ""))) or bool(r.get("room"))
+    return d == r
+
+
+def run_commands(bins, flags, block):
+    """Each `$ PROG ARGS` line runs against a real race2048d FLAGS (`--port N` becomes its
+    port); the lines after it are its stdout. Returns (errors, regenerated block)."""
+    errors, out = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, port = start_server(bins, flags, tmp)
+        try:
+            i = 0
+            while i < len(block):
+                line = block[i]
+                assert line.startswith("$ "), "a command block begins with `$ `: %s" % line
+                j = i + 1
+                while j < len(block) and not block[j].startswith("$ "):
+                    j += 1
+                argv = line[2:].split()
+                real_argv = [bins[argv[0]]] + [str(port) if k > 0 and argv[k - 1] == "--port" else a
+                                               for k, a in enumerate(argv) if k > 0]
+                got = subprocess.run(real_argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, timeout=120).stdout.splitlines()
+                doc = block[i + 1:j]
+                if len(doc) != len(got) or not all(same_result_line(d, r) for d, r in zip(doc, got)):
+                    errors.append("`%s` documented:\n    %s\n  printed:\n    %s"
+                                  % (line[2:], "\n    ".join(doc), "\n    ".join(got)))
+                out += [line] + got
+                i = j
+        finally:
+            proc.terminate()
+            proc.wait(timeout=DEADLINE_S)
+    return errors, out
+
+
+def second_server(bins, flags, block):
+    """What a second race2048d FLAGS prints on stderr while a first one holds its journal
+    (both run in a temporary folder shown as /srv; the doc's line is the last one)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = os.path.realpath(tmp)
+        argv = [bins["race2048d"], "--host", "127.0.0.1", "--port", "0", "--http-port", "off"] + flags
+        first = subprocess.Popen(argv, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            if not select.select([first.stdout], [], [], DEADLINE_S)[0] or not first.stdout.readline():
+                return ["the first race2048d did not start"], None
+            second = subprocess.run(argv, cwd=tmp, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True, timeout=60)
+        finally:
+            first.terminate()
+            first.wait(timeout=DEADLINE_S)
+    lines = second.stderr.replace(tmp, "/srv").splitlines()
+    want = lines[-1:]
+    if second.returncode != 1:
+        return ["the second race2048d exited %d, not 1" % second.returncode], want
+    if want != block:
+        return ["documented:\n    %s\n  printed:\n    %s" % ("\n    ".join(block), "\n    ".join(want))], want
+    return [], want
+
+
+def metric_series(bins, flags, block):
+    """Every series the block shows (`name{labels}`; values vary, `...` stands for the rest)
+    is one that GET /metrics on a real race2048d's game port lists."""
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, port = start_server(bins, flags, tmp)
+        try:
+            conn = Conn(port)
+            conn.sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            deadline, body = time.monotonic() + DEADLINE_S, b""
+            while time.monotonic() < deadline:
+                if not select.select([conn.sock], [], [], deadline - time.monotonic())[0]:
+                    break
+                chunk = conn.sock.recv(65536)
+                if not chunk:
+                    break
+                body += chunk
+            conn.sock.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=DEADLINE_S)
+    text = body.decode(errors="replace")
+    real = {l.split()[0] for l in text.split("\r\n\r\n", 1)[-1].splitlines()
+            if l and not l.startswith("#")}
+    shown = {l.split()[0] for l in block if l and not l.startswith("$") and l.strip() != "..."}
+    missing = sorted(shown - real)
+    if not real:
+        return ["GET /metrics gave no series: %r" % text[:200]]
+    return ["series shown but not served: %s" % ", ".join(missing)] if missing else []
+
+
+# --- driver --------------------------------------------------------------------------
+
+def check_file(path, bins, update):
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    failures, checked = [], 0
+    sessions = {}
+    try:
+        checked = check_blocks(path, lines, bins, update, sessions, failures)
+    finally:
+        for server in sessions.values():
+            server.stop()
+    if update:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines))
+    return checked, failures
+
+
+def check_blocks(path, lines, bins, update, sessions, failures):
+    checked = 0
+    i = 0
+    while i < len(lines):
+        m = MARK.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        args = m.group(1).split()
+        kind = args[0]
+        try:
+            first, end, _, indent = find_block(lines, i + 1)
+        except ValueError as e:
+            failures.append("%s:%d: %s" % (os.path.relpath(path), i + 1, e))
+            i += 1
+            continue
+        block = [l[len(indent):] for l in lines[first:end]]
+        where = "%s:%d (%s)" % (os.path.relpath(path), i + 1, m.group(1))
+        checked += 1
+        want, errors = None, []
+        if kind == "usage":
+            want = usage_lines(bins, args[1], args[2] if len(args) > 2 else None)
+        elif kind == "flags":
+            got = set(re.findall(r"--[a-z][a-z0-9-]*", "\n".join(block)))
+            need = help_flags(bins, args[1])
+            if got != need:
+                errors.append("flags documented but not in --help: %s; in --help but not documented: %s"
+                              % (sorted(got - need) or "none", sorted(need - got) or "none"))
+                want = synopsis(args[1], bins)
+        elif kind == "flag-table":
+            got = set(re.findall(r"^\| `(--[a-z][a-z0-9-]*)`", "\n".join(block), re.M))
+            need = help_flags(bins, args[1]) - {"--help", "--version"}
+            if got != need:
+                errors.append("table rows but not in --help: %s; in --help but no row: %s (write the row by hand)"
+                              % (sorted(got - need) or "none", sorted(need - got) or "none"))
+        elif kind == "transcript":
+            errors, want = run_transcript(bins, args[1:], block, sessions)
+        elif kind == "cmd":
+            errors, want = run_commands(bins, args[1:], block)
+        elif kind == "second-server":
+            errors, want = second_server(bins, args[1:], block)
+        elif kind == "metrics":
+            errors = metric_series(bins, args[1:], block)
+        elif kind == "nc":
+            m = re.match(r"^\$ printf '(.*)' \| nc ", block[0])
+            if not m:
+                errors.append("the first line is not $ printf '...' | nc ...")
+            else:
+                sent = ["A> " + l for l in m.group(1).split("\\n") if l]
+                errors, got = run_transcript(bins, args[1:], sent + ["A< " + l for l in block[1:]])
+                want = got and block[:1] + [l[3:] for l in got[len(sent):]]
+        else:
+            errors.append("unknown kind %r" % kind)
+        if kind == "usage" and want != block:
+            errors.append("documented:\n    " + "\n    ".join(block) + "\n--help says:\n    " + "\n    ".join(want))
+        if errors and update and want is not None and kind != "flag-table":
+            lines[first:end] = [indent + l if l else l for l in want]
+            print("updated %s" % where)
+        elif errors:
+            failures.append("%s\n  %s" % (where, "\n  ".join(errors)))
+        i = first + 1
+    return checked
+
+
+def main():
+    ap = argparse.ArgumentParser(description="check the marked doc blocks against the binaries")
+    ap.add_argument("--update", action="store_true", help="rewrite stale blocks from the binaries")
+    ap.add_argument("--bin", action="append", default=[], metavar="NAME=PATH")
+    ap.add_argument("files", nargs="+")
+    opts = ap.parse_args()
+    bins = {name: os.path.abspath(path) for name, path in (b.split("=", 1) for b in opts.bin)}
+    total, failures = 0, []
+    for path in opts.files:
+        checked, f = check_file(path, bins, opts.update)
+        total += checked
+        failures += f
+    for f in failures:
+        print("STALE " + f + "\n")
+    print("%d doc blocks checked, %d stale" % (total, len(failures)))
+    return 1 if failures or total == 0 else 0  # no marker left is a check that checks nothing
+
+
+if __name__ == "__main__":
+    sys.exit(main())
