@@ -5,6 +5,7 @@
 #include "journal.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -19,6 +20,7 @@
 #include <openssl/evp.h>
 
 #include "journal_accounts.h"
+#include "daily.h"
 #include "journal_read.h"
 #include "metrics.h"
 #include "base.h" /* srv_log and the lists: shared services */
@@ -173,6 +175,10 @@ struct journal {
     int64_t unflushed_since_ms;
     uint64_t show_window_ms;
     journal_stats stats;
+    /* The daily challenge's seeds (`daily` records), one per day and size,
+     * oldest first: kept by compaction for DAILY_KEEP_DAYS. */
+    struct jrn_daily *dailies;
+    size_t ndailies, dailies_cap;
     struct acct_store *accounts; /* journal_config.accounts */
     indexed *index;              /* ring of recent finished games */
     size_t index_head, index_count, index_bytes;
@@ -720,6 +726,117 @@ void journal_rematch(jrn_game *from, const char *to) {
         append_bytes(from->j, &b);
     else
         free(b.data);
+}
+
+/* ---------------------------------------------------------------- daily --- */
+
+/* How many days before today compaction keeps `daily` records: a revealed day's
+ * games hold their seed themselves; the daily board shows it for this long. */
+#define DAILY_KEEP_DAYS 7
+
+typedef struct jrn_daily {
+    int32_t day;
+    int size;
+    eng_seed seed;
+    char salt[PROTO_SALT_TEXT];
+    char commit[PROTO_COMMIT_TEXT];
+} jrn_daily;
+
+static int daily_line(const jrn_daily *d, bytes *out) {
+    char seed[ENG_SEED_TEXT_MAX];
+    eng_seed_format(&d->seed, seed, sizeof seed);
+    return bytes_printf(out,
+                        "{\"j\":\"daily\",\"day\":%" PRId32
+                        ",\"size\":%d,\"seed\":\"%s\",\"salt\":\"%s\"}\n",
+                        d->day, d->size, seed, d->salt);
+}
+
+static jrn_daily *daily_find(const journal *j, int32_t day, int size) {
+    for (size_t k = j->ndailies; k-- > 0;)
+        if (j->dailies[k].day == day && j->dailies[k].size == size) return &j->dailies[k];
+    return NULL;
+}
+
+/* Adds d (its commit computed here): the table's new entry, or NULL. */
+static jrn_daily *daily_add(journal *j, const jrn_daily *d) {
+    if (j->ndailies == j->dailies_cap) {
+        size_t cap = j->dailies_cap ? 2 * j->dailies_cap : 16;
+        jrn_daily *more = realloc(j->dailies, cap * sizeof *more);
+        if (!more) return NULL;
+        j->dailies = more;
+        j->dailies_cap = cap;
+    }
+    jrn_daily *e = &j->dailies[j->ndailies];
+    *e = *d;
+    if (proto_commit(e->salt, &e->seed, e->commit) < 0) return NULL;
+    j->ndailies++;
+    return e;
+}
+
+/* The `daily` records of data (the file at start-up), in the table. */
+static void dailies_replay(journal *j, const char *data, size_t len) {
+    static const char head[] = "{\"j\":\"daily\",";
+    for (size_t at = 0; at < len;) {
+        const char *line = data + at, *nl = memchr(line, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - line) + 1 : len - at;
+        at += n;
+        if (n <= sizeof head || memcmp(line, head, sizeof head - 1)) continue;
+        json_t *r = json_loadb(line, n, 0, NULL);
+        const json_t *day = json_object_get(r, "day"), *size = json_object_get(r, "size");
+        const char *seed = json_string_value(json_object_get(r, "seed"));
+        const char *salt = json_string_value(json_object_get(r, "salt"));
+        jrn_daily d = {0};
+        bool ok = json_is_integer(day) && json_is_integer(size) && seed && salt &&
+                  strlen(salt) == PROTO_SALT_TEXT - 1 && json_integer_value(day) >= 0 &&
+                  json_integer_value(day) < INT32_MAX &&
+                  json_integer_value(size) >= ENG_SIZE_MIN &&
+                  json_integer_value(size) <= ENG_SIZE_MAX &&
+                  eng_seed_parse(&d.seed, seed, (int)strlen(seed)) == 0;
+        if (ok) {
+            d.day = (int32_t)json_integer_value(day);
+            d.size = (int)json_integer_value(size);
+            memcpy(d.salt, salt, sizeof d.salt);
+            if (!daily_find(j, d.day, d.size) && !daily_add(j, &d)) ok = false;
+        }
+        if (!ok) srv_log(SRV_LOG_WARN, "journal: a daily record could not be read");
+        json_decref(r);
+    }
+}
+
+int journal_daily(journal *j, int32_t day, int size, const eng_seed *fresh,
+                  jrn_daily_seed *out) {
+    jrn_daily *e = daily_find(j, day, size);
+    if (!e) {
+        jrn_daily d = {.day = day, .size = size, .seed = *fresh};
+        if (srv_random_hex(d.salt, 16) < 0 || !(e = daily_add(j, &d))) return -1;
+        bytes b = {0};
+        if (j->on && daily_line(e, &b) == 0)
+            append_bytes(j, &b);
+        else
+            free(b.data);
+    }
+    *out = (jrn_daily_seed){.seed = e->seed};
+    memcpy(out->salt, e->salt, sizeof out->salt);
+    memcpy(out->commit, e->commit, sizeof out->commit);
+    return 0;
+}
+
+bool journal_daily_of_seed(const journal *j, const eng_seed *seed, int32_t *day) {
+    for (size_t k = j->ndailies; k-- > 0;)
+        if (eng_seed_equal(&j->dailies[k].seed, seed)) {
+            *day = j->dailies[k].day;
+            return true;
+        }
+    return false;
+}
+
+bool journal_daily_get(const journal *j, int32_t day, int size, jrn_daily_seed *out) {
+    const jrn_daily *e = daily_find(j, day, size);
+    if (!e) return false;
+    *out = (jrn_daily_seed){.seed = e->seed};
+    memcpy(out->salt, e->salt, sizeof out->salt);
+    memcpy(out->commit, e->commit, sizeof out->commit);
+    return true;
 }
 
 /* ---------------------------------------------------------------- index --- */
@@ -1275,6 +1392,10 @@ static bool compact_maybe(journal *j) {
         bad |= !line || bytes_add(&c->accounts, line, len) < 0;
         free(line);
     }
+    int32_t keep_from = daily_day_of_ms(journal_wall_ms()) - DAILY_KEEP_DAYS;
+    for (size_t k = 0; k < j->ndailies && !bad; k++)
+        if (j->dailies[k].day >= keep_from)
+            bad |= daily_line(&j->dailies[k], &c->accounts) < 0;
     if (bad) {
         compaction_free(c);
         srv_log(SRV_LOG_ERROR, "journal: out of memory for a compaction");
@@ -1420,6 +1541,7 @@ static ssize_t read_records(journal *j, jrn_recovery *rec) {
     /* The journal's own records only: the archive's games are in the
      * accounts records of the compaction that moved them. */
     if (j->accounts) jacct_replay(j->accounts, data.data, good);
+    dailies_replay(j, data.data, good);
     free(done);
     free(finished.lines);
     free(tails[0].data);
@@ -1579,6 +1701,7 @@ void journal_close(journal *j) {
     free(j->inflight.data);
     free(j->unreplicated.data);
     free(j->replicating.data);
+    free(j->dailies);
     free(j);
 }
 

@@ -121,6 +121,24 @@ uint64_t journal_game_end(jrn_game *g, const jrn_end *end);
  * reached it (0: at once, without a journal file). */
 struct acct_account;
 uint64_t journal_account(journal *j, const struct acct_account *a);
+
+/* The daily challenge's seed, salt and commit of a day (days from 1970-01-01,
+ * UTC) and board size. */
+typedef struct jrn_daily_seed {
+    eng_seed seed;
+    char salt[PROTO_SALT_TEXT];
+    char commit[PROTO_COMMIT_TEXT];
+} jrn_daily_seed;
+/* The day's and size's: the one recorded, or, the first time, fresh with a
+ * random salt, recorded as a `daily` record (appended before the first daily
+ * game's start record, so durable with it). Returns 0, or -1 if memory or
+ * randomness ran out. */
+int journal_daily(journal *j, int32_t day, int size, const eng_seed *fresh,
+                  jrn_daily_seed *out);
+/* The recorded one of that day and size, if any. */
+bool journal_daily_get(const journal *j, int32_t day, int size, jrn_daily_seed *out);
+/* Whether seed is a recorded daily seed, and of which day. */
+bool journal_daily_of_seed(const journal *j, const eng_seed *seed, int32_t *day);
 /* A rematch room with code `to` was made from the finished game. */
 void journal_rematch(jrn_game *from, const char *to);
 /* The game is gone: forgets it (buffered moves are kept; a game that did
