@@ -178,6 +178,7 @@ struct journal {
     /* The daily challenge's seeds (`daily` records), one per day and size,
      * oldest first: kept by compaction for DAILY_KEEP_DAYS. */
     struct jrn_daily *dailies;
+    struct daily_boards *daily; /* journal_config.daily */
     size_t ndailies, dailies_cap;
     struct acct_store *accounts; /* journal_config.accounts */
     indexed *index;              /* ring of recent finished games */
@@ -774,12 +775,23 @@ static jrn_daily *daily_add(journal *j, const jrn_daily *d) {
 }
 
 /* The `daily` records of data (the file at start-up), in the table. */
+static bool entry_replay(journal *j, const json_t *r);
+
 static void dailies_replay(journal *j, const char *data, size_t len) {
     static const char head[] = "{\"j\":\"daily\",";
+    static const char entry_head[] = "{\"j\":\"daily_entry\",";
     for (size_t at = 0; at < len;) {
         const char *line = data + at, *nl = memchr(line, '\n', len - at);
         size_t n = nl ? (size_t)(nl - line) + 1 : len - at;
         at += n;
+        if (j->daily && n > sizeof entry_head &&
+            !memcmp(line, entry_head, sizeof entry_head - 1)) {
+            json_t *r = json_loadb(line, n, 0, NULL);
+            if (!entry_replay(j, r))
+                srv_log(SRV_LOG_WARN, "journal: a daily_entry record could not be read");
+            json_decref(r);
+            continue;
+        }
         if (n <= sizeof head || memcmp(line, head, sizeof head - 1)) continue;
         json_t *r = json_loadb(line, n, 0, NULL);
         const json_t *day = json_object_get(r, "day"), *size = json_object_get(r, "size");
@@ -819,6 +831,67 @@ int journal_daily(journal *j, int32_t day, int size, const eng_seed *fresh,
     memcpy(out->salt, e->salt, sizeof out->salt);
     memcpy(out->commit, e->commit, sizeof out->commit);
     return 0;
+}
+
+static int entry_line(int32_t day, int size, const char *name, const daily_result *r,
+                      bytes *out) {
+    if (!r)
+        return bytes_printf(out,
+                            "{\"j\":\"daily_entry\",\"day\":%" PRId32
+                            ",\"size\":%d,\"name\":\"%s\"}\n",
+                            day, size, name);
+    return bytes_printf(
+        out,
+        "{\"j\":\"daily_entry\",\"day\":%" PRId32
+        ",\"size\":%d,\"name\":\"%s\",\"score\":%" PRIu32 ",\"max_tile\":%" PRIu32
+        ",\"moves\":%" PRIu32 ",\"end_ms\":%" PRId64 ",\"game\":%" PRIu64 "}\n",
+        day, size, name, r->score, r->max_tile, r->moves, r->end_ms, r->game);
+}
+
+typedef struct entries_out {
+    int32_t keep_from;
+    bytes *to;
+    bool bad;
+} entries_out;
+
+static void entry_out(void *ctx, int32_t day, int size, const daily_entry *e) {
+    entries_out *out = ctx;
+    if (day < out->keep_from || out->bad) return;
+    out->bad = entry_line(day, size, e->account->name, e->finished ? &e->result : NULL,
+                          out->to) < 0;
+}
+
+void journal_daily_entry(journal *j, int32_t day, int size, const acct_account *a,
+                         const daily_result *r) {
+    if (!j || !j->on) return;
+    bytes b = {0};
+    if (entry_line(day, size, a->name, r, &b) == 0)
+        append_bytes(j, &b);
+    else
+        free(b.data);
+}
+
+/* A `daily_entry` record to the boards (begun, and finished if it says so). */
+static bool entry_replay(journal *j, const json_t *r) {
+    const json_t *day = json_object_get(r, "day"), *size = json_object_get(r, "size");
+    const char *name = json_string_value(json_object_get(r, "name"));
+    const acct_account *a = name && j->accounts ? acct_find(j->accounts, name) : NULL;
+    if (!a || !json_is_integer(day) || !json_is_integer(size) ||
+        json_integer_value(day) < 0 || json_integer_value(day) > INT32_MAX)
+        return false;
+    int32_t d = (int32_t)json_integer_value(day);
+    int sz = (int)json_integer_value(size);
+    int rc = daily_begin(j->daily, d, sz, a);
+    if (rc != DAILY_OK && rc != DAILY_PLAYED) return false;
+    if (!json_object_get(r, "game")) return true;
+    daily_result res = {
+        .score = (uint32_t)json_integer_value(json_object_get(r, "score")),
+        .max_tile = (uint32_t)json_integer_value(json_object_get(r, "max_tile")),
+        .moves = (uint32_t)json_integer_value(json_object_get(r, "moves")),
+        .end_ms = (int64_t)json_integer_value(json_object_get(r, "end_ms")),
+        .game = (uint64_t)json_integer_value(json_object_get(r, "game"))};
+    rc = daily_finish(j->daily, d, sz, a, &res);
+    return rc == DAILY_OK || rc == DAILY_FINISHED;
 }
 
 bool journal_daily_of_seed(const journal *j, const eng_seed *seed, int32_t *day) {
@@ -1396,6 +1469,11 @@ static bool compact_maybe(journal *j) {
     for (size_t k = 0; k < j->ndailies && !bad; k++)
         if (j->dailies[k].day >= keep_from)
             bad |= daily_line(&j->dailies[k], &c->accounts) < 0;
+    if (j->daily && !bad) {
+        entries_out out = {.keep_from = keep_from, .to = &c->accounts};
+        daily_each(j->daily, entry_out, &out);
+        bad |= out.bad;
+    }
     if (bad) {
         compaction_free(c);
         srv_log(SRV_LOG_ERROR, "journal: out of memory for a compaction");
@@ -1615,6 +1693,7 @@ int journal_open(journal **out, uv_loop_t *loop, const journal_config *cfg,
     j->unflushed_since_ms = -1;
     j->show_window_ms = cfg->sync_ms + JOURNAL_SHOW_SLACK_MS;
     j->accounts = cfg->accounts;
+    j->daily = cfg->daily;
     srv_list_init(&j->dirty);
     srv_list_init(&j->games);
     j->index = calloc(INDEX_GAMES_MAX, sizeof *j->index);

@@ -18,6 +18,8 @@
 #define JOURNAL_INDEX_GAMES 1000
 
 typedef struct journal journal;
+struct daily_result;
+struct daily_boards;
 /* One game's state in the journal: the game keeps the handle from its start
  * to its end (NULL when memory ran out, or without a journal: every event
  * function takes NULL and does nothing). */
@@ -56,6 +58,10 @@ typedef struct journal_config {
      * records, and each compaction writes one `account` record per account
      * (journal_accounts.h). */
     struct acct_store *accounts;
+    /* The daily challenge's boards (with accounts), or NULL: journal_open
+     * rebuilds them from the `daily_entry` records, and each compaction
+     * writes one per entry of the days it keeps. */
+    struct daily_boards *daily;
 } journal_config;
 
 /* ---------------------------------------------------------------- events --- */
@@ -135,6 +141,11 @@ typedef struct jrn_daily_seed {
  * randomness ran out. */
 int journal_daily(journal *j, int32_t day, int size, const eng_seed *fresh,
                   jrn_daily_seed *out);
+/* A `daily_entry` record: account a began its daily game of that day and size
+ * (r NULL), or finished it with r. Appended before the game's start or end
+ * record, so durable with it. */
+void journal_daily_entry(journal *j, int32_t day, int size, const struct acct_account *a,
+                         const struct daily_result *r);
 /* The recorded one of that day and size, if any. */
 bool journal_daily_get(const journal *j, int32_t day, int size, jrn_daily_seed *out);
 /* Whether seed is a recorded daily seed, and of which day. */

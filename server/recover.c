@@ -36,6 +36,14 @@ static int rebuild(game *s, const jrn_pending *g, bool adopt) {
     r->seed_fixed = true;
     memcpy(r->salt, st->salt, sizeof r->salt);
     memcpy(r->commit, st->commit, sizeof r->commit);
+    /* A daily game (its seed is a day's) hides its seed at its end as before. */
+    int32_t day;
+    if (st->solo && st->seed.kind == ENG_SEED_SERVER &&
+        journal_daily_of_seed(s->journal, &st->seed, &day)) {
+        r->daily = true;
+        r->daily_day = day;
+        r->daily_reveal_ms = daily_day_start_ms(day + 1);
+    }
     if (seat_players(s, r, st) < 0) return -1;
     room_restore_begin(r);
     r->game_id = st->game;

@@ -699,6 +699,21 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
                   .naccounts = naccounts,
                   .ratings = rated,
                   .nratings = nchanges >= 0 ? r->nseats : 0};
+    const room_seat *player = &r->seats[0];
+    if (r->daily && player->account && r->game->accounts_ready) {
+        daily_result result = {.score = player->game.score > UINT32_MAX
+                                            ? UINT32_MAX
+                                            : (uint32_t)player->game.score,
+                               .max_tile = (uint32_t)eng_max_tile(&player->game.board),
+                               .moves = player->game.moves,
+                               .end_ms = journal_wall_ms(),
+                               .game = r->game_id};
+        /* Recorded before the end, so durable when the end is sent. */
+        journal_daily_entry(r->game->journal, r->daily_day, r->settings.size,
+                            player->account, &result);
+        daily_finish(&r->game->daily, r->daily_day, r->settings.size, player->account,
+                     &result);
+    }
     uint64_t durable_at = line ? journal_game_end(r->jgame, &ev) : 0;
     /* The game in its accounts' recent games (and a solo game with a server
      * seed as a best), as recovery does from the record (journal_accounts.c). */
@@ -709,18 +724,6 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
         acct_record_game(s->account, r->game_id, r->settings.size, (uint32_t)score,
                          (uint32_t)eng_max_tile(&s->game.board),
                          r->solo && r->seed.kind == ENG_SEED_SERVER);
-    }
-    const room_seat *player = &r->seats[0];
-    if (r->daily && player->account && r->game->accounts_ready) {
-        daily_result result = {.score = player->game.score > UINT32_MAX
-                                            ? UINT32_MAX
-                                            : (uint32_t)player->game.score,
-                               .max_tile = (uint32_t)eng_max_tile(&player->game.board),
-                               .moves = player->game.moves,
-                               .end_ms = journal_wall_ms(),
-                               .game = r->game_id};
-        daily_finish(&r->game->daily, r->daily_day, r->settings.size, player->account,
-                     &result);
     }
     srv_msg m = {.type = SRV_MSG_END,
                  .durable_at = durable_at,

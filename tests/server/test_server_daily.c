@@ -186,9 +186,29 @@ static void test_daily(void **state) {
     client_send(alice, "{\"type\":\"replay\",\"game\":%lld}", (long long)game);
     client_expect_error(alice, "game_not_found", WAIT);
 
-    /* kill -9: the day's seed is kept (the same commit for a new account). */
+    /* A daily game running at a kill -9 goes on as one. */
+    char dave_key[33];
+    client *dave = registered(s, "Dave", dave_key);
+    client_send(dave, "{\"type\":\"daily\"}");
+    client_expect(dave, "start", WAIT);
+    client_move_any(dave);
+    char dave_token[80];
+    snprintf(dave_token, sizeof dave_token, "%s", client_token(dave));
+    char erin_key[33]; /* `registered` is sent once durable: so is all before it */
+    registered(s, "Erin", erin_key);
+
+    /* kill -9: the day's seed is kept (the same commit for a new account), and
+     * who has played (the board too). */
     server_kill(s);
     s = SERVER("--journal", journal, "--log-level", "debug");
+    dave = client_connect(s);
+    client_send(dave, "{\"type\":\"resume\",\"token\":\"%s\"}", dave_token);
+    json_t *resumed = client_expect_skip(dave, "start", "welcome", WAIT);
+    assert_string_equal(jstr(resumed, "commit"), commit);
+    client_send(dave, "{\"type\":\"leave\"}");
+    end = client_expect_skip(dave, "end", "state", WAIT);
+    assert_true(jnull(end, "seed"));
+    assert_true(jnull(end, "salt"));
     char carol_key[33];
     client *carol = registered(s, "Carol", carol_key);
     client_send(carol, "{\"type\":\"daily\"}");
@@ -198,6 +218,11 @@ static void test_daily(void **state) {
     client_expect_skip(carol, "left", "end state", WAIT);
     alice = logged_in(s, "Alice", alice_key);
     assert_false(history_has(alice, game));
+    client_send(alice, "{\"type\":\"daily\"}");
+    client_expect_error(alice, "daily_played", WAIT);
+    board = daily_board(alice, today);
+    assert_int_equal(json_array_size(jarr(board, "rows")), 4); /* Alice Bob Carol Dave */
+    assert_board_order(jarr(board, "rows"));
     server_stop(s);
 
     /* The next day (the clock moved by a day): shown, with seed and salt. */
@@ -212,6 +237,7 @@ static void test_daily(void **state) {
     assert_int_equal(strlen(jstr(replay, "seed")), 64);
     assert_int_equal(strlen(jstr(replay, "salt")), 32);
     board = daily_board(any, today);
+    assert_int_equal(json_array_size(jarr(board, "rows")), 4);
     assert_string_equal(jstr(board, "seed"), jstr(replay, "seed"));
     assert_string_equal(jstr(board, "salt"), jstr(replay, "salt"));
     server_stop(s);
