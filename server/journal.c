@@ -179,6 +179,7 @@ struct journal {
      * oldest first: kept by compaction for DAILY_KEEP_DAYS. */
     struct jrn_daily *dailies;
     struct daily_boards *daily; /* journal_config.daily */
+    int64_t daily_offset_ms;
     size_t ndailies, dailies_cap;
     struct acct_store *accounts; /* journal_config.accounts */
     indexed *index;              /* ring of recent finished games */
@@ -903,6 +904,13 @@ bool journal_daily_of_seed(const journal *j, const eng_seed *seed, int32_t *day)
     return false;
 }
 
+bool journal_daily_secret(const journal *j, const proto_game_record *rec) {
+    int32_t day;
+    return j->ndailies && rec->seed.kind == ENG_SEED_SERVER &&
+           journal_daily_of_seed(j, &rec->seed, &day) &&
+           day >= daily_day_of_ms(journal_wall_ms() + j->daily_offset_ms);
+}
+
 bool journal_daily_get(const journal *j, int32_t day, int size, jrn_daily_seed *out) {
     const jrn_daily *e = daily_find(j, day, size);
     if (!e) return false;
@@ -1503,6 +1511,7 @@ int journal_history(const journal *j, int limit, const proto_game_record **out) 
     for (size_t k = 0; listed < limit && k < j->index_count; k++) {
         const indexed *e = index_at(j, k);
         if (e->pos > j->durable) continue; /* its `end` has not gone out yet */
+        if (journal_daily_secret(j, e->rec)) continue; /* until its day is over */
         out[listed++] = e->rec;
     }
     return listed;
@@ -1511,7 +1520,8 @@ int journal_history(const journal *j, int limit, const proto_game_record **out) 
 const proto_game_record *journal_replay(const journal *j, uint64_t id) {
     for (size_t k = 0; j && k < j->index_count; k++) {
         const indexed *e = index_at(j, k);
-        if (e->rec->game == id && e->pos <= j->durable) return e->rec;
+        if (e->rec->game == id && e->pos <= j->durable)
+            return journal_daily_secret(j, e->rec) ? NULL : e->rec;
     }
     return NULL;
 }
@@ -1694,6 +1704,7 @@ int journal_open(journal **out, uv_loop_t *loop, const journal_config *cfg,
     j->show_window_ms = cfg->sync_ms + JOURNAL_SHOW_SLACK_MS;
     j->accounts = cfg->accounts;
     j->daily = cfg->daily;
+    j->daily_offset_ms = cfg->daily_offset_ms;
     srv_list_init(&j->dirty);
     srv_list_init(&j->games);
     j->index = calloc(INDEX_GAMES_MAX, sizeof *j->index);

@@ -62,6 +62,8 @@ typedef struct journal_config {
      * rebuilds them from the `daily_entry` records, and each compaction
      * writes one per entry of the days it keeps. */
     struct daily_boards *daily;
+    /* Test-only: the daily challenge's clock shift (game.h daily_offset_ms). */
+    int64_t daily_offset_ms;
 } journal_config;
 
 /* ---------------------------------------------------------------- events --- */
@@ -148,6 +150,9 @@ void journal_daily_entry(journal *j, int32_t day, int size, const struct acct_ac
                          const struct daily_result *r);
 /* The recorded one of that day and size, if any. */
 bool journal_daily_get(const journal *j, int32_t day, int size, jrn_daily_seed *out);
+/* Whether rec is a daily game whose day is not over: journal_history and
+ * journal_replay leave it out (its record holds the day's seed). */
+bool journal_daily_secret(const journal *j, const proto_game_record *rec);
 /* Whether seed is a recorded daily seed, and of which day. */
 bool journal_daily_of_seed(const journal *j, const eng_seed *seed, int32_t *day);
 /* A rematch room with code `to` was made from the finished game. */

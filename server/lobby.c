@@ -635,22 +635,10 @@ static void do_rematch(srv_player *p) {
     room_rematch(r, p);
 }
 
-bool lobby_daily_secret(game *g, const proto_game_record *rec) {
-    int32_t day;
-    return rec && rec->seed.kind == ENG_SEED_SERVER &&
-           journal_daily_of_seed(g->journal, &rec->seed, &day) &&
-           day >= daily_day_of_ms(game_daily_now_ms(g));
-}
-
 static void do_history(srv_player *p, const proto_request *req) {
     const proto_game_record *games[PROTO_HISTORY_MAX];
     int limit = req->limit < PROTO_HISTORY_MAX ? req->limit : PROTO_HISTORY_MAX;
     int n = journal_history(p->game->journal, limit, games);
-    /* Today's daily games are left out: their records hold the day's seed. */
-    int kept = 0;
-    for (int i = 0; i < n; i++)
-        if (!lobby_daily_secret(p->game, games[i])) games[kept++] = games[i];
-    if (n > 0) n = kept;
     size_t len;
     char *line = n < 0 ? NULL : proto_enc_history(games, n, &len);
     if (!line) {
@@ -668,7 +656,6 @@ static void do_history(srv_player *p, const proto_request *req) {
 static void do_replay(srv_player *p, const proto_request *req) {
     const proto_game_record *g =
         req->has_game ? journal_replay(p->game->journal, req->game) : NULL;
-    if (lobby_daily_secret(p->game, g)) g = NULL; /* as if not kept, until its day ends */
     size_t len;
     char *line = g ? proto_enc_replay(g, &len) : NULL;
     if (line) {

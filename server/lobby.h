@@ -46,8 +46,6 @@ char *lobby_profile_line(game *g, const char *name, bool *found, size_t *len);
  * when memory runs out. */
 char *lobby_daily_board_line(game *g, int size, const char *date, int limit,
                              bool *bad_date, size_t *len);
-/* Whether rec is a daily game whose day is not over: history and replay hide it. */
-bool lobby_daily_secret(game *g, const struct proto_game_record *rec);
 /* The player whose token this is, if its seat (in a game or room that has
  * not ended) can be taken back; else NULL. */
 srv_player *lobby_find_resumable(game *g, const char *token);

@@ -185,6 +185,9 @@ static void test_daily(void **state) {
     assert_false(history_has(alice, game));
     client_send(alice, "{\"type\":\"replay\",\"game\":%lld}", (long long)game);
     client_expect_error(alice, "game_not_found", WAIT);
+    snprintf(target, sizeof target, "/api/game/%lld", (long long)game);
+    api_get(s, target, &status);
+    assert_int_equal(status, 404);
 
     /* A daily game running at a kill -9 goes on as one. */
     char dave_key[33];
@@ -236,6 +239,10 @@ static void test_daily(void **state) {
     assert_string_equal(jstr(replay, "commit"), commit);
     assert_int_equal(strlen(jstr(replay, "seed")), 64);
     assert_int_equal(strlen(jstr(replay, "salt")), 32);
+    snprintf(target, sizeof target, "/api/game/%lld", (long long)game);
+    json_t *api_game = api_get(s, target, &status);
+    assert_int_equal(status, 200);
+    assert_string_equal(jstr(api_game, "seed"), jstr(replay, "seed"));
     board = daily_board(any, today);
     assert_int_equal(json_array_size(jarr(board, "rows")), 4);
     assert_string_equal(jstr(board, "seed"), jstr(replay, "seed"));
