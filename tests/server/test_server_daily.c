@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 #include "wsclient.h"
@@ -259,11 +260,67 @@ static void test_daily(void **state) {
     assert_int_equal(harness_run((const char *const[]){replay_tool, journal, NULL}, &out),
                      0);
     free(out);
+    harness_server_stderr(NULL);
+}
+
+/* A solo game in which a board changes (two tiles on a 3x3 board). */
+#define PLAYED_SOLO                                                                      \
+    "{\"type\":\"solo\",\"size\":3}\n{\"type\":\"move\",\"dir\":\"left\"}\n"             \
+    "{\"type\":\"move\",\"dir\":\"right\"}\n{\"type\":\"leave\"}"
+
+/* Compaction keeps the day's seed and who has played (then kill -9). */
+static void test_daily_compaction(void **state) {
+    (void)state;
+    if (harness_spread()) skip();
+    unsetenv("RACE2048_TEST_DAY_OFFSET");
+    const char *dir = harness_temp_dir("daily_compact");
+    const char *journal = path_in(dir, "j.jrn"), *archive = path_in(dir, "j.jrn.results");
+    const char *const flags[] = {
+        "--journal", journal, "--journal-max", "65536", "--journal-sync-ms", "5", NULL};
+    th_server *s = server_start(flags);
+    char alice_key[33], bob_key[33];
+    client *alice = registered(s, "Alice", alice_key);
+    client_send(alice, "{\"type\":\"daily\",\"size\":3}");
+    json_t *start = client_expect(alice, "start", WAIT);
+    char commit[65];
+    snprintf(commit, sizeof commit, "%s", jstr(start, "commit"));
+    client_move_any(alice);
+    client_send(alice, "{\"type\":\"leave\"}");
+    client_expect_skip(alice, "left", "end state", WAIT);
+    /* Games until the journal has been compacted (its archive exists). */
+    client *burst = client_named(s, "burst");
+    struct stat sb;
+    int64_t deadline = harness_now_ms() + harness_ms(4 * WAIT);
+    while (stat(archive, &sb) < 0) {
+        if (harness_remaining(deadline) == 0) fail_msg("the journal was never compacted");
+        for (int g = 0; g < 50; g++)
+            client_send(burst, PLAYED_SOLO);
+        for (int g = 0; g < 50; g++)
+            client_expect_skip(burst, "left", "start state end", WAIT);
+    }
+    /* One more record after the compaction, durable: so is the compaction. */
+    client *bob = registered(s, "Bob", bob_key);
+    client_close(bob);
+    server_kill(s);
+    s = server_start(flags);
+    alice = logged_in(s, "Alice", alice_key);
+    client_send(alice, "{\"type\":\"daily\",\"size\":3}");
+    client_expect_error(alice, "daily_played", WAIT);
+    bob = logged_in(s, "Bob", bob_key);
+    client_send(bob, "{\"type\":\"daily\",\"size\":3}");
+    assert_string_equal(jstr(client_expect(bob, "start", WAIT), "commit"), commit);
+    client_send(bob, "{\"type\":\"leave\"}");
+    client_expect_skip(bob, "left", "end state", WAIT);
+    client_send(bob, "{\"type\":\"leaderboard\",\"board\":\"daily\",\"size\":3}");
+    json_t *rows = jarr(client_expect(bob, "leaderboard", WAIT), "rows");
+    assert_int_equal(json_array_size(rows), 2);
+    server_stop(s);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_daily, harness_teardown),
+        cmocka_unit_test_teardown(test_daily_compaction, harness_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
