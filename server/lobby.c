@@ -771,6 +771,7 @@ static void do_daily(srv_player *p, const proto_request *req) {
         reply_error(p, PROTO_ERR_BUSY, "the server could not start a game; try again");
         return;
     }
+    daily_prune(&g->daily, day - 7); /* the days the journal keeps (journal.c) */
     if (daily_begin(&g->daily, day, size, p->account) != DAILY_OK) {
         room_abandon(r);
         reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");

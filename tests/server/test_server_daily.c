@@ -149,6 +149,22 @@ static void test_daily(void **state) {
     end = client_expect_skip(bob, "end", "state", WAIT);
     assert_true(jnull(end, "seed"));
 
+    /* Over a WebSocket too: a guest may not, an account plays the day's tiles. */
+    client *ws = ws_connect(s);
+    ws_send(ws, "{\"type\":\"daily\"}");
+    ws_expect_skip(ws, "error", "welcome", WAIT);
+    ws_send(ws, "{\"type\":\"hello\",\"name\":\"Bob\",\"key\":\"%s\"}", bob_key);
+    ws_expect(ws, "welcome", WAIT);
+    ws_send(ws, "{\"type\":\"daily\"}");
+    assert_string_equal(jstr(ws_expect(ws, "error", WAIT), "code"), "daily_played");
+    ws_send(ws, "{\"type\":\"daily\",\"size\":6}");
+    json_t *ws_start = ws_expect(ws, "start", WAIT);
+    assert_string_equal(jstr(ws_start, "daily"), today);
+    ws_send(ws, "{\"type\":\"leave\"}");
+    json_t *ws_end = ws_expect_skip(ws, "end", "state", WAIT);
+    assert_true(jnull(ws_end, "seed"));
+    assert_true(jint(ws_end, "reveal_at") > 0);
+
     /* One per account, day and size, even after a leave; another size is free. */
     client_send(alice, "{\"type\":\"daily\",\"size\":4}");
     client_expect_error(alice, "daily_played", WAIT);
