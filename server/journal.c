@@ -1474,9 +1474,12 @@ static bool compact_maybe(journal *j) {
         free(line);
     }
     int32_t keep_from = daily_day_of_ms(journal_wall_ms()) - DAILY_KEEP_DAYS;
+    size_t kept = 0; /* the table keeps the days the file keeps */
+    for (size_t k = 0; k < j->ndailies; k++)
+        if (j->dailies[k].day >= keep_from) j->dailies[kept++] = j->dailies[k];
+    j->ndailies = kept;
     for (size_t k = 0; k < j->ndailies && !bad; k++)
-        if (j->dailies[k].day >= keep_from)
-            bad |= daily_line(&j->dailies[k], &c->accounts) < 0;
+        bad |= daily_line(&j->dailies[k], &c->accounts) < 0;
     if (j->daily && !bad) {
         entries_out out = {.keep_from = keep_from, .to = &c->accounts};
         daily_each(j->daily, entry_out, &out);
