@@ -603,12 +603,16 @@ static int start_record(bytes *b, const jrn_start *st) {
     if (!st->solo) bad |= bytes_printf(b, "\"room\":\"%s\",", st->room);
     char seed[80];
     seed_text(&st->seed, seed, sizeof seed);
+    /* A daily game says so (and its day): a restart, or the node that takes it
+     * over, hides its seed until the day is over. */
+    char daily[32] = "";
+    if (st->daily) snprintf(daily, sizeof daily, ",\"daily\":%" PRId32, st->daily_day);
     bad |= bytes_printf(
         b,
         "\"size\":%d,\"target\":%u,\"time_limit\":%u,\"seed\":%s,"
-        "\"salt\":\"%s\",\"commit\":\"%s\",\"started\":%" PRId64 "%s,\"seats\":[",
+        "\"salt\":\"%s\",\"commit\":\"%s\",\"started\":%" PRId64 "%s%s,\"seats\":[",
         st->settings.size, st->settings.target, st->settings.time_limit, seed, st->salt,
-        st->commit, st->started_ms, st->settings.rated ? ",\"rated\":true" : "");
+        st->commit, st->started_ms, st->settings.rated ? ",\"rated\":true" : "", daily);
     for (int i = 0; i < st->nseats; i++) {
         bad |= bytes_printf(b, "%s{\"id\":%" PRIu64 ",\"name\":\"%s\",\"token\":\"%s\"",
                             i ? "," : "", st->seats[i].id, st->seats[i].name,
@@ -893,6 +897,22 @@ static bool entry_replay(journal *j, const json_t *r) {
         .game = (uint64_t)json_integer_value(json_object_get(r, "game"))};
     rc = daily_finish(j->daily, d, sz, a, &res);
     return rc == DAILY_OK || rc == DAILY_FINISHED;
+}
+
+int journal_daily_learn(journal *j, int32_t day, int size, const eng_seed *seed,
+                        const char *salt) {
+    if (daily_find(j, day, size)) return 0;
+    if (strlen(salt) != PROTO_SALT_TEXT - 1) return -1;
+    jrn_daily d = {.day = day, .size = size, .seed = *seed};
+    memcpy(d.salt, salt, sizeof d.salt);
+    jrn_daily *e = daily_add(j, &d);
+    if (!e) return -1;
+    bytes b = {0};
+    if (j->on && daily_line(e, &b) == 0)
+        append_bytes(j, &b);
+    else
+        free(b.data);
+    return 0;
 }
 
 bool journal_daily_of_seed(const journal *j, const eng_seed *seed, int32_t *day) {

@@ -88,6 +88,8 @@ typedef struct jrn_start {
     int nseats;
     jrn_seat_info seats[PROTO_PLAYERS_MAX]; /* in seat order */
     int64_t started_ms;                     /* Unix ms */
+    bool daily;                             /* a daily game (the record's "daily") */
+    int32_t daily_day;                      /* its day, from 1970-01-01 */
 } jrn_start;
 
 /* A `seat` record's event. The game writes left, over and disconnected
@@ -148,6 +150,11 @@ int journal_daily(journal *j, int32_t day, int size, const eng_seed *fresh,
  * record, so durable with it. */
 void journal_daily_entry(journal *j, int32_t day, int size, const struct acct_account *a,
                          const struct daily_result *r);
+/* Learns a day's seed and salt from a daily game's start record (one taken
+ * over from another node): recorded as a `daily` record if it is new here.
+ * Returns 0, or -1 if memory ran out. */
+int journal_daily_learn(journal *j, int32_t day, int size, const eng_seed *seed,
+                        const char *salt);
 /* The recorded one of that day and size, if any. */
 bool journal_daily_get(const journal *j, int32_t day, int size, jrn_daily_seed *out);
 /* Whether rec is a daily game whose day is not over: journal_history and

@@ -37,12 +37,16 @@ static int rebuild(game *s, const jrn_pending *g, bool adopt) {
     memcpy(r->salt, st->salt, sizeof r->salt);
     memcpy(r->commit, st->commit, sizeof r->commit);
     /* A daily game (its seed is a day's) hides its seed at its end as before. */
-    int32_t day;
-    if (st->solo && st->seed.kind == ENG_SEED_SERVER &&
-        journal_daily_of_seed(s->journal, &st->seed, &day)) {
+    if (st->daily) {
         r->daily = true;
-        r->daily_day = day;
-        r->daily_reveal_ms = daily_day_start_ms(day + 1);
+        r->daily_day = st->daily_day;
+        r->daily_reveal_ms = daily_day_start_ms(st->daily_day + 1);
+        /* Taken over from another node: this one learns the day's seed, so
+         * that its history and replay hide the game too. */
+        if (journal_daily_learn(s->journal, st->daily_day, st->settings.size, &st->seed,
+                                st->salt) < 0)
+            srv_log(SRV_LOG_WARN, "journal: the daily seed of game %llu is not kept",
+                    (unsigned long long)st->game);
     }
     if (seat_players(s, r, st) < 0) return -1;
     room_restore_begin(r);

@@ -343,7 +343,9 @@ static void start_event(const room *r, jrn_start *ev) {
                       .settings = r->settings,
                       .seed = r->seed,
                       .nseats = r->nseats,
-                      .started_ms = journal_wall_ms()};
+                      .started_ms = journal_wall_ms(),
+                      .daily = r->daily,
+                      .daily_day = r->daily_day};
     memcpy(ev->room, r->code, sizeof ev->room);
     memcpy(ev->salt, r->salt, sizeof ev->salt);
     memcpy(ev->commit, r->commit, sizeof ev->commit);
