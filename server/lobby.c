@@ -759,11 +759,15 @@ static void do_daily(srv_player *p, const proto_request *req) {
         return;
     }
     if (!lobby_allow_game(p)) return;
-    eng_seed fresh = game_next_seed(g); /* used only by the day's first game */
     jrn_daily_seed ds;
-    if (journal_daily(g->journal, day, size, &fresh, &ds) < 0) {
-        reply_error(p, PROTO_ERR_BUSY, "the server could not start a game; try again");
-        return;
+    if (!journal_daily_get(g->journal, day, size, &ds)) {
+        /* The day's first game: a seed is drawn (from --seed's sequence if set). */
+        eng_seed fresh = game_next_seed(g);
+        if (journal_daily(g->journal, day, size, &fresh, &ds) < 0) {
+            reply_error(p, PROTO_ERR_BUSY,
+                        "the server could not start a game; try again");
+            return;
+        }
     }
     lobby_leave_quietly(p);
     room *r = room_new(g, true, &req->settings);
