@@ -198,6 +198,15 @@ static void test_daily(void **state) {
                 "{\"type\":\"leaderboard\",\"board\":\"daily\",\"date\":\"2026-13-01\"}");
     client_expect_error(alice, "bad_message", WAIT);
 
+    /* The profile's best counts a daily game (as a solo game with a server seed). */
+    client_send(alice, "{\"type\":\"profile\",\"name\":\"Alice\"}");
+    json_t *best = jarr(client_expect(alice, "profile", WAIT), "best");
+    bool has_four = false;
+    for (size_t i = 0; i < json_array_size(best); i++)
+        has_four |= jint(json_array_get(best, i), "size") == 4 &&
+                    jint(json_array_get(best, i), "game") == game;
+    assert_true(has_four);
+
     /* history and replay do not show it until the day is over. */
     assert_false(history_has(alice, game));
     client_send(alice, "{\"type\":\"replay\",\"game\":%lld}", (long long)game);
