@@ -326,11 +326,11 @@ static bool answer_accounts_api(conn *c, const proto_http_request *r, const char
             long size = query_int(query, "size", 4);
             const char *at = strstr(query, "date=");
             char date[11] = "";
-            if (at)
-                snprintf(date, sizeof date, "%.*s", (int)strcspn(at + 5, "&"), at + 5);
-            bool bad_date = false;
+            size_t date_len = at ? strcspn(at + 5, "&") : 0;
+            if (at) snprintf(date, sizeof date, "%.*s", (int)date_len, at + 5);
+            bool bad_date = at && date_len != 10; /* not cut down to a valid one */
             char *line = NULL;
-            if (size >= ENG_SIZE_MIN && size <= ENG_SIZE_MAX && limit >= 1 &&
+            if (!bad_date && size >= ENG_SIZE_MIN && size <= ENG_SIZE_MAX && limit >= 1 &&
                 limit <= PROTO_LEADERBOARD_MAX)
                 line = lobby_daily_board_line(g, (int)size, date, (int)limit, &bad_date,
                                               &len);

@@ -194,6 +194,11 @@ static void test_daily(void **state) {
     assert_int_equal(status, 200);
     assert_true(jequal(jarr(api, "rows"), rows));
     assert_true(jnull(api, "seed"));
+    snprintf(target, sizeof target, "/api/leaderboard?board=daily&date=%s0", today);
+    api_get(s, target, &status);
+    assert_int_equal(status, 404);
+    api_get(s, "/api/leaderboard?board=daily&size=9", &status);
+    assert_int_equal(status, 404);
     client_send(alice,
                 "{\"type\":\"leaderboard\",\"board\":\"daily\",\"date\":\"2026-13-01\"}");
     client_expect_error(alice, "bad_message", WAIT);
