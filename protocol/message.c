@@ -56,6 +56,8 @@ const char *proto_err_code(proto_err err) {
         return "account_needed";
     case PROTO_ERR_PLAYER_NOT_FOUND:
         return "player_not_found";
+    case PROTO_ERR_DAILY_PLAYED:
+        return "daily_played";
     }
     return "unknown";
 }
@@ -113,7 +115,7 @@ static const char *const req_names[] = {
     [PROTO_REQ_PING] = "ping",         [PROTO_REQ_REMATCH] = "rematch",
     [PROTO_REQ_HISTORY] = "history",   [PROTO_REQ_REPLAY] = "replay",
     [PROTO_REQ_REGISTER] = "register", [PROTO_REQ_LEADERBOARD] = "leaderboard",
-    [PROTO_REQ_PROFILE] = "profile",
+    [PROTO_REQ_PROFILE] = "profile",   [PROTO_REQ_DAILY] = "daily",
 };
 #define REQ_COUNT ((int)(sizeof req_names / sizeof req_names[0]))
 
@@ -377,6 +379,16 @@ static int decode_fields(const json_t *root, proto_request *req, proto_error *er
             return fail(err, PROTO_ERR_BAD_MESSAGE,
                         "board must be \"rating\" or \"daily\"");
         req->board = b && !strcmp(b, "daily") ? PROTO_BOARD_DAILY : PROTO_BOARD_RATING;
+        req->settings.size = 4;
+        if (req->board == PROTO_BOARD_DAILY) {
+            if (opt_size(root, &req->settings.size, err)) return -1;
+            const json_t *date = json_object_get(root, "date");
+            if (date && !(json_is_string(date) && json_string_length(date) == 10 &&
+                          strlen(json_string_value(date)) == 10))
+                return fail(err, PROTO_ERR_BAD_MESSAGE,
+                            "date must be a day as \"YYYY-MM-DD\" (UTC)");
+            if (date) memcpy(req->date, json_string_value(date), 11);
+        }
         x = 20;
         if (opt_int(root, "limit", 1, PROTO_LEADERBOARD_MAX, &x, NULL, err)) return -1;
         req->limit = (int)x;
@@ -384,6 +396,9 @@ static int decode_fields(const json_t *root, proto_request *req, proto_error *er
     }
     case PROTO_REQ_PROFILE:
         return get_name(root, req, err);
+    case PROTO_REQ_DAILY: /* a solo game to 2048 of the day's seed */
+        *st = (proto_settings){.players = 1, .size = 4, .target = 2048, .time_limit = 0};
+        return opt_size(root, &st->size, err);
     case PROTO_REQ_SOLO:
         /* A solo game is one player; "players" does not belong to solo. */
         *st = (proto_settings){.players = 1, .size = 4, .target = 2048, .time_limit = 0};
@@ -950,6 +965,44 @@ char *proto_enc_end_rated(const char *room, proto_end_reason reason, uint64_t wi
             append(list, r, &ok);
         }
         put(o, "ratings", list, &ok);
+    }
+    return finish(o, ok, len);
+}
+
+char *proto_enc_daily_board(int size, const char *date, const proto_daily_row *rows,
+                            int n, const eng_seed *seed, const char *salt, size_t *len) {
+    bool ok;
+    json_t *o = typed("leaderboard", &ok);
+    put(o, "board", json_string_nocheck("daily"), &ok);
+    put(o, "size", json_integer(size), &ok);
+    put(o, "date", jstr(date), &ok);
+    json_t *list = json_array();
+    for (int i = 0; list && ok && i < n; i++) {
+        json_t *r = json_object();
+        put(r, "rank", jint(rows[i].rank), &ok);
+        put(r, "name", jstr(rows[i].name), &ok);
+        put(r, "score", jint(rows[i].score), &ok);
+        put(r, "max_tile", jint(rows[i].max_tile), &ok);
+        put(r, "moves", jint(rows[i].moves), &ok);
+        put(r, "game", jint(rows[i].game), &ok);
+        append(list, r, &ok);
+    }
+    put(o, "rows", list, &ok);
+    put(o, "seed", seed ? proto_seed_json(seed) : json_null(), &ok);
+    put(o, "salt", salt ? jstr(salt) : json_null(), &ok);
+    return finish(o, ok, len);
+}
+
+char *proto_line_daily(char *line, size_t *len, const char *day, bool hide,
+                       int64_t reveal_at) {
+    json_t *o = json_loadb(line, *len, 0, NULL);
+    free(line);
+    bool ok = json_is_object(o);
+    if (day) put(o, "daily", jstr(day), &ok);
+    if (hide) {
+        put(o, "seed", json_null(), &ok);
+        put(o, "salt", json_null(), &ok);
+        put(o, "reveal_at", json_integer(reveal_at), &ok);
     }
     return finish(o, ok, len);
 }

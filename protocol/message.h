@@ -54,6 +54,7 @@ typedef enum proto_err {
     PROTO_ERR_BAD_KEY,     /* wrong account key */
     PROTO_ERR_ACCOUNT_NEEDED,   /* only accounts may do that */
     PROTO_ERR_PLAYER_NOT_FOUND, /* `profile` of a name that is no account's */
+    PROTO_ERR_DAILY_PLAYED,     /* the account has played that daily game */
 } proto_err;
 
 /* The wire name of an error code ("bad_json", ...). */
@@ -86,6 +87,7 @@ typedef enum proto_req_type {
     PROTO_REQ_REGISTER,    /* version 4: accounts */
     PROTO_REQ_LEADERBOARD, /* version 4 */
     PROTO_REQ_PROFILE,     /* version 4 */
+    PROTO_REQ_DAILY,       /* version 4: the daily challenge (settings.size) */
     PROTO_REQ_NONE,        /* only after a failed decode: the line named no valid type */
 } proto_req_type;
 
@@ -109,6 +111,7 @@ typedef struct proto_request {
     bool has_key;                  /* hello: logs in to the account `name` */
     char key[PROTO_KEY_MAX + 1];   /* hello: as sent ("" if longer than PROTO_KEY_MAX) */
     proto_board board;             /* leaderboard (limit: 1..100, default 20) */
+    char date[11];                 /* leaderboard daily: "" (today) or 10 chars */
     proto_settings settings;       /* solo, create, quick */
     bool has_seed;                 /* solo */
     uint32_t seed;
@@ -279,6 +282,23 @@ char *proto_enc_end_rated(const char *room, proto_end_reason reason, uint64_t wi
                           const proto_player *results, int n, const eng_seed *seed,
                           const char *salt, const proto_rating_change *ratings,
                           int nratings, size_t *len);
+/* A daily board row. */
+typedef struct proto_daily_row {
+    uint64_t rank;
+    const char *name;
+    uint32_t score, max_tile, moves;
+    uint64_t game;
+} proto_daily_row;
+/* {"type":"leaderboard","board":"daily","size","date","rows":[...],"seed","salt"}:
+ * seed and salt null unless given (the day is over). */
+char *proto_enc_daily_board(int size, const char *date, const proto_daily_row *rows,
+                            int n, const eng_seed *seed, const char *salt, size_t *len);
+/* A daily game's line (version 4), from a `start` or `end` line of *len bytes
+ * (malloc'd; taken): day non-NULL adds "daily":day; hide sets "seed" and "salt"
+ * to null and adds "reveal_at". Returns the new line (length in *len), or NULL
+ * if memory runs out. */
+char *proto_line_daily(char *line, size_t *len, const char *day, bool hide,
+                       int64_t reveal_at);
 char *proto_enc_player(const char *room, uint64_t id, bool connected, proto_status status,
                        size_t *len);
 char *proto_enc_left(size_t *len);

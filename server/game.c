@@ -2,9 +2,11 @@
  * sinks. */
 #include "game.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "fanout.h"
+#include "journal.h"
 #include "metrics.h"
 #include "room.h"
 
@@ -30,12 +32,24 @@ bool game_init_accounts(game *g) {
     uint64_t seed = 0;
     if (srv_random(&seed, sizeof seed) < 0) seed = 0x2048; /* only the index's levels */
     g->accounts_ready = acct_init(&g->accounts, seed) == ACCT_OK;
+    if (g->accounts_ready) daily_init(&g->daily, seed);
+    /* Test-only (protocol/README.md): moves the daily challenge's clock by whole
+     * days, so that a test can see a day end by restarting the server. */
+    const char *offset = getenv("RACE2048_TEST_DAY_OFFSET");
+    if (offset) g->daily_offset_ms = strtoll(offset, NULL, 10) * 86400000LL;
     return g->accounts_ready;
+}
+
+int64_t game_daily_now_ms(const game *g) {
+    return journal_wall_ms() + g->daily_offset_ms;
 }
 
 void game_free(game *g) {
     game_rooms_changed(g); /* frees the cached `rooms` reply */
-    if (g->accounts_ready) acct_free(&g->accounts);
+    if (g->accounts_ready) {
+        daily_free(&g->daily);
+        acct_free(&g->accounts);
+    }
     g->accounts_ready = false;
 }
 

@@ -4,6 +4,7 @@
 #define RACE2048_GAME_H
 
 #include "accounts.h"
+#include "daily.h"
 #include "base.h"
 #include "player.h"
 
@@ -97,6 +98,10 @@ typedef struct game {
      * succeeded. */
     acct_store accounts;
     bool accounts_ready;
+    /* The daily challenge's boards (with the accounts), and the test-only shift
+     * of its clock: RACE2048_TEST_DAY_OFFSET days, read by game_init_accounts. */
+    daily_boards daily;
+    int64_t daily_offset_ms;
     uv_idle_t fanout_idle;
     bool fanout_ready; /* fanout_idle and fanouts are set up (on first use) */
     srv_link fanouts;
@@ -110,6 +115,8 @@ void game_init(game *g, uv_loop_t *loop, const srv_config *cfg, srv_metrics *met
  * read; a game without one refuses `register` and every key). False if memory
  * runs out. */
 bool game_init_accounts(game *g);
+/* Now for the daily challenge: Unix ms, shifted by the test-only offset. */
+int64_t game_daily_now_ms(const game *g);
 /* Frees what game_init and the game's life left (after room_close_all). */
 void game_free(game *g);
 

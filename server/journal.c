@@ -5,6 +5,7 @@
 #include "journal.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -19,6 +20,7 @@
 #include <openssl/evp.h>
 
 #include "journal_accounts.h"
+#include "daily.h"
 #include "journal_read.h"
 #include "metrics.h"
 #include "base.h" /* srv_log and the lists: shared services */
@@ -173,6 +175,12 @@ struct journal {
     int64_t unflushed_since_ms;
     uint64_t show_window_ms;
     journal_stats stats;
+    /* The daily challenge's seeds (`daily` records), one per day and size,
+     * oldest first: kept by compaction for DAILY_KEEP_DAYS. */
+    struct jrn_daily *dailies;
+    struct daily_boards *daily; /* journal_config.daily */
+    int64_t daily_offset_ms;
+    size_t ndailies, dailies_cap;
     struct acct_store *accounts; /* journal_config.accounts */
     indexed *index;              /* ring of recent finished games */
     size_t index_head, index_count, index_bytes;
@@ -595,12 +603,16 @@ static int start_record(bytes *b, const jrn_start *st) {
     if (!st->solo) bad |= bytes_printf(b, "\"room\":\"%s\",", st->room);
     char seed[80];
     seed_text(&st->seed, seed, sizeof seed);
+    /* A daily game says so (and its day): a restart, or the node that takes it
+     * over, hides its seed until the day is over. */
+    char daily[32] = "";
+    if (st->daily) snprintf(daily, sizeof daily, ",\"daily\":%" PRId32, st->daily_day);
     bad |= bytes_printf(
         b,
         "\"size\":%d,\"target\":%u,\"time_limit\":%u,\"seed\":%s,"
-        "\"salt\":\"%s\",\"commit\":\"%s\",\"started\":%" PRId64 "%s,\"seats\":[",
+        "\"salt\":\"%s\",\"commit\":\"%s\",\"started\":%" PRId64 "%s%s,\"seats\":[",
         st->settings.size, st->settings.target, st->settings.time_limit, seed, st->salt,
-        st->commit, st->started_ms, st->settings.rated ? ",\"rated\":true" : "");
+        st->commit, st->started_ms, st->settings.rated ? ",\"rated\":true" : "", daily);
     for (int i = 0; i < st->nseats; i++) {
         bad |= bytes_printf(b, "%s{\"id\":%" PRIu64 ",\"name\":\"%s\",\"token\":\"%s\"",
                             i ? "," : "", st->seats[i].id, st->seats[i].name,
@@ -720,6 +732,212 @@ void journal_rematch(jrn_game *from, const char *to) {
         append_bytes(from->j, &b);
     else
         free(b.data);
+}
+
+/* ---------------------------------------------------------------- daily --- */
+
+/* How many days before today compaction keeps `daily` records: a revealed day's
+ * games hold their seed themselves; the daily board shows it for this long. */
+#define DAILY_KEEP_DAYS 7
+
+typedef struct jrn_daily {
+    int32_t day;
+    int size;
+    eng_seed seed;
+    char salt[PROTO_SALT_TEXT];
+    char commit[PROTO_COMMIT_TEXT];
+} jrn_daily;
+
+static int daily_line(const jrn_daily *d, bytes *out) {
+    char seed[ENG_SEED_TEXT_MAX];
+    eng_seed_format(&d->seed, seed, sizeof seed);
+    return bytes_printf(out,
+                        "{\"j\":\"daily\",\"day\":%" PRId32
+                        ",\"size\":%d,\"seed\":\"%s\",\"salt\":\"%s\"}\n",
+                        d->day, d->size, seed, d->salt);
+}
+
+static jrn_daily *daily_find(const journal *j, int32_t day, int size) {
+    for (size_t k = j->ndailies; k-- > 0;)
+        if (j->dailies[k].day == day && j->dailies[k].size == size) return &j->dailies[k];
+    return NULL;
+}
+
+/* Adds d (its commit computed here): the table's new entry, or NULL. */
+static jrn_daily *daily_add(journal *j, const jrn_daily *d) {
+    if (j->ndailies == j->dailies_cap) {
+        size_t cap = j->dailies_cap ? 2 * j->dailies_cap : 16;
+        jrn_daily *more = realloc(j->dailies, cap * sizeof *more);
+        if (!more) return NULL;
+        j->dailies = more;
+        j->dailies_cap = cap;
+    }
+    jrn_daily *e = &j->dailies[j->ndailies];
+    *e = *d;
+    if (proto_commit(e->salt, &e->seed, e->commit) < 0) return NULL;
+    j->ndailies++;
+    return e;
+}
+
+/* The `daily` records of data (the file at start-up), in the table. */
+static bool entry_replay(journal *j, const json_t *r);
+
+static void dailies_replay(journal *j, const char *data, size_t len) {
+    static const char head[] = "{\"j\":\"daily\",";
+    static const char entry_head[] = "{\"j\":\"daily_entry\",";
+    for (size_t at = 0; at < len;) {
+        const char *line = data + at, *nl = memchr(line, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - line) + 1 : len - at;
+        at += n;
+        if (j->daily && n > sizeof entry_head &&
+            !memcmp(line, entry_head, sizeof entry_head - 1)) {
+            json_t *r = json_loadb(line, n, 0, NULL);
+            if (!entry_replay(j, r))
+                srv_log(SRV_LOG_WARN, "journal: a daily_entry record could not be read");
+            json_decref(r);
+            continue;
+        }
+        if (n <= sizeof head || memcmp(line, head, sizeof head - 1)) continue;
+        json_t *r = json_loadb(line, n, 0, NULL);
+        const json_t *day = json_object_get(r, "day"), *size = json_object_get(r, "size");
+        const char *seed = json_string_value(json_object_get(r, "seed"));
+        const char *salt = json_string_value(json_object_get(r, "salt"));
+        jrn_daily d = {0};
+        bool ok = json_is_integer(day) && json_is_integer(size) && seed && salt &&
+                  strlen(salt) == PROTO_SALT_TEXT - 1 && json_integer_value(day) >= 0 &&
+                  json_integer_value(day) < INT32_MAX &&
+                  json_integer_value(size) >= ENG_SIZE_MIN &&
+                  json_integer_value(size) <= ENG_SIZE_MAX &&
+                  eng_seed_parse(&d.seed, seed, (int)strlen(seed)) == 0;
+        if (ok) {
+            d.day = (int32_t)json_integer_value(day);
+            d.size = (int)json_integer_value(size);
+            memcpy(d.salt, salt, sizeof d.salt);
+            if (!daily_find(j, d.day, d.size) && !daily_add(j, &d)) ok = false;
+        }
+        if (!ok) srv_log(SRV_LOG_WARN, "journal: a daily record could not be read");
+        json_decref(r);
+    }
+}
+
+int journal_daily(journal *j, int32_t day, int size, const eng_seed *fresh,
+                  jrn_daily_seed *out) {
+    jrn_daily *e = daily_find(j, day, size);
+    if (!e) {
+        jrn_daily d = {.day = day, .size = size, .seed = *fresh};
+        if (srv_random_hex(d.salt, 16) < 0 || !(e = daily_add(j, &d))) return -1;
+        bytes b = {0};
+        if (j->on && daily_line(e, &b) == 0)
+            append_bytes(j, &b);
+        else
+            free(b.data);
+    }
+    *out = (jrn_daily_seed){.seed = e->seed};
+    memcpy(out->salt, e->salt, sizeof out->salt);
+    memcpy(out->commit, e->commit, sizeof out->commit);
+    return 0;
+}
+
+static int entry_line(int32_t day, int size, const char *name, const daily_result *r,
+                      bytes *out) {
+    if (!r)
+        return bytes_printf(out,
+                            "{\"j\":\"daily_entry\",\"day\":%" PRId32
+                            ",\"size\":%d,\"name\":\"%s\"}\n",
+                            day, size, name);
+    return bytes_printf(
+        out,
+        "{\"j\":\"daily_entry\",\"day\":%" PRId32
+        ",\"size\":%d,\"name\":\"%s\",\"score\":%" PRIu32 ",\"max_tile\":%" PRIu32
+        ",\"moves\":%" PRIu32 ",\"end_ms\":%" PRId64 ",\"game\":%" PRIu64 "}\n",
+        day, size, name, r->score, r->max_tile, r->moves, r->end_ms, r->game);
+}
+
+typedef struct entries_out {
+    int32_t keep_from;
+    bytes *to;
+    bool bad;
+} entries_out;
+
+static void entry_out(void *ctx, int32_t day, int size, const daily_entry *e) {
+    entries_out *out = ctx;
+    if (day < out->keep_from || out->bad) return;
+    out->bad = entry_line(day, size, e->account->name, e->finished ? &e->result : NULL,
+                          out->to) < 0;
+}
+
+void journal_daily_entry(journal *j, int32_t day, int size, const acct_account *a,
+                         const daily_result *r) {
+    if (!j || !j->on) return;
+    bytes b = {0};
+    if (entry_line(day, size, a->name, r, &b) == 0)
+        append_bytes(j, &b);
+    else
+        free(b.data);
+}
+
+/* A `daily_entry` record to the boards (begun, and finished if it says so). */
+static bool entry_replay(journal *j, const json_t *r) {
+    const json_t *day = json_object_get(r, "day"), *size = json_object_get(r, "size");
+    const char *name = json_string_value(json_object_get(r, "name"));
+    const acct_account *a = name && j->accounts ? acct_find(j->accounts, name) : NULL;
+    if (!a || !json_is_integer(day) || !json_is_integer(size) ||
+        json_integer_value(day) < 0 || json_integer_value(day) > INT32_MAX)
+        return false;
+    int32_t d = (int32_t)json_integer_value(day);
+    int sz = (int)json_integer_value(size);
+    int rc = daily_begin(j->daily, d, sz, a);
+    if (rc != DAILY_OK && rc != DAILY_PLAYED) return false;
+    if (!json_object_get(r, "game")) return true;
+    daily_result res = {
+        .score = (uint32_t)json_integer_value(json_object_get(r, "score")),
+        .max_tile = (uint32_t)json_integer_value(json_object_get(r, "max_tile")),
+        .moves = (uint32_t)json_integer_value(json_object_get(r, "moves")),
+        .end_ms = (int64_t)json_integer_value(json_object_get(r, "end_ms")),
+        .game = (uint64_t)json_integer_value(json_object_get(r, "game"))};
+    rc = daily_finish(j->daily, d, sz, a, &res);
+    return rc == DAILY_OK || rc == DAILY_FINISHED;
+}
+
+int journal_daily_learn(journal *j, int32_t day, int size, const eng_seed *seed,
+                        const char *salt) {
+    if (daily_find(j, day, size)) return 0;
+    if (strlen(salt) != PROTO_SALT_TEXT - 1) return -1;
+    jrn_daily d = {.day = day, .size = size, .seed = *seed};
+    memcpy(d.salt, salt, sizeof d.salt);
+    jrn_daily *e = daily_add(j, &d);
+    if (!e) return -1;
+    bytes b = {0};
+    if (j->on && daily_line(e, &b) == 0)
+        append_bytes(j, &b);
+    else
+        free(b.data);
+    return 0;
+}
+
+bool journal_daily_of_seed(const journal *j, const eng_seed *seed, int32_t *day) {
+    for (size_t k = j->ndailies; k-- > 0;)
+        if (eng_seed_equal(&j->dailies[k].seed, seed)) {
+            *day = j->dailies[k].day;
+            return true;
+        }
+    return false;
+}
+
+bool journal_daily_secret(const journal *j, const proto_game_record *rec) {
+    int32_t day;
+    return j->ndailies && rec->seed.kind == ENG_SEED_SERVER &&
+           journal_daily_of_seed(j, &rec->seed, &day) &&
+           day >= daily_day_of_ms(journal_wall_ms() + j->daily_offset_ms);
+}
+
+bool journal_daily_get(const journal *j, int32_t day, int size, jrn_daily_seed *out) {
+    const jrn_daily *e = daily_find(j, day, size);
+    if (!e) return false;
+    *out = (jrn_daily_seed){.seed = e->seed};
+    memcpy(out->salt, e->salt, sizeof out->salt);
+    memcpy(out->commit, e->commit, sizeof out->commit);
+    return true;
 }
 
 /* ---------------------------------------------------------------- index --- */
@@ -1275,6 +1493,18 @@ static bool compact_maybe(journal *j) {
         bad |= !line || bytes_add(&c->accounts, line, len) < 0;
         free(line);
     }
+    int32_t keep_from = daily_day_of_ms(journal_wall_ms()) - DAILY_KEEP_DAYS;
+    size_t kept = 0; /* the table keeps the days the file keeps */
+    for (size_t k = 0; k < j->ndailies; k++)
+        if (j->dailies[k].day >= keep_from) j->dailies[kept++] = j->dailies[k];
+    j->ndailies = kept;
+    for (size_t k = 0; k < j->ndailies && !bad; k++)
+        bad |= daily_line(&j->dailies[k], &c->accounts) < 0;
+    if (j->daily && !bad) {
+        entries_out out = {.keep_from = keep_from, .to = &c->accounts};
+        daily_each(j->daily, entry_out, &out);
+        bad |= out.bad;
+    }
     if (bad) {
         compaction_free(c);
         srv_log(SRV_LOG_ERROR, "journal: out of memory for a compaction");
@@ -1304,6 +1534,7 @@ int journal_history(const journal *j, int limit, const proto_game_record **out) 
     for (size_t k = 0; listed < limit && k < j->index_count; k++) {
         const indexed *e = index_at(j, k);
         if (e->pos > j->durable) continue; /* its `end` has not gone out yet */
+        if (journal_daily_secret(j, e->rec)) continue; /* until its day is over */
         out[listed++] = e->rec;
     }
     return listed;
@@ -1312,7 +1543,8 @@ int journal_history(const journal *j, int limit, const proto_game_record **out) 
 const proto_game_record *journal_replay(const journal *j, uint64_t id) {
     for (size_t k = 0; j && k < j->index_count; k++) {
         const indexed *e = index_at(j, k);
-        if (e->rec->game == id && e->pos <= j->durable) return e->rec;
+        if (e->rec->game == id && e->pos <= j->durable)
+            return journal_daily_secret(j, e->rec) ? NULL : e->rec;
     }
     return NULL;
 }
@@ -1420,6 +1652,7 @@ static ssize_t read_records(journal *j, jrn_recovery *rec) {
     /* The journal's own records only: the archive's games are in the
      * accounts records of the compaction that moved them. */
     if (j->accounts) jacct_replay(j->accounts, data.data, good);
+    dailies_replay(j, data.data, good);
     free(done);
     free(finished.lines);
     free(tails[0].data);
@@ -1493,6 +1726,8 @@ int journal_open(journal **out, uv_loop_t *loop, const journal_config *cfg,
     j->unflushed_since_ms = -1;
     j->show_window_ms = cfg->sync_ms + JOURNAL_SHOW_SLACK_MS;
     j->accounts = cfg->accounts;
+    j->daily = cfg->daily;
+    j->daily_offset_ms = cfg->daily_offset_ms;
     srv_list_init(&j->dirty);
     srv_list_init(&j->games);
     j->index = calloc(INDEX_GAMES_MAX, sizeof *j->index);
@@ -1579,6 +1814,7 @@ void journal_close(journal *j) {
     free(j->inflight.data);
     free(j->unreplicated.data);
     free(j->replicating.data);
+    free(j->dailies);
     free(j);
 }
 

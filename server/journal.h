@@ -18,6 +18,8 @@
 #define JOURNAL_INDEX_GAMES 1000
 
 typedef struct journal journal;
+struct daily_result;
+struct daily_boards;
 /* One game's state in the journal: the game keeps the handle from its start
  * to its end (NULL when memory ran out, or without a journal: every event
  * function takes NULL and does nothing). */
@@ -56,6 +58,12 @@ typedef struct journal_config {
      * records, and each compaction writes one `account` record per account
      * (journal_accounts.h). */
     struct acct_store *accounts;
+    /* The daily challenge's boards (with accounts), or NULL: journal_open
+     * rebuilds them from the `daily_entry` records, and each compaction
+     * writes one per entry of the days it keeps. */
+    struct daily_boards *daily;
+    /* Test-only: the daily challenge's clock shift (game.h daily_offset_ms). */
+    int64_t daily_offset_ms;
 } journal_config;
 
 /* ---------------------------------------------------------------- events --- */
@@ -80,6 +88,8 @@ typedef struct jrn_start {
     int nseats;
     jrn_seat_info seats[PROTO_PLAYERS_MAX]; /* in seat order */
     int64_t started_ms;                     /* Unix ms */
+    bool daily;                             /* a daily game (the record's "daily") */
+    int32_t daily_day;                      /* its day, from 1970-01-01 */
 } jrn_start;
 
 /* A `seat` record's event. The game writes left, over and disconnected
@@ -121,6 +131,37 @@ uint64_t journal_game_end(jrn_game *g, const jrn_end *end);
  * reached it (0: at once, without a journal file). */
 struct acct_account;
 uint64_t journal_account(journal *j, const struct acct_account *a);
+
+/* The daily challenge's seed, salt and commit of a day (days from 1970-01-01,
+ * UTC) and board size. */
+typedef struct jrn_daily_seed {
+    eng_seed seed;
+    char salt[PROTO_SALT_TEXT];
+    char commit[PROTO_COMMIT_TEXT];
+} jrn_daily_seed;
+/* The day's and size's: the one recorded, or, the first time, fresh with a
+ * random salt, recorded as a `daily` record (appended before the first daily
+ * game's start record, so durable with it). Returns 0, or -1 if memory or
+ * randomness ran out. */
+int journal_daily(journal *j, int32_t day, int size, const eng_seed *fresh,
+                  jrn_daily_seed *out);
+/* A `daily_entry` record: account a began its daily game of that day and size
+ * (r NULL), or finished it with r. Appended before the game's start or end
+ * record, so durable with it. */
+void journal_daily_entry(journal *j, int32_t day, int size, const struct acct_account *a,
+                         const struct daily_result *r);
+/* Learns a day's seed and salt from a daily game's start record (one taken
+ * over from another node): recorded as a `daily` record if it is new here.
+ * Returns 0, or -1 if memory ran out. */
+int journal_daily_learn(journal *j, int32_t day, int size, const eng_seed *seed,
+                        const char *salt);
+/* The recorded one of that day and size, if any. */
+bool journal_daily_get(const journal *j, int32_t day, int size, jrn_daily_seed *out);
+/* Whether rec is a daily game whose day is not over: journal_history and
+ * journal_replay leave it out (its record holds the day's seed). */
+bool journal_daily_secret(const journal *j, const proto_game_record *rec);
+/* Whether seed is a recorded daily seed, and of which day. */
+bool journal_daily_of_seed(const journal *j, const eng_seed *seed, int32_t *day);
 /* A rematch room with code `to` was made from the finished game. */
 void journal_rematch(jrn_game *from, const char *to);
 /* The game is gone: forgets it (buffered moves are kept; a game that did

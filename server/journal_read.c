@@ -364,6 +364,10 @@ static int read_start(pending_game *g, jrn_pending *out) {
     memcpy(start->commit, commit, sizeof start->commit);
     start->started_ms = (int64_t)juint(st, "started");
     start->settings.rated = json_is_true(json_object_get(st, "rated"));
+    json_int_t day = json_integer_value(json_object_get(st, "daily"));
+    start->daily = json_is_integer(json_object_get(st, "daily")) && start->solo &&
+                   day >= 0 && day < INT32_MAX;
+    start->daily_day = start->daily ? (int32_t)day : 0;
     for (int i = 0; i < g->nseats; i++) {
         json_t *e = json_array_get(seats, (size_t)i);
         const char *name = json_string_value(json_object_get(e, "name"));

@@ -714,14 +714,100 @@ char *lobby_profile_line(game *g, const char *name, bool *found, size_t *len) {
     return proto_enc_profile(&prof, len);
 }
 
-/* `leaderboard`: the rating board's top rows, from the ordered index
- * (O(log n + limit)). The daily board is not served yet. */
-static void do_leaderboard(srv_player *p, const proto_request *req) {
-    if (req->board != PROTO_BOARD_RATING) {
-        reply_error(p, PROTO_ERR_BAD_MESSAGE, "the daily board is not served yet");
+char *lobby_daily_board_line(game *g, int size, const char *date, int limit,
+                             bool *bad_date, size_t *len) {
+    int64_t now = game_daily_now_ms(g);
+    int32_t today = daily_day_of_ms(now), day = today;
+    *bad_date = date && date[0] && !daily_day_parse(date, &day);
+    if (*bad_date) return NULL;
+    char text[11];
+    daily_day_format(day, text);
+    const daily_entry *top[PROTO_LEADERBOARD_MAX];
+    proto_daily_row rows[PROTO_LEADERBOARD_MAX];
+    size_t max = (size_t)(limit > 0 ? limit : 20);
+    if (max > PROTO_LEADERBOARD_MAX) max = PROTO_LEADERBOARD_MAX;
+    size_t n = g->accounts_ready ? daily_top(&g->daily, day, size, 1, top, max) : 0;
+    for (size_t i = 0; i < n; i++)
+        rows[i] = (proto_daily_row){.rank = i + 1,
+                                    .name = top[i]->account->name,
+                                    .score = top[i]->result.score,
+                                    .max_tile = top[i]->result.max_tile,
+                                    .moves = top[i]->result.moves,
+                                    .game = top[i]->result.game};
+    jrn_daily_seed ds;
+    bool revealed = day < today && journal_daily_get(g->journal, day, size, &ds);
+    return proto_enc_daily_board(size, text, rows, (int)n, revealed ? &ds.seed : NULL,
+                                 revealed ? ds.salt : NULL, len);
+}
+
+/* `daily`: today's daily game of that size, for an account that has not begun it. */
+static void do_daily(srv_player *p, const proto_request *req) {
+    game *g = p->game;
+    if (!p->account || !g->accounts_ready) {
+        reply_error(
+            p, PROTO_ERR_ACCOUNT_NEEDED,
+            "only accounts play the daily challenge: register, or hello with key");
         return;
     }
+    if (lobby_refuse_if_racing(p)) return;
+    int64_t now = game_daily_now_ms(g);
+    int32_t day = daily_day_of_ms(now);
+    int size = req->settings.size;
+    if (daily_played(&g->daily, day, size, p->account)) {
+        reply_error(p, PROTO_ERR_DAILY_PLAYED,
+                    "this account has played today's daily game of that size");
+        return;
+    }
+    if (!lobby_allow_game(p)) return;
+    jrn_daily_seed ds;
+    if (!journal_daily_get(g->journal, day, size, &ds)) {
+        /* The day's first game: a seed is drawn (from --seed's sequence if set). */
+        eng_seed fresh = game_next_seed(g);
+        if (journal_daily(g->journal, day, size, &fresh, &ds) < 0) {
+            reply_error(p, PROTO_ERR_BUSY,
+                        "the server could not start a game; try again");
+            return;
+        }
+    }
+    lobby_leave_quietly(p);
+    room *r = room_new(g, true, &req->settings);
+    if (!r) {
+        reply_error(p, PROTO_ERR_BUSY, "the server could not start a game; try again");
+        return;
+    }
+    daily_prune(&g->daily, day - 7); /* the days the journal keeps (journal.c) */
+    if (daily_begin(&g->daily, day, size, p->account) != DAILY_OK) {
+        room_abandon(r);
+        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+        return;
+    }
+    journal_daily_entry(g->journal, day, size, p->account, NULL);
+    r->seed = ds.seed;
+    r->seed_fixed = true;
+    memcpy(r->salt, ds.salt, sizeof r->salt);
+    r->daily = true;
+    r->daily_day = day;
+    r->daily_reveal_ms = daily_day_start_ms(day + 1);
+    room_add_player(r, p, false);
+    room_start(r);
+}
+
+/* `leaderboard`: the rating board's top rows, from the ordered index
+ * (O(log n + limit)); the daily board's from its own. */
+static void do_leaderboard(srv_player *p, const proto_request *req) {
     size_t len;
+    if (req->board == PROTO_BOARD_DAILY) {
+        bool bad_date;
+        char *line = lobby_daily_board_line(p->game, req->settings.size, req->date,
+                                            req->limit, &bad_date, &len);
+        if (bad_date)
+            reply_error(p, PROTO_ERR_BAD_MESSAGE, "date must be a day as \"YYYY-MM-DD\"");
+        else if (!line)
+            reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+        else
+            srv_send_line(p, SRV_MSG_ACCOUNT, line, len);
+        return;
+    }
     char *line = lobby_leaderboard_line(p->game, req->limit, &len);
     if (!line) {
         reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
@@ -890,6 +976,9 @@ void lobby_request(srv_player *p, proto_request *req) {
         break;
     case PROTO_REQ_PROFILE:
         do_profile(p, req);
+        break;
+    case PROTO_REQ_DAILY:
+        do_daily(p, req);
         break;
     case PROTO_REQ_REGISTER: /* the session's (it needs the address's limit) */
     case PROTO_REQ_RESUME:

@@ -41,6 +41,11 @@ char *lobby_leaderboard_line(game *g, int limit, size_t *len);
 /* The `profile` reply of account name (any case): *found false and NULL when
  * no account has it; NULL with *found true if memory runs out. */
 char *lobby_profile_line(game *g, const char *name, bool *found, size_t *len);
+/* The daily board of size and date ("YYYY-MM-DD", "" or NULL: today) as a
+ * `leaderboard` line; NULL with *bad_date for a date that is none, or NULL
+ * when memory runs out. */
+char *lobby_daily_board_line(game *g, int size, const char *date, int limit,
+                             bool *bad_date, size_t *len);
 /* The player whose token this is, if its seat (in a game or room that has
  * not ended) can be taken back; else NULL. */
 srv_player *lobby_find_resumable(game *g, const char *token);

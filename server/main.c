@@ -689,7 +689,9 @@ static int open_record(srv *s) {
                          .next_player_id = &s->game.next_id,
                          .replicate = failover ? takeover_replicate : NULL,
                          .replicate_ctx = failover,
-                         .accounts = s->game.accounts_ready ? &s->game.accounts : NULL};
+                         .accounts = s->game.accounts_ready ? &s->game.accounts : NULL,
+                         .daily = s->game.accounts_ready ? &s->game.daily : NULL,
+                         .daily_offset_ms = s->game.daily_offset_ms};
     jrn_recovery rec;
     int rc = journal_open(&s->journal, s->loop, &jc, &rec);
     s->game.journal = s->journal;

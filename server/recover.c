@@ -36,6 +36,18 @@ static int rebuild(game *s, const jrn_pending *g, bool adopt) {
     r->seed_fixed = true;
     memcpy(r->salt, st->salt, sizeof r->salt);
     memcpy(r->commit, st->commit, sizeof r->commit);
+    /* A daily game (its seed is a day's) hides its seed at its end as before. */
+    if (st->daily) {
+        r->daily = true;
+        r->daily_day = st->daily_day;
+        r->daily_reveal_ms = daily_day_start_ms(st->daily_day + 1);
+        /* Taken over from another node: this one learns the day's seed, so
+         * that its history and replay hide the game too. */
+        if (journal_daily_learn(s->journal, st->daily_day, st->settings.size, &st->seed,
+                                st->salt) < 0)
+            srv_log(SRV_LOG_WARN, "journal: the daily seed of game %llu is not kept",
+                    (unsigned long long)st->game);
+    }
     if (seat_players(s, r, st) < 0) return -1;
     room_restore_begin(r);
     r->game_id = st->game;

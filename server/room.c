@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daily.h"
 #include "journal.h"
 #include "metrics.h"
 #include "resume.h"
@@ -128,6 +129,11 @@ static void send_start(room *r, srv_player *to, srv_view *view) {
     size_t len;
     char *line = proto_enc_start(room_code_or_null(r), to->id, &r->settings, views,
                                  r->nseats, r->commit, &len);
+    if (line && r->daily) {
+        char day[11];
+        daily_day_format(r->daily_day, day);
+        line = proto_line_daily(line, &len, day, false, 0);
+    }
     srv_msg m = {.type = SRV_MSG_START, .json = srv_buf_take(line, len), .view = view};
     memcpy(m.resume_code, to->resume_code, sizeof m.resume_code);
     srv_send(to, &m);
@@ -337,7 +343,9 @@ static void start_event(const room *r, jrn_start *ev) {
                       .settings = r->settings,
                       .seed = r->seed,
                       .nseats = r->nseats,
-                      .started_ms = journal_wall_ms()};
+                      .started_ms = journal_wall_ms(),
+                      .daily = r->daily,
+                      .daily_day = r->daily_day};
     memcpy(ev->room, r->code, sizeof ev->room);
     memcpy(ev->salt, r->salt, sizeof ev->salt);
     memcpy(ev->commit, r->commit, sizeof ev->commit);
@@ -360,7 +368,7 @@ static void start_event(const room *r, jrn_start *ev) {
 void room_start(room *r) {
     game *s = r->game;
     if (!r->seed_fixed) r->seed = game_next_seed(s);
-    if (srv_random_hex(r->salt, 16) < 0 ||
+    if ((!r->daily && srv_random_hex(r->salt, 16) < 0) ||
         proto_commit(r->salt, &r->seed, r->commit) < 0) {
         /* Without a commitment the game would not be verifiable; the OS random
          * source and SHA-256 do not fail in practice, so log loudly. */
@@ -562,6 +570,11 @@ static uint64_t rank_seats(const room *r, proto_end_reason reason, uint64_t winn
 static void log_end(const room *r, proto_end_reason reason, uint64_t winner) {
     char seed_text[ENG_SEED_TEXT_MAX];
     eng_seed_format(&r->seed, seed_text, sizeof seed_text);
+    if (r->daily) { /* the day's seed: never in a log */
+        srv_log(SRV_LOG_DEBUG, "daily game of player %llu ended",
+                (unsigned long long)r->seats[0].id);
+        return;
+    }
     if (r->solo) {
         srv_log(SRV_LOG_DEBUG, "solo game of player %llu ended: seed %s salt %s",
                 (unsigned long long)r->seats[0].id, seed_text, r->salt);
@@ -673,6 +686,9 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     char *line = proto_enc_end_rated(
         room_code_or_null(r), reason, winner, views, r->nseats, &r->seed, r->salt,
         rated_end ? changes : NULL, nchanges > 0 ? nchanges : 0, &len);
+    /* A daily game's seed is the day's: secret until the day is over. */
+    if (line && r->daily)
+        line = proto_line_daily(line, &len, NULL, true, r->daily_reveal_ms);
     /* The deciding move's `state` went out already; `end` waits for its
      * record's group commit (at most --journal-sync-ms), so no crash can
      * lose or re-open a game whose seed somebody has seen. */
@@ -685,6 +701,21 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
                   .naccounts = naccounts,
                   .ratings = rated,
                   .nratings = nchanges >= 0 ? r->nseats : 0};
+    const room_seat *player = &r->seats[0];
+    if (r->daily && player->account && r->game->accounts_ready) {
+        daily_result result = {.score = player->game.score > UINT32_MAX
+                                            ? UINT32_MAX
+                                            : (uint32_t)player->game.score,
+                               .max_tile = (uint32_t)eng_max_tile(&player->game.board),
+                               .moves = player->game.moves,
+                               .end_ms = journal_wall_ms(),
+                               .game = r->game_id};
+        /* Recorded before the end, so durable when the end is sent. */
+        journal_daily_entry(r->game->journal, r->daily_day, r->settings.size,
+                            player->account, &result);
+        daily_finish(&r->game->daily, r->daily_day, r->settings.size, player->account,
+                     &result);
+    }
     uint64_t durable_at = line ? journal_game_end(r->jgame, &ev) : 0;
     /* The game in its accounts' recent games (and a solo game with a server
      * seed as a best), as recovery does from the record (journal_accounts.c). */
@@ -706,8 +737,10 @@ static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
         m.view->has_verdict = true;
         for (int i = 0; i < r->nseats; i++)
             m.view->ranking[i] = (uint8_t)(order[i] - r->seats);
-        m.view->seed = r->seed;
-        memcpy(m.view->salt, r->salt, sizeof m.view->salt);
+        if (!r->daily) {
+            m.view->seed = r->seed;
+            memcpy(m.view->salt, r->salt, sizeof m.view->salt);
+        }
     }
     room_broadcast(r, &m, NULL);
     if (m.json) srv_buf_unref(m.json);

@@ -43,6 +43,11 @@ typedef struct room {
     bool seed_fixed; /* a solo game's seed chosen by the player */
     char salt[33];
     char commit[65];
+    /* A daily game (lobby.c): seed_fixed, its salt set before room_start, and
+     * its seed and salt hidden from its `end` until daily_reveal_ms. */
+    bool daily;
+    int32_t daily_day;
+    int64_t daily_reveal_ms;
     uint64_t ends_at; /* loop time (ms) of the time limit, 0 = none */
     uv_timer_t timer; /* fires at the time limit or the earliest grace or move expiry */
     bool closing;

@@ -310,9 +310,9 @@ static long query_int(const char *query, const char *key, long dflt) {
     return dflt;
 }
 
-/* GET /api/leaderboard?board=rating&limit=N and /api/profile/NAME (version 4):
- * the `leaderboard` and `profile` replies as JSON, or 404 with the `error`
- * object. Returns false for any other path. */
+/* GET /api/leaderboard?board=rating&limit=N, ?board=daily&size=S&date=D, and
+ * /api/profile/NAME (version 4): the `leaderboard` and `profile` replies as JSON, or 404
+ * with the `error` object. Returns false for any other path. */
 static bool answer_accounts_api(conn *c, const proto_http_request *r, const char *path,
                                 bool head_only, bool alive) {
     static const char board[] = "/api/leaderboard", profile[] = "/api/profile/";
@@ -322,6 +322,29 @@ static bool answer_accounts_api(conn *c, const proto_http_request *r, const char
         const char *query = strchr(r->target, '?');
         query = query ? query + 1 : "";
         long limit = query_int(query, "limit", 20);
+        if (strstr(query, "board=daily")) { /* &size=S&date=YYYY-MM-DD */
+            long size = query_int(query, "size", 4);
+            const char *at = strstr(query, "date=");
+            char date[11] = "";
+            size_t date_len = at ? strcspn(at + 5, "&") : 0;
+            if (at) snprintf(date, sizeof date, "%.*s", (int)date_len, at + 5);
+            bool bad_date = at && date_len != 10; /* not cut down to a valid one */
+            char *line = NULL;
+            if (!bad_date && size >= ENG_SIZE_MIN && size <= ENG_SIZE_MAX && limit >= 1 &&
+                limit <= PROTO_LEADERBOARD_MAX)
+                line = lobby_daily_board_line(g, (int)size, date, (int)limit, &bad_date,
+                                              &len);
+            if (!line) {
+                line = proto_enc_error(PROTO_ERR_BAD_MESSAGE,
+                                       "size must be 3 to 8, limit 1 to 100, date "
+                                       "YYYY-MM-DD",
+                                       &len);
+                respond_json(c, 404, line, len, head_only, alive);
+                return true;
+            }
+            respond_json(c, 200, line, len, head_only, alive);
+            return true;
+        }
         bool rating = !strstr(query, "board=") || strstr(query, "board=rating");
         if (!rating || limit < 1 || limit > PROTO_LEADERBOARD_MAX) {
             char *line = proto_enc_error(PROTO_ERR_BAD_MESSAGE,

@@ -653,6 +653,30 @@ static void test_accounts_requests(void **state) {
     decode_err("{\"type\":\"leaderboard\",\"limit\":101}", PROTO_ERR_BAD_MESSAGE);
     decode_err("{\"type\":\"leaderboard\",\"limit\":0}", PROTO_ERR_BAD_MESSAGE);
     decode_err("{\"type\":\"leaderboard\",\"board\":\"elo\"}", PROTO_ERR_BAD_MESSAGE);
+    /* The daily board: size (default 4) and date (default today: ""). */
+    decode_ok("{\"type\":\"leaderboard\",\"board\":\"daily\",\"size\":6,"
+              "\"date\":\"2026-12-03\"}",
+              &req);
+    assert_int_equal(req.settings.size, 6);
+    assert_string_equal(req.date, "2026-12-03");
+    decode_ok("{\"type\":\"leaderboard\",\"board\":\"daily\"}", &req);
+    assert_int_equal(req.settings.size, 4);
+    assert_string_equal(req.date, "");
+    decode_err("{\"type\":\"leaderboard\",\"board\":\"daily\",\"size\":9}",
+               PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"leaderboard\",\"board\":\"daily\",\"date\":\"2026-1-3\"}",
+               PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"leaderboard\",\"board\":\"daily\",\"date\":20261203}",
+               PROTO_ERR_BAD_MESSAGE);
+    /* daily: a size, 4 when absent; a solo game to 2048. */
+    decode_ok("{\"type\":\"daily\"}", &req);
+    assert_int_equal(req.type, PROTO_REQ_DAILY);
+    assert_int_equal(req.settings.size, 4);
+    assert_int_equal(req.settings.target, 2048);
+    decode_ok("{\"type\":\"daily\",\"size\":3}", &req);
+    assert_int_equal(req.settings.size, 3);
+    decode_err("{\"type\":\"daily\",\"size\":2}", PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"daily\",\"size\":\"4\"}", PROTO_ERR_BAD_MESSAGE);
 
     decode_ok("{\"type\":\"profile\",\"name\":\"ann\"}", &req);
     assert_int_equal(req.type, PROTO_REQ_PROFILE);

@@ -80,6 +80,29 @@ static void test_accounts_messages(void **state) {
                 "{\"rank\":2,\"name\":\"bob\",\"rating\":1900,\"games\":10}]}\n");
     s = proto_enc_leaderboard(NULL, 0, &len);
     expect_line(s, len, "{\"type\":\"leaderboard\",\"board\":\"rating\",\"rows\":[]}\n");
+    proto_daily_row drows[] = {{1, "Ann", 36, 8, 14, 12}};
+    s = proto_enc_daily_board(4, "2026-12-03", drows, 1, NULL, NULL, &len);
+    expect_line(s, len,
+                "{\"type\":\"leaderboard\",\"board\":\"daily\",\"size\":4,"
+                "\"date\":\"2026-12-03\",\"rows\":[{\"rank\":1,\"name\":\"Ann\","
+                "\"score\":36,\"max_tile\":8,\"moves\":14,\"game\":12}],"
+                "\"seed\":null,\"salt\":null}\n");
+    eng_seed daily_seed = eng_seed_client(42);
+    s = proto_enc_daily_board(5, "2026-12-02", NULL, 0, &daily_seed, "00", &len);
+    expect_line(s, len,
+                "{\"type\":\"leaderboard\",\"board\":\"daily\",\"size\":5,"
+                "\"date\":\"2026-12-02\",\"rows\":[],\"seed\":42,\"salt\":\"00\"}\n");
+    /* A daily game's start and end (seed and salt hidden, reveal_at). */
+    char *line = strdup("{\"type\":\"start\",\"commit\":\"c\"}\n");
+    size_t n = strlen(line);
+    s = proto_line_daily(line, &n, "2026-12-03", false, 0);
+    expect_line(s, n, "{\"type\":\"start\",\"commit\":\"c\",\"daily\":\"2026-12-03\"}\n");
+    line = strdup("{\"type\":\"end\",\"seed\":\"ab\",\"salt\":\"cd\",\"x\":1}\n");
+    n = strlen(line);
+    s = proto_line_daily(line, &n, NULL, true, 1796947200000);
+    expect_line(s, n,
+                "{\"type\":\"end\",\"seed\":null,\"salt\":null,\"x\":1,"
+                "\"reveal_at\":1796947200000}\n");
     proto_profile_best best = {.size = 4, .score = 2100, .max_tile = 256, .game = 9};
     uint64_t recent[] = {12, 9};
     int32_t chart[] = {1500, 1658};
