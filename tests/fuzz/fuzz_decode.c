@@ -88,6 +88,9 @@ static void check_request(const proto_request *req) {
     case PROTO_REQ_PROFILE:
         CHECK(proto_valid_name(req->name));
         break;
+    case PROTO_REQ_DAILY:
+        CHECK(st->size >= ENG_SIZE_MIN && st->size <= ENG_SIZE_MAX && st->target == 2048);
+        break;
     default:
         CHECK(0);
     }
