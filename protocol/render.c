@@ -905,6 +905,20 @@ int proto_render_leaderboard(proto_buf *b, const proto_board_row *rows, int n) {
     return b->failed ? -1 : 0;
 }
 
+int proto_render_daily_board(proto_buf *b, const char *day, int size,
+                             const proto_daily_row *rows, int n) {
+    proto_render_linef(b, "Daily challenge %s, %dx%d:", day, size, size);
+    if (n == 0) proto_render_linef(b, "  nobody yet: type daily %d to play it", size);
+    if (n > 0)
+        proto_render_linef(b, "       %-16s %7s %6s %6s", "name", "score", "tile",
+                           "moves");
+    for (int i = 0; i < n; i++)
+        proto_render_linef(b, "  %3llu. %-16s %7u %6u %6u",
+                           (unsigned long long)rows[i].rank, rows[i].name, rows[i].score,
+                           rows[i].max_tile, rows[i].moves);
+    return b->failed ? -1 : 0;
+}
+
 int proto_render_profile(proto_buf *b, const proto_profile *p) {
     proto_render_linef(b, "%s: rating %d%s", p->name, p->rating.rating,
                        p->rating.provisional ? " (provisional)" : "");
