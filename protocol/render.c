@@ -817,8 +817,13 @@ int proto_render_end(proto_buf *b, const proto_end_view *e) {
      * One line for a client's seed and the salt if it fits, else one each. */
     char seed[ENG_SEED_TEXT_MAX];
     eng_seed_format(&e->seed, seed, sizeof seed);
-    if (e->salt && (int)(strlen(seed) + strlen(e->salt) + 12) <= width &&
-        e->seed.kind != ENG_SEED_SERVER) {
+    if (e->commit && !e->salt) {
+        /* A commit without its salt: a daily game's, whose seed and salt stay
+         * secret until its day is over (its seed here is no seed). */
+        proto_render_wrapped(
+            &t, "seed and salt: secret until the day is over (00:00 UTC)", width);
+    } else if (e->salt && (int)(strlen(seed) + strlen(e->salt) + 12) <= width &&
+               e->seed.kind != ENG_SEED_SERVER) {
         proto_render_linef(&t, "seed %s  salt %s", seed, e->salt);
     } else {
         token_lines(&t, "seed", seed, width);

@@ -228,6 +228,9 @@ static void test_daily(void **state) {
     mark = f->nc.len;
     type_nc(&f->nc, "leave");
     wait_screen(f, &f->nc, mark, "You left the game.");
+    /* The end screen keeps the day's seed secret (no "seed 0"). */
+    assert_non_null(strstr(f->screen, "seed and salt: secret until the day is over"));
+    assert_null(strstr(f->screen, "seed 0"));
     mark = f->nc.len;
     type_nc(&f->nc, "daily 4");
     wait_screen(f, &f->nc, mark, "You have played today's daily game of that size");
