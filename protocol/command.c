@@ -247,6 +247,23 @@ static proto_cmd_type parse_size(proto_command *cmd, const command_word *cw,
                       "solo takes a size from 3 to 8 (solo 4 is the usual 4x4)");
 }
 
+/* daily: a size. */
+static proto_cmd_type parse_daily(proto_command *cmd, const command_word *cw,
+                                  const word *args, size_t nargs) {
+    return number_arg(cmd, cw->type, args, nargs, ENG_SIZE_MIN, ENG_SIZE_MAX,
+                      "daily takes a size from 3 to 8 (default 4)");
+}
+
+/* top, or top daily [SIZE]: the rating board, or today's daily board. */
+static proto_cmd_type parse_top(proto_command *cmd, const command_word *cw,
+                                const word *args, size_t nargs) {
+    if (nargs == 0) return ok(cmd, cw->type);
+    if (!word_is(args[0], "daily"))
+        return fail(cmd, "top takes nothing, or daily and a size: top daily 4");
+    return number_arg(cmd, PROTO_CMD_TOP_DAILY, &args[1], nargs - 1, ENG_SIZE_MIN,
+                      ENG_SIZE_MAX, "top daily takes a size from 3 to 8 (default 4)");
+}
+
 /* create, quick: a number of players. */
 static proto_cmd_type parse_players(proto_command *cmd, const command_word *cw,
                                     const word *args, size_t nargs) {
@@ -395,7 +412,8 @@ static const command_word command_words[] = {
     {"history", PROTO_CMD_HISTORY, parse_bare},
     {"register", PROTO_CMD_REGISTER, parse_bare},
     {"logout", PROTO_CMD_LOGOUT, parse_bare},
-    {"top", PROTO_CMD_TOP, parse_bare},
+    {"top", PROTO_CMD_TOP, parse_top},
+    {"daily", PROTO_CMD_DAILY, parse_daily},
     {"profile", PROTO_CMD_PROFILE, parse_profile},
     {"login", PROTO_CMD_LOGIN, parse_login},
     {"name", PROTO_CMD_NAME, parse_name},
@@ -416,6 +434,9 @@ bool proto_command_begins(const char *line, size_t len) {
         if (is_space(line[i])) return true;
     for (size_t i = 0; i < sizeof command_words / sizeof command_words[0]; i++) {
         const char *w = command_words[i].word;
+        /* A stuck racer's d is a move dropped, not daily's start: daily is
+         * refused in a race anyway. */
+        if (command_words[i].type == PROTO_CMD_DAILY) continue;
         if (strlen(w) < len) continue;
         size_t k = 0;
         while (k < len && lower(line[k]) == w[k])
@@ -464,7 +485,7 @@ int proto_resume_code_parse(const char *typed, size_t len,
 const char *proto_command_help(void) {
     return "Commands (type one and press Enter):\r\n"
            "  name NAME     letters A-Z, digits, _ or -\r\n"
-           "  solo [SIZE]   play alone, SIZE 3-8 (default 4)\r\n"
+           "  solo [SIZE]  alone, 3-8   daily [SIZE] today's\r\n"
            "  quick [N]     race the next who ask (N 2-8)\r\n"
            "  create [N S T] a room: N players, S x S, to T\r\n"
            "  bot [LEVEL]   race a bot now, LEVEL 1-5\r\n"
@@ -475,7 +496,7 @@ const char *proto_command_help(void) {
            "  history       ended games; replay ID shows one\r\n"
            "  register      keep your name: gives a key\r\n"
            "  login NAME KEY  with that key   logout\r\n"
-           "  top           ratings   profile [NAME]\r\n"
+           "  top [daily [S]]  best players  profile [NAME]\r\n"
            "  rooms  list them    color on|off    quit\r\n"
            "Moves: w a s d, h j k l, up down left right or\r\n"
            "the arrows; a line of them (wasd) plays in turn.\r\n"

@@ -40,6 +40,9 @@ typedef enum proto_cmd_type {
     PROTO_CMD_LOGOUT,   /* logout: a guest again */
     PROTO_CMD_TOP,      /* top: the rating leaderboard */
     PROTO_CMD_PROFILE,  /* profile [NAME]: name set, "" for one's own */
+    PROTO_CMD_DAILY,    /* daily [SIZE]: number is the size, 0 if absent */
+    /* top daily [SIZE]: today's daily board; number is the size, 0 if absent */
+    PROTO_CMD_TOP_DAILY,
 } proto_cmd_type;
 
 /* A human's resume code: PROTO_RESUME_CODE_LEN (message.h) characters of
@@ -78,7 +81,7 @@ proto_cmd_type proto_command_parse(const char *line, size_t len, proto_command *
 /* True if line[0..len) can still become a command as more is typed: its
  * first word, in any case, begins a command word ("l", "lea" of leave), or
  * the line already has a space (its arguments may be anything). An empty
- * line can. */
+ * line can. daily, which a racer cannot use, does not count. */
 bool proto_command_begins(const char *line, size_t len);
 
 /* The help text: every command with a one-line explanation, lines ending in

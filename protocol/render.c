@@ -817,8 +817,13 @@ int proto_render_end(proto_buf *b, const proto_end_view *e) {
      * One line for a client's seed and the salt if it fits, else one each. */
     char seed[ENG_SEED_TEXT_MAX];
     eng_seed_format(&e->seed, seed, sizeof seed);
-    if (e->salt && (int)(strlen(seed) + strlen(e->salt) + 12) <= width &&
-        e->seed.kind != ENG_SEED_SERVER) {
+    if (e->commit && !e->salt) {
+        /* A commit without its salt: a daily game's, whose seed and salt stay
+         * secret until its day is over (its seed here is no seed). */
+        proto_render_wrapped(
+            &t, "seed and salt: secret until the day is over (00:00 UTC)", width);
+    } else if (e->salt && (int)(strlen(seed) + strlen(e->salt) + 12) <= width &&
+               e->seed.kind != ENG_SEED_SERVER) {
         proto_render_linef(&t, "seed %s  salt %s", seed, e->salt);
     } else {
         token_lines(&t, "seed", seed, width);
@@ -902,6 +907,20 @@ int proto_render_leaderboard(proto_buf *b, const proto_board_row *rows, int n) {
         proto_render_linef(b, "  %3llu. %-16s %5d  %u races",
                            (unsigned long long)rows[i].rank, rows[i].name, rows[i].rating,
                            rows[i].games);
+    return b->failed ? -1 : 0;
+}
+
+int proto_render_daily_board(proto_buf *b, const char *day, int size,
+                             const proto_daily_row *rows, int n) {
+    proto_render_linef(b, "Daily challenge %s, %dx%d:", day, size, size);
+    if (n == 0) proto_render_linef(b, "  nobody yet: type daily %d to play it", size);
+    if (n > 0)
+        proto_render_linef(b, "       %-16s %7s %6s %6s", "name", "score", "tile",
+                           "moves");
+    for (int i = 0; i < n; i++)
+        proto_render_linef(b, "  %3llu. %-16s %7u %6u %6u",
+                           (unsigned long long)rows[i].rank, rows[i].name, rows[i].score,
+                           rows[i].max_tile, rows[i].moves);
     return b->failed ? -1 : 0;
 }
 

@@ -185,6 +185,11 @@ int proto_render_registered(proto_buf *b, const char *name, const char *key);
 /* The rating leaderboard: rank, name, rating and races, one row a line. */
 int proto_render_leaderboard(proto_buf *b, const proto_board_row *rows, int n);
 
+/* A daily board (day "YYYY-MM-DD", size): rank, name, score, max tile and
+ * moves, one row a line. */
+int proto_render_daily_board(proto_buf *b, const char *day, int size,
+                             const proto_daily_row *rows, int n);
+
 /* A `profile`: rating, races and wins, the rating's last values as a line of
  * numbers, and the recent games (as `replay ID` takes them). */
 int proto_render_profile(proto_buf *b, const proto_profile *p);

@@ -1052,6 +1052,16 @@ static bool request_of(const proto_command *cmd, proto_request *req) {
         req->board = PROTO_BOARD_RATING;
         req->limit = TEXT_TOP_ROWS;
         return true;
+    case PROTO_CMD_TOP_DAILY: /* today's (date "" is today) */
+        req->type = PROTO_REQ_LEADERBOARD;
+        req->board = PROTO_BOARD_DAILY;
+        req->settings.size = cmd->number ? cmd->number : 4;
+        req->limit = TEXT_TOP_ROWS;
+        return true;
+    case PROTO_CMD_DAILY:
+        req->type = PROTO_REQ_DAILY;
+        req->settings = settings_for(1, cmd->number);
+        return true;
     default:
         return false;
     }
@@ -1164,7 +1174,8 @@ static void run_command(conn *c, const char *line, size_t len) {
     bool made = request_of(&cmd, &req);
     memset(cmd.key, 0, sizeof cmd.key); /* a login's key is not kept */
     if (made) {
-        if (shown(s) && (cmd.type == PROTO_CMD_TOP || cmd.type == PROTO_CMD_REGISTER)) {
+        if (shown(s) && (cmd.type == PROTO_CMD_TOP || cmd.type == PROTO_CMD_TOP_DAILY ||
+                         cmd.type == PROTO_CMD_REGISTER)) {
             /* The board keeps the screen: these are for the lobby. */
             memset(&req, 0, sizeof req);
             snprintf(s->status, sizeof s->status,
@@ -1708,6 +1719,13 @@ static void on_error(conn *c, const srv_msg *m) {
     if (s->replay_asked && m->error == PROTO_ERR_GAME_NOT_FOUND)
         text = "No finished game has that number in this cluster (type history).";
     s->replay_asked = 0;
+    /* The daily challenge's refusals, in text mode's words. */
+    if (m->error == PROTO_ERR_ACCOUNT_NEEDED)
+        text = "Only accounts play the daily challenge: type register (or login NAME "
+               "KEY) first.";
+    else if (m->error == PROTO_ERR_DAILY_PLAYED)
+        text = "You have played today's daily game of that size: type top daily to see "
+               "the board.";
     const char *send = strstr(text, "send leave");
     if (send)
         snprintf(s->status, sizeof s->status, "%.*stype %sleave%s", (int)(send - text),
@@ -1782,15 +1800,41 @@ static void on_start(text_session *s, const srv_msg *m) {
     memcpy(s->resume_code, m->resume_code, sizeof s->resume_code);
 }
 
+/* A daily board's screen: its day and size, then rank, name, score, max tile
+ * and moves, as many rows as the top screen has. */
+static void daily_screen(proto_buf *b, json_t *j) {
+    const char *date = json_string_value(json_object_get(j, "date"));
+    proto_daily_row row[TEXT_TOP_ROWS];
+    int n = 0;
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(j, "rows"), i, r) {
+        if (n == TEXT_TOP_ROWS) break;
+        const char *rn = json_string_value(json_object_get(r, "name"));
+        if (!rn) continue;
+        row[n++] = (proto_daily_row){
+            .rank = (uint64_t)json_integer_value(json_object_get(r, "rank")),
+            .name = rn,
+            .score = (uint32_t)json_integer_value(json_object_get(r, "score")),
+            .max_tile = (uint32_t)json_integer_value(json_object_get(r, "max_tile")),
+            .moves = (uint32_t)json_integer_value(json_object_get(r, "moves"))};
+    }
+    proto_render_daily_board(b, date ? date : "today",
+                             (int)json_integer_value(json_object_get(j, "size")), row, n);
+}
+
 /* The screen of a `registered`, `leaderboard` or `profile` reply (read back
  * from its line, as any client reads it). */
 static void account_screen(proto_buf *b, json_t *j) {
     const char *type = json_string_value(json_object_get(j, "type"));
     const char *name = json_string_value(json_object_get(j, "name"));
     if (!type) return;
+    const char *board = json_string_value(json_object_get(j, "board"));
     if (!strcmp(type, "registered")) {
         const char *key = json_string_value(json_object_get(j, "key"));
         if (name && key) proto_render_registered(b, name, key);
+    } else if (!strcmp(type, "leaderboard") && board && !strcmp(board, "daily")) {
+        daily_screen(b, j);
     } else if (!strcmp(type, "leaderboard")) {
         json_t *rows = json_object_get(j, "rows");
         proto_board_row row[TEXT_TOP_ROWS];

@@ -77,6 +77,11 @@ function drawAccount(name) {
     ? 'This browser keeps the name ' + app.account.name + ' and logs in by itself; your rating is ' +
       app.account.rating + '. Quick races of 4×4 are rated.'
     : 'Keep this name: the server gives this browser a key, and your races count for a rating.';
+  // Today's challenge is for accounts only (account_needed): a guest is told how.
+  $('b-daily').disabled = !app.account;
+  $('daily-note').textContent = app.account
+    ? 'Everyone meets the same tiles today: one 4×4 game per kept name.'
+    : 'Everyone meets the same tiles today. It needs a kept name: press "Keep my name" first.';
 }
 
 function show(view) {
@@ -519,7 +524,7 @@ function handle(m) {
     break;
   case 'replay': startReplay(m); break;
   case 'registered': onRegistered(m); break;
-  case 'leaderboard': drawTop(m.rows || []); break;
+  case 'leaderboard': if (m.board === 'daily') drawDaily(m.rows || []); else drawTop(m.rows || []); break;
   case 'profile': drawProfile(m); break;
   case 'bye': setConn('The server is stopping.', true); break;
   case 'error': onError(m); break;
@@ -585,6 +590,30 @@ function openBoard(name) {
   send({ type: 'leaderboard', board: 'rating', limit: 20 });
   $('profile').hidden = true;
   if (name) send({ type: 'profile', name });
+}
+
+// Today's 4×4 daily board in the lobby: the top 10 (rank, name, score, max tile, moves).
+function drawDaily(rows) {
+  const tb = $('daily-rows');
+  tb.innerHTML = '';
+  if (!rows.length) {
+    const tr = document.createElement('tr');
+    const td = document.createElement('td');
+    td.colSpan = 5;
+    td.textContent = 'Nobody has played today yet.';
+    tr.appendChild(td);
+    tb.appendChild(tr);
+  }
+  for (const r of rows.slice(0, 10)) {
+    const tr = document.createElement('tr');
+    if (app.account && r.name === app.account.name) tr.className = 'you';
+    for (const v of [r.rank, r.name, r.score, r.max_tile, r.moves]) {
+      const td = document.createElement('td');
+      td.textContent = String(v);
+      tr.appendChild(td);
+    }
+    tb.appendChild(tr);
+  }
 }
 
 function drawTop(rows) {
@@ -673,6 +702,7 @@ function enterLobby() {
   show('lobby');
   send({ type: 'rooms' });
   send({ type: 'history', limit: 10 });
+  send({ type: 'leaderboard', board: 'daily', size: 4, limit: 10 });
 }
 
 // The end screen of a race after someone asked for a rematch: who asked, and
@@ -1713,6 +1743,7 @@ function wire() {
     act(e.target, helloMsg(app.name));
   };
   $('b-keep').onclick = (e) => act(e.target, { type: 'register' });
+  $('b-daily').onclick = (e) => act(e.target, { type: 'daily', size: 4 });
   $('b-forget').onclick = () => {
     forget();
     send({ type: 'hello', name: 'player-' + app.me }); // a guest again

@@ -144,7 +144,7 @@ static void test_command_begins(void **state) {
     assert_true(proto_command_begins("LeAv", 4));
     assert_true(proto_command_begins("leave", 5));
     assert_true(proto_command_begins("join kw", 7));
-    assert_false(proto_command_begins("d", 1));
+    assert_false(proto_command_begins("d", 1)); /* not daily's: a move */
     assert_false(proto_command_begins("sa", 2));
     assert_false(proto_command_begins("leaves", 6));
 }
@@ -265,6 +265,25 @@ static void test_help_fits_50_columns_and_lists_everything(void **state) {
     assert_non_null(strstr(proto_command_help_in_game(true), "type : first"));
 }
 
+/* daily [SIZE] and top daily [SIZE]: a size 3 to 8, or none for the default. */
+static void test_daily(void **state) {
+    (void)state;
+    assert_int_equal(parse("daily"), PROTO_CMD_DAILY);
+    assert_int_equal(cmd.number, 0);
+    assert_int_equal(parse("DAILY 6"), PROTO_CMD_DAILY);
+    assert_int_equal(cmd.number, 6);
+    assert_int_equal(parse("daily 9"), PROTO_CMD_ERROR);
+    assert_int_equal(parse("daily 4 4"), PROTO_CMD_ERROR);
+    assert_int_equal(parse("top daily"), PROTO_CMD_TOP_DAILY);
+    assert_int_equal(cmd.number, 0);
+    assert_int_equal(parse("top Daily 5"), PROTO_CMD_TOP_DAILY);
+    assert_int_equal(cmd.number, 5);
+    assert_int_equal(parse("top daily 2"), PROTO_CMD_ERROR);
+    assert_int_equal(parse("top weekly"), PROTO_CMD_ERROR);
+    assert_non_null(strstr(proto_command_help(), "daily [SIZE]"));
+    assert_non_null(strstr(proto_command_help(), "top [daily [S]]"));
+}
+
 static void test_history_and_replay(void **state) {
     (void)state;
     assert_int_equal(parse("history"), PROTO_CMD_HISTORY);
@@ -356,6 +375,7 @@ int main(void) {
         cmocka_unit_test(test_help_fits_50_columns_and_lists_everything),
         cmocka_unit_test(test_resume),
         cmocka_unit_test(test_accounts),
+        cmocka_unit_test(test_daily),
         cmocka_unit_test(test_history_and_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,6 @@
 /* test_text_accounts.c - accounts in text mode (issue 27): register shows the key once
- * with the line to type, login NAME KEY, logout, top and profile [NAME], and the
- * errors as one line each, over netcat's line mode against race2048d.
+ * with the line to type, login NAME KEY, logout, top, profile [NAME], daily and
+ * top daily, and the errors as one line each, over netcat's line mode against race2048d.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -212,6 +212,53 @@ static void test_profile(void **state) {
     wait_screen(f, &f->nc, mark, "no account has that name");
 }
 
+/* daily: a guest is told to register, in one line; an account plays today's
+ * game; a second one of that size is daily_played, in one line. */
+static void test_daily(void **state) {
+    fixture *f = *state;
+    greet_netcat(f, &f->nc);
+    size_t mark = f->nc.len;
+    type_nc(&f->nc, "daily");
+    wait_screen(f, &f->nc, mark, "Only accounts play the daily challenge: type register");
+    char key[33];
+    register_as(f, &f->nc, "Eve", key);
+    mark = f->nc.len;
+    type_nc(&f->nc, "daily");
+    wait_screen(f, &f->nc, mark, "0 moves  playing");
+    mark = f->nc.len;
+    type_nc(&f->nc, "leave");
+    wait_screen(f, &f->nc, mark, "You left the game.");
+    /* The end screen keeps the day's seed secret (no "seed 0"). */
+    assert_non_null(strstr(f->screen, "seed and salt: secret until the day is over"));
+    assert_null(strstr(f->screen, "seed 0"));
+    mark = f->nc.len;
+    type_nc(&f->nc, "daily 4");
+    wait_screen(f, &f->nc, mark, "You have played today's daily game of that size");
+}
+
+/* top daily [SIZE]: today's board with rank, name, score, max tile and moves;
+ * another size's is empty. */
+static void test_top_daily(void **state) {
+    fixture *f = *state;
+    greet_netcat(f, &f->nc);
+    char key[33];
+    register_as(f, &f->nc, "Fay", key);
+    size_t mark = f->nc.len;
+    type_nc(&f->nc, "daily 5");
+    wait_screen(f, &f->nc, mark, "0 moves  playing");
+    type_nc(&f->nc, "leave");
+    mark = f->nc.len;
+    type_nc(&f->nc, "top daily 5");
+    wait_screen(f, &f->nc, mark, "Daily challenge ");
+    assert_non_null(strstr(f->screen, ", 5x5:"));
+    assert_non_null(strstr(f->screen, "score   tile  moves"));
+    assert_non_null(strstr(f->screen, "  1. Fay "));
+    mark = f->nc.len;
+    type_nc(&f->nc, "top daily");
+    wait_screen(f, &f->nc, mark, ", 4x4:");
+    assert_non_null(strstr(f->screen, "nobody yet: type daily 4 to play it"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_register_shows_the_key_once, setup,
@@ -220,6 +267,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_logout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_top, setup, teardown),
         cmocka_unit_test_setup_teardown(test_profile, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_daily, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_top_daily, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,9 @@ what players see of accounts.
 A page enters as Ada and presses "Keep my name": the rating shows beside the name and the
 key is kept in the browser's storage. A reload logs in by itself (the rating shows again,
 nothing typed). Another page, a guest, races Ada in rated quick races (4x4) and leaves;
-Ada's end screen shows her rating before and after. The leaderboard view (nobody has 10
+Ada's end screen shows her rating before and after. Before that Ada plays today's challenge
+(the lobby's card) a few moves and leaves, and is on today's board there, as
+/api/leaderboard?board=daily says; a guest's card says it needs "Keep my name". The leaderboard view (nobody has 10
 rated races yet) and Ada's profile (rating as /api/profile/Ada says, races, wins, the
 chart of her last races, recent games linking to /game/ID). "Forget me" clears the
 storage and a reload is a guest's first screen. Screenshots of the profile at 1280x800 and
@@ -27,6 +29,7 @@ import urllib.request
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 SERVER, OUT = sys.argv[1], sys.argv[2]
@@ -159,6 +162,28 @@ def keep_my_name(d):
     return k['key']
 
 
+def play_daily(d, http_port):
+    """Today's challenge from the lobby: a few moves, leave; Ada is on today's board."""
+    wait(d, "today's challenge offered", lambda d: d.find_element(By.ID, 'b-daily').is_enabled())
+    click(d, '#b-daily')
+    wait(d, "today's game", shown('game'))
+    body = d.find_element(By.TAG_NAME, 'body')
+    for k in (Keys.ARROW_LEFT, Keys.ARROW_DOWN, Keys.ARROW_RIGHT, Keys.ARROW_UP):
+        body.send_keys(k)
+    click(d, '#b-leave')
+    wait(d, 'an end screen', lambda d: shown('end')(d) or shown('lobby')(d))
+    if shown('end')(d):
+        click(d, '#b-lobby')
+    wait(d, "Ada on today's board", lambda d: shown('lobby')(d) and
+         re.search(r'^1 Ada ', text_of(d, 'daily-rows'), re.M))
+    api = json.load(urllib.request.urlopen(
+        'http://127.0.0.1:%d/api/leaderboard?board=daily&size=4' % http_port))
+    row = api['rows'][0]
+    want = '1 Ada %d %d %d' % (row['score'], row['max_tile'], row['moves'])
+    if text_of(d, 'daily-rows') != want:
+        raise SystemExit("today's board shows %r, the api %r" % (text_of(d, 'daily-rows'), api))
+
+
 def race_and_leave(a, b):
     """A rated quick race (2 players, 4x4): b leaves, a wins. Returns a's end-ratings text."""
     for d in (a, b):
@@ -189,8 +214,13 @@ def main():
         wait(a, 'the lobby logged in by itself', lambda d: shown('lobby')(d) and rating_shown(d) == 1500)
         if key in a.find_element(By.TAG_NAME, 'body').text:
             raise SystemExit('the key is shown on the page')
+        play_daily(a, http_port)
         b = browser()
         enter(b, url, 'Bob')
+        # A guest is told that today's challenge needs a kept name.
+        if b.find_element(By.ID, 'b-daily').is_enabled() or \
+                'Keep my name' not in text_of(b, 'daily-note'):
+            raise SystemExit("a guest's challenge card: %r" % text_of(b, 'daily-note'))
         first = race_and_leave(a, b)
         m = re.fullmatch(r'Your rating: 1500 → (\d+) \(\+(\d+)\)', first)
         if not m or int(m.group(1)) - 1500 != int(m.group(2)):
