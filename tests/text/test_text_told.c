@@ -27,17 +27,15 @@ typedef struct fixture {
     char screen[SCREEN];
 } fixture;
 
-static char journal_dir[64], journal_path[96];
+static tt_journal journal;
 
 static int setup(void **state) {
     fixture *f = calloc(1, sizeof *f);
     if (!f) return -1;
     f->tn.fd = f->nc.fd = -1;
     *state = f;
-    snprintf(journal_dir, sizeof journal_dir, "/tmp/r2048-told-XXXXXX");
-    if (!mkdtemp(journal_dir)) return -1;
-    snprintf(journal_path, sizeof journal_path, "%s/j", journal_dir);
-    f->srv = SERVER("--journal", journal_path);
+    if (tt_journal_make(&journal, "told") < 0) return -1;
+    f->srv = SERVER("--journal", journal.path);
     return 0;
 }
 
@@ -47,11 +45,7 @@ static int teardown(void **state) {
     tt_close(&f->nc);
     free(f);
     int rc = harness_teardown(state);
-    char results[128];
-    snprintf(results, sizeof results, "%s.results", journal_path);
-    unlink(journal_path);
-    unlink(results);
-    rmdir(journal_dir);
+    tt_journal_remove(&journal);
     return rc;
 }
 

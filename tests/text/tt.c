@@ -549,3 +549,20 @@ void tt_tmux_kill(tt_tmux *t) {
              (unsigned)getuid(), t->socket);
     unlink(path);
 }
+
+int tt_journal_make(tt_journal *j, const char *tag) {
+    snprintf(j->dir, sizeof j->dir, "/tmp/r2048-%s-XXXXXX", tag);
+    if (!mkdtemp(j->dir)) return -1;
+    snprintf(j->path, sizeof j->path, "%s/j", j->dir);
+    return 0;
+}
+
+void tt_journal_remove(const tt_journal *j) {
+    static const char *const beside[] = {"", ".results", ".lock"};
+    for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++) {
+        char file[128];
+        snprintf(file, sizeof file, "%s%s", j->path, beside[i]);
+        unlink(file);
+    }
+    rmdir(j->dir);
+}

@@ -169,4 +169,14 @@ typedef struct tt_moves {
 /* Predicate for tt_wait_screen / tt_tmux_wait: arg is a tt_moves. */
 bool tt_has_moves(const char *text, void *moves);
 
+/* A temporary folder for one test's journal ("/tmp/r2048-TAG-XXXXXX/j"). */
+typedef struct tt_journal {
+    char dir[64];
+    char path[96];
+} tt_journal;
+/* Makes the folder; 0, or -1 if it cannot. */
+int tt_journal_make(tt_journal *j, const char *tag);
+/* Removes the journal, the files the server keeps beside it and the folder. */
+void tt_journal_remove(const tt_journal *j);
+
 #endif
