@@ -21,6 +21,7 @@
 #include "recover.h"
 #include "room.h"
 #include "takeover.h"
+#include "transports.h"
 
 /* How long shutdown waits for clients to take their last bytes: a client that
  * reads takes them (and its FIN) within a few ms; only one that does not read
@@ -733,6 +734,7 @@ int main(int argc, char **argv) {
     eng_tables_init(tables);
     srv_config cfg = s.cfg;
     srv_init(&s, uv_default_loop(), &cfg, tables);
+    transports_install(&s);
 
     /* Signals are caught before the `listening on` line is printed: whoever
      * reads it may stop the server at once, and must get a clean exit. */

@@ -14,6 +14,7 @@
 #include "conn.h"
 #include "session.h"
 #include "room.h"
+#include "transports.h"
 
 static srv S;
 static uv_loop_t loop;
@@ -90,6 +91,7 @@ int crowd_build(unsigned players, unsigned racers) {
     if (!tables) return -1;
     eng_tables_init(tables);
     srv_init(&S, &loop, &cfg, tables);
+    transports_install(&S);
     conn_loop_init(&S);
 
     struct sockaddr_in addr;

@@ -5,7 +5,7 @@
 
 #include "srv.h"
 
-/* Builds a server (server_core on its own loop, a loopback listener) holding
+/* Builds a server (race2048_server on its own loop, a loopback listener) holding
  * `players` players: the last `racers` (rounded down to even) in running
  * two-player races, the others alone in solo games; every player has lost its connection,
  * so every game keeps its seats for the (long) grace period. One measuring connection
@@ -22,7 +22,7 @@ double crowd_cpu_us(const char *line, int iterations);
 unsigned crowd_players(void);
 unsigned crowd_rooms(void);
 
-/* The server, for direct calls into server_core. */
+/* The server, for direct calls into race2048_server. */
 srv *crowd_srv(void);
 
 /* Closes everything; returns 0 if the loop closed cleanly. */

@@ -1,4 +1,4 @@
-/* fake_conn.c - server_core in process, on socketpairs (see fake_conn.h). */
+/* fake_conn.c - race2048_server in process, on socketpairs (see fake_conn.h). */
 #include "fake_conn.h"
 
 #include <setjmp.h>
@@ -12,6 +12,7 @@
 
 #include "room.h"
 #include "transport.h"
+#include "transports.h"
 
 #define FAKES_MAX 16
 
@@ -33,6 +34,7 @@ void fake_server_init(srv *s, uv_loop_t *loop, size_t max_line, srv_log_level le
     assert_non_null(tables);
     eng_tables_init(tables);
     srv_init(s, loop, &cfg, tables);
+    transports_install(s);
     nfakes = 0;
 }
 

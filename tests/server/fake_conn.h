@@ -1,4 +1,4 @@
-/* fake_conn.h - server_core in process: a server set up as main.c does but without a
+/* fake_conn.h - race2048_server in process: a server set up as main.c does but without a
  * listener, and connections on socketpairs whose other end the test reads. */
 #ifndef RACE2048_TESTS_FAKE_CONN_H
 #define RACE2048_TESTS_FAKE_CONN_H

@@ -15,6 +15,7 @@
 #include "lobby.h"
 #include "room.h"
 #include "srv.h"
+#include "transports.h"
 
 /* What a fake destination was given. */
 #define FAKE_MSGS 64
@@ -83,6 +84,7 @@ static int setup(void **state) {
     assert_non_null(tables);
     eng_tables_init(tables);
     srv_init(&S, &loop, &cfg, tables);
+    transports_install(&S);
     /* A record in memory only (no path), as --journal none runs. */
     journal_config jc = {
         .path = "", .sync_ms = 100, .max = 1 << 20, .next_player_id = &S.game.next_id};

@@ -1,5 +1,5 @@
 /* test_room_unit.c - end rules and ranking on crafted boards: the lobby and rooms of
- * server_core driven in-process through connections on socketpairs. */
+ * race2048_server driven in-process through connections on socketpairs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

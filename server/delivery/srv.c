@@ -5,6 +5,7 @@
 
 #include "cluster.h"
 #include "conn.h"
+#include "transport.h"
 
 /* The game's clock (game.h) asks the loop turn machinery (conn.c), which
  * sits above the game: the game sees only these callbacks. */
@@ -34,4 +35,8 @@ void srv_init(srv *s, uv_loop_t *loop, const srv_config *cfg, eng_tables *tables
     metrics_init(&s->metrics_reg, &s->metrics);
     metrics_register(&s->metrics_reg, conn_write_metrics, s);
     metrics_register(&s->metrics_reg, game_write_metrics, &s->game);
+    _Static_assert(CONN_NMODES <= SRV_MAX_TRANSPORTS, "srv.transports holds every mode");
+    s->transports[CONN_DETECT] = &conn_detect_transport;
+    s->transports[CONN_JSON] = &conn_json_transport;
+    s->transports[CONN_PROXY] = &conn_proxy_transport;
 }

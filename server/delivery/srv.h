@@ -10,6 +10,10 @@
 
 struct conn;
 struct addr_entry;
+struct conn_transport;
+
+/* How many transports (conn_mode, conn.h) a connection may switch between. */
+#define SRV_MAX_TRANSPORTS 8
 
 /* --host may name several addresses (localhost: 127.0.0.1 and ::1). */
 #define SRV_MAX_LISTENERS 16
@@ -57,6 +61,9 @@ typedef struct srv {
     struct journal *journal;
     struct cluster *cluster; /* the cluster link (--cluster), or NULL */
     struct remote *remote;   /* other nodes' players and rooms (remote.h), or NULL */
+    /* What each conn_mode does, indexed by mode: the layer's own (detect,
+     * JSON, PROXY) from srv_init, text and web from transports_install. */
+    const struct conn_transport *transports[SRV_MAX_TRANSPORTS];
     bool stopping;
     srv_metrics metrics;
     game game;                    /* the lobby and rooms, on this loop */

@@ -30,6 +30,13 @@ typedef struct conn_transport {
     /* What one loop turn may handle before every other connection had its
      * turn: JSON lines, or bytes (text, HTTP, WebSocket, detection). */
     unsigned turn_share;
+    /* c has just switched to this transport: greet a human (telnet_first:
+     * the client already spoke telnet), or get ready for a request. Returns
+     * 0, or -1 if c was closed. Required of text and HTTP. */
+    int (*begin)(conn *c, bool telnet_first);
+    /* Tells a refused connection why, in this transport's words, and closes
+     * it after the flush. Required of HTTP. */
+    void (*refuse)(conn *c);
     /* Handles input as far as c->budget goes (spending it); returns the
      * bytes used. May close c, or switch its transport. Required. */
     size_t (*input)(conn *c, const char *data, size_t n);
@@ -52,9 +59,12 @@ typedef struct conn_transport {
     uint64_t idle_max_ms;
 } conn_transport;
 
-/* The tables, one per conn_mode (conn.c: detect, JSON, text; web.c: HTTP, WS). */
+/* The tables of this layer's own modes (conn.c: detect, JSON lines, a PROXY
+ * header). The others live above (transports/: text, HTTP, WebSocket) and
+ * reach conn.c only through srv.transports, which transports_install fills:
+ * nothing here names them. */
 extern const conn_transport conn_detect_transport, conn_json_transport,
-    conn_text_transport, web_http_transport, web_ws_transport, conn_proxy_transport;
+    conn_proxy_transport;
 
 /* c's transport. */
 const conn_transport *conn_transport_of(const conn *c);

@@ -564,8 +564,15 @@ static void web_free(conn *c) {
     c->web = NULL;
 }
 
+static int http_begin(conn *c, bool telnet_first) {
+    (void)telnet_first;
+    return web_begin(c);
+}
+
 const conn_transport web_http_transport = {
     .name = "http",
+    .begin = http_begin,
+    .refuse = web_refuse,
     .turn_share = CONN_TURN_WEB_BYTES,
     .input = http_input,
     .send = conn_send_raw,

@@ -8,15 +8,14 @@
 #include <string.h>
 
 #include "addr.h"
+#include "http.h"
 #include "journal.h"
 #include "metrics.h"
 #include "fanout.h"
 #include "proxy.h"
 #include "session.h"
 #include "room.h"
-#include "text.h"
 #include "transport.h"
-#include "web.h"
 
 /* How long a silent client has before the server decides it is a human. */
 #define DETECT_MS 300
@@ -102,9 +101,10 @@ static void on_detect_timeout(conn *c) {
     /* Armed only while undecided: detection stops it. */
     if (!conn_is_open(c)) return;
     conn_set_transport(c, CONN_TEXT);
-    text_begin(c, false);
+    conn_transport_of(c)->begin(c, false);
     /* Capitals that never became "GET /": a human's typing. */
-    if (c->detect_len && conn_is_open(c)) text_input(c, c->detect_buf, c->detect_len);
+    if (c->detect_len && conn_is_open(c))
+        conn_transport_of(c)->input(c, c->detect_buf, c->detect_len);
     c->detect_len = 0;
 }
 
@@ -149,7 +149,7 @@ static void refuse(conn *c, bool text) {
 static void refused_input(conn *c, const char *data, size_t n) {
     if (proto_http_detect((const unsigned char *)data, n) > 0) {
         conn_timer_stop(c);
-        web_refuse(c);
+        c->srv->transports[CONN_HTTP]->refuse(c);
     } else {
         refuse(c, proto_detect_mode((const unsigned char *)data, n) != PROTO_MODE_JSON);
     }
@@ -166,7 +166,7 @@ static void on_refused_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *
 /* On --http-port (HTTP from the start) anything gets the 503. */
 static void refused_http_input(conn *c) {
     conn_timer_stop(c);
-    web_refuse(c);
+    c->srv->transports[CONN_HTTP]->refuse(c);
 }
 
 static void on_refused_http_read(uv_stream_t *stream, ssize_t nread,
@@ -305,7 +305,7 @@ static void begin(conn *c, bool http) {
             (unsigned long long)c->id, c->srv->nconns);
     if (http) {
         conn_set_transport(c, CONN_HTTP);
-        if (web_begin(c) < 0) return;
+        if (conn_transport_of(c)->begin(c, false) < 0) return;
         update_reading(c);
         return;
     }
@@ -480,7 +480,7 @@ static void decide(conn *c, const char *data, size_t n) {
         conn_set_transport(c, CONN_JSON);
     } else {
         conn_set_transport(c, CONN_TEXT);
-        text_begin(c, mode == PROTO_MODE_TELNET);
+        conn_transport_of(c)->begin(c, mode == PROTO_MODE_TELNET);
     }
 }
 
@@ -506,7 +506,7 @@ static bool detect_http(conn *c, const char *data, size_t n) {
     if (http > 0) {
         conn_timer_stop(c);
         conn_set_transport(c, CONN_HTTP);
-        if (web_begin(c) < 0) return true;
+        if (conn_transport_of(c)->begin(c, false) < 0) return true;
     } else {
         decide(c, probe, kept + take); /* probe starts as the connection's input did */
     }
@@ -647,7 +647,8 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 }
 
 void conn_become_json(conn *c, const char *line, size_t len) {
-    if (text_has_session(c)) text_free(c);
+    const conn_transport *was = conn_transport_of(c);
+    if (was->free) was->free(c);
     conn_timer_stop(c);
     conn_set_transport(c, CONN_JSON);
     proto_framer_set_text(&c->framer, false);
@@ -703,29 +704,6 @@ size_t conn_take_share(conn *c, size_t n) {
     return k;
 }
 
-/* Text mode's entries are text.h's; those that need a session check for one. */
-static size_t text_bytes_input(conn *c, const char *data, size_t n) {
-    size_t k = conn_take_share(c, n);
-    text_input(c, data, k);
-    return k;
-}
-
-/* Text mode without a session (it failed to start) shows nothing itself. */
-static void text_deliver_any(conn *c, const srv_msg *m) {
-    if (text_has_session(c))
-        text_deliver(c, m);
-    else
-        conn_send_buf(c, m->json);
-}
-
-static bool text_midway_any(const conn *c) {
-    return text_has_session(c) && text_midway(c);
-}
-
-static void text_free_any(conn *c) {
-    if (text_has_session(c)) text_free(c);
-}
-
 const conn_transport conn_detect_transport = {
     .name = "detect",
     .turn_share = CONN_TURN_WEB_BYTES, /* the first bytes: HTTP's share until decided */
@@ -743,26 +721,8 @@ const conn_transport conn_json_transport = {
     .say = json_say,
 };
 
-const conn_transport conn_text_transport = {
-    .name = "text",
-    .turn_share = CONN_TURN_TEXT_BYTES,
-    .input = text_bytes_input,
-    .send = conn_send_raw,
-    .deliver = text_deliver_any,
-    .say = text_say,
-    .midway = text_midway_any,
-    .sleep = text_sleep,
-    .free = text_free_any,
-};
-
-static const conn_transport *const transports[CONN_NMODES] = {
-    [CONN_DETECT] = &conn_detect_transport, [CONN_JSON] = &conn_json_transport,
-    [CONN_TEXT] = &conn_text_transport,     [CONN_HTTP] = &web_http_transport,
-    [CONN_WS] = &web_ws_transport,          [CONN_PROXY] = &conn_proxy_transport,
-};
-
 const conn_transport *conn_transport_of(const conn *c) {
-    return transports[c->mode];
+    return c->srv->transports[c->mode];
 }
 
 void conn_set_transport(conn *c, conn_mode mode) {
@@ -772,8 +732,9 @@ void conn_set_transport(conn *c, conn_mode mode) {
      * JSON), so a different share starts afresh for this turn; the same
      * share (HTTP to WebSocket) goes on being spent. A budget of an earlier
      * turn is renewed now, as handle would. */
-    if (transports[mode]->turn_share != old_share || c->budget_turn != c->srv->turn) {
-        c->budget = transports[mode]->turn_share;
+    if (c->srv->transports[mode]->turn_share != old_share ||
+        c->budget_turn != c->srv->turn) {
+        c->budget = c->srv->transports[mode]->turn_share;
         c->budget_turn = c->srv->turn;
     }
 }

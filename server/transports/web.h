@@ -5,6 +5,7 @@
 
 #include "conn.h"
 #include "http.h"
+#include "transport.h"
 #include "ws.h"
 
 /* c sent an HTTP request line (its transport is HTTP): set up its HTTP
@@ -13,7 +14,8 @@ int web_begin(conn *c);
 /* A full server's answer to an HTTP client: 503, then close. */
 void web_refuse(conn *c);
 
-/* The HTTP and WebSocket transports (web_http_transport, web_ws_transport)
- * are declared in transport.h. */
+/* The HTTP and WebSocket transports (transport.h), installed by
+ * transports_install. */
+extern const conn_transport web_http_transport, web_ws_transport;
 
 #endif
