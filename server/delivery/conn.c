@@ -810,7 +810,7 @@ void conn_loop_init(srv *s) {
     srv_list_init(&s->input_list);
     srv_list_init(&s->flush_list);
     srv_list_init(&s->held_list);
-    journal_on_durable(s->journal, on_journal_durable, s);
+    journal_on_durable(s->journal, &s->durable_sub, on_journal_durable, s);
     s->check_ms = mono_ms();
     s->poll_timeout = -1;
     uv_idle_init(s->loop, &s->turn_idle);

@@ -6,6 +6,7 @@
 #include "base.h"
 #include "conn_timer.h"
 #include "game.h"
+#include "journal.h"
 #include "metrics.h"
 
 struct conn;
@@ -45,6 +46,7 @@ typedef struct srv {
     /* Connections whose next entry waits for the journal (a durable `end`):
      * they rejoin flush_list when it syncs. */
     srv_link held_list;
+    journal_durable_sub durable_sub; /* rejoins held_list to flush_list */
     uint64_t turn;
     unsigned reads_this_turn, reads_last_turn; /* connections read from, per turn */
     uint64_t prepare_ms;                       /* monotonic ms when poll was entered */

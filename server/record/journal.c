@@ -4,6 +4,7 @@
 #define _XOPEN_SOURCE 700 /* realpath(3), for the journal's lock (lock_journal) */
 #include "journal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -131,8 +132,7 @@ struct journal {
     uint64_t appended, written, durable;
     uint64_t inflight_pos; /* appended when the write in progress began */
     uint64_t sync_pos;     /* written when the sync in progress began */
-    void (*on_durable)(void *ctx);
-    void *on_durable_ctx;
+    srv_link durable_subs; /* journal_durable_sub: told when `durable` grows */
     /* The file's size after the last compaction (or at start-up): the next
      * compaction waits until the file has doubled past it (see compact_maybe). */
     uint64_t base;
@@ -278,7 +278,12 @@ static void made_durable(journal *j, uint64_t pos) {
         j->lag_first = (j->lag_first + 1) % LAG_MARKS;
         j->lag_count--;
     }
-    if (j->on_durable) j->on_durable(j->on_durable_ctx);
+    /* A subscriber may unsubscribe itself from its callback, not another. */
+    for (srv_link *l = j->durable_subs.next, *next; l != &j->durable_subs; l = next) {
+        next = l->next;
+        journal_durable_sub *sub = srv_container(l, journal_durable_sub, link);
+        sub->cb(sub->ctx);
+    }
 }
 
 /* Keeps what the file got for the next replication (bounded). */
@@ -1151,10 +1156,21 @@ uint64_t journal_appended_pos(const journal *j) {
     return j && j->on ? j->appended : 0;
 }
 
-void journal_on_durable(journal *j, void (*cb)(void *ctx), void *ctx) {
-    if (!j) return;
-    j->on_durable = cb;
-    j->on_durable_ctx = ctx;
+void journal_on_durable(journal *j, journal_durable_sub *sub, void (*cb)(void *ctx),
+                        void *ctx) {
+    assert(cb && sub);
+    sub->cb = cb;
+    sub->ctx = ctx;
+    if (!j) {
+        srv_list_init(&sub->link); /* no journal: nothing ever waits */
+        return;
+    }
+    srv_list_push(&j->durable_subs, &sub->link);
+}
+
+void journal_durable_unsubscribe(journal_durable_sub *sub) {
+    srv_list_remove(&sub->link);
+    srv_list_init(&sub->link);
 }
 
 void journal_game_free(jrn_game *g) {
@@ -1730,6 +1746,7 @@ int journal_open(journal **out, uv_loop_t *loop, const journal_config *cfg,
     j->daily_offset_ms = cfg->daily_offset_ms;
     srv_list_init(&j->dirty);
     srv_list_init(&j->games);
+    srv_list_init(&j->durable_subs);
     j->index = calloc(INDEX_GAMES_MAX, sizeof *j->index);
     uv_timer_init(loop, &j->timer);
     j->timer.data = j;

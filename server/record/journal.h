@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "message.h"
 #include "record.h"
+#include "base.h" /* srv_link */
 
 /* Finished games kept in memory for `history` and `replay`. */
 #define JOURNAL_INDEX_GAMES 1000
@@ -255,9 +256,20 @@ bool journal_replication_broken(const journal *j);
 /* The position of the last record appended (durable once
  * journal_durable_pos() reaches it). */
 uint64_t journal_appended_pos(const journal *j);
-/* cb(ctx) runs each time journal_durable_pos() grows: the transports write
- * what they held back for it. */
-void journal_on_durable(journal *j, void (*cb)(void *ctx), void *ctx);
+/* The one durability hook: every subscriber's cb(ctx) runs each time
+ * journal_durable_pos() grows, so whoever held a message back for it
+ * (connections' output queues, the cluster's outboxes to other nodes) sends
+ * it. The caller owns sub (no allocation) and keeps it until it
+ * unsubscribes; a callback may unsubscribe its own sub, not another. Without
+ * a journal (j NULL) nothing ever waits and cb never runs. */
+typedef struct journal_durable_sub {
+    srv_link link;
+    void (*cb)(void *ctx);
+    void *ctx;
+} journal_durable_sub;
+void journal_on_durable(journal *j, journal_durable_sub *sub, void (*cb)(void *ctx),
+                        void *ctx);
+void journal_durable_unsubscribe(journal_durable_sub *sub);
 journal_stats journal_get_stats(const journal *j);
 /* Writes the journal's counters for /metrics (ctx: the journal). */
 struct metrics_out;
