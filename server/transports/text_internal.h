@@ -1,0 +1,185 @@
+/* text_internal.h - what text mode's files share: the session, its limits, and the
+ * functions one file calls in another. */
+#ifndef RACE2048_TEXT_INTERNAL_H
+#define RACE2048_TEXT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "command.h"
+#include "render.h"
+#include "telnet.h"
+#include "text.h"
+#include "text_replay.h"
+#include "view.h"
+
+/* How long the probe's answer may take before the greeting. */
+#define GREET_WAIT_MS 500
+/* Once telnet answers, the rest of its answer (window size) follows at once. */
+#define GREET_SETTLE_MS 30
+/* At most one redraw per this many ms, so a fast bot cannot flood a terminal. */
+#define REDRAW_MS 50
+/* An Esc with nothing after it this long is a lone Esc, not an arrow key. */
+#define ESC_MS 80
+/* What a terminal that reports no size (netcat) is assumed to have. */
+#define DEFAULT_COLS 80
+#define DEFAULT_ROWS 24
+
+/* A player's last end screen, kept because a solo game's room is gone by the
+ * time the human looks at it. */
+typedef struct text_result {
+    uint64_t id;
+    char name[PROTO_NAME_MAX + 1];
+    eng_board board;
+    uint64_t score;
+    uint32_t moves;
+    proto_status status;
+} text_result;
+
+/* The verdict an end screen shows. */
+typedef struct text_end {
+    char room[PROTO_ROOM_MAX + 1];
+    proto_end_reason reason;
+    uint64_t winner;
+    int n;
+    text_result results[PROTO_PLAYERS_MAX];
+    eng_seed seed;
+    char salt[33];
+    char commit[65];
+} text_end;
+
+typedef struct text_session {
+    proto_telnet tn;
+    proto_keys keys;
+    bool greeted;
+    bool any_command; /* a line was typed: a '{' line is no longer a late JSON client */
+    proto_color color;
+    bool prompt;    /* in a game, ':' opened the command line */
+    char line[128]; /* the command line being typed in character mode */
+    size_t line_len;
+    char status[192]; /* what just happened, shown under the boards */
+    bool show_help;   /* the lobby shows the whole command list */
+    /* The lobby shows an account screen (register's key, top, profile), made
+     * from the reply; freed at the next command, so a key is shown once. */
+    char *account_screen;
+    bool named;       /* the status says the new name: the lobby need not */
+    bool resuming;    /* a resume was asked: its `start` keeps the status */
+    bool logging_out; /* logout was asked: its `welcome` says so */
+    /* The room it is in or watches, as the last message about it showed it
+     * (a reference); NULL in the lobby. Text mode reads no room. */
+    srv_view *view;
+    char resume_code[PROTO_RESUME_CODE_LEN + 1]; /* its seat's, from its `start` */
+    /* Deadlines in loop time (ms), 0 = none; one timer serves them all.
+     * tick_at: a grace countdown on screen changes its second. */
+    uint64_t greet_at, draw_at, esc_at, tick_at;
+    uint64_t last_draw;
+    bool dirty;
+    /* The end screen. */
+    bool has_end;
+    bool end_now;  /* the `end` came in reply to the request being handled */
+    text_end *end; /* made by the first `end`: an idle session holds none */
+    /* The record: `history` lists games in the lobby; `replay ID` plays one
+     * back (text_replay.c), a frame at replay_at unless paused. */
+    bool show_history;
+    /* In cluster mode the list and the game come from every node, as JSON's
+     * do: asked (history_asked, replay_asked: the id) and shown when the
+     * answer comes; the list is kept (history) while the screen shows it. */
+    bool history_asked;
+    uint64_t replay_asked;
+    struct text_history *history;
+    struct text_replay *replay;
+    uint64_t replay_at;
+    bool replay_paused;
+} text_session;
+
+/* The cluster's history list as its answer came (at most 10 games). */
+#define TEXT_HISTORY_MAX 10
+typedef struct text_history {
+    int n;
+    char entries[TEXT_HISTORY_MAX][TEXT_HISTORY_ENTRY];
+} text_history;
+/* Rows of `top`: with the title, a heading and the status, 24 rows. */
+#define TEXT_TOP_ROWS 15
+
+static inline int term_cols(const text_session *s) {
+    return s->tn.width ? s->tn.width : DEFAULT_COLS;
+}
+
+/* Lines a screen may end with CRLF: the terminal's rows but the last, where
+ * the cursor (and the prompt) stays. */
+static inline int term_lines(const text_session *s) {
+    int rows = s->tn.height ? s->tn.height : DEFAULT_ROWS;
+    return rows > 2 ? rows - 1 : 1;
+}
+
+/* ---------------------------------------------------------------- text.c --- */
+
+/* Writes bytes for a human; on telnet a 0xFF data byte goes out doubled. */
+void text_out(conn *c, const char *data, size_t len);
+void text_outs(conn *c, const char *str);
+/* The last line before the connection closes (netcat is told to press Enter). */
+void text_say_last(conn *c, const char *line);
+/* A continuation byte of a UTF-8 character (10xxxxxx). */
+bool text_utf8_tail(char ch);
+/* The command line being typed, as its echo showed it. */
+void text_typed_line(proto_buf *b, const char *line, size_t len);
+void text_set_status(text_session *s, const char *msg);
+/* The running room whose boards the human sees, if any. */
+srv_view *text_shown(const text_session *s);
+/* c's seat in the room of its view, NULL for a spectator or in the lobby. */
+const srv_view_seat *text_my_seat(const conn *c);
+/* Playing or won in a running game: keys are moves in character mode. */
+bool text_in_game(const conn *c);
+/* Forgets the room: the player left it (or never gets another message of it). */
+void text_forget_room(text_session *s);
+bool text_char_mode(const text_session *s);
+/* True where a key is a move at once (telnet, in a game). */
+bool text_keys_play(const conn *c);
+/* ":" where keys play, else "": how a command is typed where it is shown. */
+const char *text_typed(const conn *c);
+/* The account screen goes, wiped first: it may hold a key. */
+void text_forget_account_screen(text_session *s);
+/* The greeting: the player is made and the first screen drawn. */
+void text_greet(conn *c);
+/* True if c's session is as the greeting left it, nothing pending. */
+bool text_can_sleep(const conn *c);
+void text_on_sleep_due(conn *c);
+/* Makes an asleep session again; false if c has none (or no memory: closed). */
+bool text_awake(conn *c);
+
+/* ---------------------------------------------------------- text_timer.c --- */
+
+/* Asks for a redraw: now if the last one is old enough, else at the pace. */
+void text_request_draw(conn *c);
+void text_on_timer(conn *c);
+/* Arms the connection's timer for the earliest pending deadline. */
+void text_arm(conn *c);
+
+/* ------------------------------------------------ text_lobby.c, screens.c --- */
+
+void text_draw_lobby(conn *c, proto_buf *b);
+/* The whole screen, written at once; then the command line being typed. */
+void text_draw(conn *c);
+
+/* ------------------------------------------------------- text_commands.c --- */
+
+/* Quitting is leaving: says why (the last line) and closes after the flush. */
+void text_quit(conn *c, const char *why);
+/* A request of the human's to the session (marks it typed, not an `end`'s reply). */
+void text_request(conn *c, proto_request *req);
+void text_run_command(conn *c, const char *line, size_t len);
+/* The next frame of a playing replay is due ms from now. */
+void text_replay_schedule(conn *c);
+void text_replay_stop(conn *c);
+/* A replay's controls (pause, faster, slower, stop); false for anything else. */
+bool text_replay_control(conn *c, char key);
+/* Plays finished game g back (NULL: there is none). */
+void text_replay_show(conn *c, const proto_game_record *g);
+
+/* ---------------------------------------------------------- text_input.c --- */
+
+/* One key in character mode. */
+void text_on_key(conn *c, const proto_key *k);
+
+#endif
