@@ -115,6 +115,12 @@ const char *text_typed(const conn *c) {
     return text_keys_play(c) ? ":" : "";
 }
 
+/* The end screen goes: its view is let go. */
+void text_drop_end(text_session *s) {
+    s->has_end = false;
+    srv_view_set(&s->end, NULL);
+}
+
 /* The account screen goes, wiped first: it may hold a key. */
 void text_forget_account_screen(text_session *s) {
     if (!s->account_screen) return;
@@ -297,7 +303,7 @@ void text_free(conn *c) {
     if (c->text) {
         text_replay_free(c->text->replay);
         free(c->text->history);
-        free(c->text->end);
+        srv_view_unref(c->text->end);
         text_forget_account_screen(c->text);
         srv_view_unref(c->text->view);
     }

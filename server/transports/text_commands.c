@@ -144,7 +144,7 @@ void text_replay_show(conn *c, const proto_game_record *g) {
     text_replay_stop(c);
     s->replay = t;
     s->replay_paused = false;
-    s->has_end = false;
+    text_drop_end(s);
     text_replay_schedule(c);
 }
 
@@ -267,7 +267,7 @@ static void command_error(conn *c, const proto_command *cmd) {
 static void show_in_lobby(conn *c, proto_cmd_type type) {
     text_session *s = c->text;
     if (!text_shown(s)) {
-        s->has_end = false;
+        text_drop_end(s);
         s->show_help = type == PROTO_CMD_HELP;
         s->show_history = type == PROTO_CMD_HISTORY;
         if (s->show_history && c->srv->remote) {

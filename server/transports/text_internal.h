@@ -26,29 +26,6 @@
 #define DEFAULT_COLS 80
 #define DEFAULT_ROWS 24
 
-/* A player's last end screen, kept because a solo game's room is gone by the
- * time the human looks at it. */
-typedef struct text_result {
-    uint64_t id;
-    char name[PROTO_NAME_MAX + 1];
-    eng_board board;
-    uint64_t score;
-    uint32_t moves;
-    proto_status status;
-} text_result;
-
-/* The verdict an end screen shows. */
-typedef struct text_end {
-    char room[PROTO_ROOM_MAX + 1];
-    proto_end_reason reason;
-    uint64_t winner;
-    int n;
-    text_result results[PROTO_PLAYERS_MAX];
-    eng_seed seed;
-    char salt[33];
-    char commit[65];
-} text_end;
-
 typedef struct text_session {
     proto_telnet tn;
     proto_keys keys;
@@ -77,8 +54,13 @@ typedef struct text_session {
     bool dirty;
     /* The end screen. */
     bool has_end;
-    bool end_now;  /* the `end` came in reply to the request being handled */
-    text_end *end; /* made by the first `end`: an idle session holds none */
+    bool end_now; /* the `end` came in reply to the request being handled */
+    /* The view the `end` carried (a reference, held while the end screen
+     * shows: it outlives the room of a solo game), with the message's reason
+     * and winner, which its view does not hold. */
+    srv_view *end;
+    proto_end_reason end_reason;
+    uint64_t end_winner;
     /* The record: `history` lists games in the lobby; `replay ID` plays one
      * back (text_replay.c), a frame at replay_at unless paused. */
     bool show_history;
@@ -113,6 +95,11 @@ static inline int term_lines(const text_session *s) {
     return rows > 2 ? rows - 1 : 1;
 }
 
+/* The end screen's room code, NULL for a solo game's. */
+static inline const char *text_end_room(const srv_view *end) {
+    return end->solo || !end->code[0] ? NULL : end->code;
+}
+
 /* ---------------------------------------------------------------- text.c --- */
 
 /* Writes bytes for a human; on telnet a 0xFF data byte goes out doubled. */
@@ -138,6 +125,8 @@ bool text_char_mode(const text_session *s);
 bool text_keys_play(const conn *c);
 /* ":" where keys play, else "": how a command is typed where it is shown. */
 const char *text_typed(const conn *c);
+/* The end screen goes: its view is let go. */
+void text_drop_end(text_session *s);
 /* The account screen goes, wiped first: it may hold a key. */
 void text_forget_account_screen(text_session *s);
 /* The greeting: the player is made and the first screen drawn. */

@@ -9,30 +9,15 @@
 
 #include "accounts.h"
 
-/* Keeps the verdict so the end screen outlives the room. */
+/* Keeps the view of the verdict so the end screen outlives the room. */
 static void keep_end(text_session *s, const srv_msg *m) {
-    const srv_view *v = m->view;
-    /* Out of memory (here or for the view): no end screen, the lobby shows. */
+    srv_view *v = m->view;
+    /* Out of memory (for the view): no end screen, the lobby shows. */
     if (!v || !v->has_verdict) return;
-    if (!s->end && !(s->end = malloc(sizeof *s->end))) return;
+    srv_view_set(&s->end, v);
+    s->end_reason = m->reason;
+    s->end_winner = m->subject;
     s->has_end = true;
-    snprintf(s->end->room, sizeof s->end->room, "%s", v->solo ? "" : v->code);
-    s->end->reason = m->reason;
-    s->end->winner = m->subject;
-    s->end->n = v->nseats;
-    for (int i = 0; i < v->nseats; i++) {
-        const srv_view_seat *ranked = &v->seats[v->ranking[i]];
-        text_result *t = &s->end->results[i];
-        t->id = ranked->id;
-        memcpy(t->name, ranked->name, sizeof t->name);
-        t->board = ranked->board;
-        t->score = ranked->score;
-        t->moves = ranked->moves;
-        t->status = ranked->status;
-    }
-    s->end->seed = v->seed;
-    memcpy(s->end->salt, v->salt, sizeof s->end->salt);
-    memcpy(s->end->commit, v->commit, sizeof s->end->commit);
 }
 
 /* An error: the lobby's words are for JSON ("send leave first"), a human
@@ -46,7 +31,7 @@ static void race_gone(conn *c) {
     char code[sizeof s->resume_code];
     memcpy(code, s->resume_code, sizeof code);
     text_forget_room(s);
-    s->has_end = false;
+    text_drop_end(s);
     s->prompt = false;
     s->line_len = 0;
     if (code[0])
@@ -145,7 +130,7 @@ static void on_replay(conn *c, const srv_msg *m) {
 
 /* A game starts, or is shown again (a resume, a watch). */
 static void on_start(text_session *s, const srv_msg *m) {
-    s->has_end = false;
+    text_drop_end(s);
     if (!s->resuming) s->status[0] = '\0';
     s->prompt = false;
     s->line_len = 0;
@@ -246,7 +231,7 @@ static void on_account(text_session *s, const srv_msg *m) {
     if (!screen) return;
     text_forget_account_screen(s);
     s->account_screen = screen;
-    s->has_end = false;
+    text_drop_end(s);
 }
 
 void text_deliver(conn *c, const srv_msg *m) {
@@ -291,11 +276,10 @@ void text_deliver(conn *c, const srv_msg *m) {
         if (m->closes) return; /* said; no screen after it */
         break;
     case SRV_MSG_LEFT: {
-        bool solo =
-            (s->view && s->view->solo) || (s->has_end && s->end && !s->end->room[0]);
+        bool solo = (s->view && s->view->solo) || (s->has_end && !text_end_room(s->end));
         text_forget_room(s);
         /* A leave that ended the race came with its `end`: keep showing it. */
-        if (!s->end_now) s->has_end = false;
+        if (!s->end_now) text_drop_end(s);
         text_set_status(s, !s->end_now ? "You left. Type solo, quick, create or help."
                            : solo      ? "You left the game."
                                        : "You left the race.");
@@ -304,11 +288,11 @@ void text_deliver(conn *c, const srv_msg *m) {
     case SRV_MSG_ROOM:
         /* About the race that ended (a rematch is asked for): the end
          * screen stays and says who is waiting. */
-        if (!(m->view && m->view->state == SRV_VIEW_ENDED)) s->has_end = false;
+        if (!(m->view && m->view->state == SRV_VIEW_ENDED)) text_drop_end(s);
         break;
     case SRV_MSG_QUEUED:
         text_forget_room(s);
-        s->has_end = false; /* `quick` from an end screen: the queue screen */
+        text_drop_end(s); /* `quick` from an end screen: the queue screen */
         break;
     case SRV_MSG_PLAYER:
         on_player(c, m);

@@ -2,6 +2,7 @@
  * renderings), the end screen, a replay; and draw, which picks one. */
 #include "text_internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,7 +151,7 @@ static void end_hint(conn *c, char *out, size_t cap) {
     text_session *s = c->text;
     const srv_view *v = s->view;
     const srv_view_seat *mine = text_my_seat(c);
-    if (!s->end->room[0] || !v || v->state != SRV_VIEW_ENDED || v->solo || !mine) {
+    if (!text_end_room(s->end) || !v || v->state != SRV_VIEW_ENDED || v->solo || !mine) {
         snprintf(out, cap, "Type solo, quick, create or help.");
         return;
     }
@@ -184,29 +185,26 @@ static void end_hint(conn *c, char *out, size_t cap) {
 
 static void draw_end(conn *c, proto_buf *b) {
     text_session *s = c->text;
+    const srv_view *end = s->end;
     int cols = term_cols(s);
+    /* The seats best first, as the view of the `end` ranks them. */
     proto_player views[PROTO_PLAYERS_MAX];
-    for (int i = 0; i < s->end->n; i++) {
-        const text_result *t = &s->end->results[i];
-        views[i] = (proto_player){.id = t->id,
-                                  .name = t->name,
-                                  .board = &t->board,
-                                  .score = t->score,
-                                  .moves = t->moves,
-                                  .status = t->status};
+    for (int i = 0; i < end->nseats; i++) {
+        assert(end->ranking[i] < end->nseats);
+        srv_view_player(&end->seats[end->ranking[i]], &views[i]);
     }
     uint64_t you = c->player ? c->player->id : 0;
-    const char *code = s->end->room[0] ? s->end->room : NULL;
+    const char *code = text_end_room(end);
     proto_end_view e = {.room = code,
-                        .reason = s->end->reason,
-                        .winner = s->end->winner,
+                        .reason = s->end_reason,
+                        .winner = s->end_winner,
                         .you = you,
                         .results = views,
-                        .n = s->end->n,
-                        .salt = s->end->salt[0] ? s->end->salt : NULL,
+                        .n = end->nseats,
+                        .salt = end->salt[0] ? end->salt : NULL,
                         .color = s->color,
-                        .seed = s->end->seed,
-                        .commit = s->end->commit[0] ? s->end->commit : NULL,
+                        .seed = end->seed,
+                        .commit = end->commit[0] ? end->commit : NULL,
                         .width = cols};
     char hint[256];
     end_hint(c, hint, sizeof hint);
@@ -227,7 +225,7 @@ static void draw_end(conn *c, proto_buf *b) {
     proto_render_wrapped(&tail, hint, cols);
     int left = rows - proto_render_count_rows(tail.data, tail.len, cols);
     proto_view v = {.players = views,
-                    .n = s->end->n,
+                    .n = end->nseats,
                     .you = you,
                     .room = code,
                     .width = cols,
@@ -235,7 +233,7 @@ static void draw_end(conn *c, proto_buf *b) {
                     .height = left};
     /* The boards only if the viewer's fits whole (compact: its name, its
      * rows and its score), with the title and a blank line. */
-    int size = s->end->n > 0 ? s->end->results[0].board.size : 4;
+    int size = end->nseats > 0 ? views[0].board->size : 4;
     if (left - 1 >= size + 3) {
         v.height = left - 1;
         proto_render_game(b, &v);
