@@ -2,6 +2,7 @@
  * bytes it writes. */
 #include "text_internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,10 +116,82 @@ const char *text_typed(const conn *c) {
     return text_keys_play(c) ? ":" : "";
 }
 
-/* The end screen goes: its view is let go. */
+/* ---------------------------------------------------------- the screen --- */
+
+#define SCREEN(x)     (1u << (x))
+#define LOBBY_SCREENS (SCREEN(TEXT_LOBBY) | SCREEN(TEXT_HELP) | SCREEN(TEXT_HISTORY))
+
+/* The moves each screen allows (a bit per screen it may go to). A replay
+ * is left for the lobby first (any command but a replay's controls stops
+ * it); a new end may replace an end screen; closing is final. */
+static const unsigned text_screen_moves[TEXT_SCREENS] = {
+    [TEXT_LOBBY] =
+        LOBBY_SCREENS | SCREEN(TEXT_END) | SCREEN(TEXT_REPLAY) | SCREEN(TEXT_CLOSING),
+    [TEXT_HELP] =
+        LOBBY_SCREENS | SCREEN(TEXT_END) | SCREEN(TEXT_REPLAY) | SCREEN(TEXT_CLOSING),
+    [TEXT_HISTORY] =
+        LOBBY_SCREENS | SCREEN(TEXT_END) | SCREEN(TEXT_REPLAY) | SCREEN(TEXT_CLOSING),
+    [TEXT_END] =
+        LOBBY_SCREENS | SCREEN(TEXT_END) | SCREEN(TEXT_REPLAY) | SCREEN(TEXT_CLOSING),
+    /* An `end` can come before the race's first redraw took the replay away. */
+    [TEXT_REPLAY] = SCREEN(TEXT_REPLAY_PAUSED) | SCREEN(TEXT_LOBBY) | SCREEN(TEXT_END) |
+                    SCREEN(TEXT_CLOSING),
+    [TEXT_REPLAY_PAUSED] = SCREEN(TEXT_REPLAY) | SCREEN(TEXT_LOBBY) | SCREEN(TEXT_END) |
+                           SCREEN(TEXT_CLOSING),
+    [TEXT_CLOSING] = 0,
+};
+
+static bool is_replay(text_screen screen) {
+    return screen == TEXT_REPLAY || screen == TEXT_REPLAY_PAUSED;
+}
+
+void text_check(const text_session *s) {
+    assert(s->screen < TEXT_SCREENS);
+    assert((s->screen == TEXT_END) == (s->end != NULL));
+    assert(is_replay(s->screen) == (s->replay != NULL));
+    assert(s->line_len < sizeof s->line);
+    (void)s;
+}
+
+/* The one place s->screen changes. end and replay are what `to` holds (the
+ * end's view, a new playback); a move between playing and paused keeps the
+ * playback. Returns false (nothing changed) once closing. */
+static bool move_screen(text_session *s, text_screen to, srv_view *end,
+                        text_replay *replay) {
+    text_check(s);
+    if (s->screen == TEXT_CLOSING) return false; /* what quitting sends shows nothing */
+    assert(to < TEXT_SCREENS);
+    assert(text_screen_moves[s->screen] & SCREEN(to));
+    assert((to == TEXT_END) == (end != NULL));
+    assert((to == TEXT_REPLAY && !is_replay(s->screen)) == (replay != NULL));
+    srv_view_set(&s->end, end);
+    if (!is_replay(to) || replay) {
+        text_replay_free(s->replay);
+        s->replay = replay;
+        s->replay_at = 0;
+    }
+    s->screen = to;
+    text_check(s);
+    return true;
+}
+
+void text_set_screen(text_session *s, text_screen to) {
+    move_screen(s, to, NULL, NULL);
+}
+
+void text_show_end(text_session *s, srv_view *end, proto_end_reason reason,
+                   uint64_t winner) {
+    if (!move_screen(s, TEXT_END, end, NULL)) return;
+    s->end_reason = reason;
+    s->end_winner = winner;
+}
+
+void text_show_replay(text_session *s, text_replay *replay) {
+    if (!move_screen(s, TEXT_REPLAY, NULL, replay)) text_replay_free(replay);
+}
+
 void text_drop_end(text_session *s) {
-    s->has_end = false;
-    srv_view_set(&s->end, NULL);
+    if (s->screen == TEXT_END) text_set_screen(s, TEXT_LOBBY);
 }
 
 /* The account screen goes, wiped first: it may hold a key. */

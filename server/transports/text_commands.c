@@ -2,6 +2,7 @@
  * answered here (help, history, replay, resume, moves, quit...). */
 #include "text_internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,13 +14,11 @@
 void text_quit(conn *c, const char *why) {
     text_session *s = c->text;
     srv_player *p = c->player;
+    text_set_screen(s, TEXT_CLOSING); /* no redraws for what leaving sends */
     /* Quitting is leaving: a racer forfeits rather than idling out a grace period. */
     if (p) {
         proto_request req = {.type = PROTO_REQ_LEAVE};
-        if (p->room || p->watching || p->queued || p->home) {
-            s->greeted = false; /* no redraws for what leaving sends */
-            session_request(c, &req);
-        }
+        if (p->room || p->watching || p->queued || p->home) session_request(c, &req);
     }
     text_say_last(c, why);
     conn_close_after_flush(c);
@@ -48,7 +47,7 @@ static void play_moves(conn *c, const proto_command *cmd) {
                 if (!stuck)
                     text_set_status(
                         c->text,
-                        c->text->has_end
+                        c->text->screen == TEXT_END
                             ? "That game is over."
                             : "You are not in a game: type solo or quick to play.");
                 text_request_draw(c);
@@ -87,28 +86,28 @@ static void resume(conn *c, const proto_command *cmd) {
 /* The next frame of a playing replay is due ms from now. */
 void text_replay_schedule(conn *c) {
     text_session *s = c->text;
-    s->replay_at = s->replay && !s->replay_paused && !text_replay_done(s->replay)
-                       ? uv_now(c->srv->loop) + (uint64_t)text_replay_ms(s->replay)
-                       : 0;
+    s->replay_at =
+        s->replay && s->screen != TEXT_REPLAY_PAUSED && !text_replay_done(s->replay)
+            ? uv_now(c->srv->loop) + (uint64_t)text_replay_ms(s->replay)
+            : 0;
     text_arm(c);
 }
 
 void text_replay_stop(conn *c) {
     text_session *s = c->text;
-    text_replay_free(s->replay);
-    s->replay = NULL;
-    s->replay_at = 0;
+    if (s->replay) text_set_screen(s, TEXT_LOBBY);
 }
 
 /* A replay's controls: pause, faster, slower, stop. Returns false for
  * anything else (which stops the replay and is run as a command). */
 bool text_replay_control(conn *c, char key) {
     text_session *s = c->text;
+    assert(s->replay);
     switch (key) {
     case ' ':
     case 'p':
     case 'P':
-        s->replay_paused = !s->replay_paused;
+        text_set_screen(s, s->screen == TEXT_REPLAY ? TEXT_REPLAY_PAUSED : TEXT_REPLAY);
         break;
     case '+':
     case '=':
@@ -142,9 +141,7 @@ void text_replay_show(conn *c, const proto_game_record *g) {
         return;
     }
     text_replay_stop(c);
-    s->replay = t;
-    s->replay_paused = false;
-    text_drop_end(s);
+    text_show_replay(s, t);
     text_replay_schedule(c);
 }
 
@@ -268,9 +265,8 @@ static void show_in_lobby(conn *c, proto_cmd_type type) {
     text_session *s = c->text;
     if (!text_shown(s)) {
         text_drop_end(s);
-        s->show_help = type == PROTO_CMD_HELP;
-        s->show_history = type == PROTO_CMD_HISTORY;
-        if (s->show_history && c->srv->remote) {
+        text_set_screen(s, type == PROTO_CMD_HELP ? TEXT_HELP : TEXT_HISTORY);
+        if (s->screen == TEXT_HISTORY && c->srv->remote) {
             /* Every node's games, as JSON's history: this node's show until
              * the answer comes (on_history). */
             proto_request req = {.type = PROTO_REQ_HISTORY, .limit = TEXT_HISTORY_MAX};
@@ -323,8 +319,8 @@ void text_run_command(conn *c, const char *line, size_t len) {
     text_forget_account_screen(s); /* a key is shown once */
     s->logging_out = false;
     s->named = false;
-    s->show_help = false;
-    s->show_history = false;
+    if (s->screen == TEXT_HELP || s->screen == TEXT_HISTORY)
+        text_set_screen(s, TEXT_LOBBY);
     /* An answer to an earlier history or replay is no longer awaited. */
     s->history_asked = false;
     s->replay_asked = 0;

@@ -26,9 +26,41 @@
 #define DEFAULT_COLS 80
 #define DEFAULT_ROWS 24
 
+/* The screen a session shows when no race is on screen. A running room's
+ * boards (text_shown) come before it: the room sends them, and the session
+ * returns to its screen once they are gone. Sessions start zeroed: in the
+ * lobby. Only text_set_screen, text_show_end and text_show_replay change it,
+ * asserting the move is one text_screen_moves allows. */
+typedef enum text_screen {
+    TEXT_LOBBY = 0,     /* the lobby: the command list, or an account screen */
+    TEXT_HELP,          /* the lobby with every command (help) */
+    TEXT_HISTORY,       /* the lobby with the games that ended lately (history) */
+    TEXT_END,           /* a race's end screen: end holds the view of its `end` */
+    TEXT_REPLAY,        /* a finished game played back (replay), a frame at replay_at */
+    TEXT_REPLAY_PAUSED, /* ... paused */
+    TEXT_CLOSING,       /* quit: its last line is said; nothing shows any more */
+    TEXT_SCREENS
+} text_screen;
+
+/* One human's text mode. Besides the screen, a few flags are kept, each
+ * independent of the screen and of each other:
+ * - greeted: the greeting has been drawn (redraws happen only after it); a
+ *   line typed before it (netcat piping commands) already picks the screen
+ *   the greeting shows, so it is not a screen of its own;
+ * - any_command: a line was typed (a late '{' line is then not a JSON
+ *   client), whatever the screen;
+ * - prompt: the command line is open in character mode, over a race, a
+ *   replay or the lobby alike (line editing, not a screen);
+ * - named: the status already says the new name (about the status line);
+ * - resuming, logging_out, history_asked (and replay_asked): a reply is
+ *   awaited; other commands may come meanwhile and change the screen;
+ * - end_now: the `end` came in reply to the request being handled (about
+ *   the order of messages: a leave that ended the race keeps its end screen);
+ * - dirty: a redraw is due (pacing). */
 typedef struct text_session {
     proto_telnet tn;
     proto_keys keys;
+    text_screen screen;
     bool greeted;
     bool any_command; /* a line was typed: a '{' line is no longer a late JSON client */
     proto_color color;
@@ -36,7 +68,6 @@ typedef struct text_session {
     char line[128]; /* the command line being typed in character mode */
     size_t line_len;
     char status[192]; /* what just happened, shown under the boards */
-    bool show_help;   /* the lobby shows the whole command list */
     /* The lobby shows an account screen (register's key, top, profile), made
      * from the reply; freed at the next command, so a key is shown once. */
     char *account_screen;
@@ -52,27 +83,24 @@ typedef struct text_session {
     uint64_t greet_at, draw_at, esc_at, tick_at;
     uint64_t last_draw;
     bool dirty;
-    /* The end screen. */
-    bool has_end;
     bool end_now; /* the `end` came in reply to the request being handled */
-    /* The view the `end` carried (a reference, held while the end screen
-     * shows: it outlives the room of a solo game), with the message's reason
-     * and winner, which its view does not hold. */
+    /* TEXT_END: the view the `end` carried (a reference, held exactly while
+     * the end screen shows: it outlives the room of a solo game), with the
+     * message's reason and winner, which its view does not hold. */
     srv_view *end;
     proto_end_reason end_reason;
     uint64_t end_winner;
-    /* The record: `history` lists games in the lobby; `replay ID` plays one
-     * back (text_replay.c), a frame at replay_at unless paused. */
-    bool show_history;
-    /* In cluster mode the list and the game come from every node, as JSON's
-     * do: asked (history_asked, replay_asked: the id) and shown when the
-     * answer comes; the list is kept (history) while the screen shows it. */
+    /* In cluster mode the history list and a replayed game come from every
+     * node, as JSON's do: asked (history_asked, replay_asked: the id) and
+     * shown when the answer comes; the list is kept (history) while the
+     * screen shows it. */
     bool history_asked;
     uint64_t replay_asked;
     struct text_history *history;
+    /* TEXT_REPLAY and TEXT_REPLAY_PAUSED: the playback (text_replay.c),
+     * held exactly while one of them is the screen. */
     struct text_replay *replay;
     uint64_t replay_at;
-    bool replay_paused;
 } text_session;
 
 /* The cluster's history list as its answer came (at most 10 games). */
@@ -125,8 +153,20 @@ bool text_char_mode(const text_session *s);
 bool text_keys_play(const conn *c);
 /* ":" where keys play, else "": how a command is typed where it is shown. */
 const char *text_typed(const conn *c);
-/* The end screen goes: its view is let go. */
+/* Moves s to screen `to` (TEXT_END and the replay's have their own below):
+ * what the screen it leaves held (the end's view, the replay) is let go.
+ * Once closing, nothing moves. */
+void text_set_screen(text_session *s, text_screen to);
+/* The end screen of view end (a reference is taken: end has the verdict). */
+void text_show_end(text_session *s, srv_view *end, proto_end_reason reason,
+                   uint64_t winner);
+/* A finished game played back (s takes replay). */
+void text_show_replay(text_session *s, text_replay *replay);
+/* The end screen goes, if it shows: the lobby's screen instead. */
 void text_drop_end(text_session *s);
+/* Asserts what the screen holds: the end's view exactly on the end screen,
+ * the replay exactly on a replay's. */
+void text_check(const text_session *s);
 /* The account screen goes, wiped first: it may hold a key. */
 void text_forget_account_screen(text_session *s);
 /* The greeting: the player is made and the first screen drawn. */

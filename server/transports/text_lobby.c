@@ -138,10 +138,10 @@ void text_draw_lobby(conn *c, proto_buf *b) {
     lobby_situation(c, &situation, cols);
     int n_title = proto_render_wrapped(NULL, title, cols);
     int n_situation = proto_render_count_lines(situation.data, situation.len);
-    bool asked = s->show_history || s->show_help || s->account_screen;
+    bool asked = s->screen == TEXT_HISTORY || s->screen == TEXT_HELP || s->account_screen;
     /* Rows for what was asked: the rest but the blank lines around it. */
     int room_for = lines - n_title - n_situation - 2;
-    if (s->show_history) {
+    if (s->screen == TEXT_HISTORY) {
         static const char heading[] = "Recently finished games (replay ID watches one):";
         int n_heading = proto_render_wrapped(NULL, heading, cols);
         proto_render_wrapped(&commands, heading, cols);
@@ -158,7 +158,7 @@ void text_draw_lobby(conn *c, proto_buf *b) {
         }
         if (listed == 0 && rows > 0) proto_render_wrapped(&commands, "  none yet", cols);
         if (listed < 0) commands.failed = true;
-    } else if (s->show_help) {
+    } else if (s->screen == TEXT_HELP) {
         proto_render_wrapped(&commands, proto_command_help(), cols);
     } else if (s->account_screen) {
         proto_render_wrapped(&commands, s->account_screen, cols);

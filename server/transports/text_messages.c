@@ -14,10 +14,7 @@ static void keep_end(text_session *s, const srv_msg *m) {
     srv_view *v = m->view;
     /* Out of memory (for the view): no end screen, the lobby shows. */
     if (!v || !v->has_verdict) return;
-    srv_view_set(&s->end, v);
-    s->end_reason = m->reason;
-    s->end_winner = m->subject;
-    s->has_end = true;
+    text_show_end(s, v, m->reason, m->subject);
 }
 
 /* An error: the lobby's words are for JSON ("send leave first"), a human
@@ -276,7 +273,8 @@ void text_deliver(conn *c, const srv_msg *m) {
         if (m->closes) return; /* said; no screen after it */
         break;
     case SRV_MSG_LEFT: {
-        bool solo = (s->view && s->view->solo) || (s->has_end && !text_end_room(s->end));
+        bool solo = (s->view && s->view->solo) ||
+                    (s->screen == TEXT_END && !text_end_room(s->end));
         text_forget_room(s);
         /* A leave that ended the race came with its `end`: keep showing it. */
         if (!s->end_now) text_drop_end(s);

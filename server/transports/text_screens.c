@@ -261,8 +261,8 @@ static void draw_replay(conn *c, proto_buf *b) {
                    ? "Keys: space pause, + faster, - slower, q stop."
                    : "Type p (pause), + (faster), - (slower) or q (stop) and Enter.";
     char status[256];
-    snprintf(status, sizeof status, "%s%s%s", caption, s->replay_paused ? " Paused." : "",
-             s->status[0] ? "" : "");
+    snprintf(status, sizeof status, "%s%s%s", caption,
+             s->screen == TEXT_REPLAY_PAUSED ? " Paused." : "", s->status[0] ? "" : "");
     proto_buf_puts(b, "\x1b[H\x1b[2J");
     text_replay_render(s->replay, b, term_cols(s), term_lines(s), s->color,
                        s->status[0] ? s->status : status, hint);
@@ -358,11 +358,9 @@ void text_draw(conn *c) {
     b->len = 0;
     b->failed = false;
     s->tick_at = 0;
-    if (s->replay && v) { /* a game of one's own comes first */
-        text_replay_free(s->replay);
-        s->replay = NULL;
-        s->replay_at = 0;
-    }
+    text_check(s);
+    if (s->replay && v) /* a game of one's own comes first */
+        text_set_screen(s, TEXT_LOBBY);
     if (v && !text_my_seat(c)) {
         if (!draw_watched(c, v, b)) {
             proto_buf_free(b);
@@ -379,7 +377,7 @@ void text_draw(conn *c) {
         draw_replay(c, b);
     else if (v)
         draw_game(c, b, v);
-    else if (s->has_end && !(p && p->queued))
+    else if (s->screen == TEXT_END && !(p && p->queued))
         draw_end(c, b);
     else
         text_draw_lobby(c, b);

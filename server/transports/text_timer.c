@@ -5,7 +5,7 @@
 /* Asks for a redraw: now if the last one is old enough, else at the pace. */
 void text_request_draw(conn *c) {
     text_session *s = c->text;
-    if (!s->greeted || !conn_is_open(c)) return;
+    if (!s->greeted || s->screen == TEXT_CLOSING || !conn_is_open(c)) return;
     s->dirty = true;
     uint64_t now = uv_now(c->srv->loop);
     if (now >= s->last_draw + REDRAW_MS) {
