@@ -23,6 +23,7 @@ void text_out(conn *c, const char *data, size_t len) {
         return;
     }
     size_t n = proto_telnet_escape(data, len, esc);
+    assert(n <= proto_telnet_escaped_len(data, len));
     conn_write(c, (const char *)esc, n);
     free(esc);
 }
@@ -162,6 +163,7 @@ static bool move_screen(text_session *s, text_screen to, srv_view *end,
     if (s->screen == TEXT_CLOSING) return false; /* what quitting sends shows nothing */
     assert(to < TEXT_SCREENS);
     assert(text_screen_moves[s->screen] & SCREEN(to));
+    (void)text_screen_moves; /* read by the assert only */
     assert((to == TEXT_END) == (end != NULL));
     assert((to == TEXT_REPLAY && !is_replay(s->screen)) == (replay != NULL));
     srv_view_set(&s->end, end);
@@ -181,6 +183,7 @@ void text_set_screen(text_session *s, text_screen to) {
 
 void text_show_end(text_session *s, srv_view *end, proto_end_reason reason,
                    uint64_t winner) {
+    assert(end && end->has_verdict && end->nseats <= PROTO_PLAYERS_MAX);
     if (!move_screen(s, TEXT_END, end, NULL)) return;
     s->end_reason = reason;
     s->end_winner = winner;
@@ -267,6 +270,7 @@ void text_on_sleep_due(conn *c) {
 bool text_awake(conn *c) {
     if (c->text) return true;
     if (!c->text_asleep) return false;
+    assert(c->text_asleep == ASLEEP_OFFERED || c->text_asleep == ASLEEP_GREETED);
     text_session *s = malloc(sizeof *s);
     if (!s) {
         conn_close(c);
@@ -322,6 +326,7 @@ static void on_greet_due(conn *c) {
 }
 
 void text_begin(conn *c, bool telnet_first) {
+    assert(!text_has_session(c));
     proto_framer_set_text(&c->framer, true);
     /* The plain offer to a client that already speaks telnet; wrapped in a
      * DCS string that terminals ignore for everyone else (netcat). */

@@ -2,6 +2,7 @@
  * command line being edited in character mode. */
 #include "text_internal.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "session.h"
@@ -161,6 +162,7 @@ static void line_key(conn *c, const proto_key *k) {
         /* Move letters, ':' and other printable bytes are text here; arrows are not. */
         if (k->ch && s->line_len < sizeof s->line - 1) {
             s->line[s->line_len++] = k->ch;
+            assert(s->line_len < sizeof s->line); /* room for begins_command's byte */
             if ((unsigned char)k->ch < 0x80)
                 text_out(c, &k->ch, 1);
             else if (!text_utf8_tail(k->ch))
@@ -189,6 +191,7 @@ static void feed_keys(conn *c, const unsigned char *data, size_t n) {
     for (size_t i = 0; i < n && c->text && conn_is_open(c); i++) {
         proto_key keys[2];
         int got = proto_keys_feed(&c->text->keys, data[i], keys);
+        assert(got >= 0 && got <= 2);
         for (int k = 0; k < got && c->text && conn_is_open(c); k++)
             text_on_key(c, &keys[k]);
     }
@@ -221,6 +224,7 @@ void text_input(conn *c, const char *data, size_t n) {
         size_t plain_len;
         unsigned events;
         size_t used = proto_telnet_feed(&s->tn, in, chunk, plain, &plain_len, &events);
+        assert(used <= chunk && plain_len <= chunk);
         in += used;
         n -= used;
         size_t reply_len;

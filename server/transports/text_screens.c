@@ -113,6 +113,7 @@ static void resume_line(conn *c, char *line, size_t cap) {
 static void draw_game(conn *c, proto_buf *b, const srv_view *v) {
     text_session *s = c->text;
     proto_player views[PROTO_PLAYERS_MAX];
+    assert(v->nseats <= PROTO_PLAYERS_MAX);
     char note_text[PROTO_PLAYERS_MAX][48];
     const char *notes[PROTO_PLAYERS_MAX];
     s->tick_at = 0;
@@ -298,6 +299,7 @@ static void shape_of(const conn *c, const srv_view *v, text_shape *k) {
     k->line_len = (uint32_t)s->line_len;
     k->clock = clock_shown(c, v);
     memcpy(k->status, s->status, strnlen(s->status, sizeof s->status));
+    assert(s->line_len <= sizeof k->line);
     memcpy(k->line, s->line, s->line_len);
 }
 
