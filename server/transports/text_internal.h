@@ -60,20 +60,25 @@ typedef enum text_screen {
 typedef struct text_session {
     proto_telnet tn;
     proto_keys keys;
-    text_screen screen;
+    /* The state and the flags, together (the session stays small). */
     bool greeted;
-    bool any_command; /* a line was typed: a '{' line is no longer a late JSON client */
+    text_screen screen;
     proto_color color;
-    bool prompt;    /* in a game, ':' opened the command line */
-    char line[128]; /* the command line being typed in character mode */
+    bool any_command;   /* a line was typed: a '{' line is no longer a late JSON client */
+    bool prompt;        /* in a game, ':' opened the command line */
+    bool named;         /* the status says the new name: the lobby need not */
+    bool resuming;      /* a resume was asked: its `start` keeps the status */
+    bool logging_out;   /* logout was asked: its `welcome` says so */
+    bool dirty;         /* a redraw is due at draw_at */
+    bool end_now;       /* the `end` came in reply to the request being handled */
+    bool history_asked; /* see history below */
+    proto_end_reason end_reason; /* see end below */
+    char line[128];              /* the command line being typed in character mode */
     size_t line_len;
     char status[192]; /* what just happened, shown under the boards */
     /* The lobby shows an account screen (register's key, top, profile), made
      * from the reply; freed at the next command, so a key is shown once. */
     char *account_screen;
-    bool named;       /* the status says the new name: the lobby need not */
-    bool resuming;    /* a resume was asked: its `start` keeps the status */
-    bool logging_out; /* logout was asked: its `welcome` says so */
     /* The room it is in or watches, as the last message about it showed it
      * (a reference); NULL in the lobby. Text mode reads no room. */
     srv_view *view;
@@ -82,19 +87,15 @@ typedef struct text_session {
      * tick_at: a grace countdown on screen changes its second. */
     uint64_t greet_at, draw_at, esc_at, tick_at;
     uint64_t last_draw;
-    bool dirty;
-    bool end_now; /* the `end` came in reply to the request being handled */
     /* TEXT_END: the view the `end` carried (a reference, held exactly while
      * the end screen shows: it outlives the room of a solo game), with the
-     * message's reason and winner, which its view does not hold. */
+     * message's reason (end_reason) and winner, which its view does not hold. */
     srv_view *end;
-    proto_end_reason end_reason;
     uint64_t end_winner;
     /* In cluster mode the history list and a replayed game come from every
      * node, as JSON's do: asked (history_asked, replay_asked: the id) and
      * shown when the answer comes; the list is kept (history) while the
      * screen shows it. */
-    bool history_asked;
     uint64_t replay_asked;
     struct text_history *history;
     /* TEXT_REPLAY and TEXT_REPLAY_PAUSED: the playback (text_replay.c),
