@@ -294,13 +294,15 @@ static bool check_game(const json_t *rec, verdict *v) {
     if (winner && winner != pl[0].id)
         return fail(v, "the winner %llu is not first in the results",
                     (unsigned long long)winner);
-    bool ranked_from_top = !strcmp(reason, "all_over") || !strcmp(reason, "time");
+    proto_end_reason why = PROTO_END_TARGET;
+    bool known = proto_end_reason_parse(reason, &why);
+    bool ranked_from_top = known && (why == PROTO_END_ALL_OVER || why == PROTO_END_TIME);
     for (size_t i = ranked_from_top ? 1 : 2; i < n; i++)
         if (rank_cmp(&pl[i - 1], &pl[i]) > 0)
             return fail(v, "the results are not in ranking order (at %zu)", i + 1);
     if (!check_ratings(rec, pl, n, winner, v)) return false;
     if (solo) {
-        if (strcmp(reason, "all_over") || winner != pl[0].id)
+        if (!known || why != PROTO_END_ALL_OVER || winner != pl[0].id)
             return fail(v, "a solo game ends all_over with its player as the winner");
         if (strcmp(pl[0].status, "over") && !pl[0].left)
             return fail(v, "a solo game ended while its player could still move");
@@ -311,21 +313,21 @@ static bool check_game(const json_t *rec, verdict *v) {
         done += pl[i].left || !strcmp(pl[i].status, "over");
         left += pl[i].left;
     }
-    if (!strcmp(reason, "target")) {
+    if (known && why == PROTO_END_TARGET) {
         if (!winner || !eng_has_won(&pl[0].game.board, (uint32_t)target))
             return fail(v, "reason target, but the winner has no %lld tile",
                         (long long)target);
     } else if (ranked_from_top) {
-        if (!strcmp(reason, "all_over") && done != (int)n)
+        if (why == PROTO_END_ALL_OVER && done != (int)n)
             return fail(v, "reason all_over, but a player could still move");
-        if (!strcmp(reason, "time") && jint_or(rec, "time_limit", 0) == 0)
+        if (why == PROTO_END_TIME && jint_or(rec, "time_limit", 0) == 0)
             return fail(v, "reason time in a game without a time limit");
         bool tie = n > 1 && rank_cmp(&pl[0], &pl[1]) == 0;
         uint64_t want = tie || pl[0].left ? 0 : pl[0].id;
         if (winner != want)
             return fail(v, "winner %llu recorded, %llu by the ranking",
                         (unsigned long long)winner, (unsigned long long)want);
-    } else if (!strcmp(reason, "forfeit")) {
+    } else if (known && why == PROTO_END_FORFEIT) {
         if (left != (int)n - 1 || !winner || pl[0].left)
             return fail(v, "reason forfeit, but not every other player left");
     } else {

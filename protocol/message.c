@@ -917,20 +917,6 @@ char *proto_enc_state(const proto_player *mover, bool has_seq, uint64_t seq, eng
     return finish(o, ok, len);
 }
 
-static const char *end_reason_name(proto_end_reason reason) {
-    switch (reason) {
-    case PROTO_END_TARGET:
-        return "target";
-    case PROTO_END_ALL_OVER:
-        return "all_over";
-    case PROTO_END_TIME:
-        return "time";
-    case PROTO_END_FORFEIT:
-        return "forfeit";
-    }
-    return "unknown";
-}
-
 char *proto_enc_end(const char *room, proto_end_reason reason, uint64_t winner,
                     const proto_player *results, int n, const eng_seed *seed,
                     const char *salt, size_t *len) {
@@ -945,7 +931,7 @@ char *proto_enc_end_rated(const char *room, proto_end_reason reason, uint64_t wi
     bool ok;
     json_t *o = typed("end", &ok);
     if (room) put(o, "room", jstr(room), &ok);
-    put(o, "reason", json_string_nocheck(end_reason_name(reason)), &ok);
+    put(o, "reason", json_string_nocheck(proto_end_reason_name(reason)), &ok);
     put(o, "winner", winner ? jint(winner) : json_null(), &ok);
     put(o, "results", players_json(results, n), &ok);
     put(o, "seed", proto_seed_json(seed), &ok);

@@ -106,9 +106,12 @@ static void write_counters(metrics_out *o, const srv_metrics *m) {
     }
     metrics_family(o, "race2048_games_finished_total", "counter",
                    "Games finished, by end reason.");
-    static const char *reasons[] = {"target", "all_over", "time", "forfeit"};
-    for (int i = 0; i < 4; i++)
-        metrics_put(o, "race2048_games_finished_total{reason=\"%s\"} %llu\n", reasons[i],
+    _Static_assert(sizeof m->games_finished / sizeof m->games_finished[0] ==
+                       PROTO_END_REASONS,
+                   "one games_finished counter per end reason");
+    for (int i = 0; i < PROTO_END_REASONS; i++)
+        metrics_put(o, "race2048_games_finished_total{reason=\"%s\"} %llu\n",
+                    proto_end_reason_name((proto_end_reason)i),
                     (unsigned long long)m->games_finished[i]);
     metrics_family(o, "race2048_errors_total", "counter",
                    "Error messages sent, by code.");
