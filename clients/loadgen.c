@@ -285,22 +285,22 @@ static void queue(lg_run *r, size_t k, const char *line) {
 static void ws_unwrap(lg_run *r, size_t k) {
     lg_client *c = &r->c[k];
     net_conn *nc = &c->conn;
-    size_t w = nc->in_len - c->ws_raw, rd = w;
+    size_t w = nc->in.len - c->ws_raw, rd = w;
     if (!c->ws_open) {
         const char *end = NULL;
-        for (size_t i = rd; i + 4 <= nc->in_len && !end; i++)
-            if (!memcmp(nc->in + i, "\r\n\r\n", 4)) end = nc->in + i + 4;
+        for (size_t i = rd; i + 4 <= nc->in.len && !end; i++)
+            if (!memcmp(nc->in.data + i, "\r\n\r\n", 4)) end = nc->in.data + i + 4;
         if (!end) return;
-        if (strncmp(nc->in + rd, "HTTP/1.1 101 ", 13) != 0) {
+        if (strncmp(nc->in.data + rd, "HTTP/1.1 101 ", 13) != 0) {
             fail(r, k, "no 101 Switching Protocols for GET /ws");
             return;
         }
         c->ws_open = true;
-        rd = (size_t)(end - nc->in);
+        rd = (size_t)(end - nc->in.data);
     }
-    while (nc->in_len - rd >= 2) {
-        const unsigned char *h = (const unsigned char *)nc->in + rd;
-        size_t avail = nc->in_len - rd, hlen = 2;
+    while (nc->in.len - rd >= 2) {
+        const unsigned char *h = (const unsigned char *)nc->in.data + rd;
+        size_t avail = nc->in.len - rd, hlen = 2;
         uint64_t len = h[1] & 0x7f;
         if (len == 126) {
             if (avail < 4) break;
@@ -323,15 +323,15 @@ static void ws_unwrap(lg_run *r, size_t k) {
             return;
         }
         if ((h[0] & 0x0f) == 1) {
-            memmove(nc->in + w, nc->in + rd + hlen, (size_t)len);
+            memmove(nc->in.data + w, nc->in.data + rd + hlen, (size_t)len);
             w += (size_t)len;
-            nc->in[w++] = '\n';
+            nc->in.data[w++] = '\n';
         }
         rd += hlen + (size_t)len;
     }
-    memmove(nc->in + w, nc->in + rd, nc->in_len - rd);
-    c->ws_raw = nc->in_len - rd;
-    nc->in_len = w + c->ws_raw;
+    memmove(nc->in.data + w, nc->in.data + rd, nc->in.len - rd);
+    c->ws_raw = nc->in.len - rd;
+    nc->in.len = (uint32_t)(w + c->ws_raw);
 }
 
 static void ask_for_game(lg_run *r, size_t k) {

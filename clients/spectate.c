@@ -57,8 +57,7 @@ typedef struct sp_opts {
 /* One connection: bytes not handled yet, and what it has seen. */
 typedef struct sp_client {
     int fd;
-    char *in;
-    size_t len, cap;
+    byte_buf in;  /* received bytes not handled yet */
     bool ws_open; /* WebSocket: the 101 head is behind us */
     bool started, ended;
     long states;
@@ -329,21 +328,22 @@ static void spect_line(sp_run *r, sp_client *c, const char *line) {
 static void consume(sp_run *r, sp_client *c, bool racer) {
     size_t at = 0;
     if (racer || r->o.kind == SP_JSON) {
-        for (char *nl; (nl = memchr(c->in + at, '\n', c->len - at));) {
+        for (char *nl; (nl = memchr(c->in.data + at, '\n', c->in.len - at));) {
             *nl = '\0';
-            if (c->in[at] == '{') (racer ? racer_line : spect_line)(r, c, c->in + at);
-            at = (size_t)(nl - c->in) + 1;
+            if (c->in.data[at] == '{')
+                (racer ? racer_line : spect_line)(r, c, c->in.data + at);
+            at = (size_t)(nl - c->in.data) + 1;
         }
     } else if (r->o.kind == SP_WS) {
         if (!c->ws_open) {
-            char *end = memmem(c->in, c->len, "\r\n\r\n", 4);
+            char *end = memmem(c->in.data, c->in.len, "\r\n\r\n", 4);
             if (!end) return;
             c->ws_open = true;
-            at = (size_t)(end - c->in) + 4;
+            at = (size_t)(end - c->in.data) + 4;
         }
-        while (c->len - at >= 2) {
-            const unsigned char *h = (const unsigned char *)c->in + at;
-            size_t avail = c->len - at, hlen = 2, len = h[1] & 0x7f;
+        while (c->in.len - at >= 2) {
+            const unsigned char *h = (const unsigned char *)c->in.data + at;
+            size_t avail = c->in.len - at, hlen = 2, len = h[1] & 0x7f;
             if (len == 126) {
                 if (avail < 4) break;
                 len = (size_t)h[2] << 8 | h[3];
@@ -359,40 +359,34 @@ static void consume(sp_run *r, sp_client *c, bool racer) {
             if ((h[0] & 0x0f) == 1 && len) {
                 /* The byte after the payload (there is room: see service)
                  * is borrowed as its NUL. */
-                char save = c->in[at + hlen + len];
-                c->in[at + hlen + len] = '\0';
-                spect_line(r, c, c->in + at + hlen);
-                c->in[at + hlen + len] = save;
+                char save = c->in.data[at + hlen + len];
+                c->in.data[at + hlen + len] = '\0';
+                spect_line(r, c, c->in.data + at + hlen);
+                c->in.data[at + hlen + len] = save;
             }
             at += hlen + len;
         }
     } else {
         /* Text: the spectator's hint marks a race screen, the check command
          * the end screen. */
-        if (memmem(c->in, c->len, "Watching.", 9)) c->started = true;
-        if (memmem(c->in, c->len, "sha256sum", 9)) c->ended = true;
-        at = c->len > 16 ? c->len - 16 : 0;
+        if (memmem(c->in.data, c->in.len, "Watching.", 9)) c->started = true;
+        if (memmem(c->in.data, c->in.len, "sha256sum", 9)) c->ended = true;
+        at = c->in.len > 16 ? c->in.len - 16 : 0;
     }
-    memmove(c->in, c->in + at, c->len - at);
-    c->len -= at;
+    memmove(c->in.data, c->in.data + at, c->in.len - at);
+    c->in.len -= (uint32_t)at;
 }
 
 static void service(sp_run *r, sp_client *c, bool racer) {
     for (int reads = 0; reads < 4; reads++) {
-        if (c->cap - c->len < 65536 + 1) {
-            size_t cap = (c->len + 65536 + 1) * 2;
-            char *in = realloc(c->in, cap);
-            if (!in) {
-                fail(r, "out of memory");
-                return;
-            }
-            c->in = in;
-            c->cap = cap;
+        if (byte_buf_reserve(&c->in, 65536 + 1) < 0) {
+            fail(r, "out of memory");
+            return;
         }
-        ssize_t n = recv(c->fd, c->in + c->len, 65536, 0);
+        ssize_t n = recv(c->fd, c->in.data + c->in.len, 65536, 0);
         if (n == 0) fail(r, "the server closed a connection");
         if (n <= 0) return;
-        c->len += (size_t)n;
+        c->in.len += (uint32_t)n;
         consume(r, c, racer);
     }
 }
@@ -621,12 +615,12 @@ int spectate_main(int argc, char **argv) {
     }
     for (long i = 0; r.spect && i < r.o.count; i++) {
         if (r.spect[i].fd >= 0) close(r.spect[i].fd);
-        free(r.spect[i].in);
+        byte_buf_free(&r.spect[i].in);
     }
     free(r.ping);
     for (int k = 0; k < 3; k++) {
         if (r.racer[k].fd >= 0) close(r.racer[k].fd);
-        free(r.racer[k].in);
+        byte_buf_free(&r.racer[k].in);
     }
     free(r.spect);
     free(r.pfd);
