@@ -1,5 +1,5 @@
-/* bot.c - race2048-bot: a small reference bot that plays solo games and races over JSON.
- */
+/* race2048_bot.c - race2048-bot: a small reference bot that plays solo games and races
+ * over JSON. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
