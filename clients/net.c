@@ -205,12 +205,3 @@ int net_flush_all(net_conn *c, int timeout_ms) {
         if (n == 0) return NET_AGAIN;
     }
 }
-
-bool net_parse_long(const char *text, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < lo || v > hi) return false;
-    *out = v;
-    return true;
-}

@@ -1,5 +1,5 @@
-/* net.h - a tiny line client over POSIX sockets (and the option parsing that goes
- * with it), shared by the bot and the load generator. */
+/* net.h - a tiny line client over POSIX sockets, shared by the bot and the load
+ * generator. */
 #ifndef RACE2048_NET_H
 #define RACE2048_NET_H
 
@@ -90,10 +90,5 @@ int net_wait_line(net_conn *c, int timeout_ms, char **line, size_t *len);
  * stalled write (-1 = forever). Returns NET_OK, NET_AGAIN on timeout, or
  * NET_ERR_IO. */
 int net_flush_all(net_conn *c, int timeout_ms);
-
-/* Parses a whole decimal number in [lo, hi] (a command-line value such as
- * --port). Returns true with *out set; false for anything else (empty text,
- * trailing characters, out of range or of long), with *out unchanged. */
-bool net_parse_long(const char *text, long lo, long hi, long *out);
 
 #endif

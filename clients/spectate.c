@@ -23,26 +23,25 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "net.h"
 
-#define SP_USAGE_LINE                                                                    \
-    "usage: race2048-bench spectators [--help] [--kind json|ws|text] [--count N] "       \
-    "[--moves M] [--rate R] [--size S] [--ping] [--server PATH]\n"
-
-static void usage(FILE *out) {
-    fprintf(out, SP_USAGE_LINE
-            "  Starts PATH (default: race2048d of this build, ../server/race2048d from\n"
-            "  this program) on a free loopback port, makes a race of two JSON racers\n"
-            "  on SxS boards (default 6), puts N spectators on it (default 100; JSON\n"
-            "  lines, WebSocket or netcat-style text, all of one screen shape), then\n"
-            "  the racers make M moves that change a board (default 1000, one in\n"
-            "  flight each; --rate R: each at most R a second, default 0 = as fast\n"
-            "  as answers come) and one leaves; the window ends when every spectator\n"
-            "  has the end. Prints the server's CPU time (its loop thread, from\n"
-            "  /proc/PID/schedstat) in that window per move and per move per spectator.\n"
-            "  --ping: a victim in a solo game pings every 10 ms through the window,\n"
-            "  from a thread of its own; its round trips are printed (0 without).\n");
-}
+/* --help: the usage (its first line also follows a bad option) and the rest. */
+static const char sp_usage[] =
+    "usage: race2048-bench spectators [--help] [--kind json|ws|text] [--count N] "
+    "[--moves M] [--rate R] [--size S] [--ping] [--server PATH]\n";
+static const char sp_about[] =
+    "  Starts PATH (default: race2048d of this build, ../server/race2048d from\n"
+    "  this program) on a free loopback port, makes a race of two JSON racers\n"
+    "  on SxS boards (default 6), puts N spectators on it (default 100; JSON\n"
+    "  lines, WebSocket or netcat-style text, all of one screen shape), then\n"
+    "  the racers make M moves that change a board (default 1000, one in\n"
+    "  flight each; --rate R: each at most R a second, default 0 = as fast\n"
+    "  as answers come) and one leaves; the window ends when every spectator\n"
+    "  has the end. Prints the server's CPU time (its loop thread, from\n"
+    "  /proc/PID/schedstat) in that window per move and per move per spectator.\n"
+    "  --ping: a victim in a solo game pings every 10 ms through the window,\n"
+    "  from a thread of its own; its round trips are printed (0 without).\n";
 
 typedef enum sp_kind { SP_JSON, SP_WS, SP_TEXT } sp_kind;
 
@@ -561,46 +560,69 @@ static int run(sp_run *r) {
     return 0;
 }
 
+/* --kind: json, ws or text. */
+static bool parse_kind(const char *v, void *to) {
+    sp_kind *kind = to;
+    if (!strcmp(v, "json"))
+        *kind = SP_JSON;
+    else if (!strcmp(v, "ws"))
+        *kind = SP_WS;
+    else if (!strcmp(v, "text"))
+        *kind = SP_TEXT;
+    else
+        return false;
+    return true;
+}
+
 int spectate_main(int argc, char **argv) {
     sp_run r = {.o = {.kind = SP_JSON, .count = 100, .moves = 1000, .size = 6}};
     r.o.server = default_server();
     r.racer[0].fd = r.racer[1].fd = r.racer[2].fd = -1;
-    for (int i = 0; i < argc; i += 2) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool ok = v != NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--kind")) {
-            ok = ok && (!strcmp(v, "json") || !strcmp(v, "ws") || !strcmp(v, "text"));
-            r.o.kind = !ok                  ? SP_JSON
-                       : !strcmp(v, "ws")   ? SP_WS
-                       : !strcmp(v, "text") ? SP_TEXT
-                                            : SP_JSON;
-        } else if (!strcmp(a, "--count")) {
-            ok = ok && net_parse_long(v, 0, 50000, &r.o.count);
-        } else if (!strcmp(a, "--moves")) {
-            ok = ok && net_parse_long(v, 1, 10000000, &r.o.moves);
-        } else if (!strcmp(a, "--ping")) { /* the only flag without a value */
-            r.o.ping = true;
-            i--;
-            continue;
-        } else if (!strcmp(a, "--rate")) {
-            ok = ok && net_parse_long(v, 0, 1000000, &r.o.rate);
-        } else if (!strcmp(a, "--size")) {
-            ok = ok && net_parse_long(v, 3, 8, &r.o.size);
-        } else if (!strcmp(a, "--server")) {
-            r.o.server = v;
-        } else {
-            fprintf(stderr, "race2048-bench: unknown option '%s'\n" SP_USAGE_LINE, a);
-            return 2;
-        }
-        if (!ok) {
-            fprintf(stderr, "race2048-bench: bad or missing value for %s\n" SP_USAGE_LINE,
-                    a);
-            return 2;
-        }
-    }
+    const args_flag flags[] = {
+        {.name = "--help", .alias = "-h", .kind = ARGS_HELP},
+        {.name = "--kind",
+         .kind = ARGS_CUSTOM,
+         .to = &r.o.kind,
+         .parse = parse_kind,
+         .want = "json, ws or text",
+         .arg = "json|ws|text"},
+        {.name = "--count",
+         .kind = ARGS_LONG,
+         .to = &r.o.count,
+         .lo = 0,
+         .hi = 50000,
+         .arg = "N"},
+        {.name = "--moves",
+         .kind = ARGS_LONG,
+         .to = &r.o.moves,
+         .lo = 1,
+         .hi = 10000000,
+         .arg = "M"},
+        {.name = "--ping", .kind = ARGS_BOOL, .to = &r.o.ping},
+        {.name = "--rate",
+         .kind = ARGS_LONG,
+         .to = &r.o.rate,
+         .lo = 0,
+         .hi = 1000000,
+         .arg = "R"},
+        {.name = "--size",
+         .kind = ARGS_LONG,
+         .to = &r.o.size,
+         .lo = 3,
+         .hi = 8,
+         .arg = "S"},
+        {.name = "--server", .kind = ARGS_STRING, .to = &r.o.server, .arg = "PATH"},
+    };
+    const args_spec spec = {
+        .prog = "race2048-bench",
+        .command = "spectators",
+        .usage = sp_usage,
+        .about = sp_about,
+        .flags = flags,
+        .nflags = ARGS_COUNT(flags),
+    };
+    int parsed = args_parse(&spec, argc, argv, NULL);
+    if (parsed != ARGS_RUN) return parsed == ARGS_DONE ? 0 : 2;
     struct rlimit rl;
     rlim_t want = (rlim_t)r.o.count + 64;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want &&
