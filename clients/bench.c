@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "args.h"
 #include "bench_accounts.h"
 #include "bench_ai.h"
 #include "bench_bots.h"
@@ -139,56 +140,64 @@ done:
 
 /* ----------------------------------------------------------- dispatch --- */
 
-/* After a bad argument, this one line; --help prints it with the rest. */
-#define BENCH_USAGE_LINE                                                                 \
-    "usage: race2048-bench [--help] [--version] engine [SECONDS] | server [OPTIONS] | "  \
-    "spectators [OPTIONS] | ai [OPTIONS] | bots [OPTIONS] | accounts [OPTIONS]\n"
+/* The top level's --help (engine's too): the subcommands, each with its own. */
+static const char bench_usage[] =
+    "usage: race2048-bench [--help] [--version] engine [SECONDS] | server [OPTIONS] | "
+    "spectators [OPTIONS] | ai [OPTIONS] | bots [OPTIONS] | accounts [OPTIONS]\n";
+static const char bench_about[] =
+    "  engine   move and spawn throughput, table and general paths;\n"
+    "           SECONDS per figure, a positive number (default 2)\n"
+    "  server   load on a running race2048d: moves/s and latency\n"
+    "           (race2048-bench server --help lists its OPTIONS)\n"
+    "  spectators  server CPU per move per spectator, JSON, WebSocket or text\n"
+    "           (race2048-bench spectators --help lists its OPTIONS)\n"
+    "  ai       the AI's strength and speed on seeded games, offline\n"
+    "           (race2048-bench ai --help lists its OPTIONS)\n"
+    "  bots     the server's bot levels: solo strength, speed, and races of\n"
+    "           each level against the one below, offline\n"
+    "           (race2048-bench bots --help lists its OPTIONS)\n"
+    "  accounts a million accounts in memory: leaderboard, profile and rated\n"
+    "           update times, bytes per account, offline\n"
+    "           (race2048-bench accounts --help lists its OPTIONS)\n"
+    "  --version prints the version (" RACE2048_VERSION ")\n";
 
-static void usage(FILE *out) {
-    fprintf(out, BENCH_USAGE_LINE
-            "  engine   move and spawn throughput, table and general paths;\n"
-            "           SECONDS per figure, a positive number (default 2)\n"
-            "  server   load on a running race2048d: moves/s and latency\n"
-            "           (race2048-bench server --help lists its OPTIONS)\n"
-            "  spectators  server CPU per move per spectator, JSON, WebSocket or text\n"
-            "           (race2048-bench spectators --help lists its OPTIONS)\n"
-            "  ai       the AI's strength and speed on seeded games, offline\n"
-            "           (race2048-bench ai --help lists its OPTIONS)\n"
-            "  bots     the server's bot levels: solo strength, speed, and races of\n"
-            "           each level against the one below, offline\n"
-            "           (race2048-bench bots --help lists its OPTIONS)\n"
-            "  accounts a million accounts in memory: leaderboard, profile and rated\n"
-            "           update times, bytes per account, offline\n"
-            "           (race2048-bench accounts --help lists its OPTIONS)\n"
-            "  --version prints the version (" RACE2048_VERSION ")\n");
-}
+static const args_flag help_flags[] = {
+    {.name = "--help", .alias = "-h", .kind = ARGS_HELP},
+    {.name = "--version", .kind = ARGS_VERSION},
+};
 
-/* A usage error: why, then the usage line, on stderr. Returns the exit status 2. */
-static int usage_error(const char *why, const char *arg) {
-    fprintf(stderr, "race2048-bench: %s%s%s%s\n" BENCH_USAGE_LINE, why, arg ? " '" : "",
-            arg ? arg : "", arg ? "'" : "");
-    return 2;
-}
-
-/* Parses a positive, finite number of seconds (at most a day); returns -1 if
- * the text is anything else. */
-static double parse_seconds(const char *text) {
+/* SECONDS: a positive, finite number of seconds, at most a day. */
+static bool parse_seconds(const char *text, void *to) {
     char *end;
     errno = 0;
     double v = strtod(text, &end);
-    if (errno || end == text || *end || !isfinite(v) || v <= 0 || v > 86400) return -1;
-    return v;
+    if (errno || end == text || *end || !isfinite(v) || v <= 0 || v > 86400) return false;
+    *(double *)to = v;
+    return true;
 }
 
 static int cmd_engine(int argc, char **argv) {
+    const args_spec spec = {
+        .prog = "race2048-bench",
+        .command = "engine",
+        .version = RACE2048_VERSION,
+        .usage = bench_usage,
+        .about = bench_about,
+        .flags = help_flags,
+        .nflags = 1, /* --help only */
+        .positional = "SECONDS",
+        .max_positional = 1,
+    };
+    args_rest rest;
+    int rc = args_parse(&spec, argc, argv, &rest);
+    if (rc != ARGS_RUN) return rc == ARGS_DONE ? 0 : 2;
     double seconds = 2;
-    if (argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
-        usage(stdout);
-        return 0;
+    if (rest.npositional && !parse_seconds(rest.positional[0], &seconds)) {
+        args_fail(&spec,
+                  "SECONDS: '%s' is not valid; expected a positive number up to 86400",
+                  rest.positional[0]);
+        return 2;
     }
-    if (argc > 1) return usage_error("engine takes at most one argument, got", argv[1]);
-    if (argc == 1 && (seconds = parse_seconds(argv[0])) < 0)
-        return usage_error("bad SECONDS", argv[0]);
     return bench_engine(seconds);
 }
 
@@ -202,17 +211,27 @@ static const struct {
 };
 
 int main(int argc, char **argv) {
-    if (argc < 2) return usage_error("which benchmark: engine or server?", NULL);
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        usage(stdout);
-        return 0;
-    }
-    if (!strcmp(argv[1], "--version")) {
-        printf("race2048-bench " RACE2048_VERSION "\n");
-        return 0;
+    const args_spec spec = {
+        .prog = "race2048-bench",
+        .version = RACE2048_VERSION,
+        .usage = bench_usage,
+        .about = bench_about,
+        .flags = help_flags,
+        .nflags = ARGS_COUNT(help_flags),
+        .positional = "a benchmark",
+        .max_positional = 1,
+        .stop_at_positional = true,
+    };
+    args_rest rest;
+    int rc = args_parse(&spec, argc - 1, argv + 1, &rest);
+    if (rc != ARGS_RUN) return rc == ARGS_DONE ? 0 : 2;
+    if (!rest.npositional) {
+        args_fail(&spec, "which benchmark: engine or server?");
+        return 2;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 2, argv + 2);
-    return usage_error("unknown subcommand", argv[1]);
+        if (strcmp(rest.positional[0], commands[i].name) == 0)
+            return commands[i].run(argc - 1 - rest.next, argv + 1 + rest.next);
+    args_fail(&spec, "unknown subcommand '%s'", rest.positional[0]);
+    return 2;
 }

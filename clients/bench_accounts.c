@@ -11,17 +11,19 @@
 #include <unistd.h>
 
 #include "accounts.h"
+#include "args.h"
 #include "bench_util.h"
 #include "daily.h"
 
-#define USAGE_LINE "usage: race2048-bench accounts [--accounts N] [--reps N] [--seed N]\n"
-#define USAGE_MORE                                                                       \
-    "  fills N accounts (default 1000000) with random ratings, games and recent "        \
-    "games,\n"                                                                           \
-    "  then times a 100-row rating leaderboard, a profile (with its rank), a rated\n"    \
-    "  update and a 100-row daily leaderboard (of N/10 results), each --reps times\n"    \
-    "  (default 20000); prints key=value lines: p50/p99 in microseconds, bytes per\n"    \
-    "  account (RSS growth / N) and per daily result\n"
+/* --help: the usage (its first line also follows a bad option) and the rest. */
+static const char accounts_usage[] =
+    "usage: race2048-bench accounts [--accounts N] [--reps N] [--seed N]\n";
+static const char accounts_about[] =
+    "  fills N accounts (default 1000000) with random ratings, games and recent games,\n"
+    "  then times a 100-row rating leaderboard, a profile (with its rank), a rated\n"
+    "  update and a 100-row daily leaderboard (of N/10 results), each --reps times\n"
+    "  (default 20000); prints key=value lines: p50/p99 in microseconds, bytes per\n"
+    "  account (RSS growth / N) and per daily result\n";
 
 /* Every formatted row lands here, so no timed work can be optimised away. */
 static volatile size_t sink;
@@ -163,28 +165,37 @@ static int fill(acct_store *s, size_t n) {
 
 int bench_accounts_main(int argc, char **argv) {
     long accounts = 1000000, reps = 20000, seed = 2048;
-    for (int i = 0; i < argc; i += 2) {
-        long *into = NULL, max = 0;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(USAGE_LINE USAGE_MORE, stdout);
-            return 0;
-        }
-        if (!strcmp(argv[i], "--accounts")) {
-            into = &accounts;
-            max = 50000000;
-        } else if (!strcmp(argv[i], "--reps")) {
-            into = &reps;
-            max = 10000000;
-        } else if (!strcmp(argv[i], "--seed")) {
-            into = &seed;
-            max = 0x7fffffff;
-        }
-        if (!into || i + 1 == argc || bench_parse_long(argv[i + 1], 1, max, into)) {
-            fprintf(stderr, "race2048-bench: accounts: bad argument '%s'\n" USAGE_LINE,
-                    argv[i]);
-            return 2;
-        }
-    }
+    const args_flag flags[] = {
+        {.name = "--help", .alias = "-h", .kind = ARGS_HELP},
+        {.name = "--accounts",
+         .kind = ARGS_LONG,
+         .to = &accounts,
+         .lo = 1,
+         .hi = 50000000,
+         .arg = "N"},
+        {.name = "--reps",
+         .kind = ARGS_LONG,
+         .to = &reps,
+         .lo = 1,
+         .hi = 10000000,
+         .arg = "N"},
+        {.name = "--seed",
+         .kind = ARGS_LONG,
+         .to = &seed,
+         .lo = 1,
+         .hi = 0x7fffffff,
+         .arg = "N"},
+    };
+    const args_spec spec = {
+        .prog = "race2048-bench",
+        .command = "accounts",
+        .usage = accounts_usage,
+        .about = accounts_about,
+        .flags = flags,
+        .nflags = ARGS_COUNT(flags),
+    };
+    int parsed = args_parse(&spec, argc, argv, NULL);
+    if (parsed != ARGS_RUN) return parsed == ARGS_DONE ? 0 : 2;
     rng = (uint64_t)seed;
     size_t n = (size_t)accounts, r = (size_t)reps;
     double *us = malloc(r * sizeof *us);

@@ -9,23 +9,30 @@
 #include <time.h>
 
 #include "ai.h"
+#include "args.h"
 #include "bench_util.h"
 #include "engine.h"
 
-#define USAGE                                                                            \
-    "usage: race2048-bench ai [--games N] [--ms-per-move X | --depth D | --nodes K] "    \
-    "[--seed S]\n"
+/* --help: the usage (its first line also follows a bad option) and the rest. */
+static const char ai_usage[] =
+    "usage: race2048-bench ai [--games N] [--ms-per-move X | --depth D | --nodes K] "
+    "[--seed S]\n";
+static const char ai_about[] =
+    "  plays N seeded 4x4 games (default 20; game k draws from mulberry32(S + k),\n"
+    "  S default 1, as a solo game with that client seed does) with the AI,\n"
+    "  X ms of thinking a move (iterative deepening) or a fixed depth D\n"
+    "  (default: the adaptive depth), and prints one line: games, how often\n"
+    "  each tile from 2048 to 32768 was reached, median and mean score,\n"
+    "  ms_per_move mean, p50 and p99. Without --ms-per-move the games are the\n"
+    "  same run to run.\n";
 
-static void usage(FILE *out) {
-    fprintf(
-        out, USAGE
-        "  plays N seeded 4x4 games (default 20; game k draws from mulberry32(S + k),\n"
-        "  S default 1, as a solo game with that client seed does) with the AI,\n"
-        "  X ms of thinking a move (iterative deepening) or a fixed depth D\n"
-        "  (default: the adaptive depth), and prints one line: games, how often\n"
-        "  each tile from 2048 to 32768 was reached, median and mean score,\n"
-        "  ms_per_move mean, p50 and p99. Without --ms-per-move the games are the\n"
-        "  same run to run.\n");
+/* --ms-per-move: more than 0, at most 10 s. */
+static bool parse_ms(const char *v, void *to) {
+    char *end;
+    double ms = strtod(v, &end);
+    if (end == v || *end || !(ms > 0 && ms <= 10000)) return false;
+    *(double *)to = ms;
+    return true;
 }
 
 static double mono_ms(void *ctx) {
@@ -64,36 +71,51 @@ static int play(const ai_model *m, ai_cache *cache, uint32_t seed, double ms_bud
 int bench_ai_main(int argc, char **argv) {
     long games = 20, depth = 0, seed = 1, nodes = 0;
     double ms = 0;
-    for (int i = 0; i < argc; i += 2) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        }
-        int bad = !v;
-        if (!bad && !strcmp(a, "--games"))
-            bad = bench_parse_long(v, 1, 100000, &games);
-        else if (!bad && !strcmp(a, "--depth"))
-            bad = bench_parse_long(v, 1, 8, &depth);
-        else if (!bad && !strcmp(a, "--nodes"))
-            bad = bench_parse_long(v, 1, 1000000000, &nodes);
-        else if (!bad && !strcmp(a, "--seed"))
-            bad = bench_parse_long(v, 0, 0xFFFFFFFFl, &seed);
-        else if (!bad && !strcmp(a, "--ms-per-move")) {
-            char *end;
-            ms = strtod(v, &end);
-            bad = end == v || *end || !(ms > 0 && ms <= 10000);
-        } else {
-            fprintf(stderr, "race2048-bench ai: unknown option '%s'\n" USAGE, a);
-            return 2;
-        }
-        if (bad) {
-            fprintf(stderr, "race2048-bench ai: bad value for %s\n" USAGE, a);
-            return 2;
-        }
-    }
+    const args_flag flags[] = {
+        {.name = "--help", .alias = "-h", .kind = ARGS_HELP},
+        {.name = "--games",
+         .kind = ARGS_LONG,
+         .to = &games,
+         .lo = 1,
+         .hi = 100000,
+         .arg = "N"},
+        {.name = "--depth",
+         .kind = ARGS_LONG,
+         .to = &depth,
+         .lo = 1,
+         .hi = 8,
+         .arg = "D"},
+        {.name = "--nodes",
+         .kind = ARGS_LONG,
+         .to = &nodes,
+         .lo = 1,
+         .hi = 1000000000,
+         .arg = "K"},
+        {.name = "--seed",
+         .kind = ARGS_LONG,
+         .to = &seed,
+         .lo = 0,
+         .hi = 0xFFFFFFFFl,
+         .arg = "S"},
+        {.name = "--ms-per-move",
+         .kind = ARGS_CUSTOM,
+         .to = &ms,
+         .parse = parse_ms,
+         .want = "milliseconds, more than 0 and at most 10000",
+         .arg = "X"},
+    };
+    const args_spec spec = {
+        .prog = "race2048-bench",
+        .command = "ai",
+        .usage = ai_usage,
+        .about = ai_about,
+        .flags = flags,
+        .nflags = ARGS_COUNT(flags),
+    };
+    int rc = args_parse(&spec, argc, argv, NULL);
+    if (rc != ARGS_RUN) return rc == ARGS_DONE ? 0 : 2;
     if (ms > 0 && depth) {
-        fprintf(stderr, "race2048-bench ai: --ms-per-move or --depth, not both\n" USAGE);
+        args_fail(&spec, "--ms-per-move or --depth, not both");
         return 2;
     }
     ai_model *m = malloc(sizeof *m);

@@ -8,14 +8,16 @@
 #include <time.h>
 
 #include "ai.h"
+#include "args.h"
 #include "bench_util.h"
 #include "engine.h"
 #include "level.h"
 #include "rating.h"
 
-#define USAGE                                                                            \
-    "usage: race2048-bench bots [--sizes [--no-budget] | --ratings] [--games N] "        \
-    "[--races N] [--seed S] [--level L]\n"
+/* --help: the usage (its first line also follows a bad option) and the rest. */
+static const char bots_usage[] =
+    "usage: race2048-bench bots [--sizes [--no-budget] | --ratings] [--games N] "
+    "[--races N] [--seed S] [--level L]\n";
 
 /* The target of every game and race: the server's default. */
 #define TARGET 2048
@@ -23,30 +25,28 @@
  * same size here makes the same moves (the search's result depends on it). */
 #define CACHE_ENTRIES (1u << 16)
 
-static void usage(FILE *out) {
-    fprintf(out, USAGE
-            "  for each bot level 1-5 (or only L): its pace, and N solo games of 4x4\n"
-            "  (default 20; game k dealt by mulberry32(S + k), S default 1, as a solo\n"
-            "  game with that client seed is) played at full speed to the end: how\n"
-            "  often 2048 and 4096 were reached, median score, ms of thinking a move\n"
-            "  (mean: CPU time; p99: the clock), the mean over the moves before 2048\n"
-            "  (what a race plays) and how many bots one thread keeps at that pace;\n"
-            "  then for each level L > 1 (with --level, L only), N races against level\n"
-            "  L-1 (default 50; race k dealt like game k, the same seed for both\n"
-            "  boards as in the server), time simulated by each level's pace, won by\n"
-            "  the first to reach 2048 or, when both are over, the better ranked\n"
-            "  (score, max tile, fewer moves; equal: a draw). Prints key=value lines;\n"
-            "  the moves are the same run to run, only the times vary.\n"
-            "  --sizes: for each board size 3-8 and level (or only L), N games (default\n"
-            "  20) of at most 1000 moves played at full speed: CPU ms a move (p50,\n"
-            "  p99, mean), how many bots of that size and level one core keeps at\n"
-            "  their pace, and the median score after those moves; --no-budget\n"
-            "  without the levels' cap on boards other than 4x4 (as before it was).\n"
-            "  --ratings: N races (default 50) between every two levels, as above, and\n"
-            "  each level's fixed rating from them: the maximum likelihood of the\n"
-            "  ratings' own model for two players, sigma 2, level 3 at a new account's\n"
-            "  mu 25 (protocol/README.md, Ratings, lists the figures).\n");
-}
+static const char bots_about[] =
+    "  for each bot level 1-5 (or only L): its pace, and N solo games of 4x4\n"
+    "  (default 20; game k dealt by mulberry32(S + k), S default 1, as a solo\n"
+    "  game with that client seed is) played at full speed to the end: how\n"
+    "  often 2048 and 4096 were reached, median score, ms of thinking a move\n"
+    "  (mean: CPU time; p99: the clock), the mean over the moves before 2048\n"
+    "  (what a race plays) and how many bots one thread keeps at that pace;\n"
+    "  then for each level L > 1 (with --level, L only), N races against level\n"
+    "  L-1 (default 50; race k dealt like game k, the same seed for both\n"
+    "  boards as in the server), time simulated by each level's pace, won by\n"
+    "  the first to reach 2048 or, when both are over, the better ranked\n"
+    "  (score, max tile, fewer moves; equal: a draw). Prints key=value lines;\n"
+    "  the moves are the same run to run, only the times vary.\n"
+    "  --sizes: for each board size 3-8 and level (or only L), N games (default\n"
+    "  20) of at most 1000 moves played at full speed: CPU ms a move (p50,\n"
+    "  p99, mean), how many bots of that size and level one core keeps at\n"
+    "  their pace, and the median score after those moves; --no-budget\n"
+    "  without the levels' cap on boards other than 4x4 (as before it was).\n"
+    "  --ratings: N races (default 50) between every two levels, as above, and\n"
+    "  each level's fixed rating from them: the maximum likelihood of the\n"
+    "  ratings' own model for two players, sigma 2, level 3 at a new account's\n"
+    "  mu 25 (protocol/README.md, Ratings, lists the figures).\n";
 
 static double clock_ms(clockid_t id) {
     struct timespec ts;
@@ -413,46 +413,48 @@ static int bench_ratings(bench *bn, long races) {
 
 int bench_bots_main(int argc, char **argv) {
     long games = 20, races = 50, seed = 1, only = 0;
-    bool sizes = false, budget = true, ratings = false;
-    for (int i = 0; i < argc; i += 2) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--sizes") || !strcmp(a, "--no-budget") ||
-            !strcmp(a, "--ratings")) { /* switches */
-            if (!strcmp(a, "--sizes"))
-                sizes = true;
-            else if (!strcmp(a, "--ratings"))
-                ratings = true;
-            else
-                budget = false;
-            i--; /* no value follows */
-            continue;
-        }
-        int bad = !v;
-        if (!bad && !strcmp(a, "--games"))
-            bad = bench_parse_long(v, 1, 100000, &games);
-        else if (!bad && !strcmp(a, "--races"))
-            bad = bench_parse_long(v, 1, 100000, &races);
-        else if (!bad && !strcmp(a, "--seed"))
-            bad = bench_parse_long(v, 0, 0xFFFFFFFFl, &seed);
-        else if (!bad && !strcmp(a, "--level"))
-            bad = bench_parse_long(v, AI_LEVEL_MIN, AI_LEVEL_MAX, &only);
-        else if (!strcmp(a, "--games") || !strcmp(a, "--races") || !strcmp(a, "--seed") ||
-                 !strcmp(a, "--level"))
-            bad = 1;
-        else {
-            fprintf(stderr, "race2048-bench: unknown bots option '%s'\n" USAGE, a);
-            return 2;
-        }
-        if (bad) {
-            fprintf(stderr, "race2048-bench: bad or missing value for bots %s\n" USAGE,
-                    a);
-            return 2;
-        }
-    }
+    bool sizes = false, no_budget = false, ratings = false;
+    const args_flag flags[] = {
+        {.name = "--help", .alias = "-h", .kind = ARGS_HELP},
+        {.name = "--sizes", .kind = ARGS_BOOL, .to = &sizes},
+        {.name = "--ratings", .kind = ARGS_BOOL, .to = &ratings},
+        {.name = "--no-budget", .kind = ARGS_BOOL, .to = &no_budget},
+        {.name = "--games",
+         .kind = ARGS_LONG,
+         .to = &games,
+         .lo = 1,
+         .hi = 100000,
+         .arg = "N"},
+        {.name = "--races",
+         .kind = ARGS_LONG,
+         .to = &races,
+         .lo = 1,
+         .hi = 100000,
+         .arg = "N"},
+        {.name = "--seed",
+         .kind = ARGS_LONG,
+         .to = &seed,
+         .lo = 0,
+         .hi = 0xFFFFFFFFl,
+         .arg = "S"},
+        {.name = "--level",
+         .kind = ARGS_LONG,
+         .to = &only,
+         .lo = AI_LEVEL_MIN,
+         .hi = AI_LEVEL_MAX,
+         .arg = "L"},
+    };
+    const args_spec spec = {
+        .prog = "race2048-bench",
+        .command = "bots",
+        .usage = bots_usage,
+        .about = bots_about,
+        .flags = flags,
+        .nflags = ARGS_COUNT(flags),
+    };
+    int parsed = args_parse(&spec, argc, argv, NULL);
+    if (parsed != ARGS_RUN) return parsed == ARGS_DONE ? 0 : 2;
+    bool budget = !no_budget;
     bench bn = {.model = malloc(sizeof *bn.model),
                 .cache = {.size = CACHE_ENTRIES},
                 .seed = (uint32_t)seed};

@@ -1,8 +1,7 @@
-/* bench_util.c - what the offline benchmarks share: number parsing, sorting, a growing
- * list of move times. */
+/* bench_util.c - what the offline benchmarks share: sorting, a growing list of move
+ * times. */
 #include "bench_util.h"
 
-#include <errno.h>
 #include <stdlib.h>
 
 int bench_cmp_double(const void *a, const void *b) {
@@ -13,15 +12,6 @@ int bench_cmp_double(const void *a, const void *b) {
 int bench_cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
-}
-
-int bench_parse_long(const char *text, long min, long max, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < min || v > max) return -1;
-    *out = v;
-    return 0;
 }
 
 int times_add(times *t, double ms) {

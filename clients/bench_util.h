@@ -1,5 +1,5 @@
-/* bench_util.h - what the offline benchmarks share: number parsing, sorting, a growing
- * list of move times. */
+/* bench_util.h - what the offline benchmarks share: sorting, a growing list of move
+ * times. */
 #ifndef RACE2048_BENCH_UTIL_H
 #define RACE2048_BENCH_UTIL_H
 
@@ -9,8 +9,6 @@
 /* qsort comparators, ascending. */
 int bench_cmp_double(const void *a, const void *b);
 int bench_cmp_u64(const void *a, const void *b);
-/* A decimal in [min, max] into *out: 0, or -1 (out untouched). */
-int bench_parse_long(const char *text, long min, long max, long *out);
 
 /* The times of moves, for a mean and percentiles. */
 typedef struct times {

@@ -25,6 +25,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "args.h"
+
 #define CHECK_EXIT_HEALTHY   0
 #define CHECK_EXIT_UNHEALTHY 1
 #define CHECK_EXIT_USAGE     2
@@ -56,29 +58,6 @@ __attribute__((format(printf, 1, 2))) static int check_unhealthy(const char *fmt
     va_end(ap);
     fputc('\n', stderr);
     return CHECK_EXIT_UNHEALTHY;
-}
-
-#define CHECK_USAGE_LINE                                                                 \
-    "usage: race2048-check [--help] [--version] [-t SECONDS] [[HOST:]PORT]\n"
-
-/* --help: the whole usage on stdout. */
-static int check_help(void) {
-    printf(CHECK_USAGE_LINE
-           "  Sends a JSON ping to race2048d and waits for its pong.\n"
-           "  HOST:PORT defaults to " CHECK_DEFAULT_HOST
-           ":$RACE2048_PORT, or " CHECK_DEFAULT_HOST ":" CHECK_DEFAULT_PORT
-           " when that is unset;\n"
-           "  an IPv6 address goes in brackets: [::1]:2048.\n"
-           "  -t SECONDS  whole-check deadline (default 3, fractions allowed)\n"
-           "  --version   print the version (" RACE2048_VERSION ")\n"
-           "  exit 0 healthy, 1 unhealthy (reason on stderr), 2 usage error\n");
-    return CHECK_EXIT_HEALTHY;
-}
-
-/* A usage error: why, then the one usage line, on stderr. */
-static int check_usage(const char *why) {
-    fprintf(stderr, "%s: %s\n" CHECK_USAGE_LINE, check_prog, why);
-    return CHECK_EXIT_USAGE;
 }
 
 /* ----------------------------------------------------------- arguments --- */
@@ -310,29 +289,47 @@ static int check_await_pong(int fd, long long deadline) {
 
 /* ----------------------------------------------------------------- main --- */
 
+/* -t's value: check_parse_seconds for the parser's table. */
+static bool parse_deadline(const char *text, void *ms) {
+    return check_parse_seconds(text, ms);
+}
+
 int main(int argc, char **argv) {
     int deadline_ms = CHECK_DEFAULT_MS;
-    const char *arg = NULL;
-
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            return check_help();
-        } else if (strcmp(argv[i], "--version") == 0) {
-            printf("race2048-check " RACE2048_VERSION "\n");
-            return CHECK_EXIT_HEALTHY;
-        } else if (strcmp(argv[i], "-t") == 0) {
-            if (i + 1 >= argc || !check_parse_seconds(argv[++i], &deadline_ms))
-                return check_usage("-t needs a number of seconds, 0 < SECONDS <= 3600");
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "%s: unknown option '%s'\n" CHECK_USAGE_LINE, check_prog,
-                    argv[i]);
-            return CHECK_EXIT_USAGE;
-        } else if (arg) {
-            return check_usage("only one [HOST:]PORT");
-        } else {
-            arg = argv[i];
-        }
-    }
+    const args_flag flags[] = {
+        {.name = "-t",
+         .kind = ARGS_CUSTOM,
+         .to = &deadline_ms,
+         .parse = parse_deadline,
+         .want = "a number of seconds, 0 < SECONDS <= 3600",
+         .arg = "SECONDS",
+         .help = "whole-check deadline (default 3, fractions allowed)"},
+        {.name = "--version",
+         .kind = ARGS_VERSION,
+         .help = "print the version (" RACE2048_VERSION ")"},
+        {.name = "--help", .alias = "-h", .kind = ARGS_HELP},
+    };
+    const args_spec spec = {
+        .prog = check_prog,
+        .version = RACE2048_VERSION,
+        .usage =
+            "usage: race2048-check [--help] [--version] [-t SECONDS] [[HOST:]PORT]\n",
+        .about = "  Sends a JSON ping to race2048d and waits for its pong.\n"
+                 "  HOST:PORT defaults to " CHECK_DEFAULT_HOST
+                 ":$RACE2048_PORT, or " CHECK_DEFAULT_HOST ":" CHECK_DEFAULT_PORT
+                 " when that is unset;\n"
+                 "  an IPv6 address goes in brackets: [::1]:2048.\n",
+        .column = 11,
+        .epilogue = "  exit 0 healthy, 1 unhealthy (reason on stderr), 2 usage error\n",
+        .flags = flags,
+        .nflags = ARGS_COUNT(flags),
+        .positional = "[HOST:]PORT",
+        .max_positional = 1,
+    };
+    args_rest rest;
+    int rc = args_parse(&spec, argc - 1, argv + 1, &rest);
+    if (rc != ARGS_RUN) return rc == ARGS_DONE ? CHECK_EXIT_HEALTHY : CHECK_EXIT_USAGE;
+    const char *arg = rest.npositional ? rest.positional[0] : NULL;
 
     /* Without an argument follow the server's own port variable, so an
      * exec-form HEALTHCHECK needs no shell to expand it. */
@@ -341,14 +338,16 @@ int main(int argc, char **argv) {
         const char *env = getenv("RACE2048_PORT");
         arg = (env && *env) ? env : CHECK_DEFAULT_PORT;
     }
-    if (!check_parse_target(arg, &target))
-        return check_usage("expected PORT, HOST:PORT or [IPV6]:PORT with PORT 1-65535");
+    if (!check_parse_target(arg, &target)) {
+        args_fail(&spec, "expected PORT, HOST:PORT or [IPV6]:PORT with PORT 1-65535");
+        return CHECK_EXIT_USAGE;
+    }
 
     long long start = check_now_ms();
     long long deadline = start + deadline_ms;
     int fd = check_connect(&target, deadline);
     if (fd < 0) return CHECK_EXIT_UNHEALTHY;
-    int rc = check_send_ping(fd, deadline);
+    rc = check_send_ping(fd, deadline);
     if (rc == CHECK_EXIT_HEALTHY) rc = check_await_pong(fd, deadline);
     close(fd);
     if (rc == CHECK_EXIT_HEALTHY)

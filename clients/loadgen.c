@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "args.h"
 #include "net.h"
 
 /* -------------------------------------------------------------- options --- */
@@ -39,27 +40,24 @@ typedef struct lg_opts {
     bool ws;        /* over WebSocket (GET /ws) instead of JSON lines on TCP */
 } lg_opts;
 
-/* After a bad option, this one line; --help prints it with the rest. */
-#define LG_USAGE_LINE                                                                    \
-    "usage: race2048-bench server [--help] [--host H] [--port P | --ports P1,P2,...] "   \
+/* --help: the usage (its first line also follows a bad option) and the rest. */
+static const char lg_usage[] =
+    "usage: race2048-bench server [--help] [--host H] [--port P | --ports P1,P2,...] "
     "[--clients N] [OPTIONS]\n"
-
-static void usage(FILE *out) {
-    fprintf(out, LG_USAGE_LINE
-            "       race2048-bench server [--host H] [--port P | --ports P1,P2,...]\n"
-            "                             [--clients N] [--seconds S] [--warmup S]\n"
-            "                             [--mode solo|race] [--pipeline K] [--ws]\n"
-            "  server   N JSON clients (default 100) on 127.0.0.1:2048 play solo games\n"
-            "           (race: quick races of 2, N even) with up to K moves in flight\n"
-            "           each (default 1), for S seconds (default 5) after a warm-up\n"
-            "           (default 1); prints moves/s, MB/s received and move latency\n"
-            "  --ports  spreads the clients over several servers of host H (the nodes\n"
-            "           of a cluster): client i connects to the (i mod n)th port\n"
-            "  --ws     the same over WebSocket, as browsers speak it (GET /ws)\n"
-            "  Every client starts its games from this host's address: run the\n"
-            "  server with --max-games-per-min 0 (its default, 120 games a minute\n"
-            "  per address, refuses the rest with rate_limited).\n");
-}
+    "       race2048-bench server [--host H] [--port P | --ports P1,P2,...]\n"
+    "                             [--clients N] [--seconds S] [--warmup S]\n"
+    "                             [--mode solo|race] [--pipeline K] [--ws]\n";
+static const char lg_about[] =
+    "  server   N JSON clients (default 100) on 127.0.0.1:2048 play solo games\n"
+    "           (race: quick races of 2, N even) with up to K moves in flight\n"
+    "           each (default 1), for S seconds (default 5) after a warm-up\n"
+    "           (default 1); prints moves/s, MB/s received and move latency\n"
+    "  --ports  spreads the clients over several servers of host H (the nodes\n"
+    "           of a cluster): client i connects to the (i mod n)th port\n"
+    "  --ws     the same over WebSocket, as browsers speak it (GET /ws)\n"
+    "  Every client starts its games from this host's address: run the\n"
+    "  server with --max-games-per-min 0 (its default, 120 games a minute\n"
+    "  per address, refuses the rest with rate_limited).\n";
 
 static bool parse_secs(const char *text, double lo, double *out) {
     char *end;
@@ -81,14 +79,42 @@ static bool parse_ports(const char *text, lg_opts *o) {
     for (char *item = o->ports_buf, *comma; item; item = comma) {
         comma = strchr(item, ',');
         if (comma) *comma++ = '\0';
-        if (o->n_ports == LG_PORTS_MAX || !net_parse_long(item, 1, 65535, &n))
+        if (o->n_ports == LG_PORTS_MAX || !args_parse_long(item, 1, 65535, &n))
             return false;
         o->ports[o->n_ports++] = item;
     }
     return true;
 }
 
-/* Fills o from the arguments. Returns 0, or -1 after printing what is wrong. */
+/* The flags' values, through the parser's table. */
+static bool parse_port_flag(const char *v, void *to) {
+    lg_opts *o = to;
+    long n;
+    if (!args_parse_long(v, 1, 65535, &n)) return false;
+    o->ports[0] = v, o->n_ports = 1;
+    return true;
+}
+
+static bool parse_ports_flag(const char *v, void *to) {
+    return parse_ports(v, to);
+}
+
+static bool parse_seconds_flag(const char *v, void *to) {
+    return parse_secs(v, 0.001, to);
+}
+
+static bool parse_warmup_flag(const char *v, void *to) {
+    return parse_secs(v, 0, to);
+}
+
+static bool parse_mode_flag(const char *v, void *to) {
+    if (strcmp(v, "solo") && strcmp(v, "race")) return false;
+    *(bool *)to = !strcmp(v, "race");
+    return true;
+}
+
+/* Fills o from the arguments. Returns ARGS_RUN, ARGS_DONE after --help, or
+ * ARGS_BAD after printing what is wrong. */
 static int parse_args(int argc, char **argv, lg_opts *o) {
     *o = (lg_opts){.host = "127.0.0.1",
                    .ports = {"2048"},
@@ -97,55 +123,71 @@ static int parse_args(int argc, char **argv, lg_opts *o) {
                    .seconds = 5,
                    .warmup = 1,
                    .pipeline = 1};
-    bool port_seen = false, ports_seen = false;
-    for (int i = 0; i < argc; i += 2) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        long n;
-        bool ok = v != NULL;
-        if (!strcmp(a, "--ws")) { /* the only flag without a value */
-            o->ws = true;
-            i--;
-            continue;
-        }
-        if (!strcmp(a, "--host")) {
-            o->host = v;
-        } else if (!strcmp(a, "--port")) {
-            ok = ok && net_parse_long(v, 1, 65535, &n);
-            o->ports[0] = v, o->n_ports = 1;
-            port_seen = true;
-        } else if (!strcmp(a, "--ports")) {
-            ok = ok && parse_ports(v, o);
-            ports_seen = true;
-        } else if (!strcmp(a, "--clients")) {
-            ok = ok && net_parse_long(v, 1, 100000, &o->clients);
-        } else if (!strcmp(a, "--seconds")) {
-            ok = ok && parse_secs(v, 0.001, &o->seconds);
-        } else if (!strcmp(a, "--warmup")) {
-            ok = ok && parse_secs(v, 0, &o->warmup);
-        } else if (!strcmp(a, "--pipeline")) {
-            ok = ok && net_parse_long(v, 1, 1024, &o->pipeline);
-        } else if (!strcmp(a, "--mode")) {
-            ok = ok && (!strcmp(v, "solo") || !strcmp(v, "race"));
-            o->race = ok && !strcmp(v, "race");
-        } else {
-            fprintf(stderr, "race2048-bench: unknown option '%s'\n", a);
-            return -1;
-        }
-        if (!ok) {
-            fprintf(stderr, "race2048-bench: bad or missing value for %s\n", a);
-            return -1;
-        }
-    }
-    if (port_seen && ports_seen) {
-        fprintf(stderr, "race2048-bench: give --port or --ports, not both\n");
-        return -1;
-    }
-    if (o->race && o->clients % 2) {
-        fprintf(stderr,
-                "race2048-bench: --mode race pairs clients: --clients must be even\n");
-        return -1;
-    }
-    return 0;
+    int port_seen = 0, ports_seen = 0;
+    const args_flag flags[] = {
+        {.name = "--help", .alias = "-h", .kind = ARGS_HELP},
+        {.name = "--ws", .kind = ARGS_BOOL, .to = &o->ws},
+        {.name = "--host", .kind = ARGS_STRING, .to = &o->host, .arg = "H"},
+        {.name = "--port",
+         .kind = ARGS_CUSTOM,
+         .to = o,
+         .parse = parse_port_flag,
+         .want = "a port from 1 to 65535",
+         .seen = &port_seen,
+         .arg = "P"},
+        {.name = "--ports",
+         .kind = ARGS_CUSTOM,
+         .to = o,
+         .parse = parse_ports_flag,
+         .want = "ports from 1 to 65535, comma-separated (at most 64)",
+         .seen = &ports_seen,
+         .arg = "P1,P2,..."},
+        {.name = "--clients",
+         .kind = ARGS_LONG,
+         .to = &o->clients,
+         .lo = 1,
+         .hi = 100000,
+         .arg = "N"},
+        {.name = "--seconds",
+         .kind = ARGS_CUSTOM,
+         .to = &o->seconds,
+         .parse = parse_seconds_flag,
+         .want = "seconds from 0.001 to 86400",
+         .arg = "S"},
+        {.name = "--warmup",
+         .kind = ARGS_CUSTOM,
+         .to = &o->warmup,
+         .parse = parse_warmup_flag,
+         .want = "seconds from 0 to 86400",
+         .arg = "S"},
+        {.name = "--pipeline",
+         .kind = ARGS_LONG,
+         .to = &o->pipeline,
+         .lo = 1,
+         .hi = 1024,
+         .arg = "K"},
+        {.name = "--mode",
+         .kind = ARGS_CUSTOM,
+         .to = &o->race,
+         .parse = parse_mode_flag,
+         .want = "solo or race",
+         .arg = "solo|race"},
+    };
+    const args_spec spec = {
+        .prog = "race2048-bench",
+        .command = "server",
+        .usage = lg_usage,
+        .about = lg_about,
+        .flags = flags,
+        .nflags = ARGS_COUNT(flags),
+    };
+    int rc = args_parse(&spec, argc, argv, NULL);
+    if (rc != ARGS_RUN) return rc;
+    if (port_seen && ports_seen)
+        return args_fail(&spec, "give --port or --ports, not both");
+    if (o->race && o->clients % 2)
+        return args_fail(&spec, "--mode race pairs clients: --clients must be even");
+    return ARGS_RUN;
 }
 
 /* --------------------------------------------------------------- clients --- */
@@ -285,22 +327,22 @@ static void queue(lg_run *r, size_t k, const char *line) {
 static void ws_unwrap(lg_run *r, size_t k) {
     lg_client *c = &r->c[k];
     net_conn *nc = &c->conn;
-    size_t w = nc->in_len - c->ws_raw, rd = w;
+    size_t w = nc->in.len - c->ws_raw, rd = w;
     if (!c->ws_open) {
         const char *end = NULL;
-        for (size_t i = rd; i + 4 <= nc->in_len && !end; i++)
-            if (!memcmp(nc->in + i, "\r\n\r\n", 4)) end = nc->in + i + 4;
+        for (size_t i = rd; i + 4 <= nc->in.len && !end; i++)
+            if (!memcmp(nc->in.data + i, "\r\n\r\n", 4)) end = nc->in.data + i + 4;
         if (!end) return;
-        if (strncmp(nc->in + rd, "HTTP/1.1 101 ", 13) != 0) {
+        if (strncmp(nc->in.data + rd, "HTTP/1.1 101 ", 13) != 0) {
             fail(r, k, "no 101 Switching Protocols for GET /ws");
             return;
         }
         c->ws_open = true;
-        rd = (size_t)(end - nc->in);
+        rd = (size_t)(end - nc->in.data);
     }
-    while (nc->in_len - rd >= 2) {
-        const unsigned char *h = (const unsigned char *)nc->in + rd;
-        size_t avail = nc->in_len - rd, hlen = 2;
+    while (nc->in.len - rd >= 2) {
+        const unsigned char *h = (const unsigned char *)nc->in.data + rd;
+        size_t avail = nc->in.len - rd, hlen = 2;
         uint64_t len = h[1] & 0x7f;
         if (len == 126) {
             if (avail < 4) break;
@@ -323,15 +365,15 @@ static void ws_unwrap(lg_run *r, size_t k) {
             return;
         }
         if ((h[0] & 0x0f) == 1) {
-            memmove(nc->in + w, nc->in + rd + hlen, (size_t)len);
+            memmove(nc->in.data + w, nc->in.data + rd + hlen, (size_t)len);
             w += (size_t)len;
-            nc->in[w++] = '\n';
+            nc->in.data[w++] = '\n';
         }
         rd += hlen + (size_t)len;
     }
-    memmove(nc->in + w, nc->in + rd, nc->in_len - rd);
-    c->ws_raw = nc->in_len - rd;
-    nc->in_len = w + c->ws_raw;
+    memmove(nc->in.data + w, nc->in.data + rd, nc->in.len - rd);
+    c->ws_raw = nc->in.len - rd;
+    nc->in.len = (uint32_t)(w + c->ws_raw);
 }
 
 static void ask_for_game(lg_run *r, size_t k) {
@@ -630,16 +672,10 @@ static int run(lg_run *r) {
 
 int loadgen_main(int argc, char **argv) {
     lg_run r = {0};
-    if (argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
-        usage(stdout);
-        return 0;
-    }
-    if (parse_args(argc, argv, &r.o) < 0) {
-        fputs(LG_USAGE_LINE, stderr);
-        return 2;
-    }
+    int rc = parse_args(argc, argv, &r.o);
+    if (rc != ARGS_RUN) return rc == ARGS_DONE ? 0 : 2;
     if (raise_nofile(r.o.clients) < 0) return 1;
-    int rc = run(&r);
+    rc = run(&r);
     for (long k = 0; r.c && k < r.o.clients; k++)
         net_close(&r.c[k].conn);
     free(r.c);

@@ -2,12 +2,14 @@
  * and the number parsing of its programs' options. */
 #include "net.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,48 +86,39 @@ int net_connect(net_conn *c, const char *host, const char *port) {
 void net_close(net_conn *c) {
     if (c->fd >= 0) close(c->fd);
     c->fd = -1;
-    free(c->in);
-    free(c->out);
-    c->in = c->out = NULL;
-    c->in_len = c->in_off = c->in_cap = 0;
-    c->out_len = c->out_off = c->out_cap = 0;
+    byte_buf_free(&c->in);
+    byte_buf_free(&c->out);
+    c->in_off = c->out_off = 0;
 }
 
-/* Makes room for `more` bytes after *len in a buffer, first sliding out the
- * *off bytes already consumed. Returns 0, or -1 with the buffer unchanged. */
-static int grow(char **buf, size_t *len, size_t *off, size_t *cap, size_t more) {
-    if (*off > 0 && *off == *len) {
-        *off = *len = 0;
-    } else if (*off > 0 && *len + more > *cap) {
-        memmove(*buf, *buf + *off, *len - *off);
-        *len -= *off;
+/* Makes room for `more` bytes after b's len, first sliding out the *off
+ * bytes already consumed. Returns 0, or -1 with the bytes unchanged. */
+static int grow(byte_buf *b, size_t *off, size_t more) {
+    assert(*off <= b->len);
+    if (*off > 0 && *off == b->len) {
+        *off = b->len = 0;
+    } else if (*off > 0 && more > (size_t)(b->cap - b->len)) {
+        memmove(b->data, b->data + *off, b->len - *off);
+        b->len -= (uint32_t)*off;
         *off = 0;
     }
-    if (*len + more <= *cap) return 0;
-    size_t ncap = *cap ? *cap : 4096;
-    while (ncap < *len + more)
-        ncap *= 2;
-    char *n = realloc(*buf, ncap);
-    if (!n) return -1;
-    *buf = n;
-    *cap = ncap;
-    return 0;
+    /* A first block of 4 KiB: a queue's first lines are small. */
+    return byte_buf_reserve(b, !b->cap && more < 4096 ? 4096 : more);
 }
 
 int net_queue(net_conn *c, const char *data, size_t len) {
-    if (grow(&c->out, &c->out_len, &c->out_off, &c->out_cap, len) < 0)
-        return NET_ERR_NOMEM;
-    memcpy(c->out + c->out_len, data, len);
-    c->out_len += len;
+    if (grow(&c->out, &c->out_off, len) < 0) return NET_ERR_NOMEM;
+    if (byte_buf_append(&c->out, data, len) < 0)
+        return NET_ERR_NOMEM; /* cannot: room made */
     return NET_OK;
 }
 
 int net_flush(net_conn *c) {
-    while (c->out_off < c->out_len) {
+    while (c->out_off < c->out.len) {
         /* send() with MSG_NOSIGNAL: a peer that went away is an error to
          * report, not a SIGPIPE that kills the whole program. */
         ssize_t n =
-            send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+            send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) return NET_AGAIN;
@@ -133,16 +126,15 @@ int net_flush(net_conn *c) {
         }
         c->out_off += (size_t)n;
     }
-    c->out_off = c->out_len = 0;
+    c->out_off = c->out.len = 0;
     return NET_OK;
 }
 
 int net_read(net_conn *c) {
     int got = 0;
     for (int i = 0; i < NET_READS_PER_CALL; i++) {
-        if (grow(&c->in, &c->in_len, &c->in_off, &c->in_cap, NET_READ_CHUNK) < 0)
-            return NET_ERR_NOMEM;
-        ssize_t n = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
+        if (grow(&c->in, &c->in_off, NET_READ_CHUNK) < 0) return NET_ERR_NOMEM;
+        ssize_t n = read(c->fd, c->in.data + c->in.len, c->in.cap - c->in.len);
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) break;
@@ -156,7 +148,7 @@ int net_read(net_conn *c) {
             c->eof = true;
             return NET_ERR_CLOSED;
         }
-        c->in_len += (size_t)n;
+        c->in.len += (uint32_t)n;
         c->rx_bytes += (size_t)n;
         got = 1;
         if ((size_t)n < NET_READ_CHUNK) break; /* drained: skip a read that would fail */
@@ -166,9 +158,9 @@ int net_read(net_conn *c) {
 
 int net_next_line(net_conn *c, char **line, size_t *len) {
     for (;;) {
-        if (!c->in) return NET_AGAIN;
-        char *start = c->in + c->in_off;
-        size_t avail = c->in_len - c->in_off;
+        if (!c->in.data) return NET_AGAIN;
+        char *start = c->in.data + c->in_off;
+        size_t avail = c->in.len - c->in_off;
         char *nl = avail ? memchr(start, '\n', avail) : NULL;
         if (!nl) return avail > NET_LINE_MAX ? NET_ERR_LINE_LONG : NET_AGAIN;
         size_t n = (size_t)(nl - start);
@@ -212,13 +204,4 @@ int net_flush_all(net_conn *c, int timeout_ms) {
         if (n < 0 && errno != EINTR) return NET_ERR_IO;
         if (n == 0) return NET_AGAIN;
     }
-}
-
-bool net_parse_long(const char *text, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < lo || v > hi) return false;
-    *out = v;
-    return true;
 }

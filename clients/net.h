@@ -1,10 +1,12 @@
-/* net.h - a tiny line client over POSIX sockets (and the option parsing that goes
- * with it), shared by the bot and the load generator. */
+/* net.h - a tiny line client over POSIX sockets, shared by the bot and the load
+ * generator. */
 #ifndef RACE2048_NET_H
 #define RACE2048_NET_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "byte_buf.h"
 
 /* The longest server line a client accepts. A server line can be long (an
  * `end` of eight players on 8x8 boards), so this is far above the 4096 the
@@ -12,18 +14,14 @@
 #define NET_LINE_MAX (1u << 20)
 
 /* One connection: a socket and the bytes waiting on either side of it. Both
- * buffers grow on demand and never shrink, so a busy connection stops
- * allocating after its first few lines. */
+ * buffers (byte_buf, the one growable buffer) grow on demand and never
+ * shrink, so a busy connection stops allocating after its first few lines. */
 typedef struct net_conn {
-    int fd;        /* the socket, -1 when closed */
-    char *in;      /* received bytes not yet returned as lines */
-    size_t in_len; /* bytes in `in` */
-    size_t in_off; /* start of the first unreturned byte in `in` */
-    size_t in_cap;
-    char *out;      /* queued bytes not yet written */
-    size_t out_len; /* bytes in `out` */
-    size_t out_off; /* bytes of `out` already written */
-    size_t out_cap;
+    int fd;          /* the socket, -1 when closed */
+    byte_buf in;     /* received bytes; those from in_off on are not yet lines */
+    size_t in_off;   /* start of the first unreturned byte in `in` */
+    byte_buf out;    /* queued bytes; those from out_off on are not yet written */
+    size_t out_off;  /* bytes of `out` already written */
     size_t rx_bytes; /* every byte ever received, for throughput figures */
     bool eof;        /* the peer closed its side (or reset the connection) */
 } net_conn;
@@ -65,7 +63,7 @@ int net_flush(net_conn *c);
 
 /* True while queued bytes wait to be written. */
 static inline bool net_want_write(const net_conn *c) {
-    return c->out_off < c->out_len;
+    return c->out_off < c->out.len;
 }
 
 /* Reads what the socket has without blocking (up to a few reads of 64 KiB,
@@ -92,10 +90,5 @@ int net_wait_line(net_conn *c, int timeout_ms, char **line, size_t *len);
  * stalled write (-1 = forever). Returns NET_OK, NET_AGAIN on timeout, or
  * NET_ERR_IO. */
 int net_flush_all(net_conn *c, int timeout_ms);
-
-/* Parses a whole decimal number in [lo, hi] (a command-line value such as
- * --port). Returns true with *out set; false for anything else (empty text,
- * trailing characters, out of range or of long), with *out unchanged. */
-bool net_parse_long(const char *text, long lo, long hi, long *out);
 
 #endif

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "analyse.h"
+#include "args.h"
 #include "engine.h"
 #include "message.h"
 #include "rating.h"
@@ -25,42 +26,8 @@ typedef struct options {
     const char *game;    /* --game: check only this id (as text) */
     const char *show;    /* --show: render this id */
     const char *analyse; /* --analyse: the AI's verdict on this id's moves */
-    int delay_ms;        /* --delay between frames of --show */
+    long delay_ms;       /* --delay between frames of --show */
 } options;
-
-#define USAGE                                                                            \
-    "usage: race2048-replay FILE [--game ID] [--show ID] [--delay MS] [--analyse ID]\n"
-
-/* A bad command line: what is wrong, then the usage line; exit status 2. */
-static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad_usage(const char *fmt, ...) {
-    fprintf(stderr, "race2048-replay: ");
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, " (see --help)\n" USAGE);
-    return -1;
-}
-
-static void usage(FILE *out) {
-    fprintf(out, USAGE
-            "\n"
-            "Re-plays every finished game recorded in a race2048d journal (or a results\n"
-            "archive) through the rules from its revealed seed, and checks each result:\n"
-            "boards, scores, max tiles, moves, statuses, end reason, winner, ranking,\n"
-            "and that the seed matches the commitment sent at the start.\n"
-            "Prints one line per game that fails and a summary; exits 0 only if every\n"
-            "game checks out (1 if one does not, 2 if the file cannot be read).\n\n"
-            "  --game ID    check only the game with this id\n"
-            "  --show ID    play that game on the terminal, move by move\n"
-            "  --delay MS   pause between moves of --show (default 120; 0 on a pipe)\n"
-            "  --analyse ID every move of that game beside the AI's choice, with the\n"
-            "               share of the position's value each move gave up, and the\n"
-            "               three biggest mistakes of each player\n"
-            "  --help       this help\n"
-            "  --version    the version\n");
-}
 
 /* ------------------------------------------------------------- checking --- */
 
@@ -294,13 +261,15 @@ static bool check_game(const json_t *rec, verdict *v) {
     if (winner && winner != pl[0].id)
         return fail(v, "the winner %llu is not first in the results",
                     (unsigned long long)winner);
-    bool ranked_from_top = !strcmp(reason, "all_over") || !strcmp(reason, "time");
+    proto_end_reason why = PROTO_END_TARGET;
+    bool known = proto_end_reason_parse(reason, &why);
+    bool ranked_from_top = known && (why == PROTO_END_ALL_OVER || why == PROTO_END_TIME);
     for (size_t i = ranked_from_top ? 1 : 2; i < n; i++)
         if (rank_cmp(&pl[i - 1], &pl[i]) > 0)
             return fail(v, "the results are not in ranking order (at %zu)", i + 1);
     if (!check_ratings(rec, pl, n, winner, v)) return false;
     if (solo) {
-        if (strcmp(reason, "all_over") || winner != pl[0].id)
+        if (!known || why != PROTO_END_ALL_OVER || winner != pl[0].id)
             return fail(v, "a solo game ends all_over with its player as the winner");
         if (strcmp(pl[0].status, "over") && !pl[0].left)
             return fail(v, "a solo game ended while its player could still move");
@@ -311,21 +280,21 @@ static bool check_game(const json_t *rec, verdict *v) {
         done += pl[i].left || !strcmp(pl[i].status, "over");
         left += pl[i].left;
     }
-    if (!strcmp(reason, "target")) {
+    if (known && why == PROTO_END_TARGET) {
         if (!winner || !eng_has_won(&pl[0].game.board, (uint32_t)target))
             return fail(v, "reason target, but the winner has no %lld tile",
                         (long long)target);
     } else if (ranked_from_top) {
-        if (!strcmp(reason, "all_over") && done != (int)n)
+        if (why == PROTO_END_ALL_OVER && done != (int)n)
             return fail(v, "reason all_over, but a player could still move");
-        if (!strcmp(reason, "time") && jint_or(rec, "time_limit", 0) == 0)
+        if (why == PROTO_END_TIME && jint_or(rec, "time_limit", 0) == 0)
             return fail(v, "reason time in a game without a time limit");
         bool tie = n > 1 && rank_cmp(&pl[0], &pl[1]) == 0;
         uint64_t want = tie || pl[0].left ? 0 : pl[0].id;
         if (winner != want)
             return fail(v, "winner %llu recorded, %llu by the ranking",
                         (unsigned long long)winner, (unsigned long long)want);
-    } else if (!strcmp(reason, "forfeit")) {
+    } else if (known && why == PROTO_END_FORFEIT) {
         if (left != (int)n - 1 || !winner || pl[0].left)
             return fail(v, "reason forfeit, but not every other player left");
     } else {
@@ -466,42 +435,73 @@ static bool id_matches(const json_t *id, const char *want) {
     return strcmp(text, want) == 0;
 }
 
+/* Fills o from argv. Returns ARGS_RUN, ARGS_DONE after --help or --version, or
+ * ARGS_BAD after printing what is wrong. */
 static int parse_args(int argc, char **argv, options *o) {
     *o = (options){.delay_ms = 120};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 1;
-        }
-        if (!strcmp(a, "--version")) {
-            printf("race2048-replay %s\n", RACE2048_VERSION);
-            return 1;
-        }
-        bool takes = !strcmp(a, "--game") || !strcmp(a, "--show") ||
-                     !strcmp(a, "--delay") || !strcmp(a, "--analyse");
-        if (takes && i + 1 >= argc) return bad_usage("%s needs a value", a);
-        if (!strcmp(a, "--game"))
-            o->game = argv[++i];
-        else if (!strcmp(a, "--show"))
-            o->show = argv[++i];
-        else if (!strcmp(a, "--analyse"))
-            o->analyse = argv[++i];
-        else if (!strcmp(a, "--delay"))
-            o->delay_ms = atoi(argv[++i]);
-        else if (a[0] == '-' || o->file)
-            return bad_usage("unexpected argument '%s'", a);
-        else
-            o->file = a;
-    }
-    if (!o->file) return bad_usage("%s", "which journal? give its FILE");
-    return 0;
+    const args_flag flags[] = {
+        {.name = "--game",
+         .kind = ARGS_STRING,
+         .to = &o->game,
+         .arg = "ID",
+         .help = "check only the game with this id"},
+        {.name = "--show",
+         .kind = ARGS_STRING,
+         .to = &o->show,
+         .arg = "ID",
+         .help = "play that game on the terminal, move by move"},
+        {.name = "--delay",
+         .kind = ARGS_LONG,
+         .to = &o->delay_ms,
+         .lo = 0,
+         .hi = 3600000,
+         .want = "milliseconds from 0 to 3600000",
+         .arg = "MS",
+         .help = "pause between moves of --show (default 120; 0 on a pipe)"},
+        {.name = "--analyse",
+         .kind = ARGS_STRING,
+         .to = &o->analyse,
+         .arg = "ID",
+         .help = "every move of that game beside the AI's choice, with the\n"
+                 "share of the position's value each move gave up, and the\n"
+                 "three biggest mistakes of each player"},
+        {.name = "--help", .alias = "-h", .kind = ARGS_HELP, .help = "this help"},
+        {.name = "--version", .kind = ARGS_VERSION, .help = "the version"},
+    };
+    const args_spec spec = {
+        .prog = "race2048-replay",
+        .version = RACE2048_VERSION,
+        .usage = "usage: race2048-replay FILE [--game ID] [--show ID] [--delay MS] "
+                 "[--analyse ID]\n",
+        .about = "\n"
+                 "Re-plays every finished game recorded in a race2048d journal (or a "
+                 "results\n"
+                 "archive) through the rules from its revealed seed, and checks each "
+                 "result:\n"
+                 "boards, scores, max tiles, moves, statuses, end reason, winner, "
+                 "ranking,\n"
+                 "and that the seed matches the commitment sent at the start.\n"
+                 "Prints one line per game that fails and a summary; exits 0 only if "
+                 "every\n"
+                 "game checks out (1 if one does not, 2 if the file cannot be read).\n\n",
+        .column = 12,
+        .flags = flags,
+        .nflags = ARGS_COUNT(flags),
+        .positional = "FILE",
+        .max_positional = 1,
+    };
+    args_rest rest;
+    int rc = args_parse(&spec, argc - 1, argv + 1, &rest);
+    if (rc != ARGS_RUN) return rc;
+    if (!rest.npositional) return args_fail(&spec, "which journal? give its FILE");
+    o->file = rest.positional[0];
+    return ARGS_RUN;
 }
 
 int main(int argc, char **argv) {
     options o;
     int rc = parse_args(argc, argv, &o);
-    if (rc) return rc > 0 ? 0 : 2;
+    if (rc != ARGS_RUN) return rc == ARGS_DONE ? 0 : 2;
     FILE *f = fopen(o.file, "r");
     if (!f) {
         fprintf(stderr, "race2048-replay: cannot open %s: %s\n", o.file, strerror(errno));
@@ -543,7 +543,7 @@ int main(int argc, char **argv) {
             continue;
         }
         if (o.show) {
-            if (id_matches(id, o.show)) shown = show_game(rec, o.delay_ms);
+            if (id_matches(id, o.show)) shown = show_game(rec, (int)o.delay_ms);
             json_decref(rec);
             if (shown >= 0) break;
             continue;

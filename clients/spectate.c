@@ -23,26 +23,25 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "net.h"
 
-#define SP_USAGE_LINE                                                                    \
-    "usage: race2048-bench spectators [--help] [--kind json|ws|text] [--count N] "       \
-    "[--moves M] [--rate R] [--size S] [--ping] [--server PATH]\n"
-
-static void usage(FILE *out) {
-    fprintf(out, SP_USAGE_LINE
-            "  Starts PATH (default: race2048d of this build, ../server/race2048d from\n"
-            "  this program) on a free loopback port, makes a race of two JSON racers\n"
-            "  on SxS boards (default 6), puts N spectators on it (default 100; JSON\n"
-            "  lines, WebSocket or netcat-style text, all of one screen shape), then\n"
-            "  the racers make M moves that change a board (default 1000, one in\n"
-            "  flight each; --rate R: each at most R a second, default 0 = as fast\n"
-            "  as answers come) and one leaves; the window ends when every spectator\n"
-            "  has the end. Prints the server's CPU time (its loop thread, from\n"
-            "  /proc/PID/schedstat) in that window per move and per move per spectator.\n"
-            "  --ping: a victim in a solo game pings every 10 ms through the window,\n"
-            "  from a thread of its own; its round trips are printed (0 without).\n");
-}
+/* --help: the usage (its first line also follows a bad option) and the rest. */
+static const char sp_usage[] =
+    "usage: race2048-bench spectators [--help] [--kind json|ws|text] [--count N] "
+    "[--moves M] [--rate R] [--size S] [--ping] [--server PATH]\n";
+static const char sp_about[] =
+    "  Starts PATH (default: race2048d of this build, ../server/race2048d from\n"
+    "  this program) on a free loopback port, makes a race of two JSON racers\n"
+    "  on SxS boards (default 6), puts N spectators on it (default 100; JSON\n"
+    "  lines, WebSocket or netcat-style text, all of one screen shape), then\n"
+    "  the racers make M moves that change a board (default 1000, one in\n"
+    "  flight each; --rate R: each at most R a second, default 0 = as fast\n"
+    "  as answers come) and one leaves; the window ends when every spectator\n"
+    "  has the end. Prints the server's CPU time (its loop thread, from\n"
+    "  /proc/PID/schedstat) in that window per move and per move per spectator.\n"
+    "  --ping: a victim in a solo game pings every 10 ms through the window,\n"
+    "  from a thread of its own; its round trips are printed (0 without).\n";
 
 typedef enum sp_kind { SP_JSON, SP_WS, SP_TEXT } sp_kind;
 
@@ -57,8 +56,7 @@ typedef struct sp_opts {
 /* One connection: bytes not handled yet, and what it has seen. */
 typedef struct sp_client {
     int fd;
-    char *in;
-    size_t len, cap;
+    byte_buf in;  /* received bytes not handled yet */
     bool ws_open; /* WebSocket: the 101 head is behind us */
     bool started, ended;
     long states;
@@ -329,21 +327,22 @@ static void spect_line(sp_run *r, sp_client *c, const char *line) {
 static void consume(sp_run *r, sp_client *c, bool racer) {
     size_t at = 0;
     if (racer || r->o.kind == SP_JSON) {
-        for (char *nl; (nl = memchr(c->in + at, '\n', c->len - at));) {
+        for (char *nl; (nl = memchr(c->in.data + at, '\n', c->in.len - at));) {
             *nl = '\0';
-            if (c->in[at] == '{') (racer ? racer_line : spect_line)(r, c, c->in + at);
-            at = (size_t)(nl - c->in) + 1;
+            if (c->in.data[at] == '{')
+                (racer ? racer_line : spect_line)(r, c, c->in.data + at);
+            at = (size_t)(nl - c->in.data) + 1;
         }
     } else if (r->o.kind == SP_WS) {
         if (!c->ws_open) {
-            char *end = memmem(c->in, c->len, "\r\n\r\n", 4);
+            char *end = memmem(c->in.data, c->in.len, "\r\n\r\n", 4);
             if (!end) return;
             c->ws_open = true;
-            at = (size_t)(end - c->in) + 4;
+            at = (size_t)(end - c->in.data) + 4;
         }
-        while (c->len - at >= 2) {
-            const unsigned char *h = (const unsigned char *)c->in + at;
-            size_t avail = c->len - at, hlen = 2, len = h[1] & 0x7f;
+        while (c->in.len - at >= 2) {
+            const unsigned char *h = (const unsigned char *)c->in.data + at;
+            size_t avail = c->in.len - at, hlen = 2, len = h[1] & 0x7f;
             if (len == 126) {
                 if (avail < 4) break;
                 len = (size_t)h[2] << 8 | h[3];
@@ -359,40 +358,34 @@ static void consume(sp_run *r, sp_client *c, bool racer) {
             if ((h[0] & 0x0f) == 1 && len) {
                 /* The byte after the payload (there is room: see service)
                  * is borrowed as its NUL. */
-                char save = c->in[at + hlen + len];
-                c->in[at + hlen + len] = '\0';
-                spect_line(r, c, c->in + at + hlen);
-                c->in[at + hlen + len] = save;
+                char save = c->in.data[at + hlen + len];
+                c->in.data[at + hlen + len] = '\0';
+                spect_line(r, c, c->in.data + at + hlen);
+                c->in.data[at + hlen + len] = save;
             }
             at += hlen + len;
         }
     } else {
         /* Text: the spectator's hint marks a race screen, the check command
          * the end screen. */
-        if (memmem(c->in, c->len, "Watching.", 9)) c->started = true;
-        if (memmem(c->in, c->len, "sha256sum", 9)) c->ended = true;
-        at = c->len > 16 ? c->len - 16 : 0;
+        if (memmem(c->in.data, c->in.len, "Watching.", 9)) c->started = true;
+        if (memmem(c->in.data, c->in.len, "sha256sum", 9)) c->ended = true;
+        at = c->in.len > 16 ? c->in.len - 16 : 0;
     }
-    memmove(c->in, c->in + at, c->len - at);
-    c->len -= at;
+    memmove(c->in.data, c->in.data + at, c->in.len - at);
+    c->in.len -= (uint32_t)at;
 }
 
 static void service(sp_run *r, sp_client *c, bool racer) {
     for (int reads = 0; reads < 4; reads++) {
-        if (c->cap - c->len < 65536 + 1) {
-            size_t cap = (c->len + 65536 + 1) * 2;
-            char *in = realloc(c->in, cap);
-            if (!in) {
-                fail(r, "out of memory");
-                return;
-            }
-            c->in = in;
-            c->cap = cap;
+        if (byte_buf_reserve(&c->in, 65536 + 1) < 0) {
+            fail(r, "out of memory");
+            return;
         }
-        ssize_t n = recv(c->fd, c->in + c->len, 65536, 0);
+        ssize_t n = recv(c->fd, c->in.data + c->in.len, 65536, 0);
         if (n == 0) fail(r, "the server closed a connection");
         if (n <= 0) return;
-        c->len += (size_t)n;
+        c->in.len += (uint32_t)n;
         consume(r, c, racer);
     }
 }
@@ -567,46 +560,69 @@ static int run(sp_run *r) {
     return 0;
 }
 
+/* --kind: json, ws or text. */
+static bool parse_kind(const char *v, void *to) {
+    sp_kind *kind = to;
+    if (!strcmp(v, "json"))
+        *kind = SP_JSON;
+    else if (!strcmp(v, "ws"))
+        *kind = SP_WS;
+    else if (!strcmp(v, "text"))
+        *kind = SP_TEXT;
+    else
+        return false;
+    return true;
+}
+
 int spectate_main(int argc, char **argv) {
     sp_run r = {.o = {.kind = SP_JSON, .count = 100, .moves = 1000, .size = 6}};
     r.o.server = default_server();
     r.racer[0].fd = r.racer[1].fd = r.racer[2].fd = -1;
-    for (int i = 0; i < argc; i += 2) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        bool ok = v != NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--kind")) {
-            ok = ok && (!strcmp(v, "json") || !strcmp(v, "ws") || !strcmp(v, "text"));
-            r.o.kind = !ok                  ? SP_JSON
-                       : !strcmp(v, "ws")   ? SP_WS
-                       : !strcmp(v, "text") ? SP_TEXT
-                                            : SP_JSON;
-        } else if (!strcmp(a, "--count")) {
-            ok = ok && net_parse_long(v, 0, 50000, &r.o.count);
-        } else if (!strcmp(a, "--moves")) {
-            ok = ok && net_parse_long(v, 1, 10000000, &r.o.moves);
-        } else if (!strcmp(a, "--ping")) { /* the only flag without a value */
-            r.o.ping = true;
-            i--;
-            continue;
-        } else if (!strcmp(a, "--rate")) {
-            ok = ok && net_parse_long(v, 0, 1000000, &r.o.rate);
-        } else if (!strcmp(a, "--size")) {
-            ok = ok && net_parse_long(v, 3, 8, &r.o.size);
-        } else if (!strcmp(a, "--server")) {
-            r.o.server = v;
-        } else {
-            fprintf(stderr, "race2048-bench: unknown option '%s'\n" SP_USAGE_LINE, a);
-            return 2;
-        }
-        if (!ok) {
-            fprintf(stderr, "race2048-bench: bad or missing value for %s\n" SP_USAGE_LINE,
-                    a);
-            return 2;
-        }
-    }
+    const args_flag flags[] = {
+        {.name = "--help", .alias = "-h", .kind = ARGS_HELP},
+        {.name = "--kind",
+         .kind = ARGS_CUSTOM,
+         .to = &r.o.kind,
+         .parse = parse_kind,
+         .want = "json, ws or text",
+         .arg = "json|ws|text"},
+        {.name = "--count",
+         .kind = ARGS_LONG,
+         .to = &r.o.count,
+         .lo = 0,
+         .hi = 50000,
+         .arg = "N"},
+        {.name = "--moves",
+         .kind = ARGS_LONG,
+         .to = &r.o.moves,
+         .lo = 1,
+         .hi = 10000000,
+         .arg = "M"},
+        {.name = "--ping", .kind = ARGS_BOOL, .to = &r.o.ping},
+        {.name = "--rate",
+         .kind = ARGS_LONG,
+         .to = &r.o.rate,
+         .lo = 0,
+         .hi = 1000000,
+         .arg = "R"},
+        {.name = "--size",
+         .kind = ARGS_LONG,
+         .to = &r.o.size,
+         .lo = 3,
+         .hi = 8,
+         .arg = "S"},
+        {.name = "--server", .kind = ARGS_STRING, .to = &r.o.server, .arg = "PATH"},
+    };
+    const args_spec spec = {
+        .prog = "race2048-bench",
+        .command = "spectators",
+        .usage = sp_usage,
+        .about = sp_about,
+        .flags = flags,
+        .nflags = ARGS_COUNT(flags),
+    };
+    int parsed = args_parse(&spec, argc, argv, NULL);
+    if (parsed != ARGS_RUN) return parsed == ARGS_DONE ? 0 : 2;
     struct rlimit rl;
     rlim_t want = (rlim_t)r.o.count + 64;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want &&
@@ -621,12 +637,12 @@ int spectate_main(int argc, char **argv) {
     }
     for (long i = 0; r.spect && i < r.o.count; i++) {
         if (r.spect[i].fd >= 0) close(r.spect[i].fd);
-        free(r.spect[i].in);
+        byte_buf_free(&r.spect[i].in);
     }
     free(r.ping);
     for (int k = 0; k < 3; k++) {
         if (r.racer[k].fd >= 0) close(r.racer[k].fd);
-        free(r.racer[k].in);
+        byte_buf_free(&r.racer[k].in);
     }
     free(r.spect);
     free(r.pfd);

@@ -31,18 +31,27 @@ int byte_buf_append(byte_buf *b, const void *data, size_t n) {
 int byte_buf_printf(byte_buf *b, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
+    int rc = byte_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int byte_buf_vprintf(byte_buf *b, const char *fmt, va_list ap) {
+    va_list again;
+    va_copy(again, ap);
     char small[256];
     int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0 || byte_buf_reserve(b, (size_t)n + 1) < 0) return -1;
+    if (n < 0 || byte_buf_reserve(b, (size_t)n + 1) < 0) {
+        va_end(again);
+        return -1;
+    }
     if ((size_t)n < sizeof small) {
         memcpy(b->data + b->len, small, (size_t)n + 1);
     } else {
         /* Longer than the stack's copy: format again, into the buffer. */
-        va_start(ap, fmt);
-        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-        va_end(ap);
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, again);
     }
+    va_end(again);
     b->len += (uint32_t)n;
     return 0;
 }

@@ -2,6 +2,7 @@
 #ifndef RACE2048_BYTE_BUF_H
 #define RACE2048_BYTE_BUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,12 @@ int byte_buf_append(byte_buf *b, const void *data, size_t n);
 int byte_buf_printf(byte_buf *b, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* byte_buf_printf with a va_list (ap is used up, as by vsnprintf). */
+int byte_buf_vprintf(byte_buf *b, const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 0)))
 #endif
     ;
 /* Gives the block back: the buffer is empty and holds no memory. */

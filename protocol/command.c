@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hex.h"
+
 static bool is_space(char c) {
     return c == ' ' || c == '\t' || c == '\v' || c == '\f';
 }
@@ -326,7 +328,7 @@ static bool token_arg(proto_command *cmd, const word *args, size_t nargs) {
     if (nargs != 1 || args[0].len < 16 || args[0].len > PROTO_TOKEN_MAX) return false;
     for (size_t i = 0; i < args[0].len; i++) {
         char c = lower(args[0].p[i]);
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+        if (proto_hex_digit(c) < 0) {
             cmd->token[0] = '\0';
             return false;
         }
@@ -383,7 +385,7 @@ static proto_cmd_type parse_login(proto_command *cmd, const command_word *cw,
     if (parse_name(cmd, cw, args, 1) == PROTO_CMD_ERROR) return fail(cmd, msg);
     for (size_t i = 0; i < args[1].len; i++) {
         char c = lower(args[1].p[i]);
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+        if (proto_hex_digit(c) < 0) {
             memset(cmd->key, 0, sizeof cmd->key);
             return fail(cmd, msg);
         }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "byte_buf.h"
 #include "seed.h"
 
 /* ---------------------------------------------------------------- names --- */
@@ -533,49 +534,28 @@ void proto_request_clear(proto_request *req) {
 
 /* -------------------------------------------------------------- encoding --- */
 
-/* The growing buffer json_dump_callback writes into. */
-typedef struct out_buf {
-    char *data;
-    size_t len;
-    size_t cap;
-} out_buf;
-
-/* Makes room for `more` bytes plus the final "\n\0". Returns -1 on OOM (the
- * buffer is unchanged). */
-static int out_reserve(out_buf *ob, size_t more) {
-    size_t need = ob->len + more + 2;
-    if (need <= ob->cap) return 0;
-    size_t cap = ob->cap ? ob->cap : 256;
-    while (cap < need)
-        cap *= 2;
-    char *p = realloc(ob->data, cap);
-    if (!p) return -1;
-    ob->data = p;
-    ob->cap = cap;
-    return 0;
-}
-
+/* json_dump_callback's writer: appends to a byte_buf. */
 static int out_write(const char *buf, size_t size, void *data) {
-    out_buf *ob = data;
-    if (out_reserve(ob, size)) return -1;
-    memcpy(ob->data + ob->len, buf, size);
-    ob->len += size;
-    return 0;
+    return byte_buf_append(data, buf, size);
 }
 
 /* Serialises root as one compact line with '\n' and releases root. Returns
  * the malloc'd line, or NULL (nothing leaked) if root is NULL or memory ran
  * out; `ok` false means building root failed earlier. */
 static char *finish(json_t *root, bool ok, size_t *len) {
-    out_buf ob = {0};
+    byte_buf ob = {0};
     int rc = -1;
     if (root && ok) {
-        rc = json_dump_callback(root, out_write, &ob, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        if (rc == 0) rc = out_reserve(&ob, 0);
+        /* 256 bytes first: most messages fit, and the block doubles after. */
+        rc = byte_buf_reserve(&ob, 256);
+        if (rc == 0)
+            rc = json_dump_callback(root, out_write, &ob,
+                                    JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (rc == 0) rc = byte_buf_reserve(&ob, 2); /* the final "\n\0" */
     }
     json_decref(root);
     if (rc != 0) {
-        free(ob.data);
+        byte_buf_free(&ob);
         return NULL;
     }
     ob.data[ob.len++] = '\n';
@@ -917,20 +897,6 @@ char *proto_enc_state(const proto_player *mover, bool has_seq, uint64_t seq, eng
     return finish(o, ok, len);
 }
 
-static const char *end_reason_name(proto_end_reason reason) {
-    switch (reason) {
-    case PROTO_END_TARGET:
-        return "target";
-    case PROTO_END_ALL_OVER:
-        return "all_over";
-    case PROTO_END_TIME:
-        return "time";
-    case PROTO_END_FORFEIT:
-        return "forfeit";
-    }
-    return "unknown";
-}
-
 char *proto_enc_end(const char *room, proto_end_reason reason, uint64_t winner,
                     const proto_player *results, int n, const eng_seed *seed,
                     const char *salt, size_t *len) {
@@ -945,7 +911,7 @@ char *proto_enc_end_rated(const char *room, proto_end_reason reason, uint64_t wi
     bool ok;
     json_t *o = typed("end", &ok);
     if (room) put(o, "room", jstr(room), &ok);
-    put(o, "reason", json_string_nocheck(end_reason_name(reason)), &ok);
+    put(o, "reason", json_string_nocheck(proto_end_reason_name(reason)), &ok);
     put(o, "winner", winner ? jint(winner) : json_null(), &ok);
     put(o, "results", players_json(results, n), &ok);
     put(o, "seed", proto_seed_json(seed), &ok);

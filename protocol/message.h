@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "end_reason.h"
 #include "engine.h"
 
 #define PROTO_VERSION           3
@@ -220,13 +221,6 @@ typedef struct proto_profile {
     const int32_t *chart; /* the ratings after the last rated races, oldest first */
     int nchart;
 } proto_profile;
-
-typedef enum proto_end_reason {
-    PROTO_END_TARGET,
-    PROTO_END_ALL_OVER,
-    PROTO_END_TIME,
-    PROTO_END_FORFEIT,
-} proto_end_reason;
 
 /* One row of a `rooms` reply. */
 typedef struct proto_room_info {

@@ -10,10 +10,6 @@
 
 #include "render.h"
 
-/* `end`'s reasons, in proto_end_reason's order (message.c writes `end` itself). */
-static const char *const reason_names[] = {"target", "all_over", "time", "forfeit"};
-#define NREASONS (sizeof reason_names / sizeof reason_names[0])
-
 /* ------------------------------------------------------------- writing --- */
 
 /* Records are written by hand, not through a jansson tree: `history` lists up
@@ -168,7 +164,7 @@ static void put_members(wbuf *o, const proto_game_record *g, bool with_moves) {
         put_str(o, g->room);
     }
     put_s(o, ",\"reason\":\"");
-    put_s(o, (unsigned)g->reason < NREASONS ? reason_names[g->reason] : "unknown");
+    put_s(o, proto_end_reason_name(g->reason));
     put_s(o, "\",\"winner\":");
     if (g->winner)
         put_u(o, g->winner);
@@ -343,17 +339,8 @@ static bool get_result(const json_t *o, int size, proto_result *p) {
     return true;
 }
 
-static bool get_reason_name(const char *name, proto_end_reason *out) {
-    for (size_t k = 0; name && k < NREASONS; k++)
-        if (!strcmp(name, reason_names[k])) {
-            *out = (proto_end_reason)k;
-            return true;
-        }
-    return false;
-}
-
 static bool get_reason(const json_t *o, proto_end_reason *out) {
-    return get_reason_name(json_string_value(json_object_get(o, "reason")), out);
+    return proto_end_reason_parse(json_string_value(json_object_get(o, "reason")), out);
 }
 
 /* The "moves" member: seat ids as keys (in the order written), letters. */
@@ -603,7 +590,7 @@ static int scan_record(const char *line, size_t len, proto_game_record *out) {
     lit(&s, ",\"ended\":");
     out->ended = (int64_t)num(&s);
     seat_moves(&s, out);
-    bool ok = !s.bad && s.p == s.end && get_reason_name(reason, &out->reason) &&
+    bool ok = !s.bad && s.p == s.end && proto_end_reason_parse(reason, &out->reason) &&
               out->size >= ENG_SIZE_MIN && out->size <= ENG_SIZE_MAX;
     for (int i = 0; ok && i < out->nresults; i++)
         ok = out->results[i].board.size == out->size;

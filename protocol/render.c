@@ -3,6 +3,7 @@
 #include "render.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,37 +15,28 @@ void proto_buf_init(proto_buf *b) {
 }
 
 void proto_buf_free(proto_buf *b) {
-    free(b->data);
+    byte_buf_free(&b->bytes);
     memset(b, 0, sizeof *b);
 }
 
-/* Makes room for extra bytes plus the NUL. Doubling keeps appends
- * amortised O(1); a redraw is a few KB, so it settles after a few calls. */
+/* Makes room for extra bytes plus the NUL (byte_buf doubles the block, so
+ * appends cost amortised O(1); a redraw is a few KB, so it settles after a
+ * few calls). A failure is sticky. */
 static int reserve(proto_buf *b, size_t extra) {
     if (b->failed) return -1;
-    if (b->cap > b->len && extra < b->cap - b->len) return 0;
-    size_t need = b->len + extra + 1;
-    if (need <= b->len) {
+    /* A first block of 256 bytes, as a screen's first appends are small. */
+    size_t want = !b->cap && extra < 255 ? 256 : extra + 1;
+    if (extra == SIZE_MAX || byte_buf_reserve(&b->bytes, want) < 0) {
         b->failed = true;
         return -1;
     }
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < need)
-        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-    char *p = realloc(b->data, cap);
-    if (!p) {
-        b->failed = true;
-        return -1;
-    }
-    b->data = p;
-    b->cap = cap;
     return 0;
 }
 
 int proto_buf_append(proto_buf *b, const void *data, size_t n) {
     if (reserve(b, n) < 0) return -1;
     if (n > 0) memcpy(b->data + b->len, data, n);
-    b->len += n;
+    b->len += (uint32_t)n;
     b->data[b->len] = '\0';
     return 0;
 }
@@ -55,16 +47,11 @@ int proto_buf_puts(proto_buf *b, const char *s) {
 
 __attribute__((format(printf, 2, 0))) static int
 buf_vprintf(proto_buf *b, const char *fmt, va_list ap) {
-    va_list copy;
-    va_copy(copy, ap);
-    int n = vsnprintf(NULL, 0, fmt, copy);
-    va_end(copy);
-    if (n < 0 || reserve(b, (size_t)n) < 0) {
+    if (b->failed || (!b->cap && reserve(b, 0) < 0)) return -1;
+    if (byte_buf_vprintf(&b->bytes, fmt, ap) < 0) {
         b->failed = true;
         return -1;
     }
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    b->len += (size_t)n;
     return 0;
 }
 

@@ -7,17 +7,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "byte_buf.h"
 #include "message.h"
 
 /* ------------------------------------------------------- append buffer --- */
 
 /* Output is gathered here and written once. An append that runs out of
  * memory marks the buffer failed; later appends do nothing, so a caller
- * checks once at the end (every function below returns -1 from then on). */
+ * checks once at the end (every function below returns -1 from then on).
+ * The storage is a byte_buf (the one growable buffer); its fields keep the
+ * names callers read, data and len. */
 typedef struct proto_buf {
-    char *data;  /* the bytes, NUL-terminated after len once anything was added */
-    size_t len;  /* bytes in data, not counting that NUL */
-    size_t cap;  /* bytes allocated */
+    union {
+        byte_buf bytes; /* grown by byte_buf_reserve */
+        struct {        /* the same fields, as callers read them */
+            char *data; /* the bytes, NUL-terminated after len once anything was added */
+            uint32_t len; /* bytes in data, not counting that NUL */
+            uint32_t cap; /* bytes allocated */
+        };
+    };
     bool failed; /* an append ran out of memory: the contents are incomplete */
 } proto_buf;
 

@@ -6,6 +6,8 @@
 
 #include <openssl/evp.h>
 
+#include "hex.h"
+
 json_t *proto_seed_json(const eng_seed *seed) {
     if (seed->kind == ENG_SEED_CLIENT) return json_integer((json_int_t)seed->client);
     char text[ENG_SEED_TEXT_MAX];
@@ -44,11 +46,6 @@ int proto_commit(const char *salt, const eng_seed *seed, char out[PROTO_COMMIT_T
     if (seed_len <= 0 || len < 0 || (size_t)len >= sizeof text ||
         !EVP_Digest(text, (size_t)len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
         return -1;
-    static const char hex[] = "0123456789abcdef";
-    for (unsigned i = 0; i < 32; i++) {
-        out[2 * i] = hex[md[i] >> 4];
-        out[2 * i + 1] = hex[md[i] & 0xF];
-    }
-    out[64] = '\0';
+    proto_hex_encode(md, 32, out);
     return 0;
 }

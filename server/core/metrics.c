@@ -13,13 +13,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "byte_buf.h"
+
 /* How often, at most, /proc/self/fd is listed to count descriptors (see
  * metrics_registry.open_fds). */
 #define METRICS_FD_RECOUNT_S 10
 
+/* The page being written: a byte_buf, and whether an append failed (the
+ * page is then dropped whole rather than served cut short). */
 struct metrics_out {
-    char *data;
-    size_t len, cap;
+    byte_buf page;
     bool failed;
 };
 
@@ -31,28 +34,10 @@ void metrics_one(metrics_out *o, const char *name, const char *type, const char 
 
 void metrics_put(metrics_out *o, const char *fmt, ...) {
     if (o->failed) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(o->data + o->len, o->cap - o->len, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            o->failed = true;
-            return;
-        }
-        if ((size_t)n < o->cap - o->len) {
-            o->len += (size_t)n;
-            return;
-        }
-        size_t cap = o->cap * 2 + (size_t)n + 1;
-        char *grown = realloc(o->data, cap);
-        if (!grown) {
-            o->failed = true;
-            return;
-        }
-        o->data = grown;
-        o->cap = cap;
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    if (byte_buf_vprintf(&o->page, fmt, ap) < 0) o->failed = true;
+    va_end(ap);
 }
 
 void metrics_family(metrics_out *o, const char *name, const char *type,
@@ -106,9 +91,12 @@ static void write_counters(metrics_out *o, const srv_metrics *m) {
     }
     metrics_family(o, "race2048_games_finished_total", "counter",
                    "Games finished, by end reason.");
-    static const char *reasons[] = {"target", "all_over", "time", "forfeit"};
-    for (int i = 0; i < 4; i++)
-        metrics_put(o, "race2048_games_finished_total{reason=\"%s\"} %llu\n", reasons[i],
+    _Static_assert(sizeof m->games_finished / sizeof m->games_finished[0] ==
+                       PROTO_END_REASONS,
+                   "one games_finished counter per end reason");
+    for (int i = 0; i < PROTO_END_REASONS; i++)
+        metrics_put(o, "race2048_games_finished_total{reason=\"%s\"} %llu\n",
+                    proto_end_reason_name((proto_end_reason)i),
                     (unsigned long long)m->games_finished[i]);
     metrics_family(o, "race2048_errors_total", "counter",
                    "Error messages sent, by code.");
@@ -243,9 +231,8 @@ static void write_process(metrics_out *o, metrics_registry *reg) {
 }
 
 static srv_buf *render(metrics_registry *reg) {
-    metrics_out o = {.data = malloc(4096), .cap = 4096};
-    if (!o.data) return NULL;
-    o.data[0] = '\0';
+    metrics_out o = {0};
+    if (byte_buf_reserve(&o.page, 4096) < 0) return NULL;
     metrics_family(&o, "race2048_build_info", "gauge",
                    "Always 1: the server's version and the protocol version it speaks.");
     metrics_put(&o, "race2048_build_info{version=\"%s\",proto=\"%d\"} 1\n",
@@ -256,10 +243,10 @@ static srv_buf *render(metrics_registry *reg) {
     for (int i = 0; i < reg->nsections; i++)
         reg->sections[i].fn(&o, reg->sections[i].ctx);
     if (o.failed) {
-        free(o.data);
+        byte_buf_free(&o.page);
         return NULL;
     }
-    return srv_buf_take(o.data, o.len);
+    return srv_buf_take(o.page.data, o.page.len);
 }
 
 srv_buf *metrics_render(metrics_registry *reg, uint64_t turn) {

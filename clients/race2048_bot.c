@@ -1,5 +1,5 @@
-/* bot.c - race2048-bot: a small reference bot that plays solo games and races over JSON.
- */
+/* race2048_bot.c - race2048-bot: a small reference bot that plays solo games and races
+ * over JSON. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "ai.h"
+#include "args.h"
 #include "engine.h"
 #include "message.h"
 #include "net.h"
@@ -38,27 +39,51 @@ typedef struct bot_opts {
     bool verbose; /* every non-state line to stderr */
 } bot_opts;
 
-/* After a bad flag, this one line; --help prints it with the rest. */
-#define BOT_USAGE_LINE                                                                   \
-    "usage: race2048-bot [--help] [--version] [--host H] [--port P] [OPTIONS]\n"
-
-static void usage(FILE *out) {
-    fprintf(out, BOT_USAGE_LINE
-            "       race2048-bot [--host H] [--port P] [--name NAME]\n"
-            "                    [--solo [--seed N] | --quick [--players N] |\n"
-            "                     --join CODE | --create [--players N]]\n"
-            "                    [--size S] [--target T] [--games N] [--delay-ms D]\n"
-            "                    [--strategy greedy|expectimax] [--verbose]\n"
-            "  Plays race2048 over JSON (default: --solo on 127.0.0.1:2048, size 4,\n"
-            "  target 2048, expectimax). Prints room=CODE after --create, and one\n"
-            "  line per game: result=win|lose|draw reason=... score=... max_tile=...\n"
-            "  moves=... seed=... verified=yes|no (seed: 64 hex digits for a server\n"
-            "  seed, the number for --seed; verified: commit and replay checked)\n"
-            "  --version prints the version (" RACE2048_VERSION ").\n");
+/* --port: a number from 1 to 65535, kept as the text net_connect takes. */
+static bool parse_port(const char *v, void *to) {
+    long n;
+    if (!args_parse_long(v, 1, 65535, &n)) return false;
+    *(const char **)to = v;
+    return true;
 }
 
-/* Fills o from argv. Returns 0, 1 after --help or --version, or -1 after printing what is
- * wrong (the caller exits 2). */
+static bool parse_name(const char *v, void *to) {
+    if (!proto_valid_name(v)) return false;
+    *(const char **)to = v;
+    return true;
+}
+
+/* --join: a room code, letters and digits, into a char[PROTO_ROOM_MAX + 1]. */
+static bool parse_room(const char *v, void *to) {
+    size_t len = strlen(v);
+    if (len < PROTO_ROOM_MIN || len > PROTO_ROOM_MAX ||
+        strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") !=
+            len)
+        return false;
+    memcpy(to, v, len + 1);
+    return true;
+}
+
+/* --target: a power of two from 8 to PROTO_TARGET_MAX. */
+static bool parse_target(const char *v, void *to) {
+    long n;
+    if (!args_parse_long(v, 8, PROTO_TARGET_MAX, &n) || (n & (n - 1))) return false;
+    *(uint32_t *)to = (uint32_t)n;
+    return true;
+}
+
+static bool parse_strategy(const char *v, void *to) {
+    if (!strcmp(v, "greedy"))
+        *(bot_strategy *)to = STRAT_GREEDY;
+    else if (!strcmp(v, "expectimax"))
+        *(bot_strategy *)to = STRAT_EXPECTIMAX;
+    else
+        return false;
+    return true;
+}
+
+/* Fills o from argv. Returns ARGS_RUN, ARGS_DONE after --help or --version, or
+ * ARGS_BAD after printing what is wrong (the caller exits 2). */
 static int parse_args(int argc, char **argv, bot_opts *o) {
     *o = (bot_opts){.host = "127.0.0.1",
                     .port = "2048",
@@ -69,116 +94,118 @@ static int parse_args(int argc, char **argv, bot_opts *o) {
                     .target = 2048,
                     .games = 1,
                     .strategy = STRAT_EXPECTIMAX};
-    int modes = 0;
-    bool players_set = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        long n;
-        /* Flags without a value first; every other flag takes argv[i + 1]. */
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 1;
-        } else if (!strcmp(a, "--version")) {
-            printf("race2048-bot " RACE2048_VERSION "\n");
-            return 1;
-        } else if (!strcmp(a, "--solo")) {
-            o->mode = MODE_SOLO, modes++;
-            continue;
-        } else if (!strcmp(a, "--quick")) {
-            o->mode = MODE_QUICK, modes++;
-            continue;
-        } else if (!strcmp(a, "--create")) {
-            o->mode = MODE_CREATE, modes++;
-            continue;
-        } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
-            o->verbose = true;
-            continue;
-        }
-        static const char *const with_value[] = {
-            "--host", "--port",   "--name",  "--seed",     "--players", "--join",
-            "--size", "--target", "--games", "--delay-ms", "--strategy"};
-        bool known = false;
-        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
-            known = known || !strcmp(a, with_value[k]);
-        if (!known) {
-            fprintf(stderr, "race2048-bot: unknown option '%s'\n", a);
-            return -1;
-        }
-        if (!v) {
-            fprintf(stderr, "race2048-bot: %s needs a value\n", a);
-            return -1;
-        }
-        i++;
-        if (!strcmp(a, "--host")) {
-            o->host = v;
-        } else if (!strcmp(a, "--port")) {
-            if (!net_parse_long(v, 1, 65535, &n)) goto bad;
-            o->port = v;
-        } else if (!strcmp(a, "--name")) {
-            if (!proto_valid_name(v)) goto bad;
-            o->name = v;
-        } else if (!strcmp(a, "--seed")) {
-            if (!net_parse_long(v, 0, UINT32_MAX, &n)) goto bad;
-            o->has_seed = true;
-            o->seed = (uint32_t)n;
-        } else if (!strcmp(a, "--players")) {
-            if (!net_parse_long(v, PROTO_PLAYERS_MIN, PROTO_PLAYERS_MAX, &n)) goto bad;
-            o->players = (int)n;
-            players_set = true;
-        } else if (!strcmp(a, "--join")) {
-            size_t len = strlen(v);
-            if (len < PROTO_ROOM_MIN || len > PROTO_ROOM_MAX ||
-                strspn(
-                    v,
-                    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") !=
-                    len)
-                goto bad;
-            memcpy(o->room, v, len + 1);
-            o->mode = MODE_JOIN, modes++;
-        } else if (!strcmp(a, "--size")) {
-            if (!net_parse_long(v, ENG_SIZE_MIN, ENG_SIZE_MAX, &n)) goto bad;
-            o->size = (int)n;
-        } else if (!strcmp(a, "--target")) {
-            if (!net_parse_long(v, 8, PROTO_TARGET_MAX, &n) || (n & (n - 1))) goto bad;
-            o->target = (uint32_t)n;
-        } else if (!strcmp(a, "--games")) {
-            if (!net_parse_long(v, 1, 1000000, &n)) goto bad;
-            o->games = n;
-        } else if (!strcmp(a, "--delay-ms")) {
-            if (!net_parse_long(v, 0, 60000, &n)) goto bad;
-            o->delay_ms = n;
-        } else if (!strcmp(a, "--strategy")) {
-            if (!strcmp(v, "greedy"))
-                o->strategy = STRAT_GREEDY;
-            else if (!strcmp(v, "expectimax"))
-                o->strategy = STRAT_EXPECTIMAX;
-            else
-                goto bad;
-        } else {
-            fprintf(stderr, "race2048-bot: unknown option '%s'\n", a);
-            return -1;
-        }
-        continue;
-    bad:
-        fprintf(stderr, "race2048-bot: bad value '%s' for %s\n", v, a);
-        return -1;
-    }
-    if (modes > 1) {
-        fprintf(stderr,
-                "race2048-bot: choose one of --solo, --quick, --join, --create\n");
-        return -1;
-    }
-    if (o->has_seed && o->mode != MODE_SOLO) {
-        fprintf(stderr,
-                "race2048-bot: --seed is for --solo only (races pick their seed)\n");
-        return -1;
-    }
-    if (players_set && o->mode != MODE_QUICK && o->mode != MODE_CREATE) {
-        fprintf(stderr, "race2048-bot: --players is for --quick and --create\n");
-        return -1;
-    }
-    return 0;
+    long seed = 0, players = o->players, size = o->size;
+    bool solo = false, quick = false, create = false;
+    int n_solo = 0, n_quick = 0, n_join = 0, n_create = 0, n_seed = 0, n_players = 0;
+    const args_flag flags[] = {
+        {.name = "--help", .alias = "-h", .kind = ARGS_HELP},
+        {.name = "--version", .kind = ARGS_VERSION},
+        {.name = "--solo", .kind = ARGS_BOOL, .to = &solo, .seen = &n_solo},
+        {.name = "--quick", .kind = ARGS_BOOL, .to = &quick, .seen = &n_quick},
+        {.name = "--create", .kind = ARGS_BOOL, .to = &create, .seen = &n_create},
+        {.name = "--verbose", .alias = "-v", .kind = ARGS_BOOL, .to = &o->verbose},
+        {.name = "--host", .kind = ARGS_STRING, .to = &o->host, .arg = "H"},
+        {.name = "--port",
+         .kind = ARGS_CUSTOM,
+         .to = &o->port,
+         .parse = parse_port,
+         .want = "a port from 1 to 65535",
+         .arg = "P"},
+        {.name = "--name",
+         .kind = ARGS_CUSTOM,
+         .to = &o->name,
+         .parse = parse_name,
+         .want = "a player name (1-16 letters, digits, '-', '_')",
+         .arg = "NAME"},
+        {.name = "--seed",
+         .kind = ARGS_LONG,
+         .to = &seed,
+         .lo = 0,
+         .hi = UINT32_MAX,
+         .seen = &n_seed,
+         .arg = "N"},
+        {.name = "--players",
+         .kind = ARGS_LONG,
+         .to = &players,
+         .lo = PROTO_PLAYERS_MIN,
+         .hi = PROTO_PLAYERS_MAX,
+         .seen = &n_players,
+         .arg = "N"},
+        {.name = "--join",
+         .kind = ARGS_CUSTOM,
+         .to = o->room,
+         .parse = parse_room,
+         .want = "a room code (letters and digits)",
+         .seen = &n_join,
+         .arg = "CODE"},
+        {.name = "--size",
+         .kind = ARGS_LONG,
+         .to = &size,
+         .lo = ENG_SIZE_MIN,
+         .hi = ENG_SIZE_MAX,
+         .arg = "S"},
+        {.name = "--target",
+         .kind = ARGS_CUSTOM,
+         .to = &o->target,
+         .parse = parse_target,
+         .want = "a power of two from 8 to 1048576",
+         .arg = "T"},
+        {.name = "--games",
+         .kind = ARGS_LONG,
+         .to = &o->games,
+         .lo = 1,
+         .hi = 1000000,
+         .arg = "N"},
+        {.name = "--delay-ms",
+         .kind = ARGS_LONG,
+         .to = &o->delay_ms,
+         .lo = 0,
+         .hi = 60000,
+         .arg = "D"},
+        {.name = "--strategy",
+         .kind = ARGS_CUSTOM,
+         .to = &o->strategy,
+         .parse = parse_strategy,
+         .want = "greedy or expectimax",
+         .arg = "NAME"},
+    };
+    const args_spec spec = {
+        .prog = "race2048-bot",
+        .version = RACE2048_VERSION,
+        .usage =
+            "usage: race2048-bot [--help] [--version] [--host H] [--port P] [OPTIONS]\n"
+            "       race2048-bot [--host H] [--port P] [--name NAME]\n"
+            "                    [--solo [--seed N] | --quick [--players N] |\n"
+            "                     --join CODE | --create [--players N]]\n"
+            "                    [--size S] [--target T] [--games N] [--delay-ms D]\n"
+            "                    [--strategy greedy|expectimax] [--verbose]\n",
+        .about =
+            "  Plays race2048 over JSON (default: --solo on 127.0.0.1:2048, size 4,\n"
+            "  target 2048, expectimax). Prints room=CODE after --create, and one\n"
+            "  line per game: result=win|lose|draw reason=... score=... max_tile=...\n"
+            "  moves=... seed=... verified=yes|no (seed: 64 hex digits for a server\n"
+            "  seed, the number for --seed; verified: commit and replay checked)\n"
+            "  --version prints the version (" RACE2048_VERSION ").\n",
+        .flags = flags,
+        .nflags = ARGS_COUNT(flags),
+    };
+    int rc = args_parse(&spec, argc - 1, argv + 1, NULL);
+    if (rc != ARGS_RUN) return rc;
+    if (n_solo + n_quick + n_join + n_create > 1)
+        return args_fail(&spec, "choose one of --solo, --quick, --join, --create");
+    o->mode = n_quick    ? MODE_QUICK
+              : n_join   ? MODE_JOIN
+              : n_create ? MODE_CREATE
+                         : MODE_SOLO;
+    o->has_seed = n_seed > 0;
+    o->seed = (uint32_t)seed;
+    o->players = (int)players;
+    o->size = (int)size;
+    if (o->has_seed && o->mode != MODE_SOLO)
+        return args_fail(&spec, "--seed is for --solo only (races pick their seed)");
+    if (n_players && o->mode != MODE_QUICK && o->mode != MODE_CREATE)
+        return args_fail(&spec, "--players is for --quick and --create");
+    return ARGS_RUN;
 }
 
 /* ------------------------------------------------------------- strategy --- */
@@ -564,10 +591,7 @@ static int on_line(bot *b, const char *line, size_t len) {
 int main(int argc, char **argv) {
     bot b = {0};
     int rc = parse_args(argc, argv, &b.o);
-    if (rc != 0) {
-        if (rc < 0) fputs(BOT_USAGE_LINE, stderr);
-        return rc < 0 ? 2 : 0;
-    }
+    if (rc != ARGS_RUN) return rc == ARGS_DONE ? 0 : 2;
     if (strategy_init() < 0) {
         fprintf(stderr, "race2048-bot: out of memory\n");
         return 1;
