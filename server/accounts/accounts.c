@@ -9,6 +9,8 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
+#include "hex.h"
+
 const char *acct_strerror(int result) {
     switch (result) {
     case ACCT_OK:
@@ -215,34 +217,11 @@ bool acct_verify(const acct_account *a, const uint8_t *key, size_t key_len) {
 
 void acct_key_to_hex(const uint8_t key[ACCT_KEY_BYTES],
                      char out[2 * ACCT_KEY_BYTES + 1]) {
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < ACCT_KEY_BYTES; i++) {
-        out[2 * i] = digits[key[i] >> 4];
-        out[2 * i + 1] = digits[key[i] & 15];
-    }
-    out[2 * ACCT_KEY_BYTES] = '\0';
-}
-
-static int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
+    proto_hex_encode(key, ACCT_KEY_BYTES, out);
 }
 
 bool acct_key_from_hex(const char *hex, uint8_t key[ACCT_KEY_BYTES]) {
-    uint8_t k[ACCT_KEY_BYTES];
-    if (!hex) return false;
-    for (size_t i = 0; i < ACCT_KEY_BYTES; i++) {
-        int hi = hex_digit(hex[2 * i]);
-        if (hi < 0) return false;
-        int lo = hex_digit(hex[2 * i + 1]);
-        if (lo < 0) return false;
-        k[i] = (uint8_t)(hi << 4 | lo);
-    }
-    if (hex[2 * ACCT_KEY_BYTES]) return false;
-    memcpy(key, k, sizeof k);
-    return true;
+    return proto_hex_decode(hex, key, ACCT_KEY_BYTES);
 }
 
 acct_account *acct_login(const acct_store *s, const char *name, const char *hex) {

@@ -12,6 +12,8 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include "hex.h"
+
 /* ------------------------------------------------------------------ log --- */
 
 static srv_log_level log_threshold = SRV_LOG_INFO;
@@ -162,7 +164,6 @@ eng_seed srv_seed_make(bool has_seed, uint32_t seed, uint64_t k) {
 int srv_random_hex(char *out, size_t n) {
     unsigned char bytes[64];
     if (n > sizeof bytes || srv_random(bytes, n) < 0) return -1;
-    for (size_t i = 0; i < n; i++)
-        snprintf(out + 2 * i, 3, "%02x", bytes[i]);
+    proto_hex_encode(bytes, n, out);
     return 0;
 }

@@ -202,8 +202,8 @@ typedef struct srv_msg {
 typedef struct srv_metrics {
     uint64_t started_ns; /* uv_hrtime() at start, for the uptime */
     uint64_t games_started;
-    uint64_t games_finished[4]; /* by proto_end_reason */
-    uint64_t moves;             /* moves that changed a board */
+    uint64_t games_finished[PROTO_END_REASONS]; /* by proto_end_reason */
+    uint64_t moves;                             /* moves that changed a board */
     uint64_t errors[SRV_METRICS_ERRORS];
     uint64_t slow_consumers;
     uint64_t bytes_in, bytes_out;

@@ -85,8 +85,7 @@ int text_replay_history(const proto_game_record *const *games, int n, proto_buf 
 
 /* The verdict the record gives, for the caption of the last frame. */
 static void verdict(const proto_game_record *g, char *out, size_t n) {
-    static const char *const reasons[] = {"target", "all_over", "time", "forfeit"};
-    const char *reason = (unsigned)g->reason < 4 ? reasons[g->reason] : "?";
+    const char *reason = proto_end_reason_name(g->reason);
     const char *wname = g->winner ? name_of(g, g->winner) : NULL;
     if (!g->room[0])
         snprintf(out, n, "The game ended with %llu points.",
