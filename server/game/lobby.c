@@ -11,7 +11,7 @@
 
 /* -------------------------------------------------------------- players --- */
 
-static srv_player *player_new(game *s) {
+static srv_player *player_new(game *g) {
     srv_player *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     if (srv_random_hex(p->token, 16) < 0) {
@@ -19,27 +19,27 @@ static srv_player *player_new(game *s) {
         return NULL;
     }
     int hash_oom = 0;
-    HASH_ADD(hh_token, s->by_token, token, strlen(p->token), p);
+    HASH_ADD(hh_token, g->by_token, token, strlen(p->token), p);
     if (hash_oom) {
         free(p);
         return NULL;
     }
-    p->game = s;
-    if (s->id_limit && s->next_id >= s->id_limit &&
-        !(s->ids.more && s->ids.more(s->ids.ctx, &s->next_id, &s->id_limit)))
-        s->id_limit = 0;
-    p->id = s->next_id++;
+    p->game = g;
+    if (g->id_limit && g->next_id >= g->id_limit &&
+        !(g->ids.more && g->ids.more(g->ids.ctx, &g->next_id, &g->id_limit)))
+        g->id_limit = 0;
+    p->id = g->next_id++;
     snprintf(p->name, sizeof p->name, "player-%llu", (unsigned long long)p->id);
     srv_list_init(&p->queue_link);
-    srv_list_push(&s->players, &p->link);
+    srv_list_push(&g->players, &p->link);
     return p;
 }
 
-srv_player *lobby_player_restore(game *s, uint64_t id, const char *name,
+srv_player *lobby_player_restore(game *g, uint64_t id, const char *name,
                                  const char *token_hash) {
     srv_player *p = calloc(1, sizeof *p);
     if (!p) return NULL;
-    p->game = s;
+    p->game = g;
     p->id = id;
     snprintf(p->name, sizeof p->name, "%s", name);
     p->welcomed = true;
@@ -49,14 +49,14 @@ srv_player *lobby_player_restore(game *s, uint64_t id, const char *name,
     }
     memcpy(p->token_hash, token_hash, 65);
     int hash_oom = 0;
-    HASH_ADD_KEYPTR(hh_token, s->by_token, p->token_hash, 64, p);
+    HASH_ADD_KEYPTR(hh_token, g->by_token, p->token_hash, 64, p);
     if (hash_oom) {
         free(p->token_hash);
         free(p);
         return NULL;
     }
     srv_list_init(&p->queue_link);
-    srv_list_push(&s->players, &p->link);
+    srv_list_push(&g->players, &p->link);
     return p;
 }
 
@@ -159,16 +159,16 @@ static queue_key key_of(const proto_settings *settings) {
 /* Puts p (not queued) at the back of the queue for its queue_key. Returns 0,
  * or -1 if memory runs out (p is then not queued). */
 static int enqueue(srv_player *p) {
-    game *s = p->game;
+    game *g = p->game;
     queue_key key = key_of(&p->queue_key);
     lobby_queue *q = NULL;
-    HASH_FIND(hh, s->queues, &key, sizeof key, q);
+    HASH_FIND(hh, g->queues, &key, sizeof key, q);
     if (!q) {
         if (!(q = calloc(1, sizeof *q))) return -1;
         q->key = key;
         srv_list_init(&q->waiting);
         int hash_oom = 0;
-        HASH_ADD(hh, s->queues, key, sizeof q->key, q);
+        HASH_ADD(hh, g->queues, key, sizeof q->key, q);
         if (hash_oom) {
             free(q);
             return -1;
@@ -421,7 +421,7 @@ static void on_quick_timer(uv_timer_t *t) {
 }
 
 static void do_quick(srv_player *p, const proto_request *req) {
-    game *s = p->game;
+    game *g = p->game;
     if (lobby_refuse_if_racing(p) || !lobby_allow_game(p)) return;
     lobby_leave_quietly(p);
     p->queue_key = req->settings;
@@ -446,12 +446,12 @@ static void do_quick(srv_player *p, const proto_request *req) {
     char *line = proto_enc_queued(p->queue_key.players, waiting, &len);
     srv_send_line(p, SRV_MSG_QUEUED, line, len);
     if (waiting < p->queue_key.players) {
-        p->queued_at = uv_now(s->loop);
-        quick_bots_arm(s);
+        p->queued_at = uv_now(g->loop);
+        quick_bots_arm(g);
         return;
     }
 
-    room *r = room_new(s, false, &p->queue_key);
+    room *r = room_new(g, false, &p->queue_key);
     if (!r) {
         srv_log_client(SRV_LOG_ERROR, "out of memory making a matchmaking room");
         return; /* everyone stays queued; the next request retries */
@@ -546,10 +546,10 @@ static int list_rooms(const srv_link *list, proto_room_info *rows, int n, int ma
     return n;
 }
 
-int lobby_rooms(game *s, proto_room_info *rows, int max) {
+int lobby_rooms(game *g, proto_room_info *rows, int max) {
     /* Joinable rooms first: they are what most people ask for. */
-    int n = list_rooms(&s->waiting_rooms, rows, 0, max);
-    return list_rooms(&s->running_rooms, rows, n, max);
+    int n = list_rooms(&g->waiting_rooms, rows, 0, max);
+    return list_rooms(&g->running_rooms, rows, n, max);
 }
 
 /* The rows as a `rooms` message carries them (they own their codes). NULL
@@ -593,27 +593,27 @@ void lobby_send_rooms(srv_player *p, const proto_room_info *others, int nothers)
         send_merged_rooms(p, others, nothers);
         return;
     }
-    game *s = p->game;
+    game *g = p->game;
     /* The same reply for everyone until a room changes (srv_rooms_changed),
      * or for a second: the scores and spectators it shows change without
      * that, and a second behind is close enough for a list. */
-    uint64_t now = uv_now(s->loop);
-    if (s->rooms_reply && now - s->rooms_made_at >= LOBBY_ROOMS_FRESH_MS) {
-        srv_buf_unref(s->rooms_reply);
-        s->rooms_reply = NULL;
+    uint64_t now = uv_now(g->loop);
+    if (g->rooms_reply && now - g->rooms_made_at >= LOBBY_ROOMS_FRESH_MS) {
+        srv_buf_unref(g->rooms_reply);
+        g->rooms_reply = NULL;
     }
-    if (!s->rooms_reply || !s->rooms_rows) {
+    if (!g->rooms_reply || !g->rooms_rows) {
         proto_room_info rows[LOBBY_ROOMS_MAX];
-        int n = lobby_rooms(s, rows, LOBBY_ROOMS_MAX);
-        if (!s->rooms_reply) {
+        int n = lobby_rooms(g, rows, LOBBY_ROOMS_MAX);
+        if (!g->rooms_reply) {
             size_t len;
             char *line = proto_enc_rooms(rows, n, &len);
-            s->rooms_reply = srv_buf_take(line, len); /* NULL if memory ran out */
-            s->rooms_made_at = now;
+            g->rooms_reply = srv_buf_take(line, len); /* NULL if memory ran out */
+            g->rooms_made_at = now;
         }
-        if (!s->rooms_rows) s->rooms_rows = rooms_rows(rows, n);
+        if (!g->rooms_rows) g->rooms_rows = rooms_rows(rows, n);
     }
-    srv_msg m = {.type = SRV_MSG_ROOMS, .json = s->rooms_reply, .rooms = s->rooms_rows};
+    srv_msg m = {.type = SRV_MSG_ROOMS, .json = g->rooms_reply, .rooms = g->rooms_rows};
     srv_send(p, &m);
 }
 
@@ -850,13 +850,13 @@ static bool resumable(const srv_player *p) {
 /* p (in the token index under its token) is filed under a fresh token: its
  * old one goes to a seat that has a better claim to it. The old token is not
  * known to anyone but p's client, which resumes with it. */
-static bool refile_token(game *s, srv_player *p) {
+static bool refile_token(game *g, srv_player *p) {
     char fresh[sizeof p->token];
     if (srv_random_hex(fresh, 16) < 0) return false;
-    HASH_DELETE(hh_token, s->by_token, p);
+    HASH_DELETE(hh_token, g->by_token, p);
     memcpy(p->token, fresh, sizeof p->token);
     int hash_oom = 0;
-    HASH_ADD(hh_token, s->by_token, token, strlen(p->token), p);
+    HASH_ADD(hh_token, g->by_token, token, strlen(p->token), p);
     if (hash_oom) { /* out of the index: never found by a token again */
         p->token[0] = '\0';
         free(p->token_hash); /* nor released from the index (srv_player_release) */
@@ -875,24 +875,24 @@ static bool refile_token(game *s, srv_player *p) {
  * later resume with the token finds the seat, on this node or through any
  * other, whether the old connection is still open or not. Sending the hash
  * itself finds nothing. */
-static srv_player *find_token(game *s, const char *token) {
+static srv_player *find_token(game *g, const char *token) {
     srv_player *p = NULL;
-    HASH_FIND(hh_token, s->by_token, token, strlen(token), p);
+    HASH_FIND(hh_token, g->by_token, token, strlen(token), p);
     if (p && !p->token[0]) p = NULL; /* a hash that was sent as a token */
     if (resumable(p)) return p;
     char hash[65];
     if (strlen(token) >= sizeof p->token || journal_token_hash(token, hash) < 0) return p;
     srv_player *seat = NULL;
-    HASH_FIND(hh_token, s->by_token, hash, 64, seat);
+    HASH_FIND(hh_token, g->by_token, hash, 64, seat);
     if (!seat || seat->token[0]) return p;
-    if (p && !refile_token(s, p)) return p; /* out of randomness: as before */
-    HASH_DELETE(hh_token, s->by_token, seat);
+    if (p && !refile_token(g, p)) return p; /* out of randomness: as before */
+    HASH_DELETE(hh_token, g->by_token, seat);
     memcpy(seat->token, token, strlen(token) + 1);
     int hash_oom = 0;
-    HASH_ADD(hh_token, s->by_token, token, strlen(seat->token), seat);
+    HASH_ADD(hh_token, g->by_token, token, strlen(seat->token), seat);
     if (hash_oom) { /* it stays known by its hash */
         seat->token[0] = '\0';
-        HASH_ADD_KEYPTR(hh_token, s->by_token, seat->token_hash, 64, seat);
+        HASH_ADD_KEYPTR(hh_token, g->by_token, seat->token_hash, 64, seat);
         return NULL;
     }
     return seat;

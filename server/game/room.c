@@ -197,34 +197,34 @@ static void make_cluster_code(unsigned node, const unsigned char rnd[CODE_LEN],
     out[CLUSTER_CODE_LEN] = '\0';
 }
 
-static int make_code(game *s, char *out) {
+static int make_code(game *g, char *out) {
     for (int attempt = 0; attempt < 100; attempt++) {
         unsigned char rnd[CODE_LEN];
         if (srv_random(rnd, sizeof rnd) < 0) return -1;
-        if (s->node_number) {
-            make_cluster_code(s->node_number, rnd, out);
+        if (g->node_number) {
+            make_cluster_code(g->node_number, rnd, out);
         } else {
             for (int i = 0; i < CODE_LEN; i++)
                 out[i] = code_alphabet[rnd[i] % 32];
             out[CODE_LEN] = '\0';
         }
         /* A code another node runs (a room it took over) is taken too. */
-        if (!room_find(s, out) &&
-            !(s->code_taken.taken && s->code_taken.taken(s->code_taken.ctx, out)))
+        if (!room_find(g, out) &&
+            !(g->code_taken.taken && g->code_taken.taken(g->code_taken.ctx, out)))
             return 0;
     }
     return -1;
 }
 
-room *room_new(game *s, bool solo, const proto_settings *settings) {
-    return room_new_coded(s, solo, settings, NULL);
+room *room_new(game *g, bool solo, const proto_settings *settings) {
+    return room_new_coded(g, solo, settings, NULL);
 }
 
-room *room_new_coded(game *s, bool solo, const proto_settings *settings,
+room *room_new_coded(game *g, bool solo, const proto_settings *settings,
                      const char *code) {
     room *r = calloc(1, sizeof *r);
     if (!r) return NULL;
-    r->game = s;
+    r->game = g;
     r->solo = solo;
     r->settings = *settings;
     if (solo) r->settings.players = 1;
@@ -233,31 +233,31 @@ room *room_new_coded(game *s, bool solo, const proto_settings *settings,
         int hash_oom = 0;
         if (code)
             snprintf(r->code, sizeof r->code, "%s", code);
-        else if (make_code(s, r->code) < 0) {
+        else if (make_code(g, r->code) < 0) {
             free(r);
             return NULL;
         }
-        HASH_ADD(hh, s->by_code, code, strlen(r->code), r);
+        HASH_ADD(hh, g->by_code, code, strlen(r->code), r);
         if (hash_oom) {
             free(r);
             return NULL;
         }
-        srv_list_push(&s->waiting_rooms, &r->listed);
-        game_rooms_changed(s);
+        srv_list_push(&g->waiting_rooms, &r->listed);
+        game_rooms_changed(g);
     }
-    uv_timer_init(s->loop, &r->timer);
+    uv_timer_init(g->loop, &r->timer);
     r->timer.data = r;
     fanout_init(&r->fan, r);
-    srv_list_push(&s->rooms, &r->link);
+    srv_list_push(&g->rooms, &r->link);
     if (!solo)
         srv_log(SRV_LOG_DEBUG, "room %s made: %d players, size %d, target %u", r->code,
                 r->settings.players, r->settings.size, r->settings.target);
     return r;
 }
 
-room *room_find(game *s, const char *code) {
+room *room_find(game *g, const char *code) {
     room *r = NULL;
-    HASH_FIND(hh, s->by_code, code, strlen(code), r);
+    HASH_FIND(hh, g->by_code, code, strlen(code), r);
     return r;
 }
 
@@ -366,26 +366,26 @@ static void start_event(const room *r, jrn_start *ev) {
 }
 
 void room_start(room *r) {
-    game *s = r->game;
-    if (!r->seed_fixed) r->seed = game_next_seed(s);
+    game *g = r->game;
+    if (!r->seed_fixed) r->seed = game_next_seed(g);
     if ((!r->daily && srv_random_hex(r->salt, 16) < 0) ||
         proto_commit(r->salt, &r->seed, r->commit) < 0) {
         /* Without a commitment the game would not be verifiable; the OS random
          * source and SHA-256 do not fail in practice, so log loudly. */
         srv_log(SRV_LOG_ERROR, "room %s: cannot make the seed commitment", r->code);
     }
-    uint64_t now = uv_now(s->loop);
+    uint64_t now = uv_now(g->loop);
     for (int i = 0; i < r->nseats; i++) {
         eng_game_new(&r->seats[i].game, r->settings.size, &r->seed);
         r->seats[i].status = PROTO_PLAYING;
         r->seats[i].last_move = now;
     }
     r->state = ROOM_RUNNING;
-    s->metrics->games_started++;
+    g->metrics->games_started++;
     if (!r->solo) { /* listed from now on as a race to watch */
         srv_list_remove(&r->listed);
-        srv_list_push(&s->running_rooms, &r->listed);
-        game_rooms_changed(s);
+        srv_list_push(&g->running_rooms, &r->listed);
+        game_rooms_changed(g);
     }
     r->ends_at = r->settings.time_limit ? now + r->settings.time_limit * 1000ull : 0;
     for (int i = 0; i < r->nseats; i++) { /* who plays for an account, rated as now */
@@ -395,7 +395,7 @@ void room_start(room *r) {
     }
     jrn_start ev;
     start_event(r, &ev);
-    r->jgame = journal_game_start(s->journal, &ev);
+    r->jgame = journal_game_start(g->journal, &ev);
     r->game_id = r->jgame ? ev.game : 0;
     srv_view *view = room_view(r);
     for (int i = 0; i < r->nseats; i++)
@@ -1136,9 +1136,9 @@ void room_fanout_drained(room *r) {
 
 /* -------------------------------------------------------------- shutdown --- */
 
-void room_close_all(game *s) {
-    while (!srv_list_empty(&s->rooms)) {
-        room *r = srv_container(s->rooms.next, room, link);
+void room_close_all(game *g) {
+    while (!srv_list_empty(&g->rooms)) {
+        room *r = srv_container(g->rooms.next, room, link);
         for (int i = 0; i < r->nseats; i++) {
             srv_player *p = r->seats[i].player;
             unseat(r, i);
@@ -1148,12 +1148,12 @@ void room_close_all(game *s) {
         r->state = ROOM_ENDED;
         room_maybe_free(r);
     }
-    game_rooms_changed(s);
+    game_rooms_changed(g);
 }
 
-void room_give_up_all(game *s) {
-    srv_link *l = s->rooms.next;
-    while (l != &s->rooms) {
+void room_give_up_all(game *g) {
+    srv_link *l = g->rooms.next;
+    while (l != &g->rooms) {
         room *r = srv_container(l, room, link);
         l = l->next;
         if (r->closing) continue;
@@ -1170,5 +1170,5 @@ void room_give_up_all(game *s) {
         r->state = ROOM_ENDED;      /* no `end`, no record: its game stays pending */
         room_maybe_free(r);
     }
-    game_rooms_changed(s);
+    game_rooms_changed(g);
 }

@@ -57,10 +57,10 @@ typedef struct room {
 
 /* Makes a waiting room (or, solo, a game about to start) with a fresh code.
  * Returns NULL if memory runs out. */
-room *room_new(game *s, bool solo, const proto_settings *settings);
+room *room_new(game *g, bool solo, const proto_settings *settings);
 /* The same with a given code (a game restored from the journal); code NULL
  * makes a fresh one. */
-room *room_new_coded(game *s, bool solo, const proto_settings *settings,
+room *room_new_coded(game *g, bool solo, const proto_settings *settings,
                      const char *code);
 /* Restoring a running game from the journal (recover.c): after the seats are
  * added and r->seed set, _begin deals the boards; the moves are replayed
@@ -72,7 +72,7 @@ void room_restore_begin(room *r);
 void room_restore_finish(room *r, const bool *left, uint64_t remaining_ms);
 void room_restore_abandon(room *r);
 /* Finds a room by its (upper-case) code, in constant time; NULL if none. */
-room *room_find(game *s, const char *code);
+room *room_find(game *g, const char *code);
 
 /* Seats p (not in any room). With announce, everyone in the waiting room gets
  * `room` and a full room starts; without, the caller starts it (matchmaking
@@ -122,13 +122,13 @@ bool room_in_running_race(const srv_player *p);
 void room_seat_view(const room_seat *seat, proto_player *out);
 
 /* Ends every game and frees every room (server shutdown). */
-void room_close_all(game *s);
+void room_close_all(game *g);
 
 /* Fencing (takeover.c): this node lost the cluster and another will run its
  * games from their records. Frees every room without an `end` or a seat
  * record (their journal games stay pending); seated players leave their
  * seats (the caller has told them why and closes their connections), bots
  * are dismissed, disconnected players freed, spectators are back in the lobby. */
-void room_give_up_all(game *s);
+void room_give_up_all(game *g);
 
 #endif
