@@ -1,4 +1,5 @@
-/* lobby.h - requests to actions: players, naming, matchmaking, rooms list, resume. */
+/* lobby.h - the lobby (players, matchmaking, the rooms list, resume lookups) and
+ * requests.c's dispatch. */
 #ifndef RACE2048_LOBBY_H
 #define RACE2048_LOBBY_H
 
