@@ -207,7 +207,10 @@ void room_end(room *r, proto_end_reason reason, uint64_t winner) {
         daily_finish(&r->game->daily, r->daily_day, r->settings.size, player->account,
                      &result);
     }
-    uint64_t durable_at = line ? journal_game_end(r->jgame, &ev) : 0;
+    /* Written whatever became of the line: the text view below shows the
+     * seed even when the JSON `end` could not be made (out of memory), and a
+     * seed shown must be a seed recorded. */
+    uint64_t durable_at = journal_game_end(r->jgame, &ev);
     /* The game in its accounts' recent games (and a solo game with a server
      * seed as a best), as recovery does from the record (journal_accounts.c). */
     for (int i = 0; r->game_id && i < r->nseats; i++) {
