@@ -2,6 +2,7 @@
  * lookups. */
 #include "lobby_internal.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,7 @@ static queue_key key_of(const proto_settings *settings) {
  * or -1 if memory runs out (p is then not queued). */
 static int enqueue(srv_player *p) {
     game *g = p->game;
+    assert(!p->queued && !p->queue && !p->room);
     queue_key key = key_of(&p->queue_key);
     lobby_queue *q = NULL;
     HASH_FIND(hh, g->queues, &key, sizeof key, q);
@@ -185,6 +187,7 @@ static int enqueue(srv_player *p) {
 static void unqueue(srv_player *p) {
     if (!p->queued) return;
     lobby_queue *q = p->queue;
+    assert(q && q->n > 0 && !srv_list_empty(&q->waiting)); /* p is one of them */
     srv_list_remove(&p->queue_link);
     p->queued = false;
     p->queue = NULL;
@@ -200,6 +203,7 @@ void srv_player_release(srv_player *p) {
     if (player_connected(p) || p->room) return;
     unqueue(p);
     if (p->watching) room_unwatch(p->watching, p);
+    assert(!p->queued && !p->watching && !p->room);
     resume_code_forget(p);
     if (p->token[0] || p->token_hash) /* not when out of memory restoring it */
         HASH_DELETE(hh_token, p->game->by_token, p);
@@ -474,7 +478,7 @@ void lobby_hello(srv_player *p, const proto_request *req) {
     p->named = true;
     memcpy(p->name, req->name, sizeof p->name);
     if (p->room) {
-        memcpy(p->room->seats[p->seat].name, p->name, sizeof p->name);
+        memcpy(room_seat_of(p)->name, p->name, sizeof p->name);
         fanout_touch(&p->room->fan); /* spectators' snapshots show names */
     }
     send_welcome(p);

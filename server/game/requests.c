@@ -144,7 +144,7 @@ static void do_move(srv_player *p, const proto_request *req) {
         reply_error(p, PROTO_ERR_NOT_PLAYING, "the race's time is up");
         return;
     }
-    proto_status st = r->seats[p->seat].status;
+    proto_status st = room_seat_of(p)->status;
     if (st != PROTO_PLAYING && st != PROTO_WON) {
         reply_error(p, PROTO_ERR_NOT_PLAYING, "your game is over; you cannot move");
         return;
@@ -172,7 +172,7 @@ static void do_rematch(srv_player *p) {
                     "rematch is for the players of a race that ended");
         return;
     }
-    if (!r->seats[p->seat].rematch && !lobby_allow_game(p))
+    if (!room_seat_of(p)->rematch && !lobby_allow_game(p))
         return; /* asking twice is free */
     room_rematch(r, p);
 }

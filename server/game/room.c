@@ -2,6 +2,7 @@
  */
 #include "room_internal.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,11 +272,8 @@ static void dismiss_bots_if_alone(room *r) {
     for (int i = 0; i < r->nseats; i++)
         if (r->seats[i].player && !r->seats[i].bot_level) return;
     for (int i = 0; i < r->nseats; i++) {
-        srv_player *p = r->seats[i].player;
-        if (!p) continue;
-        r->seats[i].player = NULL;
-        p->room = NULL;
-        player_dismiss(p, SINK_DISMISSED);
+        srv_player *p = room_seat_unlink(r, i);
+        if (p) player_dismiss(p, SINK_DISMISSED);
     }
 }
 
@@ -284,12 +282,14 @@ static void dismiss_bots_if_alone(room *r) {
  * the broadcasts on their way to them are out (room_fanout_drained). */
 void room_maybe_free(room *r) {
     if (r->closing) return;
+    room_assert_seats(r);
     if (r->state != ROOM_RUNNING) dismiss_bots_if_alone(r);
     for (int i = 0; i < r->nseats; i++)
         if (r->seats[i].player) return;
     if (r->state == ROOM_RUNNING || fanout_busy(&r->fan)) return;
     fanout_detach_all(&r->fan);
     r->closing = true;
+    assert(r->solo || room_find(r->game, r->code) == r); /* in by_code until now */
     if (!r->solo) HASH_DELETE(hh, r->game->by_code, r);
     srv_list_remove(&r->listed);
     if (!r->solo) game_rooms_changed(r->game);
@@ -300,9 +300,41 @@ void room_maybe_free(room *r) {
 
 /* -------------------------------------------------------------- seating --- */
 
+/* A seat and its player point at each other (seat->player, and the player's
+ * room and seat index) or neither points at the other: these two functions
+ * are the only ones that change either side. */
+void room_seat_link(room *r, int i, srv_player *p) {
+    assert(i >= 0 && i < r->nseats);
+    assert(!r->seats[i].player && !p->room); /* each is free */
+    r->seats[i].player = p;
+    p->room = r;
+    p->seat = i;
+}
+
+srv_player *room_seat_unlink(room *r, int i) {
+    assert(i >= 0 && i < r->nseats);
+    srv_player *p = r->seats[i].player;
+    if (!p) return NULL;
+    assert(p->room == r && p->seat == i);
+    r->seats[i].player = NULL;
+    p->room = NULL;
+    return p;
+}
+
+void room_assert_seats(const room *r) {
+#ifndef NDEBUG
+    assert(r->nseats >= 0 && r->nseats <= PROTO_PLAYERS_MAX);
+    for (int i = 0; i < r->nseats; i++) {
+        const srv_player *p = r->seats[i].player;
+        assert(!p || (p->room == r && p->seat == i));
+    }
+#else
+    (void)r;
+#endif
+}
+
 static void seat_init(room_seat *seat, srv_player *p) {
     memset(seat, 0, sizeof *seat);
-    seat->player = p;
     seat->id = p->id;
     memcpy(seat->name, p->name, sizeof seat->name);
     seat->status = PROTO_PLAYING;
@@ -312,10 +344,10 @@ static void seat_init(room_seat *seat, srv_player *p) {
 
 int room_add_player(room *r, srv_player *p, bool announce) {
     if (r->nseats >= PROTO_PLAYERS_MAX) return -1;
-    room_seat *seat = &r->seats[r->nseats];
-    seat_init(seat, p);
-    p->room = r;
-    p->seat = r->nseats++;
+    assert(r->state == ROOM_WAITING && !p->queued);
+    int i = r->nseats++;
+    seat_init(&r->seats[i], p);
+    room_seat_link(r, i, p);
     if (!r->solo) game_rooms_changed(r->game);
     if (r->solo || !announce) return 0;
     broadcast_room(r);
@@ -323,14 +355,19 @@ int room_add_player(room *r, srv_player *p, bool announce) {
     return 0;
 }
 
-/* Removes seat i from a waiting room, keeping the others' indices right. */
+/* Removes seat i (its player gone) from a waiting room, keeping the others'
+ * indices right: each seat after it is unlinked, moved down and linked again. */
 static void remove_seat(room *r, int i) {
+    assert(r->state == ROOM_WAITING && !r->seats[i].player);
+    srv_player *moved[PROTO_PLAYERS_MAX];
+    for (int k = i + 1; k < r->nseats; k++)
+        moved[k] = room_seat_unlink(r, k);
     memmove(&r->seats[i], &r->seats[i + 1],
             (size_t)(r->nseats - i - 1) * sizeof r->seats[0]);
     r->nseats--;
     game_rooms_changed(r->game);
     for (int k = i; k < r->nseats; k++)
-        if (r->seats[k].player) r->seats[k].player->seat = k;
+        if (moved[k + 1]) room_seat_link(r, k, moved[k + 1]);
 }
 
 /* The journal's start event: the game as it begins, and who plays it. */
@@ -412,7 +449,8 @@ void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) 
     /* A move read from a client is timed until its `state` is handed out. */
     uint64_t started = r->game->metrics->move_started_ns;
     r->game->metrics->move_started_ns = 0;
-    room_seat *seat = &r->seats[p->seat];
+    room_seat *seat = room_seat_of(p);
+    assert(p->room == r && r->state == ROOM_RUNNING);
     eng_move_result res = eng_game_move(&seat->game, dir, r->game->tables);
     if (res.moved) {
         r->game->metrics->moves++;
@@ -482,9 +520,7 @@ static void on_room_timer(uv_timer_t *t) {
         }
         if (seat->connected || !seat->player || seat->grace_until > now) continue;
         /* The grace period is over: the seat is given up. */
-        srv_player *p = seat->player;
-        seat->player = NULL;
-        p->room = NULL;
+        srv_player *p = room_seat_unlink(r, i);
         room_seat_left(r, i);
         srv_log(SRV_LOG_DEBUG, "room %s: player %llu did not come back", r->code,
                 (unsigned long long)seat->id);
@@ -527,9 +563,7 @@ void room_rearm(room *r) {
 
 /* Detaches p from seat i of an ended or waiting room. */
 static void unseat(room *r, int i) {
-    srv_player *p = r->seats[i].player;
-    if (p) p->room = NULL;
-    r->seats[i].player = NULL;
+    room_seat_unlink(r, i);
 }
 
 static void rematch_progress(room *r);
@@ -553,8 +587,9 @@ static void walk_away(room *r, int i) {
 }
 
 void room_leave(room *r, srv_player *p) {
+    room_seat *seat = room_seat_of(p);
+    assert(p->room == r);
     int i = p->seat;
-    room_seat *seat = &r->seats[i];
     switch (r->state) {
     case ROOM_WAITING:
         unseat(r, i);
@@ -584,7 +619,8 @@ void room_leave(room *r, srv_player *p) {
 }
 
 void room_disconnect(room *r, srv_player *p) {
-    room_seat *seat = &r->seats[p->seat];
+    room_seat *seat = room_seat_of(p);
+    assert(p->room == r);
     if (r->state != ROOM_RUNNING) {
         room_leave(r, p);
         return;
@@ -597,7 +633,8 @@ void room_disconnect(room *r, srv_player *p) {
 }
 
 void room_reconnect(room *r, srv_player *p) {
-    room_seat *seat = &r->seats[p->seat];
+    room_seat *seat = room_seat_of(p);
+    assert(p->room == r);
     if (r->state == ROOM_WAITING) {
         seat->connected = true;
         broadcast_room(r);
@@ -707,7 +744,8 @@ static void rematch_progress(room *r) {
 }
 
 void room_rematch(room *r, srv_player *p) {
-    r->seats[p->seat].rematch = true;
+    assert(p->room == r && r->state == ROOM_ENDED);
+    room_seat_of(p)->rematch = true;
     rematch_progress(r);
 }
 
@@ -737,10 +775,7 @@ void room_restore_finish(room *r, const bool *left, uint64_t remaining_ms) {
         seat->grace_until = now + r->game->cfg.grace_ms;
         if (left[i]) {
             if (seat->status != PROTO_OVER) seat->status = PROTO_LEFT;
-            srv_player *p = seat->player;
-            seat->player = NULL;
-            p->room = NULL;
-            srv_player_release(p);
+            srv_player_release(room_seat_unlink(r, i));
         } else {
             /* People on telnet and netcat resume with the code they saw before
              * (bots come back by themselves: they have no code). */

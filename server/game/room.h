@@ -3,6 +3,8 @@
 #ifndef RACE2048_ROOM_H
 #define RACE2048_ROOM_H
 
+#include <assert.h>
+
 #include "fanout.h"
 #include "seed.h"
 #include "game.h"
@@ -117,6 +119,17 @@ int room_add_bots(room *r, int n, int level, const srv_player *owner, bool annou
 void room_abandon(room *r);
 /* True while p is seated in a running race (not a solo game). */
 bool room_in_running_race(const srv_player *p);
+
+/* p's seat, p seated (p->room set): the seat and its player point at each
+ * other, which room_seat_link and room_seat_unlink (room.c) alone change. */
+static inline room_seat *room_seat_of(const srv_player *p) {
+    assert(p->room && p->seat >= 0 && p->seat < p->room->nseats);
+    room_seat *seat = &p->room->seats[p->seat];
+    assert(seat->player == p);
+    return seat;
+}
+/* Asserts that every seat of r and its player point at each other. */
+void room_assert_seats(const room *r);
 
 /* Fills a proto_player view of a seat. */
 void room_seat_view(const room_seat *seat, proto_player *out);

@@ -247,8 +247,7 @@ void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     for (int i = 0; i < r->nseats; i++) {
         srv_player *p = r->seats[i].player;
         if (!p || (player_connected(p) && !r->solo)) continue;
-        r->seats[i].player = NULL;
-        p->room = NULL;
+        room_seat_unlink(r, i);
         if (!player_connected(p)) srv_player_release(p);
     }
     room_maybe_free(r);

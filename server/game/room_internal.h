@@ -19,6 +19,13 @@ srv_view *room_view(const room *r);
 /* `player` about seat to everyone but `except`. */
 void room_broadcast_player(room *r, const room_seat *seat, const srv_player *except);
 
+/* ------------------------------------------------------- room.c: seating --- */
+
+/* Seat i's player becomes p, and p's room and seat r and i; both were free. */
+void room_seat_link(room *r, int i, srv_player *p);
+/* Seat i and its player (if any) let go of each other; returns the player. */
+srv_player *room_seat_unlink(room *r, int i);
+
 /* ------------------------------------------------------ room.c: lifetime --- */
 
 /* Frees the room once nobody is seated and its spectators have what was
