@@ -396,7 +396,7 @@ static int list_rooms(const srv_link *list, proto_room_info *rows, int n, int ma
                                  .spectators = (int)r->fan.n};
         for (int i = 0; i < r->nseats; i++) {
             row->names[i] = r->seats[i].name;
-            row->scores[i] = r->seats[i].game.score;
+            row->scores[i] = r->seats[i].score;
             row->bots += r->seats[i].bot_level != 0;
         }
     }

@@ -31,15 +31,9 @@ void room_broadcast(room *r, const srv_msg *m, const srv_player *except) {
 }
 
 void room_seat_view(const room_seat *seat, proto_player *out) {
-    *out = (proto_player){.id = seat->id,
-                          .name = seat->name,
-                          .board = &seat->game.board,
-                          .score = seat->game.score,
-                          .moves = seat->game.moves,
-                          .status = seat->status,
-                          .bot = seat->bot_level != 0,
-                          .has_rating = seat->account != NULL,
-                          .rating = seat->rating};
+    *out = proto_player_of(&seat->result);
+    out->has_rating = seat->account != NULL;
+    out->rating = seat->rating;
 }
 
 static void seat_views(const room *r, proto_player *views) {
@@ -78,16 +72,10 @@ srv_view *room_view(const room *r) {
     for (int i = 0; i < r->nseats; i++) {
         const room_seat *seat = &r->seats[i];
         srv_view_seat *shown = &v->seats[i];
-        shown->id = seat->id;
-        memcpy(shown->name, seat->name, sizeof shown->name);
-        shown->board = seat->game.board;
-        shown->score = seat->game.score;
-        shown->moves = seat->game.moves;
-        shown->status = seat->status;
+        shown->result = seat->result;
         shown->seated = seat->player != NULL;
         shown->connected = seat->connected;
         shown->rematch = seat->rematch;
-        shown->bot = seat->bot_level != 0;
         shown->grace_until = seat->grace_until;
     }
     return v;
@@ -340,6 +328,7 @@ static void seat_init(room_seat *seat, srv_player *p) {
     seat->status = PROTO_PLAYING;
     seat->connected = p->sink.ops != NULL;
     seat->bot_level = p->bot_level;
+    seat->bot = p->bot_level != 0;
 }
 
 int room_add_player(room *r, srv_player *p, bool announce) {
@@ -398,6 +387,16 @@ static void start_event(const room *r, jrn_start *ev) {
     }
 }
 
+void room_seat_deal(const room *r, room_seat *seat) {
+    eng_game dealt;
+    if (eng_game_new(&dealt, r->settings.size, &r->seed) < 0)
+        return; /* sizes are checked */
+    seat->board = dealt.board;
+    seat->rng = dealt.rng;
+    seat->score = dealt.score;
+    seat->moves = dealt.moves;
+}
+
 void room_start(room *r) {
     game *g = r->game;
     if (!r->seed_fixed) r->seed = game_next_seed(g);
@@ -409,7 +408,7 @@ void room_start(room *r) {
     }
     uint64_t now = uv_now(g->loop);
     for (int i = 0; i < r->nseats; i++) {
-        eng_game_new(&r->seats[i].game, r->settings.size, &r->seed);
+        room_seat_deal(r, &r->seats[i]);
         r->seats[i].status = PROTO_PLAYING;
         r->seats[i].last_move = now;
     }
@@ -451,7 +450,7 @@ void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) 
     r->game->metrics->move_started_ns = 0;
     room_seat *seat = room_seat_of(p);
     assert(p->room == r && r->state == ROOM_RUNNING);
-    eng_move_result res = eng_game_move(&seat->game, dir, r->game->tables);
+    eng_move_result res = room_seat_play(seat, dir, r->game->tables);
     if (res.moved) {
         r->game->metrics->moves++;
         journal_move(r->jgame, p->seat, dir);
@@ -754,7 +753,7 @@ void room_rematch(room *r, srv_player *p) {
 void room_restore_begin(room *r) {
     uint64_t now = uv_now(r->game->loop);
     for (int i = 0; i < r->nseats; i++) {
-        eng_game_new(&r->seats[i].game, r->settings.size, &r->seed);
+        room_seat_deal(r, &r->seats[i]);
         r->seats[i].status = PROTO_PLAYING;
         r->seats[i].last_move = now; /* the move timeout counts from the restart */
     }
@@ -780,7 +779,7 @@ void room_restore_finish(room *r, const bool *left, uint64_t remaining_ms) {
             /* People on telnet and netcat resume with the code they saw before
              * (bots come back by themselves: they have no code). */
             if (!seat->bot_level) resume_code_assign(seat->player);
-            if (!r->solo && !winner && eng_has_won(&seat->game.board, r->settings.target))
+            if (!r->solo && !winner && eng_has_won(&seat->board, r->settings.target))
                 winner = seat; /* its end record was lost in the crash */
         }
     }

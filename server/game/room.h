@@ -12,11 +12,12 @@
 typedef enum room_state { ROOM_WAITING, ROOM_RUNNING, ROOM_ENDED } room_state;
 
 typedef struct room_seat {
+    /* Its result (message.h's proto_result, embedded: seat->score is
+     * seat->result.score): id and name kept for the results after the player
+     * is gone; board, score and moves its game's, whose rng is beside it. */
+    PROTO_RESULT_EMBEDDED;
+    eng_rng rng;
     srv_player *player; /* NULL once the player has gone from the room */
-    uint64_t id;        /* kept for the results after the player is gone */
-    char name[PROTO_NAME_MAX + 1];
-    eng_game game;
-    proto_status status;
     bool connected;
     uint8_t bot_level;    /* a server-run bot's level, 0 for a person */
     uint64_t grace_until; /* loop time (ms) when a disconnected seat is given up */
@@ -82,6 +83,14 @@ room *room_find(game *g, const char *code);
 int room_add_player(room *r, srv_player *p, bool announce);
 /* Starts the game: seed, salt, commitment, boards, `start` to all. */
 void room_start(room *r);
+
+/* Deals seat's board for the room's size and seed: its game begins. */
+void room_seat_deal(const room *r, room_seat *seat);
+/* Applies a move to seat's game (eng_game_move on its result and rng). */
+static inline eng_move_result room_seat_play(room_seat *seat, eng_dir dir,
+                                             const eng_tables *t) {
+    return eng_play(&seat->board, &seat->score, &seat->moves, &seat->rng, dir, t);
+}
 
 /* Applies p's move (p is seated, the game running, its status playing or won). */
 void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq);

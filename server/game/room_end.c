@@ -11,9 +11,9 @@
 
 void room_update_status(room *r, room_seat *seat) {
     if (seat->status == PROTO_LEFT) return;
-    if (eng_is_over(&seat->game.board))
+    if (eng_is_over(&seat->board))
         seat->status = PROTO_OVER;
-    else if (eng_has_won(&seat->game.board, r->settings.target))
+    else if (eng_has_won(&seat->board, r->settings.target))
         seat->status = PROTO_WON;
     else
         seat->status = PROTO_PLAYING;
@@ -55,7 +55,7 @@ void room_check_end(room *r, const room_seat *mover) {
             room_end(r, PROTO_END_ALL_OVER, r->seats[0].id);
         return;
     }
-    if (mover && eng_has_won(&mover->game.board, r->settings.target)) {
+    if (mover && eng_has_won(&mover->board, r->settings.target)) {
         room_end(r, PROTO_END_TARGET, mover->id);
         return;
     }
@@ -84,10 +84,10 @@ void room_check_end(room *r, const room_seat *mover) {
 int room_rank_cmp(const room_seat *a, const room_seat *b) {
     bool al = a->status == PROTO_LEFT, bl = b->status == PROTO_LEFT;
     if (al != bl) return al ? 1 : -1;
-    if (a->game.score != b->game.score) return a->game.score > b->game.score ? -1 : 1;
-    uint64_t am = eng_max_tile(&a->game.board), bm = eng_max_tile(&b->game.board);
+    if (a->score != b->score) return a->score > b->score ? -1 : 1;
+    uint64_t am = eng_max_tile(&a->board), bm = eng_max_tile(&b->board);
     if (am != bm) return am > bm ? -1 : 1;
-    if (a->game.moves != b->game.moves) return a->game.moves < b->game.moves ? -1 : 1;
+    if (a->moves != b->moves) return a->moves < b->moves ? -1 : 1;
     return 0;
 }
 
@@ -194,13 +194,12 @@ void room_end(room *r, proto_end_reason reason, uint64_t winner) {
                   .nratings = nchanges >= 0 ? r->nseats : 0};
     const room_seat *player = &r->seats[0];
     if (r->daily && player->account && r->game->accounts_ready) {
-        daily_result result = {.score = player->game.score > UINT32_MAX
-                                            ? UINT32_MAX
-                                            : (uint32_t)player->game.score,
-                               .max_tile = (uint32_t)eng_max_tile(&player->game.board),
-                               .moves = player->game.moves,
-                               .end_ms = journal_wall_ms(),
-                               .game = r->game_id};
+        daily_result result = {
+            .score = player->score > UINT32_MAX ? UINT32_MAX : (uint32_t)player->score,
+            .max_tile = (uint32_t)eng_max_tile(&player->board),
+            .moves = player->moves,
+            .end_ms = journal_wall_ms(),
+            .game = r->game_id};
         /* Recorded before the end, so durable when the end is sent. */
         journal_daily_entry(r->game->journal, r->daily_day, r->settings.size,
                             player->account, &result);
@@ -216,9 +215,9 @@ void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     for (int i = 0; r->game_id && i < r->nseats; i++) {
         const room_seat *s = &r->seats[i];
         if (!s->account) continue;
-        uint64_t score = s->game.score > UINT32_MAX ? UINT32_MAX : s->game.score;
+        uint64_t score = s->score > UINT32_MAX ? UINT32_MAX : s->score;
         acct_record_game(s->account, r->game_id, r->settings.size, (uint32_t)score,
-                         (uint32_t)eng_max_tile(&s->game.board),
+                         (uint32_t)eng_max_tile(&s->board),
                          r->solo && r->seed.kind == ENG_SEED_SERVER);
     }
     srv_msg m = {.type = SRV_MSG_END,

@@ -82,7 +82,7 @@ static void drain(fake *f) {
 
 /* Sets a seat's board from face values, row-major. */
 static void set_board(room_seat *seat, int size, const unsigned *values) {
-    eng_board *b = &seat->game.board;
+    eng_board *b = &seat->board;
     eng_board_init(b, size);
     for (int i = 0; i < size * size; i++)
         b->cell[i] = (uint8_t)(values[i] ? eng_value_exp(values[i]) : 0);
@@ -165,7 +165,7 @@ static void test_rank_by_score(void **state) {
     race(f, 3, 3, 2048);
     for (int i = 0; i < 3; i++) {
         one_move_from_over(seat_of(f[i]), 512);
-        seat_of(f[i])->game.score = (uint64_t)(100 * (i + 1));
+        seat_of(f[i])->score = (uint64_t)(100 * (i + 1));
     }
     json_t *end = all_over(f, 3);
     assert_int_equal(result_id(end, 0), f[2]->c->player->id);
@@ -193,8 +193,8 @@ static void test_rank_by_fewer_moves(void **state) {
     race(f, 2, 3, 2048);
     one_move_from_over(seat_of(f[0]), 512);
     one_move_from_over(seat_of(f[1]), 512);
-    seat_of(f[0])->game.moves = 7;
-    seat_of(f[1])->game.moves = 5;
+    seat_of(f[0])->moves = 7;
+    seat_of(f[1])->moves = 5;
     json_t *end = all_over(f, 2);
     assert_int_equal(result_id(end, 0), f[1]->c->player->id);
     assert_int_equal(json_integer_value(json_object_get(end, "winner")),
@@ -207,8 +207,8 @@ static void test_full_tie_is_a_draw(void **state) {
     race(f, 3, 3, 2048);
     for (int i = 0; i < 3; i++) {
         one_move_from_over(seat_of(f[i]), 512);
-        seat_of(f[i])->game.score = i == 2 ? 10 : 50; /* a tie at the top only */
-        seat_of(f[i])->game.moves = 3;
+        seat_of(f[i])->score = i == 2 ? 10 : 50; /* a tie at the top only */
+        seat_of(f[i])->moves = 3;
     }
     json_t *end = all_over(f, 3);
     assert_true(json_is_null(json_object_get(end, "winner")));
@@ -221,7 +221,7 @@ static void test_full_tie_is_a_draw(void **state) {
 static void test_left_ranks_last(void **state) {
     fake *f[3];
     race(f, 3, 3, 2048);
-    seat_of(f[0])->game.score = 100000;
+    seat_of(f[0])->score = 100000;
     say(f[0], "{\"type\":\"leave\"}");
     drain(f[1]);
     one_move_from_over(seat_of(f[1]), 512);
