@@ -1,5 +1,4 @@
-/* lobby.c - the lobby: players and their names, matchmaking, the rooms list, resume
- * lookups. */
+/* lobby.c - the lobby: players, naming, matchmaking, the rooms list, resume lookups. */
 #include "lobby_internal.h"
 
 #include <assert.h>

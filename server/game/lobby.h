@@ -1,5 +1,4 @@
-/* lobby.h - the lobby (players, matchmaking, the rooms list, resume lookups) and
- * requests.c's dispatch. */
+/* lobby.h - the lobby: players, matchmaking, the rooms list, resume; requests.c. */
 #ifndef RACE2048_LOBBY_H
 #define RACE2048_LOBBY_H
 

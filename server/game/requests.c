@@ -1,4 +1,4 @@
-/* requests.c - a player's decoded request to the lobby's or its room's action. */
+/* requests.c - each decoded request of a player to its action, move included. */
 #include <stdio.h>
 #include <string.h>
 

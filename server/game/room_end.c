@@ -1,5 +1,4 @@
-/* room_end.c - the end rules of a race, its ranking and verdict, and its `end` and
- * record. */
+/* room_end.c - the end rules of a race, its ranking and verdict, its `end` and record. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* room_internal.h - what room.c, room_end.c and room_rating.c share, for them only. */
+/* room_internal.h - what room.c, room_end.c, room_rating.c, room_restore.c share. */
 #ifndef RACE2048_ROOM_INTERNAL_H
 #define RACE2048_ROOM_INTERNAL_H
 

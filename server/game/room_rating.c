@@ -1,5 +1,4 @@
-/* room_rating.c - a rated race's rating update: places, skills, the accounts' new
- * ratings. */
+/* room_rating.c - a rated race's update: places, skills, the accounts' new ratings. */
 #include "room_internal.h"
 
 /* ------------------------------------------------------------- ratings --- */

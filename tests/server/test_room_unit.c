@@ -244,23 +244,23 @@ static void test_left_ranks_last(void **state) {
 static bool fail_end_encoding;
 static int end_records;
 static uint64_t end_record_winner;
-char *__real_proto_enc_end_rated(const char *room, proto_end_reason reason,
+char *__real_proto_enc_end_rated(const char *code, proto_end_reason reason,
                                  uint64_t winner, const proto_player *results, int n,
                                  const eng_seed *seed, const char *salt,
                                  const proto_rating_change *ratings, int nratings,
                                  size_t *len);
-char *__wrap_proto_enc_end_rated(const char *room, proto_end_reason reason,
+char *__wrap_proto_enc_end_rated(const char *code, proto_end_reason reason,
                                  uint64_t winner, const proto_player *results, int n,
                                  const eng_seed *seed, const char *salt,
                                  const proto_rating_change *ratings, int nratings,
                                  size_t *len);
-char *__wrap_proto_enc_end_rated(const char *room, proto_end_reason reason,
+char *__wrap_proto_enc_end_rated(const char *code, proto_end_reason reason,
                                  uint64_t winner, const proto_player *results, int n,
                                  const eng_seed *seed, const char *salt,
                                  const proto_rating_change *ratings, int nratings,
                                  size_t *len) {
     if (fail_end_encoding) return NULL;
-    return __real_proto_enc_end_rated(room, reason, winner, results, n, seed, salt,
+    return __real_proto_enc_end_rated(code, reason, winner, results, n, seed, salt,
                                       ratings, nratings, len);
 }
 uint64_t __real_journal_game_end(jrn_game *g, const jrn_end *end);
