@@ -2,6 +2,7 @@
  * loop turn. */
 #include "fanout.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +73,7 @@ static void drop_items(fanout *f) {
 /* ------------------------------------------------------------ spectators --- */
 
 static void move_slot(fanout *f, unsigned from, unsigned to) {
+    assert(from < f->n && to < f->n);
     if (from == to) return;
     f->slots[to] = f->slots[from];
     f->slots[to].p->watch_slot = to;
@@ -80,6 +82,9 @@ static void move_slot(fanout *f, unsigned from, unsigned to) {
 /* Takes slot i out, keeping the cursor's promise: the slots before it were
  * visited in this pass, those after it were not. */
 static void drop_slot(fanout *f, unsigned i) {
+    /* A spectator and its slot point at each other, the cursor within the slots. */
+    assert(i < f->n && f->cursor <= f->n);
+    assert(f->slots[i].p->watch_slot == i && f->slots[i].p->watching == f->room);
     f->slots[i].p->watching = NULL;
     if (i < f->cursor) {
         move_slot(f, f->cursor - 1, i);
@@ -92,6 +97,7 @@ static void drop_slot(fanout *f, unsigned i) {
 }
 
 int fanout_add(fanout *f, srv_player *p) {
+    assert(!p->watching && !p->room); /* spectators watch one room, seated in none */
     if (f->n == f->cap) {
         unsigned cap = f->cap ? f->cap * 2 : 4;
         fanout_slot *slots = realloc(f->slots, (size_t)cap * sizeof *slots);
