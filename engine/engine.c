@@ -476,14 +476,19 @@ int eng_game_new(eng_game *g, int size, const eng_seed *seed) {
     return 0;
 }
 
-eng_move_result eng_game_move(eng_game *g, eng_dir dir, const eng_tables *t) {
+eng_move_result eng_play(eng_board *board, uint64_t *score, uint32_t *moves, eng_rng *rng,
+                         eng_dir dir, const eng_tables *t) {
     eng_move_result res = {0};
-    res.moved = eng_move(&g->board, dir, t, &res.gained);
+    res.moved = eng_move(board, dir, t, &res.gained);
     if (!res.moved) return res;
-    g->score += res.gained;
-    g->moves++;
-    eng_spawn_tile(&g->board, &g->rng, &res.spawn);
+    *score += res.gained;
+    (*moves)++;
+    eng_spawn_tile(board, rng, &res.spawn);
     return res;
+}
+
+eng_move_result eng_game_move(eng_game *g, eng_dir dir, const eng_tables *t) {
+    return eng_play(&g->board, &g->score, &g->moves, &g->rng, dir, t);
 }
 
 /* ------------------------------------------------------------- bitboard --- */

@@ -179,6 +179,10 @@ int eng_game_new(eng_game *g, int size, const eng_seed *seed);
 
 /* Applies a move and, if it changed the board, counts it and spawns. */
 eng_move_result eng_game_move(eng_game *g, eng_dir dir, const eng_tables *t);
+/* The same on a game's parts kept apart (a server seat keeps its board and
+ * counters in its result, its rng beside it): eng_game_move is this. */
+eng_move_result eng_play(eng_board *board, uint64_t *score, uint32_t *moves, eng_rng *rng,
+                         eng_dir dir, const eng_tables *t);
 
 /* ------------------------------------------------------------- bitboard --- */
 

@@ -163,6 +163,37 @@ const char *proto_dir_name(eng_dir dir);            /* "left", ... */
 char proto_dir_letter(eng_dir dir);
 int proto_dir_from_letter(char letter, eng_dir *dir);
 
+/* One seat's result: who sits there, its board and where it stands. The one
+ * value type of a seat's result: the room's seat (server/game/room.h), the
+ * view text mode draws (server/core/view.h) and a finished game's record
+ * (record.h) embed it; the encoders read it through a proto_player
+ * (proto_player_of). */
+#define PROTO_RESULT_MEMBERS                                                             \
+    uint64_t id;                                                                         \
+    char name[PROTO_NAME_MAX + 1];                                                       \
+    eng_board board;                                                                     \
+    uint64_t score;                                                                      \
+    uint32_t moves; /* moves that changed the board */                                   \
+    proto_status status;                                                                 \
+    bool bot; /* a server-run bot: its object says "bot":true */
+typedef struct proto_result {
+    PROTO_RESULT_MEMBERS
+} proto_result;
+
+/* A struct member that is a proto_result named `result` whose members are
+ * also the struct's own (seat->score is seat->result.score), so that a struct
+ * embeds the one type without renaming what its readers use: a union of the
+ * result and an anonymous struct of the same members (C11 anonymous members;
+ * the members are a common initial sequence, so either name reads them), as
+ * Linux's struct_group_tagged() does. */
+#define PROTO_RESULT_EMBEDDED                                                            \
+    union {                                                                              \
+        proto_result result;                                                             \
+        struct {                                                                         \
+            PROTO_RESULT_MEMBERS                                                         \
+        };                                                                               \
+    }
+
 /* A read-only view of one player, as the encoder needs it. */
 typedef struct proto_player {
     uint64_t id;
@@ -175,6 +206,17 @@ typedef struct proto_player {
     bool has_rating; /* logged in to an account: its object says "rating":rating */
     int rating;
 } proto_player;
+
+/* The encoders' view of a result (pointing into it), without a rating. */
+static inline proto_player proto_player_of(const proto_result *r) {
+    return (proto_player){.id = r->id,
+                          .name = r->name,
+                          .board = &r->board,
+                          .score = r->score,
+                          .moves = r->moves,
+                          .status = r->status,
+                          .bot = r->bot};
+}
 
 /* An account's rating object: {"rating","mu","sigma","games","provisional"}. */
 typedef struct proto_rating {

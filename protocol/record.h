@@ -14,17 +14,6 @@
 /* The most games one `history` reply lists (its `limit`). */
 #define PROTO_HISTORY_MAX 100
 
-/* One player at the end of a game, as `end` ranks them. */
-typedef struct proto_result {
-    uint64_t id;
-    char name[PROTO_NAME_MAX + 1];
-    eng_board board;
-    uint64_t score;
-    uint32_t moves;
-    proto_status status;
-    bool bot; /* a server-run bot: its object says "bot":true, as in `end` */
-} proto_result;
-
 /* One seat's moves that changed its board: letters u d l r (proto_dir_letter). */
 typedef struct proto_seat_moves {
     uint64_t id;
@@ -58,7 +47,7 @@ typedef struct proto_game_record {
     proto_end_reason reason;
     uint64_t winner; /* 0: "winner":null */
     int nresults;
-    proto_result results[PROTO_PLAYERS_MAX]; /* ranked, best first */
+    proto_result results[PROTO_PLAYERS_MAX]; /* ranked, best first (message.h) */
     eng_seed seed;
     char salt[PROTO_SALT_TEXT];
     char commit[PROTO_COMMIT_TEXT];

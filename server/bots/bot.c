@@ -137,7 +137,7 @@ static void worker(void *arg) {
 static void submit(bot *b, const room_seat *seat) {
     bot_pool *pool = b->pool;
     const void *key = b->p->room;
-    b->board = seat->game.board;
+    b->board = seat->board;
     b->out = true;
     b->answered = false;
     b->next = NULL;
@@ -225,7 +225,7 @@ static void play(bot *b) {
     }
     room_seat *seat = movable_seat(b);
     /* Its race ended, or went on without it (a rematch): think again. */
-    if (!seat || memcmp(&seat->game.board, &b->board, sizeof b->board) != 0) {
+    if (!seat || memcmp(&seat->board, &b->board, sizeof b->board) != 0) {
         b->answered = false;
         consider(b, 0);
         return;

@@ -40,13 +40,7 @@ const srv_view_seat *srv_view_seat_of(const srv_view *v, uint64_t id) {
 }
 
 void srv_view_player(const srv_view_seat *seat, proto_player *out) {
-    *out = (proto_player){.id = seat->id,
-                          .name = seat->name,
-                          .board = &seat->board,
-                          .score = seat->score,
-                          .moves = seat->moves,
-                          .status = seat->status,
-                          .bot = seat->bot};
+    *out = proto_player_of(&seat->result);
 }
 
 /* ------------------------------------------------------------ renderings --- */

@@ -20,18 +20,13 @@ typedef enum srv_view_state {
     SRV_VIEW_ENDED
 } srv_view_state;
 
-/* One seat as it is shown. */
+/* One seat as it is shown: its result (id, name, board, score, moves,
+ * status, bot: message.h's proto_result, embedded) and its presence. */
 typedef struct srv_view_seat {
-    uint64_t id;
-    char name[PROTO_NAME_MAX + 1];
-    eng_board board;
-    uint64_t score;
-    uint32_t moves;
-    proto_status status;
+    PROTO_RESULT_EMBEDDED;
     bool seated;          /* its player is still in the room */
     bool connected;       /* ... and has a connection (not waiting out its grace) */
     bool rematch;         /* asked for a rematch after the end */
-    bool bot;             /* a server-run bot */
     uint64_t grace_until; /* loop time (ms) a disconnected seat is given up */
 } srv_view_seat;
 

@@ -2,6 +2,7 @@
  * loop turn. */
 #include "fanout.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +73,7 @@ static void drop_items(fanout *f) {
 /* ------------------------------------------------------------ spectators --- */
 
 static void move_slot(fanout *f, unsigned from, unsigned to) {
+    assert(from < f->n && to < f->n);
     if (from == to) return;
     f->slots[to] = f->slots[from];
     f->slots[to].p->watch_slot = to;
@@ -80,6 +82,9 @@ static void move_slot(fanout *f, unsigned from, unsigned to) {
 /* Takes slot i out, keeping the cursor's promise: the slots before it were
  * visited in this pass, those after it were not. */
 static void drop_slot(fanout *f, unsigned i) {
+    /* A spectator and its slot point at each other, the cursor within the slots. */
+    assert(i < f->n && f->cursor <= f->n);
+    assert(f->slots[i].p->watch_slot == i && f->slots[i].p->watching == f->room);
     f->slots[i].p->watching = NULL;
     if (i < f->cursor) {
         move_slot(f, f->cursor - 1, i);
@@ -92,6 +97,7 @@ static void drop_slot(fanout *f, unsigned i) {
 }
 
 int fanout_add(fanout *f, srv_player *p) {
+    assert(!p->watching && !p->room); /* spectators watch one room, seated in none */
     if (f->n == f->cap) {
         unsigned cap = f->cap ? f->cap * 2 : 4;
         fanout_slot *slots = realloc(f->slots, (size_t)cap * sizeof *slots);
@@ -202,16 +208,16 @@ static int enqueue(fanout *f, const srv_msg *m, uint64_t seq) {
         f->head = it;
     f->tail = it;
     f->pending++;
-    game *s = f->room->game;
-    if (!s->fanout_ready) {
-        uv_idle_init(s->loop, &s->fanout_idle);
-        s->fanout_idle.data = s;
-        srv_list_init(&s->fanouts);
-        s->fanout_ready = true;
+    game *g = f->room->game;
+    if (!g->fanout_ready) {
+        uv_idle_init(g->loop, &g->fanout_idle);
+        g->fanout_idle.data = g;
+        srv_list_init(&g->fanouts);
+        g->fanout_ready = true;
     }
     if (srv_list_empty(&f->busy)) {
-        if (srv_list_empty(&s->fanouts)) uv_idle_start(&s->fanout_idle, on_fanout_idle);
-        srv_list_push(&s->fanouts, &f->busy);
+        if (srv_list_empty(&g->fanouts)) uv_idle_start(&g->fanout_idle, on_fanout_idle);
+        srv_list_push(&g->fanouts, &f->busy);
     }
     return 0;
 }
@@ -272,28 +278,28 @@ static void advance(fanout *f) {
 
 /* Each room with queued broadcasts gets its share of this turn. */
 static void on_fanout_idle(uv_idle_t *h) {
-    game *s = h->data;
+    game *g = h->data;
     srv_link todo;
     srv_list_init(&todo);
-    if (!srv_list_empty(&s->fanouts)) { /* move the list to todo */
-        todo.next = s->fanouts.next;
-        todo.prev = s->fanouts.prev;
+    if (!srv_list_empty(&g->fanouts)) { /* move the list to todo */
+        todo.next = g->fanouts.next;
+        todo.prev = g->fanouts.prev;
         todo.next->prev = todo.prev->next = &todo;
-        srv_list_init(&s->fanouts);
+        srv_list_init(&g->fanouts);
     }
     while (!srv_list_empty(&todo)) {
         fanout *f = srv_container(todo.next, fanout, busy);
         srv_list_remove(&f->busy);
         advance(f);
         if (f->head) {
-            srv_list_push(&s->fanouts, &f->busy);
+            srv_list_push(&g->fanouts, &f->busy);
             continue;
         }
         drop_items(f);
         /* May free the room (after this callback: its timer closes first). */
         room_fanout_drained(f->room);
     }
-    if (srv_list_empty(&s->fanouts)) uv_idle_stop(&s->fanout_idle);
+    if (srv_list_empty(&g->fanouts)) uv_idle_stop(&g->fanout_idle);
 }
 
 void fanout_catch_up(srv_player *p) {

@@ -1,6 +1,7 @@
-/* lobby.c - requests to actions: players, naming, matchmaking, rooms list, resume. */
-#include "lobby.h"
+/* lobby.c - the lobby: players, naming, matchmaking, the rooms list, resume lookups. */
+#include "lobby_internal.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 
 /* -------------------------------------------------------------- players --- */
 
-static srv_player *player_new(game *s) {
+static srv_player *player_new(game *g) {
     srv_player *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     if (srv_random_hex(p->token, 16) < 0) {
@@ -19,27 +20,27 @@ static srv_player *player_new(game *s) {
         return NULL;
     }
     int hash_oom = 0;
-    HASH_ADD(hh_token, s->by_token, token, strlen(p->token), p);
+    HASH_ADD(hh_token, g->by_token, token, strlen(p->token), p);
     if (hash_oom) {
         free(p);
         return NULL;
     }
-    p->game = s;
-    if (s->id_limit && s->next_id >= s->id_limit &&
-        !(s->ids.more && s->ids.more(s->ids.ctx, &s->next_id, &s->id_limit)))
-        s->id_limit = 0;
-    p->id = s->next_id++;
+    p->game = g;
+    if (g->id_limit && g->next_id >= g->id_limit &&
+        !(g->ids.more && g->ids.more(g->ids.ctx, &g->next_id, &g->id_limit)))
+        g->id_limit = 0;
+    p->id = g->next_id++;
     snprintf(p->name, sizeof p->name, "player-%llu", (unsigned long long)p->id);
     srv_list_init(&p->queue_link);
-    srv_list_push(&s->players, &p->link);
+    srv_list_push(&g->players, &p->link);
     return p;
 }
 
-srv_player *lobby_player_restore(game *s, uint64_t id, const char *name,
+srv_player *lobby_player_restore(game *g, uint64_t id, const char *name,
                                  const char *token_hash) {
     srv_player *p = calloc(1, sizeof *p);
     if (!p) return NULL;
-    p->game = s;
+    p->game = g;
     p->id = id;
     snprintf(p->name, sizeof p->name, "%s", name);
     p->welcomed = true;
@@ -49,19 +50,19 @@ srv_player *lobby_player_restore(game *s, uint64_t id, const char *name,
     }
     memcpy(p->token_hash, token_hash, 65);
     int hash_oom = 0;
-    HASH_ADD_KEYPTR(hh_token, s->by_token, p->token_hash, 64, p);
+    HASH_ADD_KEYPTR(hh_token, g->by_token, p->token_hash, 64, p);
     if (hash_oom) {
         free(p->token_hash);
         free(p);
         return NULL;
     }
     srv_list_init(&p->queue_link);
-    srv_list_push(&s->players, &p->link);
+    srv_list_push(&g->players, &p->link);
     return p;
 }
 
 /* An account's rating object. */
-static proto_rating rating_of(const acct_account *a) {
+proto_rating lobby_rating_of(const acct_account *a) {
     return (proto_rating){.rating = acct_rating(a),
                           .mu = a->mu,
                           .sigma = a->sigma,
@@ -72,7 +73,7 @@ static proto_rating rating_of(const acct_account *a) {
 static void send_welcome(srv_player *p) {
     size_t len;
     proto_rating rating;
-    if (p->account) rating = rating_of(p->account);
+    if (p->account) rating = lobby_rating_of(p->account);
     char *line = proto_enc_welcome_account(p->id, p->name, p->token,
                                            p->account ? &rating : NULL, &len);
     p->welcomed = true;
@@ -159,16 +160,17 @@ static queue_key key_of(const proto_settings *settings) {
 /* Puts p (not queued) at the back of the queue for its queue_key. Returns 0,
  * or -1 if memory runs out (p is then not queued). */
 static int enqueue(srv_player *p) {
-    game *s = p->game;
+    game *g = p->game;
+    assert(!p->queued && !p->queue && !p->room);
     queue_key key = key_of(&p->queue_key);
     lobby_queue *q = NULL;
-    HASH_FIND(hh, s->queues, &key, sizeof key, q);
+    HASH_FIND(hh, g->queues, &key, sizeof key, q);
     if (!q) {
         if (!(q = calloc(1, sizeof *q))) return -1;
         q->key = key;
         srv_list_init(&q->waiting);
         int hash_oom = 0;
-        HASH_ADD(hh, s->queues, key, sizeof q->key, q);
+        HASH_ADD(hh, g->queues, key, sizeof q->key, q);
         if (hash_oom) {
             free(q);
             return -1;
@@ -184,6 +186,7 @@ static int enqueue(srv_player *p) {
 static void unqueue(srv_player *p) {
     if (!p->queued) return;
     lobby_queue *q = p->queue;
+    assert(q && q->n > 0 && !srv_list_empty(&q->waiting)); /* p is one of them */
     srv_list_remove(&p->queue_link);
     p->queued = false;
     p->queue = NULL;
@@ -199,6 +202,7 @@ void srv_player_release(srv_player *p) {
     if (player_connected(p) || p->room) return;
     unqueue(p);
     if (p->watching) room_unwatch(p->watching, p);
+    assert(!p->queued && !p->watching && !p->room);
     resume_code_forget(p);
     if (p->token[0] || p->token_hash) /* not when out of memory restoring it */
         HASH_DELETE(hh_token, p->game->by_token, p);
@@ -213,92 +217,6 @@ void lobby_leave_quietly(srv_player *p) {
     unqueue(p);
     if (p->room) room_leave(p->room, p);
     if (p->watching) room_unwatch(p->watching, p);
-}
-
-/* ------------------------------------------------------------- requests --- */
-
-static void reply_error(srv_player *p, proto_err code, const char *message) {
-    srv_send_error(p, code, message);
-}
-
-bool lobby_refuse_if_racing(srv_player *p) {
-    if (!room_in_running_race(p)) return false;
-    reply_error(p, PROTO_ERR_BUSY, "you are in a running race; send leave first");
-    return true;
-}
-
-/* A request that starts a game spends one of its address's
- * --max-games-per-min (guard.c), so that one client cannot fill the journal
- * and push everyone's games out of `history`. Returns false after an error
- * rate_limited that says when the address may start another. */
-bool lobby_allow_game(srv_player *p) {
-    unsigned wait_s = p->sink.ops && p->sink.ops->game_start_wait
-                          ? p->sink.ops->game_start_wait(p->sink.dest)
-                          : 0;
-    if (!wait_s) return true;
-    char message[128];
-    snprintf(message, sizeof message,
-             "too many games started from your address; you may start another in %u s",
-             wait_s);
-    reply_error(p, PROTO_ERR_RATE_LIMITED, message);
-    return false;
-}
-
-static void do_solo(srv_player *p, const proto_request *req) {
-    if (lobby_refuse_if_racing(p) || !lobby_allow_game(p)) return;
-    lobby_leave_quietly(p);
-    room *r = room_new(p->game, true, &req->settings);
-    if (!r) {
-        reply_error(p, PROTO_ERR_BUSY, "the server could not start a game; try again");
-        return;
-    }
-    if (req->has_seed) {
-        r->seed = eng_seed_client(req->seed);
-        r->seed_fixed = true;
-    }
-    room_add_player(r, p, false);
-    room_start(r);
-}
-
-static void do_create(srv_player *p, const proto_request *req) {
-    if (lobby_refuse_if_racing(p) || !lobby_allow_game(p)) return;
-    lobby_leave_quietly(p);
-    room *r = room_new(p->game, false, &req->settings);
-    if (!r) {
-        reply_error(p, PROTO_ERR_BUSY, "the server could not make a room; try again");
-        return;
-    }
-    room_add_player(r, p, req->bots == 0);
-    int refused = req->bots ? room_add_bots(r, req->bots, req->level, p, true) : 0;
-    if (refused) {
-        /* Nothing changes but the room that could not be filled. */
-        room_leave(r, p);
-        reply_error(p, PROTO_ERR_SERVER_FULL,
-                    refused == -2 ? "your address has as many bots as one address may "
-                                    "(--max-bots-per-ip); try later"
-                                  : "the server runs as many bots as it takes "
-                                    "(--max-bots); try later");
-    }
-}
-
-static void do_join(srv_player *p, const proto_request *req) {
-    room *r = room_find(p->game, req->room);
-    if (!r) {
-        reply_error(p, PROTO_ERR_ROOM_NOT_FOUND, "no room has that code");
-        return;
-    }
-    if (r->state != ROOM_WAITING) {
-        reply_error(p, PROTO_ERR_ALREADY_STARTED,
-                    "that room's race has started; watch it instead");
-        return;
-    }
-    if (lobby_refuse_if_racing(p)) return;
-    if (p->room == r) { /* already seated here: just say where things stand */
-        room_reconnect(r, p);
-        return;
-    }
-    lobby_leave_quietly(p);
-    room_add_player(r, p, true);
 }
 
 int lobby_queue_keys(game *g, proto_settings *keys, int max) {
@@ -420,14 +338,13 @@ static void on_quick_timer(uv_timer_t *t) {
     quick_bots_arm(g);
 }
 
-static void do_quick(srv_player *p, const proto_request *req) {
-    game *s = p->game;
-    if (lobby_refuse_if_racing(p) || !lobby_allow_game(p)) return;
-    lobby_leave_quietly(p);
-    p->queue_key = req->settings;
+/* Matchmaking's half of `quick` (lobby_internal.h). */
+void lobby_quick(srv_player *p, const proto_settings *settings) {
+    game *g = p->game;
+    p->queue_key = *settings;
     p->queue_key.time_limit = 0;
     if (enqueue(p) < 0) {
-        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory; try again");
+        srv_send_error(p, PROTO_ERR_BUSY, "the server is short of memory; try again");
         return;
     }
 
@@ -446,12 +363,12 @@ static void do_quick(srv_player *p, const proto_request *req) {
     char *line = proto_enc_queued(p->queue_key.players, waiting, &len);
     srv_send_line(p, SRV_MSG_QUEUED, line, len);
     if (waiting < p->queue_key.players) {
-        p->queued_at = uv_now(s->loop);
-        quick_bots_arm(s);
+        p->queued_at = uv_now(g->loop);
+        quick_bots_arm(g);
         return;
     }
 
-    room *r = room_new(s, false, &p->queue_key);
+    room *r = room_new(g, false, &p->queue_key);
     if (!r) {
         srv_log_client(SRV_LOG_ERROR, "out of memory making a matchmaking room");
         return; /* everyone stays queued; the next request retries */
@@ -463,68 +380,7 @@ static void do_quick(srv_player *p, const proto_request *req) {
     room_start(r);
 }
 
-static void do_watch(srv_player *p, const proto_request *req) {
-    room *r = room_find(p->game, req->room);
-    if (!r || r->state == ROOM_ENDED) {
-        reply_error(p, PROTO_ERR_ROOM_NOT_FOUND,
-                    "no room with that code is waiting or running");
-        return;
-    }
-    if (lobby_refuse_if_racing(p)) return;
-    if (p->room == r && r->nseats == 1) {
-        /* Leaving its seat would free the room under the watch. */
-        reply_error(p, PROTO_ERR_ROOM_NOT_FOUND,
-                    "you are alone in that room: it closes when you leave it");
-        return;
-    }
-    unsigned most = p->game->cfg.max_spectators;
-    char full[160];
-    snprintf(full, sizeof full,
-             "room %s has %u spectators, as many as a room takes; try again later",
-             r->code, most);
-    if (most && r->fan.n >= most && p->watching != r) {
-        /* Said before leaving anything: a refused watch changes nothing. */
-        reply_error(p, PROTO_ERR_ROOM_FULL, full);
-        return;
-    }
-    lobby_leave_quietly(p);
-    /* Leaving may have freed a room kept only for its spectators' last
-     * broadcasts (the memory stays until its close callback). */
-    int rc = r->closing ? -3 : room_watch(r, p);
-    if (rc == -1)
-        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
-    else if (rc == -2)
-        reply_error(p, PROTO_ERR_ROOM_FULL, full);
-    else if (rc < 0)
-        reply_error(p, PROTO_ERR_ROOM_NOT_FOUND, "that room has just closed");
-}
-
-static void do_move(srv_player *p, const proto_request *req) {
-    room *r = p->room;
-    if (!r || r->state != ROOM_RUNNING) {
-        reply_error(p, PROTO_ERR_NOT_PLAYING, "you are not in a running game");
-        return;
-    }
-    if (r->ends_at && uv_now(p->game->loop) >= r->ends_at) {
-        /* The time is up even if the timer has not run yet this turn. */
-        room_time_up(r);
-        reply_error(p, PROTO_ERR_NOT_PLAYING, "the race's time is up");
-        return;
-    }
-    proto_status st = r->seats[p->seat].status;
-    if (st != PROTO_PLAYING && st != PROTO_WON) {
-        reply_error(p, PROTO_ERR_NOT_PLAYING, "your game is over; you cannot move");
-        return;
-    }
-    room_move(r, p, req->dir, req->has_seq, req->seq);
-}
-
-static void do_leave(srv_player *p) {
-    lobby_leave_quietly(p);
-    size_t len;
-    char *line = proto_enc_left(&len);
-    srv_send_line(p, SRV_MSG_LEFT, line, len);
-}
+/* ------------------------------------------------------------ rooms list --- */
 
 /* Adds the rooms of one list to rows, up to max in all. */
 static int list_rooms(const srv_link *list, proto_room_info *rows, int n, int max) {
@@ -539,17 +395,17 @@ static int list_rooms(const srv_link *list, proto_room_info *rows, int n, int ma
                                  .spectators = (int)r->fan.n};
         for (int i = 0; i < r->nseats; i++) {
             row->names[i] = r->seats[i].name;
-            row->scores[i] = r->seats[i].game.score;
+            row->scores[i] = r->seats[i].score;
             row->bots += r->seats[i].bot_level != 0;
         }
     }
     return n;
 }
 
-int lobby_rooms(game *s, proto_room_info *rows, int max) {
+int lobby_rooms(game *g, proto_room_info *rows, int max) {
     /* Joinable rooms first: they are what most people ask for. */
-    int n = list_rooms(&s->waiting_rooms, rows, 0, max);
-    return list_rooms(&s->running_rooms, rows, n, max);
+    int n = list_rooms(&g->waiting_rooms, rows, 0, max);
+    return list_rooms(&g->running_rooms, rows, n, max);
 }
 
 /* The rows as a `rooms` message carries them (they own their codes). NULL
@@ -593,250 +449,35 @@ void lobby_send_rooms(srv_player *p, const proto_room_info *others, int nothers)
         send_merged_rooms(p, others, nothers);
         return;
     }
-    game *s = p->game;
+    game *g = p->game;
     /* The same reply for everyone until a room changes (srv_rooms_changed),
      * or for a second: the scores and spectators it shows change without
      * that, and a second behind is close enough for a list. */
-    uint64_t now = uv_now(s->loop);
-    if (s->rooms_reply && now - s->rooms_made_at >= LOBBY_ROOMS_FRESH_MS) {
-        srv_buf_unref(s->rooms_reply);
-        s->rooms_reply = NULL;
+    uint64_t now = uv_now(g->loop);
+    if (g->rooms_reply && now - g->rooms_made_at >= LOBBY_ROOMS_FRESH_MS) {
+        srv_buf_unref(g->rooms_reply);
+        g->rooms_reply = NULL;
     }
-    if (!s->rooms_reply || !s->rooms_rows) {
+    if (!g->rooms_reply || !g->rooms_rows) {
         proto_room_info rows[LOBBY_ROOMS_MAX];
-        int n = lobby_rooms(s, rows, LOBBY_ROOMS_MAX);
-        if (!s->rooms_reply) {
+        int n = lobby_rooms(g, rows, LOBBY_ROOMS_MAX);
+        if (!g->rooms_reply) {
             size_t len;
             char *line = proto_enc_rooms(rows, n, &len);
-            s->rooms_reply = srv_buf_take(line, len); /* NULL if memory ran out */
-            s->rooms_made_at = now;
+            g->rooms_reply = srv_buf_take(line, len); /* NULL if memory ran out */
+            g->rooms_made_at = now;
         }
-        if (!s->rooms_rows) s->rooms_rows = rooms_rows(rows, n);
+        if (!g->rooms_rows) g->rooms_rows = rooms_rows(rows, n);
     }
-    srv_msg m = {.type = SRV_MSG_ROOMS, .json = s->rooms_reply, .rooms = s->rooms_rows};
+    srv_msg m = {.type = SRV_MSG_ROOMS, .json = g->rooms_reply, .rooms = g->rooms_rows};
     srv_send(p, &m);
-}
-
-static void do_ping(srv_player *p, const proto_request *req) {
-    size_t len;
-    char *line = proto_enc_pong(req->ping_t, &len);
-    srv_send_line(p, SRV_MSG_PONG, line, len);
-}
-
-static void do_rematch(srv_player *p) {
-    room *r = p->room;
-    if (!r || r->solo || r->state != ROOM_ENDED) {
-        reply_error(p, PROTO_ERR_NOT_PLAYING,
-                    "rematch is for the players of a race that ended");
-        return;
-    }
-    if (!r->seats[p->seat].rematch && !lobby_allow_game(p))
-        return; /* asking twice is free */
-    room_rematch(r, p);
-}
-
-static void do_history(srv_player *p, const proto_request *req) {
-    const proto_game_record *games[PROTO_HISTORY_MAX];
-    int limit = req->limit < PROTO_HISTORY_MAX ? req->limit : PROTO_HISTORY_MAX;
-    int n = journal_history(p->game->journal, limit, games);
-    size_t len;
-    char *line = n < 0 ? NULL : proto_enc_history(games, n, &len);
-    if (!line) {
-        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
-        return;
-    }
-    srv_msg m = {.type = SRV_MSG_HISTORY,
-                 .json = srv_buf_take(line, len),
-                 .games = games,
-                 .ngames = n};
-    srv_send(p, &m);
-    if (m.json) srv_buf_unref(m.json);
-}
-
-static void do_replay(srv_player *p, const proto_request *req) {
-    const proto_game_record *g =
-        req->has_game ? journal_replay(p->game->journal, req->game) : NULL;
-    size_t len;
-    char *line = g ? proto_enc_replay(g, &len) : NULL;
-    if (line) {
-        srv_msg m = {.type = SRV_MSG_REPLAY,
-                     .json = srv_buf_take(line, len),
-                     .games = &g,
-                     .ngames = 1};
-        srv_send(p, &m);
-        if (m.json) srv_buf_unref(m.json);
-    } else if (g) {
-        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
-    } else {
-        reply_error(p, PROTO_ERR_GAME_NOT_FOUND,
-                    "no finished game with that id is kept (see history)");
-    }
-}
-
-char *lobby_leaderboard_line(game *g, int limit, size_t *len) {
-    const acct_account *top[PROTO_LEADERBOARD_MAX];
-    proto_board_row rows[PROTO_LEADERBOARD_MAX];
-    size_t max = (size_t)(limit > 0 ? limit : 20);
-    if (max > PROTO_LEADERBOARD_MAX) max = PROTO_LEADERBOARD_MAX;
-    size_t n = g->accounts_ready ? acct_top(&g->accounts, 1, top, max) : 0;
-    for (size_t i = 0; i < n; i++)
-        rows[i] = (proto_board_row){.rank = i + 1,
-                                    .name = top[i]->name,
-                                    .rating = acct_rating(top[i]),
-                                    .games = top[i]->games};
-    return proto_enc_leaderboard(rows, (int)n, len);
-}
-
-char *lobby_profile_line(game *g, const char *name, bool *found, size_t *len) {
-    const acct_account *a = g->accounts_ready ? acct_find(&g->accounts, name) : NULL;
-    *found = a != NULL;
-    if (!a) return NULL;
-    proto_profile_best best[ACCT_SIZES];
-    int nbest = 0;
-    for (int k = 0; k < ACCT_SIZES; k++)
-        if (a->best[k].game)
-            best[nbest++] = (proto_profile_best){.size = k + ACCT_SIZE_MIN,
-                                                 .score = a->best[k].score,
-                                                 .max_tile = a->best[k].max_tile,
-                                                 .game = a->best[k].game};
-    uint64_t recent[ACCT_RECENT];
-    int32_t chart[ACCT_CHART];
-    proto_profile prof = {.name = a->name,
-                          .rating = rating_of(a),
-                          .races = a->games,
-                          .wins = a->wins,
-                          .best = best,
-                          .nbest = nbest,
-                          .recent = recent,
-                          .nrecent = (int)acct_recent(a, recent),
-                          .chart = chart,
-                          .nchart = (int)acct_chart(a, chart)};
-    return proto_enc_profile(&prof, len);
-}
-
-char *lobby_daily_board_line(game *g, int size, const char *date, int limit,
-                             bool *bad_date, size_t *len) {
-    int64_t now = game_daily_now_ms(g);
-    int32_t today = daily_day_of_ms(now), day = today;
-    *bad_date = date && date[0] && !daily_day_parse(date, &day);
-    if (*bad_date) return NULL;
-    char text[11];
-    daily_day_format(day, text);
-    const daily_entry *top[PROTO_LEADERBOARD_MAX];
-    proto_daily_row rows[PROTO_LEADERBOARD_MAX];
-    size_t max = (size_t)(limit > 0 ? limit : 20);
-    if (max > PROTO_LEADERBOARD_MAX) max = PROTO_LEADERBOARD_MAX;
-    size_t n = g->accounts_ready ? daily_top(&g->daily, day, size, 1, top, max) : 0;
-    for (size_t i = 0; i < n; i++)
-        rows[i] = (proto_daily_row){.rank = i + 1,
-                                    .name = top[i]->account->name,
-                                    .score = top[i]->result.score,
-                                    .max_tile = top[i]->result.max_tile,
-                                    .moves = top[i]->result.moves,
-                                    .game = top[i]->result.game};
-    jrn_daily_seed ds;
-    bool revealed = day < today && journal_daily_get(g->journal, day, size, &ds);
-    return proto_enc_daily_board(size, text, rows, (int)n, revealed ? &ds.seed : NULL,
-                                 revealed ? ds.salt : NULL, len);
-}
-
-/* `daily`: today's daily game of that size, for an account that has not begun it. */
-static void do_daily(srv_player *p, const proto_request *req) {
-    game *g = p->game;
-    if (!p->account || !g->accounts_ready) {
-        reply_error(
-            p, PROTO_ERR_ACCOUNT_NEEDED,
-            "only accounts play the daily challenge: register, or hello with key");
-        return;
-    }
-    if (lobby_refuse_if_racing(p)) return;
-    int64_t now = game_daily_now_ms(g);
-    int32_t day = daily_day_of_ms(now);
-    int size = req->settings.size;
-    if (daily_played(&g->daily, day, size, p->account)) {
-        reply_error(p, PROTO_ERR_DAILY_PLAYED,
-                    "this account has played today's daily game of that size");
-        return;
-    }
-    if (!lobby_allow_game(p)) return;
-    jrn_daily_seed ds;
-    if (!journal_daily_get(g->journal, day, size, &ds)) {
-        /* The day's first game: a seed is drawn (from --seed's sequence if set). */
-        eng_seed fresh = game_next_seed(g);
-        if (journal_daily(g->journal, day, size, &fresh, &ds) < 0) {
-            reply_error(p, PROTO_ERR_BUSY,
-                        "the server could not start a game; try again");
-            return;
-        }
-    }
-    lobby_leave_quietly(p);
-    room *r = room_new(g, true, &req->settings);
-    if (!r) {
-        reply_error(p, PROTO_ERR_BUSY, "the server could not start a game; try again");
-        return;
-    }
-    daily_prune(&g->daily, day - 7); /* the days the journal keeps (journal.c) */
-    if (daily_begin(&g->daily, day, size, p->account) != DAILY_OK) {
-        room_abandon(r);
-        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
-        return;
-    }
-    journal_daily_entry(g->journal, day, size, p->account, NULL);
-    r->seed = ds.seed;
-    r->seed_fixed = true;
-    memcpy(r->salt, ds.salt, sizeof r->salt);
-    r->daily = true;
-    r->daily_day = day;
-    r->daily_reveal_ms = daily_day_start_ms(day + 1);
-    room_add_player(r, p, false);
-    room_start(r);
-}
-
-/* `leaderboard`: the rating board's top rows, from the ordered index
- * (O(log n + limit)); the daily board's from its own. */
-static void do_leaderboard(srv_player *p, const proto_request *req) {
-    size_t len;
-    if (req->board == PROTO_BOARD_DAILY) {
-        bool bad_date;
-        char *line = lobby_daily_board_line(p->game, req->settings.size, req->date,
-                                            req->limit, &bad_date, &len);
-        if (bad_date)
-            reply_error(p, PROTO_ERR_BAD_MESSAGE, "date must be a day as \"YYYY-MM-DD\"");
-        else if (!line)
-            reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
-        else
-            srv_send_line(p, SRV_MSG_ACCOUNT, line, len);
-        return;
-    }
-    char *line = lobby_leaderboard_line(p->game, req->limit, &len);
-    if (!line) {
-        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
-        return;
-    }
-    srv_send_line(p, SRV_MSG_ACCOUNT, line, len);
-}
-
-/* `profile`: an account's rating, races, bests and recent games, from memory. */
-static void do_profile(srv_player *p, const proto_request *req) {
-    bool found;
-    size_t len;
-    char *line = lobby_profile_line(p->game, req->name, &found, &len);
-    if (!found) {
-        reply_error(p, PROTO_ERR_PLAYER_NOT_FOUND, "no account has that name");
-        return;
-    }
-    if (!line) {
-        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
-        return;
-    }
-    srv_send_line(p, SRV_MSG_ACCOUNT, line, len);
 }
 
 void lobby_hello(srv_player *p, const proto_request *req) {
     p->named = true;
     memcpy(p->name, req->name, sizeof p->name);
     if (p->room) {
-        memcpy(p->room->seats[p->seat].name, p->name, sizeof p->name);
+        memcpy(room_seat_of(p)->name, p->name, sizeof p->name);
         fanout_touch(&p->room->fan); /* spectators' snapshots show names */
     }
     send_welcome(p);
@@ -850,13 +491,13 @@ static bool resumable(const srv_player *p) {
 /* p (in the token index under its token) is filed under a fresh token: its
  * old one goes to a seat that has a better claim to it. The old token is not
  * known to anyone but p's client, which resumes with it. */
-static bool refile_token(game *s, srv_player *p) {
+static bool refile_token(game *g, srv_player *p) {
     char fresh[sizeof p->token];
     if (srv_random_hex(fresh, 16) < 0) return false;
-    HASH_DELETE(hh_token, s->by_token, p);
+    HASH_DELETE(hh_token, g->by_token, p);
     memcpy(p->token, fresh, sizeof p->token);
     int hash_oom = 0;
-    HASH_ADD(hh_token, s->by_token, token, strlen(p->token), p);
+    HASH_ADD(hh_token, g->by_token, token, strlen(p->token), p);
     if (hash_oom) { /* out of the index: never found by a token again */
         p->token[0] = '\0';
         free(p->token_hash); /* nor released from the index (srv_player_release) */
@@ -875,24 +516,24 @@ static bool refile_token(game *s, srv_player *p) {
  * later resume with the token finds the seat, on this node or through any
  * other, whether the old connection is still open or not. Sending the hash
  * itself finds nothing. */
-static srv_player *find_token(game *s, const char *token) {
+static srv_player *find_token(game *g, const char *token) {
     srv_player *p = NULL;
-    HASH_FIND(hh_token, s->by_token, token, strlen(token), p);
+    HASH_FIND(hh_token, g->by_token, token, strlen(token), p);
     if (p && !p->token[0]) p = NULL; /* a hash that was sent as a token */
     if (resumable(p)) return p;
     char hash[65];
     if (strlen(token) >= sizeof p->token || journal_token_hash(token, hash) < 0) return p;
     srv_player *seat = NULL;
-    HASH_FIND(hh_token, s->by_token, hash, 64, seat);
+    HASH_FIND(hh_token, g->by_token, hash, 64, seat);
     if (!seat || seat->token[0]) return p;
-    if (p && !refile_token(s, p)) return p; /* out of randomness: as before */
-    HASH_DELETE(hh_token, s->by_token, seat);
+    if (p && !refile_token(g, p)) return p; /* out of randomness: as before */
+    HASH_DELETE(hh_token, g->by_token, seat);
     memcpy(seat->token, token, strlen(token) + 1);
     int hash_oom = 0;
-    HASH_ADD(hh_token, s->by_token, token, strlen(seat->token), seat);
+    HASH_ADD(hh_token, g->by_token, token, strlen(seat->token), seat);
     if (hash_oom) { /* it stays known by its hash */
         seat->token[0] = '\0';
-        HASH_ADD_KEYPTR(hh_token, s->by_token, seat->token_hash, 64, seat);
+        HASH_ADD_KEYPTR(hh_token, g->by_token, seat->token_hash, 64, seat);
         return NULL;
     }
     return seat;
@@ -926,64 +567,4 @@ void lobby_take_back(srv_player *p, sink dest) {
     p->sink = dest;
     send_welcome(p);
     if (p->room) room_reconnect(p->room, p);
-}
-
-void lobby_request(srv_player *p, proto_request *req) {
-    /* A first reply of any other kind comes after the automatic welcome. */
-    if (req->type != PROTO_REQ_HELLO && req->type != PROTO_REQ_RESUME) lobby_welcome(p);
-    switch (req->type) {
-    case PROTO_REQ_SOLO:
-        do_solo(p, req);
-        break;
-    case PROTO_REQ_CREATE:
-        do_create(p, req);
-        break;
-    case PROTO_REQ_JOIN:
-        do_join(p, req);
-        break;
-    case PROTO_REQ_QUICK:
-        do_quick(p, req);
-        break;
-    case PROTO_REQ_WATCH:
-        do_watch(p, req);
-        break;
-    case PROTO_REQ_MOVE:
-        do_move(p, req);
-        break;
-    case PROTO_REQ_LEAVE:
-        do_leave(p);
-        break;
-    case PROTO_REQ_ROOMS:
-        lobby_send_rooms(p, NULL, 0);
-        break;
-    case PROTO_REQ_PING:
-        do_ping(p, req);
-        break;
-    case PROTO_REQ_REMATCH:
-        do_rematch(p);
-        break;
-    case PROTO_REQ_HISTORY:
-        do_history(p, req);
-        break;
-    case PROTO_REQ_REPLAY:
-        do_replay(p, req);
-        break;
-    case PROTO_REQ_HELLO:
-        lobby_hello(p, req);
-        break;
-    case PROTO_REQ_LEADERBOARD:
-        do_leaderboard(p, req);
-        break;
-    case PROTO_REQ_PROFILE:
-        do_profile(p, req);
-        break;
-    case PROTO_REQ_DAILY:
-        do_daily(p, req);
-        break;
-    case PROTO_REQ_REGISTER: /* the session's (it needs the address's limit) */
-    case PROTO_REQ_RESUME:
-    case PROTO_REQ_NONE:
-        break;
-    }
-    proto_request_clear(req);
 }

@@ -1,4 +1,4 @@
-/* lobby.h - requests to actions: players, naming, matchmaking, rooms list, resume. */
+/* lobby.h - the lobby: players, matchmaking, the rooms list, resume; requests.c. */
 #ifndef RACE2048_LOBBY_H
 #define RACE2048_LOBBY_H
 

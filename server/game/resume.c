@@ -18,9 +18,9 @@ void resume_code_forget(srv_player *p) {
     p->resume_code[0] = '\0';
 }
 
-static srv_player *lookup(game *s, const char *code) {
+static srv_player *lookup(game *g, const char *code) {
     srv_player *p = NULL;
-    HASH_FIND(hh_resume, s->by_resume, code, strlen(code), p);
+    HASH_FIND(hh_resume, g->by_resume, code, strlen(code), p);
     return p;
 }
 
@@ -69,24 +69,24 @@ void resume_code_assign(srv_player *p) {
     if (hash_oom) p->resume_code[0] = '\0'; /* no code: the seat waits out its grace */
 }
 
-srv_player *resume_code_find(game *s, const char *code) {
-    srv_player *p = lookup(s, code);
+srv_player *resume_code_find(game *g, const char *code) {
+    srv_player *p = lookup(g, code);
     if (!p || !p->room) return NULL;
     const room *r = p->room;
     const room_seat *seat = &r->seats[p->seat];
     if (r->state != ROOM_RUNNING || r->solo || seat->player != p || seat->connected ||
-        seat->grace_until <= uv_now(s->loop))
+        seat->grace_until <= uv_now(g->loop))
         return NULL;
     return p;
 }
 
-bool resume_attempt_allowed(game *s) {
-    uint64_t now = uv_now(s->loop);
-    if (now >= s->resume_window_start + 1000) {
-        s->resume_window_start = now;
-        s->resume_window_attempts = 0;
+bool resume_attempt_allowed(game *g) {
+    uint64_t now = uv_now(g->loop);
+    if (now >= g->resume_window_start + 1000) {
+        g->resume_window_start = now;
+        g->resume_window_attempts = 0;
     }
-    if (s->resume_window_attempts >= RESUME_ATTEMPTS_PER_S) return false;
-    s->resume_window_attempts++;
+    if (g->resume_window_attempts >= RESUME_ATTEMPTS_PER_S) return false;
+    g->resume_window_attempts++;
     return true;
 }

@@ -29,11 +29,11 @@ void resume_code_forget(srv_player *p);
 /* The player whose seat has this code (normalised, see
  * proto_resume_code_parse) if that seat is in a running race and within its
  * grace period (disconnected); else NULL. O(1). */
-srv_player *resume_code_find(game *s, const char *code);
+srv_player *resume_code_find(game *g, const char *code);
 
 /* Takes one attempt from the server-wide allowance: returns true if the
  * attempt may go ahead, false if RESUME_ATTEMPTS_PER_S were already made in
  * the last second. */
-bool resume_attempt_allowed(game *s);
+bool resume_attempt_allowed(game *g);
 
 #endif

@@ -1,7 +1,7 @@
-/* room.c - rooms and games: seats, moves, the end rules and ranking, spectators, rematch.
- */
-#include "room.h"
+/* room.c - rooms and games: seats, moves, timers, leaving, rematch, spectators. */
+#include "room_internal.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +16,12 @@ static const char code_alphabet[] = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 #define CODE_LEN         5
 #define CLUSTER_CODE_LEN 6
 
-static void room_end(room *r, proto_end_reason reason, uint64_t winner);
-static void room_rearm(room *r);
-static void room_maybe_free(room *r);
-
 /* ------------------------------------------------------------- sending --- */
 
 /* Sends m to every connected seated player (except `except`, always a seated
  * one) at once, and to every spectator through the fan-out (a share per loop
  * turn, in order: fanout.h). */
-static void room_broadcast(room *r, const srv_msg *m, const srv_player *except) {
+void room_broadcast(room *r, const srv_msg *m, const srv_player *except) {
     for (int i = 0; i < r->nseats; i++) {
         srv_player *p = r->seats[i].player;
         if (p && p != except) srv_send(p, m);
@@ -34,15 +30,9 @@ static void room_broadcast(room *r, const srv_msg *m, const srv_player *except) 
 }
 
 void room_seat_view(const room_seat *seat, proto_player *out) {
-    *out = (proto_player){.id = seat->id,
-                          .name = seat->name,
-                          .board = &seat->game.board,
-                          .score = seat->game.score,
-                          .moves = seat->game.moves,
-                          .status = seat->status,
-                          .bot = seat->bot_level != 0,
-                          .has_rating = seat->account != NULL,
-                          .rating = seat->rating};
+    *out = proto_player_of(&seat->result);
+    out->has_rating = seat->account != NULL;
+    out->rating = seat->rating;
 }
 
 static void seat_views(const room *r, proto_player *views) {
@@ -50,7 +40,7 @@ static void seat_views(const room *r, proto_player *views) {
         room_seat_view(&r->seats[i], &views[i]);
 }
 
-static const char *room_code_or_null(const room *r) {
+const char *room_code_or_null(const room *r) {
     return r->solo ? NULL : r->code;
 }
 
@@ -67,7 +57,7 @@ static bool views_wanted(const room *r) {
     return false;
 }
 
-static srv_view *room_view(const room *r) {
+srv_view *room_view(const room *r) {
     srv_view *v = srv_view_new(r->nseats);
     if (!v) return NULL;
     memcpy(v->code, r->code, sizeof v->code);
@@ -81,16 +71,10 @@ static srv_view *room_view(const room *r) {
     for (int i = 0; i < r->nseats; i++) {
         const room_seat *seat = &r->seats[i];
         srv_view_seat *shown = &v->seats[i];
-        shown->id = seat->id;
-        memcpy(shown->name, seat->name, sizeof shown->name);
-        shown->board = seat->game.board;
-        shown->score = seat->game.score;
-        shown->moves = seat->game.moves;
-        shown->status = seat->status;
+        shown->result = seat->result;
         shown->seated = seat->player != NULL;
         shown->connected = seat->connected;
         shown->rematch = seat->rematch;
-        shown->bot = seat->bot_level != 0;
         shown->grace_until = seat->grace_until;
     }
     return v;
@@ -157,7 +141,7 @@ static void broadcast_start(room *r, srv_view *view) {
 }
 
 /* `player` about seat to everyone but `except`. */
-static void broadcast_player(room *r, const room_seat *seat, const srv_player *except) {
+void room_broadcast_player(room *r, const room_seat *seat, const srv_player *except) {
     size_t len;
     char *line = proto_enc_player(r->code, seat->id, seat->connected, seat->status, &len);
     srv_msg m = {.type = SRV_MSG_PLAYER,
@@ -197,34 +181,34 @@ static void make_cluster_code(unsigned node, const unsigned char rnd[CODE_LEN],
     out[CLUSTER_CODE_LEN] = '\0';
 }
 
-static int make_code(game *s, char *out) {
+static int make_code(game *g, char *out) {
     for (int attempt = 0; attempt < 100; attempt++) {
         unsigned char rnd[CODE_LEN];
         if (srv_random(rnd, sizeof rnd) < 0) return -1;
-        if (s->node_number) {
-            make_cluster_code(s->node_number, rnd, out);
+        if (g->node_number) {
+            make_cluster_code(g->node_number, rnd, out);
         } else {
             for (int i = 0; i < CODE_LEN; i++)
                 out[i] = code_alphabet[rnd[i] % 32];
             out[CODE_LEN] = '\0';
         }
         /* A code another node runs (a room it took over) is taken too. */
-        if (!room_find(s, out) &&
-            !(s->code_taken.taken && s->code_taken.taken(s->code_taken.ctx, out)))
+        if (!room_find(g, out) &&
+            !(g->code_taken.taken && g->code_taken.taken(g->code_taken.ctx, out)))
             return 0;
     }
     return -1;
 }
 
-room *room_new(game *s, bool solo, const proto_settings *settings) {
-    return room_new_coded(s, solo, settings, NULL);
+room *room_new(game *g, bool solo, const proto_settings *settings) {
+    return room_new_coded(g, solo, settings, NULL);
 }
 
-room *room_new_coded(game *s, bool solo, const proto_settings *settings,
+room *room_new_coded(game *g, bool solo, const proto_settings *settings,
                      const char *code) {
     room *r = calloc(1, sizeof *r);
     if (!r) return NULL;
-    r->game = s;
+    r->game = g;
     r->solo = solo;
     r->settings = *settings;
     if (solo) r->settings.players = 1;
@@ -233,31 +217,31 @@ room *room_new_coded(game *s, bool solo, const proto_settings *settings,
         int hash_oom = 0;
         if (code)
             snprintf(r->code, sizeof r->code, "%s", code);
-        else if (make_code(s, r->code) < 0) {
+        else if (make_code(g, r->code) < 0) {
             free(r);
             return NULL;
         }
-        HASH_ADD(hh, s->by_code, code, strlen(r->code), r);
+        HASH_ADD(hh, g->by_code, code, strlen(r->code), r);
         if (hash_oom) {
             free(r);
             return NULL;
         }
-        srv_list_push(&s->waiting_rooms, &r->listed);
-        game_rooms_changed(s);
+        srv_list_push(&g->waiting_rooms, &r->listed);
+        game_rooms_changed(g);
     }
-    uv_timer_init(s->loop, &r->timer);
+    uv_timer_init(g->loop, &r->timer);
     r->timer.data = r;
     fanout_init(&r->fan, r);
-    srv_list_push(&s->rooms, &r->link);
+    srv_list_push(&g->rooms, &r->link);
     if (!solo)
         srv_log(SRV_LOG_DEBUG, "room %s made: %d players, size %d, target %u", r->code,
                 r->settings.players, r->settings.size, r->settings.target);
     return r;
 }
 
-room *room_find(game *s, const char *code) {
+room *room_find(game *g, const char *code) {
     room *r = NULL;
-    HASH_FIND(hh, s->by_code, code, strlen(code), r);
+    HASH_FIND(hh, g->by_code, code, strlen(code), r);
     return r;
 }
 
@@ -275,25 +259,24 @@ static void dismiss_bots_if_alone(room *r) {
     for (int i = 0; i < r->nseats; i++)
         if (r->seats[i].player && !r->seats[i].bot_level) return;
     for (int i = 0; i < r->nseats; i++) {
-        srv_player *p = r->seats[i].player;
-        if (!p) continue;
-        r->seats[i].player = NULL;
-        p->room = NULL;
-        player_dismiss(p, SINK_DISMISSED);
+        srv_player *p = room_seat_unlink(r, i);
+        if (p) player_dismiss(p, SINK_DISMISSED);
     }
 }
 
 /* Frees the room once no player is seated: players of an ended race stay
  * seated until they leave, for `rematch`. Spectators stop watching, once
  * the broadcasts on their way to them are out (room_fanout_drained). */
-static void room_maybe_free(room *r) {
+void room_maybe_free(room *r) {
     if (r->closing) return;
+    room_assert_seats(r);
     if (r->state != ROOM_RUNNING) dismiss_bots_if_alone(r);
     for (int i = 0; i < r->nseats; i++)
         if (r->seats[i].player) return;
     if (r->state == ROOM_RUNNING || fanout_busy(&r->fan)) return;
     fanout_detach_all(&r->fan);
     r->closing = true;
+    assert(r->solo || room_find(r->game, r->code) == r); /* in by_code until now */
     if (!r->solo) HASH_DELETE(hh, r->game->by_code, r);
     srv_list_remove(&r->listed);
     if (!r->solo) game_rooms_changed(r->game);
@@ -304,22 +287,55 @@ static void room_maybe_free(room *r) {
 
 /* -------------------------------------------------------------- seating --- */
 
+/* A seat and its player point at each other (seat->player, and the player's
+ * room and seat index) or neither points at the other: these two functions
+ * are the only ones that change either side. */
+void room_seat_link(room *r, int i, srv_player *p) {
+    assert(i >= 0 && i < r->nseats);
+    assert(!r->seats[i].player && !p->room); /* each is free */
+    r->seats[i].player = p;
+    p->room = r;
+    p->seat = i;
+}
+
+srv_player *room_seat_unlink(room *r, int i) {
+    assert(i >= 0 && i < r->nseats);
+    srv_player *p = r->seats[i].player;
+    if (!p) return NULL;
+    assert(p->room == r && p->seat == i);
+    r->seats[i].player = NULL;
+    p->room = NULL;
+    return p;
+}
+
+void room_assert_seats(const room *r) {
+#ifndef NDEBUG
+    assert(r->nseats >= 0 && r->nseats <= PROTO_PLAYERS_MAX);
+    for (int i = 0; i < r->nseats; i++) {
+        const srv_player *p = r->seats[i].player;
+        assert(!p || (p->room == r && p->seat == i));
+    }
+#else
+    (void)r;
+#endif
+}
+
 static void seat_init(room_seat *seat, srv_player *p) {
     memset(seat, 0, sizeof *seat);
-    seat->player = p;
     seat->id = p->id;
     memcpy(seat->name, p->name, sizeof seat->name);
     seat->status = PROTO_PLAYING;
     seat->connected = p->sink.ops != NULL;
     seat->bot_level = p->bot_level;
+    seat->bot = p->bot_level != 0;
 }
 
 int room_add_player(room *r, srv_player *p, bool announce) {
     if (r->nseats >= PROTO_PLAYERS_MAX) return -1;
-    room_seat *seat = &r->seats[r->nseats];
-    seat_init(seat, p);
-    p->room = r;
-    p->seat = r->nseats++;
+    assert(r->state == ROOM_WAITING && !p->queued);
+    int i = r->nseats++;
+    seat_init(&r->seats[i], p);
+    room_seat_link(r, i, p);
     if (!r->solo) game_rooms_changed(r->game);
     if (r->solo || !announce) return 0;
     broadcast_room(r);
@@ -327,14 +343,19 @@ int room_add_player(room *r, srv_player *p, bool announce) {
     return 0;
 }
 
-/* Removes seat i from a waiting room, keeping the others' indices right. */
+/* Removes seat i (its player gone) from a waiting room, keeping the others'
+ * indices right: each seat after it is unlinked, moved down and linked again. */
 static void remove_seat(room *r, int i) {
+    assert(r->state == ROOM_WAITING && !r->seats[i].player);
+    srv_player *moved[PROTO_PLAYERS_MAX];
+    for (int k = i + 1; k < r->nseats; k++)
+        moved[k] = room_seat_unlink(r, k);
     memmove(&r->seats[i], &r->seats[i + 1],
             (size_t)(r->nseats - i - 1) * sizeof r->seats[0]);
     r->nseats--;
     game_rooms_changed(r->game);
     for (int k = i; k < r->nseats; k++)
-        if (r->seats[k].player) r->seats[k].player->seat = k;
+        if (moved[k + 1]) room_seat_link(r, k, moved[k + 1]);
 }
 
 /* The journal's start event: the game as it begins, and who plays it. */
@@ -365,27 +386,37 @@ static void start_event(const room *r, jrn_start *ev) {
     }
 }
 
+void room_seat_deal(const room *r, room_seat *seat) {
+    eng_game dealt;
+    if (eng_game_new(&dealt, r->settings.size, &r->seed) < 0)
+        return; /* sizes are checked */
+    seat->board = dealt.board;
+    seat->rng = dealt.rng;
+    seat->score = dealt.score;
+    seat->moves = dealt.moves;
+}
+
 void room_start(room *r) {
-    game *s = r->game;
-    if (!r->seed_fixed) r->seed = game_next_seed(s);
+    game *g = r->game;
+    if (!r->seed_fixed) r->seed = game_next_seed(g);
     if ((!r->daily && srv_random_hex(r->salt, 16) < 0) ||
         proto_commit(r->salt, &r->seed, r->commit) < 0) {
         /* Without a commitment the game would not be verifiable; the OS random
          * source and SHA-256 do not fail in practice, so log loudly. */
         srv_log(SRV_LOG_ERROR, "room %s: cannot make the seed commitment", r->code);
     }
-    uint64_t now = uv_now(s->loop);
+    uint64_t now = uv_now(g->loop);
     for (int i = 0; i < r->nseats; i++) {
-        eng_game_new(&r->seats[i].game, r->settings.size, &r->seed);
+        room_seat_deal(r, &r->seats[i]);
         r->seats[i].status = PROTO_PLAYING;
         r->seats[i].last_move = now;
     }
     r->state = ROOM_RUNNING;
-    s->metrics->games_started++;
+    g->metrics->games_started++;
     if (!r->solo) { /* listed from now on as a race to watch */
         srv_list_remove(&r->listed);
-        srv_list_push(&s->running_rooms, &r->listed);
-        game_rooms_changed(s);
+        srv_list_push(&g->running_rooms, &r->listed);
+        game_rooms_changed(g);
     }
     r->ends_at = r->settings.time_limit ? now + r->settings.time_limit * 1000ull : 0;
     for (int i = 0; i < r->nseats; i++) { /* who plays for an account, rated as now */
@@ -395,7 +426,7 @@ void room_start(room *r) {
     }
     jrn_start ev;
     start_event(r, &ev);
-    r->jgame = journal_game_start(s->journal, &ev);
+    r->jgame = journal_game_start(g->journal, &ev);
     r->game_id = r->jgame ? ev.game : 0;
     srv_view *view = room_view(r);
     for (int i = 0; i < r->nseats; i++)
@@ -412,86 +443,17 @@ bool room_in_running_race(const srv_player *p) {
 
 /* ---------------------------------------------------------------- moves --- */
 
-static void update_status(room *r, room_seat *seat) {
-    if (seat->status == PROTO_LEFT) return;
-    if (eng_is_over(&seat->game.board))
-        seat->status = PROTO_OVER;
-    else if (eng_has_won(&seat->game.board, r->settings.target))
-        seat->status = PROTO_WON;
-    else
-        seat->status = PROTO_PLAYING;
-}
-
-static void seat_left(room *r, int i);
-
-/* True while a person still takes part in the race: a seat that is not a
- * bot's, still held by its player (connected, or within its grace period)
- * and not left. */
-static bool person_in_race(const room *r) {
-    for (int i = 0; i < r->nseats; i++) {
-        const room_seat *seat = &r->seats[i];
-        if (!seat->bot_level && seat->player && seat->status != PROTO_LEFT) return true;
-    }
-    return false;
-}
-
-/* Nobody is left for the bots to race (protocol/README.md, Bots): every bot
- * still moving leaves, as a person's leave would be told and recorded, so the
- * race ends `all_over` at once and its bots are dismissed with the room.
- * Without this, bots whose people left would race on for ever. */
-static void bots_leave_alone(room *r) {
-    srv_log(SRV_LOG_DEBUG, "room %s: no person left in the race; its bots leave",
-            r->code);
-    for (int i = 0; i < r->nseats; i++) {
-        room_seat *seat = &r->seats[i];
-        if (!seat->bot_level || seat->status == PROTO_OVER || seat->status == PROTO_LEFT)
-            continue;
-        seat_left(r, i);
-        broadcast_player(r, seat, NULL);
-    }
-}
-
-/* Applies the end rules of protocol/README.md that a change of status can trigger,
- * in their order. `mover` reached the target if it is non-NULL and won. */
-static void check_end(room *r, const room_seat *mover) {
-    if (r->state != ROOM_RUNNING) return;
-    if (r->solo) {
-        if (r->seats[0].status == PROTO_OVER || r->seats[0].status == PROTO_LEFT)
-            room_end(r, PROTO_END_ALL_OVER, r->seats[0].id);
-        return;
-    }
-    if (mover && eng_has_won(&mover->game.board, r->settings.target)) {
-        room_end(r, PROTO_END_TARGET, mover->id);
-        return;
-    }
-    int done = 0, left = 0;
-    const room_seat *last_playing = NULL;
-    for (int i = 0; i < r->nseats; i++) {
-        proto_status st = r->seats[i].status;
-        if (st == PROTO_OVER || st == PROTO_LEFT) done++;
-        if (st == PROTO_LEFT) left++;
-        if (st == PROTO_PLAYING || st == PROTO_WON) last_playing = &r->seats[i];
-    }
-    if (done == r->nseats) {
-        room_end(r, PROTO_END_ALL_OVER, 0);
-    } else if (left == r->nseats - 1 && last_playing) {
-        room_end(r, PROTO_END_FORFEIT, last_playing->id);
-    } else if (!person_in_race(r)) {
-        bots_leave_alone(r);
-        room_end(r, PROTO_END_ALL_OVER, 0);
-    }
-}
-
 void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) {
     /* A move read from a client is timed until its `state` is handed out. */
     uint64_t started = r->game->metrics->move_started_ns;
     r->game->metrics->move_started_ns = 0;
-    room_seat *seat = &r->seats[p->seat];
-    eng_move_result res = eng_game_move(&seat->game, dir, r->game->tables);
+    room_seat *seat = room_seat_of(p);
+    assert(p->room == r && r->state == ROOM_RUNNING);
+    eng_move_result res = room_seat_play(seat, dir, r->game->tables);
     if (res.moved) {
         r->game->metrics->moves++;
         journal_move(r->jgame, p->seat, dir);
-        update_status(r, seat);
+        room_update_status(r, seat);
         if (seat->status == PROTO_OVER) journal_seat(r->jgame, p->seat, JRN_SEAT_OVER);
         /* The timer is not re-armed: when it fires early it finds nothing
          * due and arms itself for the next deadline. */
@@ -518,260 +480,14 @@ void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq) 
     }
     if (m.json) srv_buf_unref(m.json);
     srv_view_unref(m.view);
-    if (res.moved) check_end(r, seat);
-}
-
-/* --------------------------------------------------------------- ending --- */
-
-/* Ranking for all_over and time: players who left last, then higher score,
- * higher max tile, fewer moves; ids keep the order stable. */
-static int rank_cmp(const room_seat *a, const room_seat *b) {
-    bool al = a->status == PROTO_LEFT, bl = b->status == PROTO_LEFT;
-    if (al != bl) return al ? 1 : -1;
-    if (a->game.score != b->game.score) return a->game.score > b->game.score ? -1 : 1;
-    uint64_t am = eng_max_tile(&a->game.board), bm = eng_max_tile(&b->game.board);
-    if (am != bm) return am > bm ? -1 : 1;
-    if (a->game.moves != b->game.moves) return a->game.moves < b->game.moves ? -1 : 1;
-    return 0;
-}
-
-static int rank_qsort(const void *a, const void *b) {
-    const room_seat *x = *(const room_seat *const *)a, *y = *(const room_seat *const *)b;
-    int c = rank_cmp(x, y);
-    if (c) return c;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* Puts the seats in `order` as the results list them, best first, and returns
- * the winner: for all_over and time the ranking decides (a full tie at the top
- * is a draw, everyone having left no win); a winner heads the list whatever
- * the ranking says. */
-static uint64_t rank_seats(const room *r, proto_end_reason reason, uint64_t winner,
-                           const room_seat **order) {
-    for (int i = 0; i < r->nseats; i++)
-        order[i] = &r->seats[i];
-    qsort(order, (size_t)r->nseats, sizeof order[0], rank_qsort);
-    if ((reason == PROTO_END_ALL_OVER || reason == PROTO_END_TIME) && !r->solo) {
-        bool tie = r->nseats > 1 && rank_cmp(order[0], order[1]) == 0;
-        winner = tie || order[0]->status == PROTO_LEFT ? 0 : order[0]->id;
-    }
-    for (int i = 1; winner && i < r->nseats; i++) {
-        if (order[i]->id != winner) continue;
-        const room_seat *w = order[i];
-        memmove(&order[1], &order[0], (size_t)i * sizeof order[0]);
-        order[0] = w;
-        break;
-    }
-    return winner;
-}
-
-/* The seed is a secret until the end went out; even then only at debug
- * level, as logs are often kept and shared. */
-static void log_end(const room *r, proto_end_reason reason, uint64_t winner) {
-    char seed_text[ENG_SEED_TEXT_MAX];
-    eng_seed_format(&r->seed, seed_text, sizeof seed_text);
-    if (r->daily) { /* the day's seed: never in a log */
-        srv_log(SRV_LOG_DEBUG, "daily game of player %llu ended",
-                (unsigned long long)r->seats[0].id);
-        return;
-    }
-    if (r->solo) {
-        srv_log(SRV_LOG_DEBUG, "solo game of player %llu ended: seed %s salt %s",
-                (unsigned long long)r->seats[0].id, seed_text, r->salt);
-        return;
-    }
-    srv_log(SRV_LOG_DEBUG, "room %s ended: seed %s salt %s", r->code, seed_text, r->salt);
-    srv_log(SRV_LOG_DEBUG, "room %s: race ended (%s), winner %llu", r->code,
-            reason == PROTO_END_TARGET     ? "target"
-            : reason == PROTO_END_ALL_OVER ? "all_over"
-            : reason == PROTO_END_TIME     ? "time"
-                                           : "forfeit",
-            (unsigned long long)winner);
-}
-
-/* ------------------------------------------------------------- ratings --- */
-
-/* The fixed skill a server-run bot of each level takes part with in a rated
- * race (it never changes): measured by `race2048-bench bots --ratings --races
- * 200` (200 races between every two levels, the maximum likelihood of the
- * ratings' own two-player model, sigma 2, level 3 put at a new account's mu
- * 25). The one table; protocol/README.md (Ratings) lists it and how it was
- * found. */
-static const rating_skill bot_skills[PROTO_BOT_LEVEL_MAX] = {
-    {.mu = -9.44, .sigma = 2.0}, /* level 1 */
-    {.mu = 7.55, .sigma = 2.0},  /* level 2 */
-    {.mu = 25.00, .sigma = 2.0}, /* level 3 */
-    {.mu = 43.06, .sigma = 2.0}, /* level 4 */
-    {.mu = 73.56, .sigma = 2.0}, /* level 5 */
-};
-
-/* A rated race's update (protocol/README.md, Ratings), in results order:
- * places from the ranking (a full tie shares a place, so do players who left,
- * last; the winner alone is first), skills from the accounts (guests new,
- * bots their level's), rating_update, then the accounts get theirs. Fills
- * out (every player) and changes (the accounts, for `end`); returns how many
- * changes, or -1 when nothing was rated (no account, or a bad skill). */
-static int rate_race(room *r, const room_seat *const *order, uint64_t winner,
-                     proto_record_rating *out, proto_rating_change *changes) {
-    int n = r->nseats, nchanges = 0, place[PROTO_PLAYERS_MAX];
-    rating_skill skill[PROTO_PLAYERS_MAX];
-    bool any = false;
-    for (int i = 0; i < n; i++) {
-        const room_seat *s = order[i];
-        bool tied = i > 0 && !(i == 1 && winner) &&
-                    ((s->status == PROTO_LEFT && order[i - 1]->status == PROTO_LEFT) ||
-                     rank_cmp(s, order[i - 1]) == 0);
-        place[i] = tied ? place[i - 1] : i + 1;
-        if (s->account)
-            skill[i] = (rating_skill){.mu = s->account->mu, .sigma = s->account->sigma};
-        else if (s->bot_level >= 1 && s->bot_level <= PROTO_BOT_LEVEL_MAX)
-            skill[i] = bot_skills[s->bot_level - 1];
-        else
-            skill[i] = rating_initial();
-        out[i] = (proto_record_rating){
-            .id = s->id, .place = place[i], .mu0 = skill[i].mu, .sigma0 = skill[i].sigma};
-        any |= s->account != NULL;
-    }
-    if (!any || !rating_update(skill, place, (size_t)n)) return -1;
-    for (int i = 0; i < n; i++) {
-        const room_seat *s = order[i];
-        out[i].mu = skill[i].mu;
-        out[i].sigma = skill[i].sigma;
-        if (!s->account) continue;
-        if (acct_apply_rating(&r->game->accounts, s->account, skill[i],
-                              winner == s->id) != ACCT_OK)
-            srv_log(SRV_LOG_ERROR, "room %s: the rating of %s could not be updated",
-                    r->code, s->account->name);
-        changes[nchanges++] =
-            (proto_rating_change){.id = s->id,
-                                  .name = s->account->name,
-                                  .before = s->rating,
-                                  .after = acct_rating(s->account),
-                                  .mu = s->account->mu,
-                                  .sigma = s->account->sigma,
-                                  .provisional = acct_provisional(s->account)};
-    }
-    return nchanges;
-}
-
-static void room_end(room *r, proto_end_reason reason, uint64_t winner) {
-    if (r->state != ROOM_RUNNING) return;
-    r->state = ROOM_ENDED;
-    if ((unsigned)reason < 4) r->game->metrics->games_finished[reason]++;
-    srv_list_remove(&r->listed);
-    if (!r->solo) game_rooms_changed(r->game);
-    uv_timer_stop(&r->timer);
-
-    const room_seat *order[PROTO_PLAYERS_MAX];
-    winner = rank_seats(r, reason, winner, order);
-    proto_player views[PROTO_PLAYERS_MAX];
-    for (int i = 0; i < r->nseats; i++)
-        room_seat_view(order[i], &views[i]);
-    proto_record_account accounts[PROTO_PLAYERS_MAX];
-    int naccounts = 0;
-    for (int i = 0; i < r->nseats; i++) {
-        const room_seat *s = order[i];
-        if (!s->account) continue;
-        accounts[naccounts].id = s->id;
-        memcpy(accounts[naccounts++].name, s->account->name, sizeof accounts[0].name);
-    }
-    proto_record_rating rated[PROTO_PLAYERS_MAX];
-    proto_rating_change changes[PROTO_PLAYERS_MAX];
-    int nchanges = r->settings.rated && !r->solo && r->nseats >= 2
-                       ? rate_race(r, order, winner, rated, changes)
-                       : -1;
-    size_t len;
-    /* A rated race's end always says `ratings`: empty when no account played. */
-    bool rated_end = r->settings.rated && !r->solo;
-    char *line = proto_enc_end_rated(
-        room_code_or_null(r), reason, winner, views, r->nseats, &r->seed, r->salt,
-        rated_end ? changes : NULL, nchanges > 0 ? nchanges : 0, &len);
-    /* A daily game's seed is the day's: secret until the day is over. */
-    if (line && r->daily)
-        line = proto_line_daily(line, &len, NULL, true, r->daily_reveal_ms);
-    /* The deciding move's `state` went out already; `end` waits for its
-     * record's group commit (at most --journal-sync-ms), so no crash can
-     * lose or re-open a game whose seed somebody has seen. */
-    jrn_end ev = {.reason = reason,
-                  .winner = winner,
-                  .results = views,
-                  .nresults = r->nseats,
-                  .ended_ms = journal_wall_ms(),
-                  .accounts = accounts,
-                  .naccounts = naccounts,
-                  .ratings = rated,
-                  .nratings = nchanges >= 0 ? r->nseats : 0};
-    const room_seat *player = &r->seats[0];
-    if (r->daily && player->account && r->game->accounts_ready) {
-        daily_result result = {.score = player->game.score > UINT32_MAX
-                                            ? UINT32_MAX
-                                            : (uint32_t)player->game.score,
-                               .max_tile = (uint32_t)eng_max_tile(&player->game.board),
-                               .moves = player->game.moves,
-                               .end_ms = journal_wall_ms(),
-                               .game = r->game_id};
-        /* Recorded before the end, so durable when the end is sent. */
-        journal_daily_entry(r->game->journal, r->daily_day, r->settings.size,
-                            player->account, &result);
-        daily_finish(&r->game->daily, r->daily_day, r->settings.size, player->account,
-                     &result);
-    }
-    uint64_t durable_at = line ? journal_game_end(r->jgame, &ev) : 0;
-    /* The game in its accounts' recent games (and a solo game with a server
-     * seed as a best), as recovery does from the record (journal_accounts.c). */
-    for (int i = 0; r->game_id && i < r->nseats; i++) {
-        const room_seat *s = &r->seats[i];
-        if (!s->account) continue;
-        uint64_t score = s->game.score > UINT32_MAX ? UINT32_MAX : s->game.score;
-        acct_record_game(s->account, r->game_id, r->settings.size, (uint32_t)score,
-                         (uint32_t)eng_max_tile(&s->game.board),
-                         r->solo && r->seed.kind == ENG_SEED_SERVER);
-    }
-    srv_msg m = {.type = SRV_MSG_END,
-                 .durable_at = durable_at,
-                 .json = srv_buf_take(line, len),
-                 .subject = winner,
-                 .reason = reason,
-                 .view = room_view(r)};
-    if (m.view) { /* the verdict, for text screens that outlive the room */
-        m.view->has_verdict = true;
-        for (int i = 0; i < r->nseats; i++)
-            m.view->ranking[i] = (uint8_t)(order[i] - r->seats);
-        if (!r->daily) {
-            m.view->seed = r->seed;
-            memcpy(m.view->salt, r->salt, sizeof m.view->salt);
-        }
-    }
-    room_broadcast(r, &m, NULL);
-    if (m.json) srv_buf_unref(m.json);
-    srv_view_unref(m.view);
-    log_end(r, reason, winner);
-
-    /* Spectators are done once they have the end (fanout.c); so are
-     * disconnected players (nothing to resume) and, in a solo game, the
-     * player. Connected racers stay for rematch. */
-    for (int i = 0; i < r->nseats; i++) {
-        srv_player *p = r->seats[i].player;
-        if (!p || (player_connected(p) && !r->solo)) continue;
-        r->seats[i].player = NULL;
-        p->room = NULL;
-        if (!player_connected(p)) srv_player_release(p);
-    }
-    room_maybe_free(r);
-}
-
-/* ---------------------------------------------------------------- timer --- */
-
-void room_time_up(room *r) {
-    room_end(r, PROTO_END_TIME, 0);
-    room_maybe_free(r);
+    if (res.moved) room_check_end(r, seat);
 }
 
 static void walk_away(room *r, int i);
 
 /* Seat i has left the running game (a player already `over` stays `over`), and
  * the journal says so, or a restart would give the seat back. */
-static void seat_left(room *r, int i) {
+void room_seat_left(room *r, int i) {
     if (r->seats[i].status != PROTO_OVER) r->seats[i].status = PROTO_LEFT;
     journal_seat(r->jgame, i, JRN_SEAT_LEFT);
 }
@@ -802,20 +518,18 @@ static void on_room_timer(uv_timer_t *t) {
         }
         if (seat->connected || !seat->player || seat->grace_until > now) continue;
         /* The grace period is over: the seat is given up. */
-        srv_player *p = seat->player;
-        seat->player = NULL;
-        p->room = NULL;
-        seat_left(r, i);
+        srv_player *p = room_seat_unlink(r, i);
+        room_seat_left(r, i);
         srv_log(SRV_LOG_DEBUG, "room %s: player %llu did not come back", r->code,
                 (unsigned long long)seat->id);
-        broadcast_player(r, seat, seat->player);
+        room_broadcast_player(r, seat, seat->player);
         srv_player_release(p);
         gave_up = true;
     }
     /* Once for every seat given up now: seats whose grace ends together (a race
      * restored from the journal that nobody came back to) all leave, rather than
      * the last one checked winning by forfeit. */
-    if (gave_up && r->state == ROOM_RUNNING) check_end(r, NULL);
+    if (gave_up && r->state == ROOM_RUNNING) room_check_end(r, NULL);
     if (r->state == ROOM_RUNNING && r->ends_at && r->ends_at <= now)
         room_end(r, PROTO_END_TIME, 0);
     if (r->state == ROOM_RUNNING)
@@ -826,7 +540,7 @@ static void on_room_timer(uv_timer_t *t) {
 
 /* Arms the timer for the earliest of the time limit, the grace expiries and
  * the move timeouts. */
-static void room_rearm(room *r) {
+void room_rearm(room *r) {
     uint64_t next = r->ends_at;
     for (int i = 0; i < r->nseats; i++) {
         const room_seat *seat = &r->seats[i];
@@ -847,9 +561,7 @@ static void room_rearm(room *r) {
 
 /* Detaches p from seat i of an ended or waiting room. */
 static void unseat(room *r, int i) {
-    srv_player *p = r->seats[i].player;
-    if (p) p->room = NULL;
-    r->seats[i].player = NULL;
+    room_seat_unlink(r, i);
 }
 
 static void rematch_progress(room *r);
@@ -866,15 +578,16 @@ static void walk_away(room *r, int i) {
         return;
     }
     /* Still connected: as a leave, except that the walker is told too. */
-    seat_left(r, i);
-    broadcast_player(r, seat, NULL);
-    check_end(r, NULL); /* the walker still gets the `end` if this ends it */
+    room_seat_left(r, i);
+    room_broadcast_player(r, seat, NULL);
+    room_check_end(r, NULL); /* the walker still gets the `end` if this ends it */
     if (seat->player) unseat(r, i);
 }
 
 void room_leave(room *r, srv_player *p) {
+    room_seat *seat = room_seat_of(p);
+    assert(p->room == r);
     int i = p->seat;
-    room_seat *seat = &r->seats[i];
     switch (r->state) {
     case ROOM_WAITING:
         unseat(r, i);
@@ -884,14 +597,14 @@ void room_leave(room *r, srv_player *p) {
         broadcast_room(r);
         break;
     case ROOM_RUNNING:
-        seat_left(r, i);
+        room_seat_left(r, i);
         seat->connected = p->sink.ops != NULL;
-        if (!r->solo) broadcast_player(r, seat, seat->player);
-        check_end(r, NULL); /* the leaver still gets the `end` if this ends it */
+        if (!r->solo) room_broadcast_player(r, seat, seat->player);
+        room_check_end(r, NULL); /* the leaver still gets the `end` if this ends it */
         if (seat->player) unseat(r, i);
         /* A leaver already `over` was still seated above: were they the last
          * person, only bots race on now. */
-        check_end(r, NULL);
+        room_check_end(r, NULL);
         if (r->state == ROOM_RUNNING) room_rearm(r);
         break;
     case ROOM_ENDED:
@@ -904,7 +617,8 @@ void room_leave(room *r, srv_player *p) {
 }
 
 void room_disconnect(room *r, srv_player *p) {
-    room_seat *seat = &r->seats[p->seat];
+    room_seat *seat = room_seat_of(p);
+    assert(p->room == r);
     if (r->state != ROOM_RUNNING) {
         room_leave(r, p);
         return;
@@ -912,12 +626,13 @@ void room_disconnect(room *r, srv_player *p) {
     seat->connected = false;
     seat->grace_until = uv_now(r->game->loop) + r->game->cfg.grace_ms;
     journal_seat(r->jgame, p->seat, JRN_SEAT_DISCONNECTED);
-    if (!r->solo) broadcast_player(r, seat, seat->player);
+    if (!r->solo) room_broadcast_player(r, seat, seat->player);
     room_rearm(r);
 }
 
 void room_reconnect(room *r, srv_player *p) {
-    room_seat *seat = &r->seats[p->seat];
+    room_seat *seat = room_seat_of(p);
+    assert(p->room == r);
     if (r->state == ROOM_WAITING) {
         seat->connected = true;
         broadcast_room(r);
@@ -928,7 +643,7 @@ void room_reconnect(room *r, srv_player *p) {
     srv_view *view = room_view(r);
     send_start(r, p, view);
     srv_view_unref(view);
-    if (!was_connected && !r->solo) broadcast_player(r, seat, seat->player);
+    if (!was_connected && !r->solo) room_broadcast_player(r, seat, seat->player);
     room_rearm(r);
 }
 
@@ -1027,69 +742,9 @@ static void rematch_progress(room *r) {
 }
 
 void room_rematch(room *r, srv_player *p) {
-    r->seats[p->seat].rematch = true;
+    assert(p->room == r && r->state == ROOM_ENDED);
+    room_seat_of(p)->rematch = true;
     rematch_progress(r);
-}
-
-/* --------------------------------------------------------------- restore --- */
-
-void room_restore_begin(room *r) {
-    uint64_t now = uv_now(r->game->loop);
-    for (int i = 0; i < r->nseats; i++) {
-        eng_game_new(&r->seats[i].game, r->settings.size, &r->seed);
-        r->seats[i].status = PROTO_PLAYING;
-        r->seats[i].last_move = now; /* the move timeout counts from the restart */
-    }
-    r->state = ROOM_RUNNING;
-    if (!r->solo) {
-        srv_list_remove(&r->listed);
-        srv_list_push(&r->game->running_rooms, &r->listed);
-    }
-}
-
-void room_restore_finish(room *r, const bool *left, uint64_t remaining_ms) {
-    uint64_t now = uv_now(r->game->loop);
-    const room_seat *winner = NULL;
-    for (int i = 0; i < r->nseats; i++) {
-        room_seat *seat = &r->seats[i];
-        update_status(r, seat);
-        seat->connected = false;
-        seat->grace_until = now + r->game->cfg.grace_ms;
-        if (left[i]) {
-            if (seat->status != PROTO_OVER) seat->status = PROTO_LEFT;
-            srv_player *p = seat->player;
-            seat->player = NULL;
-            p->room = NULL;
-            srv_player_release(p);
-        } else {
-            /* People on telnet and netcat resume with the code they saw before
-             * (bots come back by themselves: they have no code). */
-            if (!seat->bot_level) resume_code_assign(seat->player);
-            if (!r->solo && !winner && eng_has_won(&seat->game.board, r->settings.target))
-                winner = seat; /* its end record was lost in the crash */
-        }
-    }
-    r->ends_at = r->settings.time_limit ? now + remaining_ms : 0;
-    srv_log(SRV_LOG_INFO, "%s%s restored from the journal",
-            r->solo ? "a solo game" : "room ", r->code);
-    if (winner)
-        check_end(r, winner);
-    else
-        check_end(r, NULL);
-    if (r->state == ROOM_RUNNING)
-        room_rearm(r);
-    else
-        room_maybe_free(r);
-}
-
-void room_restore_abandon(room *r) {
-    for (int i = 0; i < r->nseats; i++) {
-        srv_player *p = r->seats[i].player;
-        unseat(r, i);
-        if (p) srv_player_release(p);
-    }
-    r->state = ROOM_ENDED;
-    room_maybe_free(r);
 }
 
 /* ------------------------------------------------------------ spectators --- */
@@ -1136,9 +791,9 @@ void room_fanout_drained(room *r) {
 
 /* -------------------------------------------------------------- shutdown --- */
 
-void room_close_all(game *s) {
-    while (!srv_list_empty(&s->rooms)) {
-        room *r = srv_container(s->rooms.next, room, link);
+void room_close_all(game *g) {
+    while (!srv_list_empty(&g->rooms)) {
+        room *r = srv_container(g->rooms.next, room, link);
         for (int i = 0; i < r->nseats; i++) {
             srv_player *p = r->seats[i].player;
             unseat(r, i);
@@ -1148,12 +803,12 @@ void room_close_all(game *s) {
         r->state = ROOM_ENDED;
         room_maybe_free(r);
     }
-    game_rooms_changed(s);
+    game_rooms_changed(g);
 }
 
-void room_give_up_all(game *s) {
-    srv_link *l = s->rooms.next;
-    while (l != &s->rooms) {
+void room_give_up_all(game *g) {
+    srv_link *l = g->rooms.next;
+    while (l != &g->rooms) {
         room *r = srv_container(l, room, link);
         l = l->next;
         if (r->closing) continue;
@@ -1170,5 +825,5 @@ void room_give_up_all(game *s) {
         r->state = ROOM_ENDED;      /* no `end`, no record: its game stays pending */
         room_maybe_free(r);
     }
-    game_rooms_changed(s);
+    game_rooms_changed(g);
 }

@@ -3,6 +3,8 @@
 #ifndef RACE2048_ROOM_H
 #define RACE2048_ROOM_H
 
+#include <assert.h>
+
 #include "fanout.h"
 #include "seed.h"
 #include "game.h"
@@ -10,11 +12,12 @@
 typedef enum room_state { ROOM_WAITING, ROOM_RUNNING, ROOM_ENDED } room_state;
 
 typedef struct room_seat {
+    /* Its result (message.h's proto_result, embedded: seat->score is
+     * seat->result.score): id and name kept for the results after the player
+     * is gone; board, score and moves its game's, whose rng is beside it. */
+    PROTO_RESULT_EMBEDDED;
+    eng_rng rng;
     srv_player *player; /* NULL once the player has gone from the room */
-    uint64_t id;        /* kept for the results after the player is gone */
-    char name[PROTO_NAME_MAX + 1];
-    eng_game game;
-    proto_status status;
     bool connected;
     uint8_t bot_level;    /* a server-run bot's level, 0 for a person */
     uint64_t grace_until; /* loop time (ms) when a disconnected seat is given up */
@@ -57,10 +60,10 @@ typedef struct room {
 
 /* Makes a waiting room (or, solo, a game about to start) with a fresh code.
  * Returns NULL if memory runs out. */
-room *room_new(game *s, bool solo, const proto_settings *settings);
+room *room_new(game *g, bool solo, const proto_settings *settings);
 /* The same with a given code (a game restored from the journal); code NULL
  * makes a fresh one. */
-room *room_new_coded(game *s, bool solo, const proto_settings *settings,
+room *room_new_coded(game *g, bool solo, const proto_settings *settings,
                      const char *code);
 /* Restoring a running game from the journal (recover.c): after the seats are
  * added and r->seed set, _begin deals the boards; the moves are replayed
@@ -72,7 +75,7 @@ void room_restore_begin(room *r);
 void room_restore_finish(room *r, const bool *left, uint64_t remaining_ms);
 void room_restore_abandon(room *r);
 /* Finds a room by its (upper-case) code, in constant time; NULL if none. */
-room *room_find(game *s, const char *code);
+room *room_find(game *g, const char *code);
 
 /* Seats p (not in any room). With announce, everyone in the waiting room gets
  * `room` and a full room starts; without, the caller starts it (matchmaking
@@ -80,6 +83,14 @@ room *room_find(game *s, const char *code);
 int room_add_player(room *r, srv_player *p, bool announce);
 /* Starts the game: seed, salt, commitment, boards, `start` to all. */
 void room_start(room *r);
+
+/* Deals seat's board for the room's size and seed: its game begins. */
+void room_seat_deal(const room *r, room_seat *seat);
+/* Applies a move to seat's game (eng_game_move on its result and rng). */
+static inline eng_move_result room_seat_play(room_seat *seat, eng_dir dir,
+                                             const eng_tables *t) {
+    return eng_play(&seat->board, &seat->score, &seat->moves, &seat->rng, dir, t);
+}
 
 /* Applies p's move (p is seated, the game running, its status playing or won). */
 void room_move(room *r, srv_player *p, eng_dir dir, bool has_seq, uint64_t seq);
@@ -118,17 +129,28 @@ void room_abandon(room *r);
 /* True while p is seated in a running race (not a solo game). */
 bool room_in_running_race(const srv_player *p);
 
+/* p's seat, p seated (p->room set): the seat and its player point at each
+ * other, which room_seat_link and room_seat_unlink (room.c) alone change. */
+static inline room_seat *room_seat_of(const srv_player *p) {
+    assert(p->room && p->seat >= 0 && p->seat < p->room->nseats);
+    room_seat *seat = &p->room->seats[p->seat];
+    assert(seat->player == p);
+    return seat;
+}
+/* Asserts that every seat of r and its player point at each other. */
+void room_assert_seats(const room *r);
+
 /* Fills a proto_player view of a seat. */
 void room_seat_view(const room_seat *seat, proto_player *out);
 
 /* Ends every game and frees every room (server shutdown). */
-void room_close_all(game *s);
+void room_close_all(game *g);
 
 /* Fencing (takeover.c): this node lost the cluster and another will run its
  * games from their records. Frees every room without an `end` or a seat
  * record (their journal games stay pending); seated players leave their
  * seats (the caller has told them why and closes their connections), bots
  * are dismissed, disconnected players freed, spectators are back in the lobby. */
-void room_give_up_all(game *s);
+void room_give_up_all(game *g);
 
 #endif

@@ -69,7 +69,7 @@ static int rebuild(game *s, const jrn_pending *g, bool adopt) {
         for (size_t k = 0; k < g->nmoves[i]; k++) {
             eng_dir d;
             if (proto_dir_from_letter(g->moves[i][k], &d) < 0) continue;
-            eng_move_result res = eng_game_move(&r->seats[i].game, d, s->tables);
+            eng_move_result res = room_seat_play(&r->seats[i], d, s->tables);
             if (res.moved) journal_move(r->jgame, i, d);
         }
     }

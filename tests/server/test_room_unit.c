@@ -15,6 +15,7 @@
 #include "conn.h"
 #include "fake_conn.h"
 #include "session.h"
+#include "journal.h"
 #include "room.h"
 
 /* One server, as main.c sets it up, without a listener (fake_conn.h). */
@@ -81,7 +82,7 @@ static void drain(fake *f) {
 
 /* Sets a seat's board from face values, row-major. */
 static void set_board(room_seat *seat, int size, const unsigned *values) {
-    eng_board *b = &seat->game.board;
+    eng_board *b = &seat->board;
     eng_board_init(b, size);
     for (int i = 0; i < size * size; i++)
         b->cell[i] = (uint8_t)(values[i] ? eng_value_exp(values[i]) : 0);
@@ -164,7 +165,7 @@ static void test_rank_by_score(void **state) {
     race(f, 3, 3, 2048);
     for (int i = 0; i < 3; i++) {
         one_move_from_over(seat_of(f[i]), 512);
-        seat_of(f[i])->game.score = (uint64_t)(100 * (i + 1));
+        seat_of(f[i])->score = (uint64_t)(100 * (i + 1));
     }
     json_t *end = all_over(f, 3);
     assert_int_equal(result_id(end, 0), f[2]->c->player->id);
@@ -192,8 +193,8 @@ static void test_rank_by_fewer_moves(void **state) {
     race(f, 2, 3, 2048);
     one_move_from_over(seat_of(f[0]), 512);
     one_move_from_over(seat_of(f[1]), 512);
-    seat_of(f[0])->game.moves = 7;
-    seat_of(f[1])->game.moves = 5;
+    seat_of(f[0])->moves = 7;
+    seat_of(f[1])->moves = 5;
     json_t *end = all_over(f, 2);
     assert_int_equal(result_id(end, 0), f[1]->c->player->id);
     assert_int_equal(json_integer_value(json_object_get(end, "winner")),
@@ -206,8 +207,8 @@ static void test_full_tie_is_a_draw(void **state) {
     race(f, 3, 3, 2048);
     for (int i = 0; i < 3; i++) {
         one_move_from_over(seat_of(f[i]), 512);
-        seat_of(f[i])->game.score = i == 2 ? 10 : 50; /* a tie at the top only */
-        seat_of(f[i])->game.moves = 3;
+        seat_of(f[i])->score = i == 2 ? 10 : 50; /* a tie at the top only */
+        seat_of(f[i])->moves = 3;
     }
     json_t *end = all_over(f, 3);
     assert_true(json_is_null(json_object_get(end, "winner")));
@@ -220,7 +221,7 @@ static void test_full_tie_is_a_draw(void **state) {
 static void test_left_ranks_last(void **state) {
     fake *f[3];
     race(f, 3, 3, 2048);
-    seat_of(f[0])->game.score = 100000;
+    seat_of(f[0])->score = 100000;
     say(f[0], "{\"type\":\"leave\"}");
     drain(f[1]);
     one_move_from_over(seat_of(f[1]), 512);
@@ -236,6 +237,75 @@ static void test_left_ranks_last(void **state) {
     json_decref(end);
 }
 
+/* ------------------------------------------- the end record, come what may --- */
+
+/* Linked with --wrap (tests/server/CMakeLists.txt): `end`'s encoder can be
+ * made to fail as if memory ran out, and the end records are counted. */
+static bool fail_end_encoding;
+static int end_records;
+static uint64_t end_record_winner;
+char *__real_proto_enc_end_rated(const char *code, proto_end_reason reason,
+                                 uint64_t winner, const proto_player *results, int n,
+                                 const eng_seed *seed, const char *salt,
+                                 const proto_rating_change *ratings, int nratings,
+                                 size_t *len);
+char *__wrap_proto_enc_end_rated(const char *code, proto_end_reason reason,
+                                 uint64_t winner, const proto_player *results, int n,
+                                 const eng_seed *seed, const char *salt,
+                                 const proto_rating_change *ratings, int nratings,
+                                 size_t *len);
+char *__wrap_proto_enc_end_rated(const char *code, proto_end_reason reason,
+                                 uint64_t winner, const proto_player *results, int n,
+                                 const eng_seed *seed, const char *salt,
+                                 const proto_rating_change *ratings, int nratings,
+                                 size_t *len) {
+    if (fail_end_encoding) return NULL;
+    return __real_proto_enc_end_rated(code, reason, winner, results, n, seed, salt,
+                                      ratings, nratings, len);
+}
+uint64_t __real_journal_game_end(jrn_game *g, const jrn_end *end);
+uint64_t __wrap_journal_game_end(jrn_game *g, const jrn_end *end);
+uint64_t __wrap_journal_game_end(jrn_game *g, const jrn_end *end) {
+    end_records++;
+    end_record_winner = end->winner;
+    return __real_journal_game_end(g, end);
+}
+
+/* Out of memory for the JSON `end`: the end record is written all the same
+ * (the text view of the end shows the seed, which must be a recorded one),
+ * once, with the verdict; the race is over for everyone. */
+static void test_end_recorded_without_its_line(void **state) {
+    fake *f[2];
+    room *r = race(f, 2, 3, 2048);
+    const unsigned v[9] = {1024, 1024, 8, 16, 32, 64, 128, 256, 512};
+    set_board(seat_of(f[0]), 3, v);
+    end_records = 0;
+    fail_end_encoding = true;
+    say(f[0], "{\"type\":\"move\",\"dir\":\"left\"}");
+    fail_end_encoding = false;
+    assert_int_equal(end_records, 1);
+    assert_int_equal(end_record_winner, f[0]->c->player->id);
+    assert_int_equal(r->state, ROOM_ENDED);
+    json_t *st = expect(f[1], "state"); /* the deciding move; no `end` line follows */
+    json_decref(st);
+    for (json_t *o; (o = next(f[1]));) {
+        assert_string_not_equal(json_string_value(json_object_get(o, "type")), "end");
+        json_decref(o);
+    }
+}
+
+/* And with its line, the record is written once (the normal path). */
+static void test_end_recorded_once(void **state) {
+    fake *f[2];
+    race(f, 2, 3, 2048);
+    const unsigned v[9] = {1024, 1024, 8, 16, 32, 64, 128, 256, 512};
+    set_board(seat_of(f[0]), 3, v);
+    end_records = 0;
+    say(f[0], "{\"type\":\"move\",\"dir\":\"left\"}");
+    assert_int_equal(end_records, 1);
+    json_decref(expect(f[1], "end"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_target_beats_over, setup, teardown),
@@ -244,6 +314,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_rank_by_fewer_moves, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_tie_is_a_draw, setup, teardown),
         cmocka_unit_test_setup_teardown(test_left_ranks_last, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_end_recorded_without_its_line, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_end_recorded_once, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
