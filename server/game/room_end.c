@@ -137,11 +137,7 @@ static void log_end(const room *r, proto_end_reason reason, uint64_t winner) {
     }
     srv_log(SRV_LOG_DEBUG, "room %s ended: seed %s salt %s", r->code, seed_text, r->salt);
     srv_log(SRV_LOG_DEBUG, "room %s: race ended (%s), winner %llu", r->code,
-            reason == PROTO_END_TARGET     ? "target"
-            : reason == PROTO_END_ALL_OVER ? "all_over"
-            : reason == PROTO_END_TIME     ? "time"
-                                           : "forfeit",
-            (unsigned long long)winner);
+            proto_end_reason_name(reason), (unsigned long long)winner);
 }
 
 void room_end(room *r, proto_end_reason reason, uint64_t winner) {
