@@ -1,6 +1,6 @@
 /* bench_accounts.c - race2048-bench accounts: fills the accounts table
- * (server/accounts.c) and a daily board, then times leaderboards, profiles and rating
- * updates. */
+ * (server/accounts/accounts.c) and a daily board, then times leaderboards, profiles and
+ * rating updates. */
 #include "bench_accounts.h"
 
 #include <math.h>

@@ -230,7 +230,7 @@ DIRS = ["left", "up", "right", "down"]
 KEYS = ["board", "score", "moves", "max_tile", "status"]
 # A cluster's room code carries the number of the node that made it: 30 bits
 # (6 of ALPHABET), node << 18 | random, mixed by v * MIX_MUL + MIX_ADD mod
-# 2^30, then v ^ v >> 15 (server/room.c).
+# 2^30, then v ^ v >> 15 (server/game/room.c).
 ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 MIX_MUL, MIX_ADD = 0x2545F491, 0x1B873593
 

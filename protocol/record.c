@@ -417,7 +417,7 @@ static bool get_ratings(const json_t *a, proto_game_record *g) {
 
 /* --------------------------------------------------- reading, fast path --- */
 
-/* Start-up reads the last 1000 finished games back (server/journal.c): in the
+/* Start-up reads the last 1000 finished games back (server/record/): in the
  * exact form the server writes them they are scanned without a JSON parser,
  * ten times faster. Whatever is read is encoded again and must give the same
  * bytes, so the scan may be strict and simple: anything else (an escaped

@@ -1,7 +1,7 @@
 /* test_accounts_unit.c - accounts, the rating leaderboard's index and the daily boards
- * in process (server/accounts.c, rank_index.c, daily.c): the contract's name rules,
- * keys, order and ties, ranks after updates, thousands of random operations against
- * naive sorted arrays, the daily order and its one-game rule, snapshots. */
+ * in process (server/accounts/: accounts.c, rank_index.c, daily.c): the contract's name
+ * rules, keys, order and ties, ranks after updates, thousands of random operations
+ * against naive sorted arrays, the daily order and its one-game rule, snapshots. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

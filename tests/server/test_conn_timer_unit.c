@@ -1,5 +1,6 @@
-/* test_conn_timer_unit.c - server/conn_timer.c in process: connection deadlines fire
- * in deadline order, ties in the order they were set, and stop or restart takes effect.
+/* test_conn_timer_unit.c - server/delivery/conn_timer.c in process: connection deadlines
+ * fire in deadline order, ties in the order they were set, and stop or restart takes
+ * effect.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
-/* test_guard_unit.c - server/guard.c in process: failed resumes per connection and per
- * address, IPv6 by /64, games per address, each address's share of the resume-code
- * budget, and a bounded number of remembered addresses. */
+/* test_guard_unit.c - server/delivery/guard.c in process: failed resumes per connection
+ * and per address, IPv6 by /64, games per address, each address's share of the
+ * resume-code budget, and a bounded number of remembered addresses. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

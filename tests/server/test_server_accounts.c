@@ -454,7 +454,8 @@ static void test_quick_and_bots_rated(void **state) {
     end = client_expect_skip(carl, "end", "state player", WAIT);
     json_t *ratings = jarr(end, "ratings");
     assert_int_equal(json_array_size(ratings), 1); /* the bot keeps nothing */
-    /* Level 3: mu 25, sigma 2 (server/room.c, measured; protocol/README.md). */
+    /* Level 3: mu 25, sigma 2 (server/game/room_rating.c, measured; protocol/README.md).
+     */
     rating_skill sk[2] = {{.mu = 25.0, .sigma = 2.0}, rating_initial()};
     int place[2] = {1, 2};
     assert_true(rating_update(sk, place, 2));

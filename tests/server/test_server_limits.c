@@ -166,7 +166,7 @@ static void test_resume_after_the_end(void **state) {
 
 /* --------------------------------------------------------- token guessing --- */
 
-/* Defaults of server/guard.h: failed resumes per connection, then the
+/* Defaults of server/delivery/guard.h: failed resumes per connection, then the
  * address's burst and its refill per minute. */
 #define TRIES   5
 #define BURST   20

@@ -22,7 +22,7 @@
 #include "harness.h"
 #include "natsd.h"
 
-/* Defaults of server/guard.h: failed resumes per connection, then the
+/* Defaults of server/delivery/guard.h: failed resumes per connection, then the
  * address's burst. */
 #define TRIES 5
 #define BURST 20
