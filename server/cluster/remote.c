@@ -61,6 +61,7 @@ remote *remote_open(game *g, cluster *c, char *err, size_t errlen) {
         free(r);
         return NULL;
     }
+    holds_start(r); /* before anything can fail: remote_close stops it */
     uv_async_init(g->loop, &r->wake, remote_on_wake);
     r->wake.data = r;
     uv_unref((uv_handle_t *)&r->wake);
@@ -109,11 +110,10 @@ void remote_close(remote *r) {
         HASH_DEL(r->pub, pb);
         free(pb);
     }
+    holds_send_all(r); /* the journal has been committed by now */
+    holds_stop(r);
     outbox *ob, *otmp;
-    HASH_ITER(hh, r->outboxes, ob, otmp) {
-        ob->durable_at = 0; /* the journal has been committed by now */
-        outbox_send(r, ob);
-    }
+    HASH_ITER(hh, r->outboxes, ob, otmp) outbox_send(r, ob);
     if (natsConnection_Status(r->nc) == NATS_CONN_STATUS_CONNECTED)
         natsConnection_FlushTimeout(r->nc, 500);
     /* What came in and was not read: libnats must free it while it runs. */
@@ -133,6 +133,7 @@ void remote_close(remote *r) {
 
 void remote_free(remote *r) {
     if (!r) return;
+    assert(r->nholds == 0); /* remote_close sent them all */
     kvStore_Destroy(r->dir_kv);
     outbox *ob, *otmp;
     HASH_ITER(hh, r->outboxes, ob, otmp) {

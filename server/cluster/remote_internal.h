@@ -1,5 +1,4 @@
-/* remote_internal.h - what remote's files share: their state, their calls to each other.
- */
+/* remote_internal.h - what remote's files share: their state and their calls. */
 #ifndef RACE2048_REMOTE_INTERNAL_H
 #define RACE2048_REMOTE_INTERNAL_H
 
@@ -13,6 +12,7 @@
 #include <jansson.h>
 #include <nats/nats.h>
 
+#include "durable_barrier.h"
 #include "journal.h" /* proto_game_record */
 
 #define NODE_SUBJECT "race2048.node."
@@ -35,7 +35,7 @@
  * NATS takes up to 1 MB a message. */
 #define OUTBOX_FLUSH_BYTES (256 * 1024)
 #define NODE_NAME_MAX      64
-/* The most an outbox may hold while an `end` in it waits for the journal. */
+/* The most the guests' holds may keep while `end`s wait for the journal. */
 #define OUTBOX_HELD_MAX (8 * 1024 * 1024)
 
 /* ---------------------------------------------------------------- state --- */
@@ -70,22 +70,40 @@ typedef struct guest {
      * count against it here: --max-bots-per-ip); addr_len 0: unknown. */
     unsigned char addr[SINK_ADDR_KEY_MAX];
     size_t addr_len;
+    struct guest_hold *hold; /* its messages held for the journal, or NULL */
     UT_hash_handle hh;
 } guest;
+
+/* A guest's messages held for the journal (remote_hold.c): made when one of
+ * them must wait for its record to be durable, freed once all have gone.
+ * It outlives its guest if the guest goes meanwhile (the guest's close op
+ * waits behind what it holds). */
+typedef struct guest_hold {
+    srv_link link; /* in remote.held (waiting for the journal) or remote.ready */
+    durable_barrier barrier;
+    uint32_t first; /* the number of the message at the front (the barrier's) */
+    uint32_t count; /* ops held */
+    struct held_op *head, **tail;
+    char node[NODE_NAME_MAX];
+    struct guest *gs; /* NULL once its guest is gone */
+} guest_hold;
 
 /* What goes to one node at the end of the turn. */
 typedef struct outbox {
     char node[NODE_NAME_MAX];
     json_t *ops;
-    size_t bytes;        /* about what ops will take as text */
-    uint64_t durable_at; /* an `end` in it waits for this journal position */
-    /* The last message entry, so that the same broadcast to more guests of
-     * the node adds recipients instead of entries (references held, so an
-     * address cannot be reused meanwhile). */
-    json_t *last_to;
+    size_t bytes; /* about what ops will take as text */
+    /* The wire form of the last message handed to a guest of the node, and
+     * what it was made from (references held, so an address cannot be
+     * reused meanwhile): the same broadcast to more guests is made once. */
+    json_t *last_msg;
     srv_buf *last_json;
     srv_view *last_view;
     srv_msg last;
+    /* The last entry of ops if it is a message: its wire form and
+     * recipients, so that the same message to one more guest adds a
+     * recipient, not an entry. NULL otherwise. */
+    json_t *tail_msg, *tail_to;
     UT_hash_handle hh;
 } outbox;
 
@@ -182,6 +200,13 @@ struct remote {
     published *pub;
     probe *probes;
     gather *gathers;
+    /* Guests' holds (remote_hold.c): waiting for the journal, and told by it
+     * that they may go on (sent at the end of the turn); the journal's one
+     * subscription for them all; what they keep. */
+    srv_link held, ready;
+    durable_waiters waiters;
+    unsigned nholds;
+    size_t held_bytes;
     /* The GATHER_ROOMS and GATHER_HISTORY on their way, or NULL: one of each
      * at a time, however many ask, so that a flood of them costs the other
      * nodes nothing more. */
@@ -260,6 +285,7 @@ outbox *outbox_for(remote *r, const char *node);
 void remote_publish(remote *r, const char *subject, json_t *body);
 void outbox_send(remote *r, outbox *ob);
 void outbox_add(remote *r, outbox *ob, json_t *op, size_t bytes);
+void outbox_add_msg(remote *r, outbox *ob, json_t *msg, json_t *to, size_t bytes);
 void outbox_send_op(remote *r, const char *node, json_t *op);
 void outbox_on_flush(uv_prepare_t *h);
 
@@ -275,5 +301,24 @@ void resume_expire(remote *r);
 void resume_on_noseat(remote *r, const json_t *op);
 /* remote_owner.c */
 bool remote_is_guest(const srv_player *p);
+
+/* remote_hold.c: a guest's ops go out in its node's next batch, or wait
+ * behind what it holds, or (durable_at not yet durable) are held. op: a
+ * message's wire form (to: the recipient [handle, id]) or, to NULL, a whole
+ * op; both references are taken. */
+void guest_send(remote *r, guest *gs, json_t *op, json_t *to, size_t bytes,
+                uint64_t durable_at);
+/* An op about gs (a close, a move): after what it holds. NULL is nothing. */
+void guest_send_op(remote *r, guest *gs, json_t *op);
+/* gs is freed: what it holds still goes, then its close. */
+void hold_guest_gone(guest *gs);
+/* The turn's end: what the journal let go joins the batches. */
+void holds_release(remote *r);
+/* Fencing: what may go goes, what waits is dropped. */
+void holds_give_up(remote *r);
+/* Stopping: everything goes (the journal was committed). */
+void holds_send_all(remote *r);
+void holds_start(remote *r);
+void holds_stop(remote *r);
 
 #endif

@@ -36,6 +36,7 @@ static guest *guest_new(remote *r, const char *node, uint64_t handle) {
 
 static void guest_free(guest *gs) {
     remote *r = gs->r;
+    hold_guest_gone(gs);
     HASH_DEL(r->guests, gs);
     r->nguests--;
     assert(HASH_COUNT(r->guests) == r->nguests);
@@ -46,56 +47,57 @@ static sink guest_sink(guest *gs) {
     return (sink){.ops = &guest_sink_ops, .dest = gs};
 }
 
-/* Two messages the same broadcast: one entry can carry both recipients. */
+/* Two messages the same broadcast: one wire form serves both recipients. */
 static bool same_broadcast(const outbox *ob, const srv_msg *m) {
-    return ob->last_to && m->type != SRV_MSG_ERROR && !m->resume_code[0] &&
+    return ob->last_msg && m->type != SRV_MSG_ERROR && !m->resume_code[0] &&
            m->json == ob->last_json && m->view == ob->last_view &&
            m->type == ob->last.type && m->subject == ob->last.subject &&
            m->moved == ob->last.moved && m->reason == ob->last.reason;
 }
 
-static void guest_deliver(void *dest, const srv_msg *m) {
-    guest *gs = dest;
-    remote *r = gs->r;
-    outbox *ob = outbox_for(r, gs->node);
-    if (!ob) return;
-    if (m->durable_at > ob->durable_at) ob->durable_at = m->durable_at;
-    r->guest_messages++;
-    json_t *to = json_pack("[II]", (json_int_t)gs->handle, (json_int_t)gs->p->id);
-    if (!to) return;
+/* m's wire form for ob's node (borrowed: ob keeps it as its last): the
+ * last one made if m is the same broadcast, so that it is made once however
+ * many guests of the node it goes to. *bytes: about what one more recipient
+ * of it costs. NULL if memory runs out. */
+static json_t *wire_form(remote *r, outbox *ob, const srv_msg *m, size_t *bytes) {
     if (same_broadcast(ob, m)) {
-        json_array_append_new(ob->last_to, to);
-        ob->bytes += 24;
-        return;
+        *bytes = 24;
+        return ob->last_msg;
     }
     json_t *msg = wire_msg(m, now_ms(r));
-    json_t *recipients = json_array();
-    json_t *op = msg && recipients
-                     ? json_pack("{s:s,s:O,s:o}", "k", "msg", "to", recipients, "m", msg)
-                     : NULL;
-    if (!op) {
-        json_decref(msg);
-        json_decref(recipients);
-        json_decref(to);
-        return;
-    }
-    json_array_append_new(recipients, to);
+    if (!msg) return NULL;
     outbox_forget_last(ob);
-    size_t bytes = 200 + (m->json ? m->json->len * 2 : 0) +
-                   (m->view ? 120 * (size_t)m->view->nseats : 0);
-    ob->last_to = recipients;
+    ob->last_msg = msg;
     ob->last_json = m->json ? srv_buf_ref(m->json) : NULL;
     ob->last_view = m->view ? srv_view_ref(m->view) : NULL;
     ob->last = *m;
-    json_decref(recipients); /* op holds it */
-    outbox_add(r, ob, op, bytes);
+    *bytes = 200 + (m->json ? m->json->len * 2 : 0) +
+             (m->view ? 120 * (size_t)m->view->nseats : 0);
+    return msg;
+}
+
+static void guest_deliver(void *dest, const srv_msg *m) {
+    guest *gs = dest;
+    remote *r = gs->r;
+    assert(gs->p && gs->p->sink.dest == gs); /* a guest and its player in step */
+    outbox *ob = outbox_for(r, gs->node);
+    if (!ob) return;
+    r->guest_messages++;
+    size_t bytes;
+    json_t *msg = wire_form(r, ob, m, &bytes);
+    json_t *to =
+        msg ? json_pack("[II]", (json_int_t)gs->handle, (json_int_t)gs->p->id) : NULL;
+    if (!to) return;
+    /* Held if its record is not yet durable (an `end`), or if something of
+     * this guest's is held: this guest's alone. */
+    guest_send(r, gs, json_incref(msg), to, bytes, m->durable_at);
 }
 
 static void guest_close(void *dest, sink_close_reason why) {
     guest *gs = dest;
-    outbox_send_op(gs->r, gs->node,
-                   json_pack("{s:s,s:I,s:i}", "k", "close", "h", (json_int_t)gs->handle,
-                             "why", (int)why));
+    guest_send_op(gs->r, gs,
+                  json_pack("{s:s,s:I,s:i}", "k", "close", "h", (json_int_t)gs->handle,
+                            "why", (int)why));
     guest_free(gs);
 }
 
@@ -193,9 +195,9 @@ void guest_on_request(remote *r, const char *from, const json_t *op) {
         srv_player *p = gs->p;
         if (lobby_refuse_if_racing(p)) return;
         lobby_leave_quietly(p);
-        outbox_send_op(r, from,
-                       json_pack("{s:s,s:I,s:s,s:O}", "k", "moved", "h", handle, "to",
-                                 move_to, "q", json_object_get(op, "q")));
+        guest_send_op(r, gs,
+                      json_pack("{s:s,s:I,s:s,s:O}", "k", "moved", "h", handle, "to",
+                                move_to, "q", json_object_get(op, "q")));
         guest_free(gs);
         p->sink = (sink){0};
         srv_player_release(p);
@@ -242,16 +244,7 @@ void guest_on_find(remote *r, const json_t *q) {
 }
 
 void remote_give_up(remote *r) {
-    outbox *ob, *otmp;
-    HASH_ITER(hh, r->outboxes, ob, otmp) {
-        if (!ob->durable_at || journal_durable_pos(r->g->journal) >= ob->durable_at)
-            continue;
-        /* An `end` the cluster's records may lack: nobody may see it. */
-        json_array_clear(ob->ops);
-        outbox_forget_last(ob);
-        ob->bytes = 0;
-        ob->durable_at = 0;
-    }
+    holds_give_up(r); /* an `end` the cluster's records may lack: never seen */
     guest *gs, *gtmp;
     HASH_ITER(hh, r->guests, gs, gtmp) {
         srv_player *p = gs->p;
