@@ -358,7 +358,7 @@ static void test_end_holds_only_its_room(void **state) {
     bool shown = false;
     for (int round = 0; round < 4 && !shown; round++) {
         /* Two rooms on a, each with a racer on a and a guest from b. */
-        client *x[2], *y[2];
+        client *x[2] = {NULL, NULL}, *y[2] = {NULL, NULL};
         for (int k = 0; k < 2; k++) {
             x[k] = client_named(a, k ? "x2" : "x1");
             y[k] = client_named(b, k ? "y2" : "y1");
