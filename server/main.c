@@ -31,11 +31,6 @@
 #define FD_SPARE 32
 #define SWEEP_MS 1000
 
-/* Cluster mode's failover (takeover.c): one per process. */
-static takeover *failover;
-/* Another process took this node's name (takeover.c): the exit is non-zero. */
-static bool node_name_lost;
-
 /* ---------------------------------------------------------------- flags --- */
 
 typedef struct flag {
@@ -399,7 +394,15 @@ static void on_shutdown_deadline(uv_timer_t *t) {
         conn_close(srv_container(l, conn, link));
 }
 
-static void srv_stop(srv *s) {
+/* The process: the server's state and cluster mode's failover, which the
+ * layers keep apart (takeover.c is below the connections' srv). */
+typedef struct process {
+    srv *s;
+    takeover *failover; /* NULL without --cluster */
+} process;
+
+static void process_stop(process *pr) {
+    srv *s = pr->s;
     if (s->stopping) return;
     s->stopping = true;
     srv_log(SRV_LOG_INFO, "stopping: %u connections to close", s->nconns);
@@ -407,7 +410,7 @@ static void srv_stop(srv *s) {
         uv_close((uv_handle_t *)&s->listeners[i], NULL);
     for (int i = 0; i < s->nhttp_listeners; i++)
         uv_close((uv_handle_t *)&s->http_listeners[i], NULL);
-    takeover_stop(failover); /* nothing more is claimed while stopping */
+    takeover_stop(pr->failover); /* nothing more is claimed while stopping */
     room_close_all(&s->game);
     bots_stop(&s->game);
     for (srv_link *l = s->conns.next; l != &s->conns; l = l->next)
@@ -422,12 +425,12 @@ static void srv_stop(srv *s) {
 }
 
 static void on_signal(uv_signal_t *h, int signum) {
-    srv *s = h->data;
-    if (s->stopping) {
+    process *pr = h->data;
+    if (pr->s->stopping) {
         fprintf(stderr, "race2048d: second signal, exiting at once\n");
         _exit(1);
     }
-    srv_stop(s);
+    process_stop(pr);
 }
 
 /* Port of a bound IPv4 or IPv6 address. */
@@ -571,8 +574,9 @@ static int listen_all(srv *s) {
     return 0;
 }
 
-/* --cluster: joins before anything listens; NATS out of reach is exit 1. */
-static int join_cluster(srv *s) {
+/* --cluster: joins before anything listens; NATS out of reach is exit 1.
+ * *failover: the cluster's failover (takeover.c), made here. */
+static int join_cluster(srv *s, takeover **failover) {
     char err[256];
     if (!s->cfg.node[0] &&
         (gethostname(s->cfg.node, sizeof s->cfg.node) < 0 || !s->cfg.node[0]))
@@ -591,12 +595,12 @@ static int join_cluster(srv *s) {
     s->game.ids = (game_ids){.more = cluster_next_ids, .ctx = s->cluster};
     s->game.node_number = cluster_node_number(s->cluster);
     metrics_register(&s->metrics_reg, cluster_write_metrics, s->cluster);
-    failover = takeover_new(s->cluster);
-    if (!failover) {
+    *failover = takeover_new(s->cluster);
+    if (!*failover) {
         fprintf(stderr, "race2048d: out of memory\n");
         return -1;
     }
-    metrics_register(&s->metrics_reg, takeover_write_metrics, failover);
+    metrics_register(&s->metrics_reg, takeover_write_metrics, *failover);
     srv_log(SRV_LOG_INFO, "node %s (number %u) joined the cluster at %s", s->cfg.node,
             cluster_node_number(s->cluster), s->cfg.cluster);
     return 0;
@@ -604,13 +608,14 @@ static int join_cluster(srv *s) {
 
 /* Cluster mode: other nodes' rooms and players, once the record's games are
  * back (the directory lists them). */
-static int open_remote(srv *s) {
+static int open_remote(srv *s, takeover *failover) {
     if (!s->cluster) return 0;
     char err[256];
     if (!(s->remote = remote_open(&s->game, s->cluster, err, sizeof err))) {
         fprintf(stderr, "race2048d: --cluster %s: %s\n", s->cfg.cluster, err);
         return -1;
     }
+    takeover_set_remote(failover, s->remote);
     remote_on_resume_failed(s->remote, session_remote_resume_failed);
     remote_on_resume_here(s->remote, session_remote_resume_here);
     return metrics_register(&s->metrics_reg, remote_write_metrics, s->remote);
@@ -627,13 +632,9 @@ static bool held_for_journal(srv *s, const conn *c) {
     return false;
 }
 
-/* Fencing (takeover.c): this node lost the cluster. The players of its rooms
- * are told why and their connections closed; the rooms go without an `end`
- * (another node runs their games on from the records). A connection whose
- * output waits for the journal (anyone's: a player who left, a spectator)
- * holds an `end` the cluster's records do not have (the game goes on
- * elsewhere): it is closed at once, so that nobody sees that verdict. */
-static void give_up_rooms(void *ctx) {
+/* Fencing's part for the connections (the policy is takeover_fence.c's):
+ * see takeover_on_fence. */
+static size_t close_for_fence(void *ctx) {
     srv *s = ctx;
     size_t closed = 0;
     for (srv_link *l = s->conns.next; l != &s->conns; l = l->next) {
@@ -658,29 +659,27 @@ static void give_up_rooms(void *ctx) {
         }
         closed++;
     }
-    room_give_up_all(&s->game);
-    if (s->remote) remote_give_up(s->remote);
-    srv_log(SRV_LOG_WARN, "cluster: rooms given up, %zu players' connections closed",
-            closed);
+    return closed;
 }
 
 /* Another process holds this node's --node name (its presence entry was
  * written over): the rooms are given up already; the process stops. */
 static void stop_for_lost_name(void *ctx) {
-    srv *s = ctx;
-    node_name_lost = true;
+    process *pr = ctx;
     srv_log(SRV_LOG_ERROR,
             "cluster: node name %s is another process's now: stopping (exit 1); give "
             "each process its own --node NAME",
-            s->cfg.node);
-    srv_stop(s);
+            pr->s->cfg.node);
+    process_stop(pr);
 }
 
 /* The record, then the games it says were running (recover.c rebuilds them
  * through the game's functions), before anyone connects. In cluster mode a
  * node rejoins empty: its earlier incarnation's running games are taken
  * over through the cluster's records (by any node), not from the file. */
-static int open_record(srv *s) {
+static int open_record(process *pr) {
+    srv *s = pr->s;
+    takeover *failover = pr->failover;
     if (!game_init_accounts(&s->game))
         srv_log(SRV_LOG_ERROR,
                 "out of memory for the accounts: register and keys refused");
@@ -707,12 +706,14 @@ static int open_record(srv *s) {
         recover_games(&s->game, &rec);
     }
     journal_recovery_free(&rec);
-    if (rc == 0 && failover &&
-        takeover_start(failover, &s->game, s->loop, give_up_rooms, s) < 0) {
+    if (rc == 0 && failover && takeover_start(failover, &s->game, s->loop) < 0) {
         fprintf(stderr, "race2048d: cannot start the cluster's takeover\n");
         return -1;
     }
-    if (rc == 0 && failover) takeover_on_name_lost(failover, stop_for_lost_name, s);
+    if (rc == 0 && failover) {
+        takeover_on_fence(failover, close_for_fence, s);
+        takeover_on_name_lost(failover, stop_for_lost_name, pr);
+    }
     return rc;
 }
 
@@ -740,25 +741,26 @@ int main(int argc, char **argv) {
      * reads it may stop the server at once, and must get a clean exit. */
     uv_signal_init(s.loop, &s.sigterm);
     uv_signal_init(s.loop, &s.sigint);
-    s.sigterm.data = s.sigint.data = &s;
+    process proc = {.s = &s}; /* lives as long as the loop runs */
+    s.sigterm.data = s.sigint.data = &proc;
     uv_signal_start(&s.sigterm, on_signal, SIGTERM);
     uv_signal_start(&s.sigint, on_signal, SIGINT);
     uv_unref((uv_handle_t *)&s.sigterm);
     uv_unref((uv_handle_t *)&s.sigint);
 
     int exit_code = 0;
-    if (s.cfg.cluster[0] && join_cluster(&s) < 0) {
+    if (s.cfg.cluster[0] && join_cluster(&s, &proc.failover) < 0) {
         free(tables);
         return 1;
     }
     /* Bots first: the journal may restore some that were racing. */
     if (s.cfg.max_bots && bots_start(&s.game) < 0)
         srv_log(SRV_LOG_ERROR, "cannot start the bots' worker: no bots on this server");
-    if (open_record(&s) < 0) {
+    if (open_record(&proc) < 0) {
         exit_code = 1;
     } else if (metrics_register(&s.metrics_reg, journal_write_metrics, s.journal) < 0) {
         exit_code = 1;
-    } else if (open_remote(&s) < 0) {
+    } else if (open_remote(&s, proc.failover) < 0) {
         exit_code = 1;
     } else if (listen_all(&s) < 0) {
         exit_code = 1;
@@ -780,7 +782,7 @@ int main(int argc, char **argv) {
     /* Walk-close whatever is left (signals, timers) and let the callbacks run. */
     uv_walk(s.loop, close_any, NULL);
     uv_run(s.loop, UV_RUN_DEFAULT);
-    if (node_name_lost) exit_code = 1;
+    if (takeover_name_lost(proc.failover)) exit_code = 1;
     if ((rc = uv_loop_close(s.loop)) != 0) {
         srv_log(SRV_LOG_ERROR, "loop did not close cleanly: %s", uv_strerror(rc));
         exit_code = 1;
@@ -789,8 +791,7 @@ int main(int argc, char **argv) {
     s.remote = NULL;
     journal_close(s.journal);
     s.journal = NULL;
-    takeover_free(failover); /* its handles closed with the loop's */
-    failover = NULL;
+    takeover_free(proc.failover); /* its handles closed with the loop's */
     s.game.journal = NULL;
     metrics_free(&s.metrics_reg);
     conn_timers_free(&s);

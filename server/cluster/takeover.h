@@ -35,11 +35,23 @@ typedef struct takeover takeover;
 /* Made before the journal opens (it is the journal's replicate context).
  * NULL if memory runs out. */
 takeover *takeover_new(cluster *c);
-/* Starts the claims and the fencing check on loop, for game g. give_up(ctx)
- * runs on the loop when the node is fenced: the process closes the players'
- * connections and frees every room (room_give_up_all). Returns 0 or -1. */
-int takeover_start(takeover *t, game *g, uv_loop_t *loop, void (*give_up)(void *ctx),
-                   void *ctx);
+/* Starts the claims and the fencing check on loop, for game g. Returns 0 or
+ * -1. When the node is fenced, takeover_fence.c gives every room up
+ * (room_give_up_all, remote_give_up) after close_connections below. */
+int takeover_start(takeover *t, game *g, uv_loop_t *loop);
+/* Fencing's part for the layer that holds connections (registered from
+ * above, so that this layer never calls up): close(ctx) tells the players of
+ * this node's rooms and spectators why, closes the connections that must
+ * not stay (racers' after their last bytes; at once any whose output holds
+ * an `end` not yet durable: the cluster's records lack it) and returns how
+ * many it closed. Set before the loop runs. */
+void takeover_on_fence(takeover *t, size_t (*close_connections)(void *ctx), void *ctx);
+/* The remote players whom fencing lets go (remote_give_up); NULL: none. */
+struct remote;
+void takeover_set_remote(takeover *t, struct remote *r);
+/* True once another process took this node's name and this one let go (the
+ * process exits non-zero). NULL is fine (false). */
+bool takeover_name_lost(const takeover *t);
 /* fn(ctx) runs on the loop once another process holds this node's name
  * (cluster_name_lost), after this node gave its rooms up: the process stops
  * and exits non-zero. Set before the loop runs. */

@@ -339,6 +339,67 @@ static void test_crowd_costs_one_message_per_broadcast(void **state) {
     assert_int_equal(server_stop(b), 0);
 }
 
+/* One room's `end` held for the journal holds the messages to that room's
+ * guests, not to every guest of the node: a guest of another room there
+ * gets its move's state while the `end` still waits for a commit (before,
+ * the node's whole batch waited for it). The journal commits every 2 s
+ * here; a commit that falls between the `end` and the state makes a round
+ * inconclusive, and another round is played. */
+static void test_end_holds_only_its_room(void **state) {
+    (void)state;
+    const char *dir = harness_temp_dir("cluster-hold");
+    char journal[512];
+    snprintf(journal, sizeof journal, "%s/a.journal", dir);
+    th_server *a = SERVER("--cluster", natsd_url, "--node", "a", "--journal", journal,
+                          "--journal-sync-ms", "2000");
+    th_server *b = natsd_node("b");
+    natsd_wait_metric(a, "race2048_cluster_nodes", 2, 15000);
+    natsd_wait_metric(b, "race2048_cluster_nodes", 2, 15000);
+    bool shown = false;
+    for (int round = 0; round < 4 && !shown; round++) {
+        /* Two rooms on a, each with a racer on a and a guest from b. */
+        client *x[2] = {NULL, NULL}, *y[2] = {NULL, NULL};
+        for (int k = 0; k < 2; k++) {
+            x[k] = client_named(a, k ? "x2" : "x1");
+            y[k] = client_named(b, k ? "y2" : "y1");
+            client_send(x[k], "{\"type\":\"create\",\"players\":2}");
+            const char *code = jstr(client_expect(x[k], "room", WAIT), "room");
+            client_send(y[k], "{\"type\":\"join\",\"room\":\"%s\"}", code);
+            client_expect_skip(x[k], "start", "room player", WAIT);
+            client_expect_skip(y[k], "start", "room player", WAIT);
+        }
+        /* Everything so far is durable: only the `end` will wait. */
+        natsd_wait_metric(a, "race2048_journal_waiting_bytes", 0, 15000);
+        long long commits = natsd_metric(a, "race2048_journal_commits_total");
+        client_send(x[0], "{\"type\":\"leave\"}"); /* y1 wins: the `end` */
+        int64_t deadline = harness_now_ms() + harness_ms(WAIT);
+        bool recorded = false, committed = false;
+        while (!recorded && !committed) {
+            recorded = natsd_metric(a, "race2048_journal_waiting_bytes") > 0;
+            committed = natsd_metric(a, "race2048_journal_commits_total") != commits;
+            if (harness_remaining(deadline) <= 0)
+                fail_msg("the leave was never recorded");
+            if (!recorded && !committed) poll(NULL, 0, 5);
+        }
+        client_move_any(y[1]);
+        bool same_commit = natsd_metric(a, "race2048_journal_commits_total") == commits;
+        shown = recorded && !committed && same_commit;
+        /* y1's `end` comes, once a commit has made it durable. */
+        client_expect_skip(y[0], "end", "player state", 3 * WAIT);
+        assert_true(natsd_metric(a, "race2048_journal_commits_total") > commits);
+        print_message("round %d: %s\n", round,
+                      shown ? "the other room's guest got its state while the end waited"
+                            : "a commit fell in between: inconclusive");
+        for (int k = 0; k < 2; k++) {
+            client_close(x[k]);
+            client_close(y[k]);
+        }
+    }
+    assert_true(shown);
+    assert_int_equal(server_stop(a), 0);
+    assert_int_equal(server_stop(b), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_race_across_three_nodes, natsd_setup,
@@ -349,6 +410,8 @@ int main(void) {
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_crowd_costs_one_message_per_broadcast,
                                         natsd_setup, natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_end_holds_only_its_room, natsd_setup,
+                                        natsd_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
