@@ -3,6 +3,7 @@
 
 #include "lobby.h"
 #include "wire.h"
+#include "hex.h"
 
 static const sink_ops guest_sink_ops;
 
@@ -136,9 +137,7 @@ void remote_addr_hex(const srv_player *p, char *hex) {
                      ? p->sink.ops->addr_key(p->sink.dest, key)
                      : 0;
     if (len > SINK_ADDR_KEY_MAX) len = 0;
-    for (size_t i = 0; i < len; i++)
-        snprintf(hex + 2 * i, 3, "%02x", key[i]);
-    hex[2 * len] = '\0';
+    proto_hex_encode(key, len, hex);
 }
 
 /* The key a guest's "ad" carries; anything else leaves it unknown. */
@@ -146,12 +145,7 @@ static void guest_set_addr(guest *gs, const char *hex) {
     gs->addr_len = 0;
     size_t n = hex ? strlen(hex) : 0;
     if (!n || n % 2 || n / 2 > SINK_ADDR_KEY_MAX) return;
-    for (size_t i = 0; i < n / 2; i++) {
-        unsigned v;
-        if (sscanf(hex + 2 * i, "%2x", &v) != 1) return;
-        gs->addr[i] = (unsigned char)v;
-    }
-    gs->addr_len = n / 2;
+    if (proto_hex_decode(hex, gs->addr, n / 2)) gs->addr_len = n / 2;
 }
 
 /* The guest's connection is gone: its seat waits like any dropped one's. */

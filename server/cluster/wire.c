@@ -1,5 +1,6 @@
 /* wire.c - requests, room views and messages between the nodes of a cluster, as JSON. */
 #include "wire.h"
+#include "hex.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,32 +48,6 @@ static void set_str(json_t *o, const char *key, const char *s) {
 
 static void set_bool(json_t *o, const char *key, bool b) {
     if (b) json_object_set_new(o, key, json_true());
-}
-
-static const char hex_digits[] = "0123456789abcdef";
-
-static void to_hex(const uint8_t *bytes, size_t n, char *out) {
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = hex_digits[bytes[i] >> 4];
-        out[2 * i + 1] = hex_digits[bytes[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
-static int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-}
-
-static int from_hex(const char *s, uint8_t *out, size_t n) {
-    if (strlen(s) != 2 * n) return -1;
-    for (size_t i = 0; i < n; i++) {
-        int hi = hex_value(s[2 * i]), lo = hex_value(s[2 * i + 1]);
-        if (hi < 0 || lo < 0) return -1;
-        out[i] = (uint8_t)(hi << 4 | lo);
-    }
-    return 0;
 }
 
 /* Times: ms from now (0 stays 0: none). */
@@ -158,7 +133,7 @@ int wire_request_parse(const json_t *v, proto_request *out) {
 static json_t *seat_json(const srv_view_seat *seat, uint64_t now) {
     char cells[2 * ENG_CELLS_MAX + 1];
     int n = seat->board.size * seat->board.size;
-    to_hex(seat->board.cell, (size_t)n, cells);
+    proto_hex_encode(seat->board.cell, (size_t)n, cells);
     int flags = seat->seated | seat->connected << 1 | seat->rematch << 2 | seat->bot << 3;
     return json_pack("[Isis IIiiI]", (json_int_t)seat->id, seat->name, seat->board.size,
                      cells, (json_int_t)seat->score, (json_int_t)seat->moves,
@@ -177,7 +152,7 @@ static int seat_parse(const json_t *v, srv_view_seat *out, uint64_t now) {
         return -1;
     memset(out, 0, sizeof *out);
     out->board.size = (uint8_t)size;
-    if (from_hex(cells, out->board.cell, (size_t)(size * size)) < 0) return -1;
+    if (!proto_hex_decode(cells, out->board.cell, (size_t)(size * size))) return -1;
     for (int i = 0; i < size * size; i++)
         if (out->board.cell[i] > 31) return -1;
     out->id = (uint64_t)id;
@@ -212,7 +187,7 @@ json_t *wire_view(const srv_view *v, uint64_t now_ms) {
             json_array_append_new(ranking, json_integer(v->ranking[i]));
         json_object_set_new(o, "rk", ranking);
         char key[2 * ENG_SEED_KEY_BYTES + 1];
-        to_hex(v->seed.key, sizeof v->seed.key, key);
+        proto_hex_encode(v->seed.key, sizeof v->seed.key, key);
         json_object_set_new(
             o, "sd",
             json_pack("[iIs]", (int)v->seed.kind, (json_int_t)v->seed.client, key));
@@ -241,7 +216,7 @@ static int verdict_parse(const json_t *o, srv_view *v) {
     if (json_unpack((json_t *)json_object_get(o, "sd"), "[IIs]", &kind, &client, &key) <
             0 ||
         kind < ENG_SEED_CLIENT || kind > ENG_SEED_SERVER || client < 0 ||
-        client > UINT32_MAX || from_hex(key, v->seed.key, sizeof v->seed.key) < 0)
+        client > UINT32_MAX || !proto_hex_decode(key, v->seed.key, sizeof v->seed.key))
         return -1;
     v->seed.kind = (eng_seed_kind)kind;
     v->seed.client = (uint32_t)client;
