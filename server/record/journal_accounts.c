@@ -32,15 +32,25 @@ char *jacct_record(const acct_account *a, size_t *len) {
     char salt[2 * ACCT_SALT_BYTES + 1], hash[2 * ACCT_HASH_BYTES + 1];
     hex(snap.salt, ACCT_SALT_BYTES, salt);
     hex(snap.key_hash, ACCT_HASH_BYTES, hash);
-    /* At most: fixed text ~200, 6 bests of ~70, 20 ids of 21, 20 ratings of 12. */
-    size_t cap = 2048;
-    char *line = malloc(cap);
-    if (!line) return NULL;
+    /* The name as every record's strings are (protocol/record.h), at most 6
+     * bytes a character; then at most: fixed text ~200, 6 bests of ~70, 20 ids
+     * of 21, 20 ratings of 12. */
+    byte_buf name = {0};
+    size_t cap = 2048 + 6 * sizeof snap.name;
+    char *line =
+        proto_rec_put_string(&name, snap.name) == 0 && byte_buf_append(&name, "", 1) == 0
+            ? malloc(cap)
+            : NULL;
+    if (!line) {
+        byte_buf_free(&name);
+        return NULL;
+    }
     int n = snprintf(line, cap,
-                     "{\"j\":\"account\",\"name\":\"%s\",\"salt\":\"%s\",\"hash\":\"%s\","
+                     "{\"j\":\"account\",\"name\":%s,\"salt\":\"%s\",\"hash\":\"%s\","
                      "\"mu\":%.17g,\"sigma\":%.17g,\"games\":%" PRIu32
                      ",\"wins\":%" PRIu32 ",\"best\":[",
-                     snap.name, salt, hash, snap.mu, snap.sigma, snap.games, snap.wins);
+                     name.data, salt, hash, snap.mu, snap.sigma, snap.games, snap.wins);
+    byte_buf_free(&name);
     bool first = true;
     for (int k = 0; k < ACCT_SIZES; k++) {
         const acct_best *b = &snap.best[k];

@@ -91,8 +91,8 @@ static int fsync_dir_of(const char *path) {
     return rc;
 }
 
-/* The kinds of record a compaction sorts: every record starts
- * {"j":"KIND","game":ID (journal.c writes them so). */
+/* The kinds of record a compaction sorts, by their heads {"j":"KIND","game":ID
+ * (proto_rec_kind_of). */
 typedef enum record_kind { REC_OTHER, REC_FINISHED, REC_RUNNING } record_kind;
 
 static bool is_running(const compaction *c, uint64_t id) {
@@ -109,24 +109,17 @@ static bool is_running(const compaction *c, uint64_t id) {
 }
 
 static record_kind record_of(const compaction *c, const char *line, size_t n) {
-    /* Heads as the record writers above spell them; the first is a finished game. */
-#define HEAD(kind)                                                                       \
-    { "{\"j\":\"" kind "\",\"game\":", sizeof "{\"j\":\"" kind "\",\"game\":" - 1 }
-    static const struct {
-        const char *text;
-        size_t len;
-    } heads[] = {HEAD("game"), HEAD("start"), HEAD("moves"), HEAD("seat")};
-#undef HEAD
-    for (size_t k = 0; k < sizeof heads / sizeof heads[0]; k++) {
-        size_t h = heads[k].len;
-        if (n <= h || memcmp(line, heads[k].text, h) != 0) continue;
-        if (k == 0) return REC_FINISHED;
-        uint64_t id = 0;
-        for (size_t i = h; i < n && line[i] >= '0' && line[i] <= '9'; i++)
-            id = id * 10 + (uint64_t)(line[i] - '0');
+    uint64_t id;
+    switch (proto_rec_kind_of(line, n, &id)) {
+    case PROTO_REC_GAME:
+        return REC_FINISHED;
+    case PROTO_REC_START:
+    case PROTO_REC_MOVES:
+    case PROTO_REC_SEAT:
         return is_running(c, id) ? REC_RUNNING : REC_OTHER;
+    default:
+        return REC_OTHER;
     }
-    return REC_OTHER;
 }
 
 /* Sorts whole records out of data: finished games to `finished` (if not
@@ -330,11 +323,9 @@ bool jrn_compact_maybe(journal *j) {
         if (!g->ended) c->running[c->nrunning++] = g->start.game;
     }
     if (!bad) qsort(c->running, c->nrunning, sizeof *c->running, id_cmp);
-    bad |= byte_buf_printf(&c->head,
-                           "{\"j\":\"head\",\"next_game\":%" PRIu64
-                           ",\"next_id\":%" PRIu64 ",\"compacted\":%" PRId64 "}\n",
-                           j->next_game, j->next_player_id ? *j->next_player_id : 0,
-                           journal_wall_ms());
+    bad |= proto_rec_put_head(&c->head, j->next_game,
+                              j->next_player_id ? *j->next_player_id : 0,
+                              journal_wall_ms()) < 0;
     size_t naccounts = j->accounts ? acct_count(j->accounts) : 0;
     for (size_t k = 0; k < naccounts && !bad; k++) {
         size_t len;

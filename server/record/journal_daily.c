@@ -2,23 +2,16 @@
  * who played them (`daily_entry`), written, looked up and read back at start-up. */
 #include "journal_internal.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- daily --- */
 
-/* How many days before today compaction keeps `daily` records: a revealed day's
- * games hold their seed themselves; the daily board shows it for this long. */
-
 int jrn_daily_line(const jrn_daily *d, byte_buf *out) {
-    char seed[ENG_SEED_TEXT_MAX];
-    eng_seed_format(&d->seed, seed, sizeof seed);
-    return byte_buf_printf(out,
-                           "{\"j\":\"daily\",\"day\":%" PRId32
-                           ",\"size\":%d,\"seed\":\"%s\",\"salt\":\"%s\"}\n",
-                           d->day, d->size, seed, d->salt);
+    proto_daily_record rec = {.day = d->day, .size = d->size, .seed = d->seed};
+    memcpy(rec.salt, d->salt, sizeof rec.salt);
+    return proto_rec_put_daily(out, &rec);
 }
 
 static jrn_daily *daily_find(const journal *j, int32_t day, int size) {
@@ -43,44 +36,31 @@ static jrn_daily *daily_add(journal *j, const jrn_daily *d) {
     return e;
 }
 
-/* The `daily` records of data (the file at start-up), in the table. */
-static bool entry_replay(journal *j, const json_t *r);
+/* A `daily_entry` record to the boards (begun, and finished if it says so). */
+static bool entry_replay(journal *j, const proto_daily_entry_record *r);
 
+/* The `daily` records of data (the file at start-up), in the table. */
 void jrn_dailies_replay(journal *j, const char *data, size_t len) {
-    static const char head[] = "{\"j\":\"daily\",";
-    static const char entry_head[] = "{\"j\":\"daily_entry\",";
     for (size_t at = 0; at < len;) {
         const char *line = data + at, *nl = memchr(line, '\n', len - at);
         size_t n = nl ? (size_t)(nl - line) + 1 : len - at;
         at += n;
-        if (j->daily && n > sizeof entry_head &&
-            !memcmp(line, entry_head, sizeof entry_head - 1)) {
-            json_t *r = json_loadb(line, n, 0, NULL);
-            if (!entry_replay(j, r))
+        if (j->daily && proto_rec_is(line, n, "daily_entry")) {
+            proto_daily_entry_record r;
+            if (proto_dec_daily_entry_record(line, n, &r) < 0 || !entry_replay(j, &r))
                 srv_log(SRV_LOG_WARN, "journal: a daily_entry record could not be read");
-            json_decref(r);
             continue;
         }
-        if (n <= sizeof head || memcmp(line, head, sizeof head - 1)) continue;
-        json_t *r = json_loadb(line, n, 0, NULL);
-        const json_t *day = json_object_get(r, "day"), *size = json_object_get(r, "size");
-        const char *seed = json_string_value(json_object_get(r, "seed"));
-        const char *salt = json_string_value(json_object_get(r, "salt"));
+        if (!proto_rec_is(line, n, "daily")) continue;
+        proto_daily_record r;
         jrn_daily d = {0};
-        bool ok = json_is_integer(day) && json_is_integer(size) && seed && salt &&
-                  strlen(salt) == PROTO_SALT_TEXT - 1 && json_integer_value(day) >= 0 &&
-                  json_integer_value(day) < INT32_MAX &&
-                  json_integer_value(size) >= ENG_SIZE_MIN &&
-                  json_integer_value(size) <= ENG_SIZE_MAX &&
-                  eng_seed_parse(&d.seed, seed, (int)strlen(seed)) == 0;
+        bool ok = proto_dec_daily_record(line, n, &r) == 0;
         if (ok) {
-            d.day = (int32_t)json_integer_value(day);
-            d.size = (int)json_integer_value(size);
-            memcpy(d.salt, salt, sizeof d.salt);
+            d = (jrn_daily){.day = r.day, .size = r.size, .seed = r.seed};
+            memcpy(d.salt, r.salt, sizeof d.salt);
             if (!daily_find(j, d.day, d.size) && !daily_add(j, &d)) ok = false;
         }
         if (!ok) srv_log(SRV_LOG_WARN, "journal: a daily record could not be read");
-        json_decref(r);
     }
 }
 
@@ -94,7 +74,7 @@ int journal_daily(journal *j, int32_t day, int size, const eng_seed *fresh,
         if (j->on && jrn_daily_line(e, &b) == 0)
             jrn_append_buf(j, &b);
         else
-            free(b.data);
+            byte_buf_free(&b);
     }
     *out = (jrn_daily_seed){.seed = e->seed};
     memcpy(out->salt, e->salt, sizeof out->salt);
@@ -104,17 +84,16 @@ int journal_daily(journal *j, int32_t day, int size, const eng_seed *fresh,
 
 static int entry_line(int32_t day, int size, const char *name, const daily_result *r,
                       byte_buf *out) {
-    if (!r)
-        return byte_buf_printf(out,
-                               "{\"j\":\"daily_entry\",\"day\":%" PRId32
-                               ",\"size\":%d,\"name\":\"%s\"}\n",
-                               day, size, name);
-    return byte_buf_printf(
-        out,
-        "{\"j\":\"daily_entry\",\"day\":%" PRId32
-        ",\"size\":%d,\"name\":\"%s\",\"score\":%" PRIu32 ",\"max_tile\":%" PRIu32
-        ",\"moves\":%" PRIu32 ",\"end_ms\":%" PRId64 ",\"game\":%" PRIu64 "}\n",
-        day, size, name, r->score, r->max_tile, r->moves, r->end_ms, r->game);
+    proto_daily_entry_record e = {.day = day, .size = size, .finished = r != NULL};
+    snprintf(e.name, sizeof e.name, "%s", name);
+    if (r) {
+        e.score = r->score;
+        e.max_tile = r->max_tile;
+        e.moves = r->moves;
+        e.end_ms = r->end_ms;
+        e.game = r->game;
+    }
+    return proto_rec_put_daily_entry(out, &e);
 }
 
 void jrn_entry_out(void *ctx, int32_t day, int size, const daily_entry *e) {
@@ -131,29 +110,21 @@ void journal_daily_entry(journal *j, int32_t day, int size, const acct_account *
     if (entry_line(day, size, a->name, r, &b) == 0)
         jrn_append_buf(j, &b);
     else
-        free(b.data);
+        byte_buf_free(&b);
 }
 
-/* A `daily_entry` record to the boards (begun, and finished if it says so). */
-static bool entry_replay(journal *j, const json_t *r) {
-    const json_t *day = json_object_get(r, "day"), *size = json_object_get(r, "size");
-    const char *name = json_string_value(json_object_get(r, "name"));
-    const acct_account *a = name && j->accounts ? acct_find(j->accounts, name) : NULL;
-    if (!a || !json_is_integer(day) || !json_is_integer(size) ||
-        json_integer_value(day) < 0 || json_integer_value(day) > INT32_MAX)
-        return false;
-    int32_t d = (int32_t)json_integer_value(day);
-    int sz = (int)json_integer_value(size);
-    int rc = daily_begin(j->daily, d, sz, a);
+static bool entry_replay(journal *j, const proto_daily_entry_record *r) {
+    const acct_account *a = j->accounts ? acct_find(j->accounts, r->name) : NULL;
+    if (!a) return false;
+    int rc = daily_begin(j->daily, r->day, r->size, a);
     if (rc != DAILY_OK && rc != DAILY_PLAYED) return false;
-    if (!json_object_get(r, "game")) return true;
-    daily_result res = {
-        .score = (uint32_t)json_integer_value(json_object_get(r, "score")),
-        .max_tile = (uint32_t)json_integer_value(json_object_get(r, "max_tile")),
-        .moves = (uint32_t)json_integer_value(json_object_get(r, "moves")),
-        .end_ms = (int64_t)json_integer_value(json_object_get(r, "end_ms")),
-        .game = (uint64_t)json_integer_value(json_object_get(r, "game"))};
-    rc = daily_finish(j->daily, d, sz, a, &res);
+    if (!r->finished) return true;
+    daily_result res = {.score = r->score,
+                        .max_tile = r->max_tile,
+                        .moves = r->moves,
+                        .end_ms = r->end_ms,
+                        .game = r->game};
+    rc = daily_finish(j->daily, r->day, r->size, a, &res);
     return rc == DAILY_OK || rc == DAILY_FINISHED;
 }
 
@@ -169,7 +140,7 @@ int journal_daily_learn(journal *j, int32_t day, int size, const eng_seed *seed,
     if (j->on && jrn_daily_line(e, &b) == 0)
         jrn_append_buf(j, &b);
     else
-        free(b.data);
+        byte_buf_free(&b);
     return 0;
 }
 

@@ -2,6 +2,7 @@
  * and flushed per commit), seats, rematch, account, and the finished record. */
 #include "journal_internal.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,39 +11,24 @@
 #include "journal_accounts.h"
 #include "journal_read.h"
 
-/* ----------------------------------------------------------------- seeds --- */
-
-/* A seed as start records and `end` write it (a JSON value). */
-static void seed_text(const eng_seed *seed, char *out, size_t n) {
-    char text[ENG_SEED_TEXT_MAX];
-    if (eng_seed_format(seed, text, sizeof text) <= 0) text[0] = '\0';
-    /* A string for a server seed, a number for a client's. */
-    snprintf(out, n, seed->kind == ENG_SEED_SERVER ? "\"%s\"" : "%s", text);
-}
-
 /* ---------------------------------------------------------------- games --- */
 
 static void game_moves_record(journal *j, jrn_game *g) {
-    byte_buf b = {0};
-    int bad = byte_buf_printf(&b, "{\"j\":\"moves\",\"game\":%" PRIu64 ",\"m\":{",
-                              g->start.game);
-    bool first = true;
+    proto_moves_part parts[PROTO_PLAYERS_MAX];
     for (int i = 0; i < g->start.nseats; i++) {
         jrn_seat *st = &g->seats[i];
-        if (st->flushed == st->moves.len) continue;
-        bad |= byte_buf_printf(&b, "%s\"%" PRIu64 "\":\"%.*s\"", first ? "" : ",",
-                               g->start.seats[i].id, (int)(st->moves.len - st->flushed),
-                               st->moves.data + st->flushed);
+        assert(st->flushed <= st->moves.len);
+        parts[i] = (proto_moves_part){.id = g->start.seats[i].id,
+                                      .n = st->moves.len - st->flushed};
+        if (parts[i].n) parts[i].letters = st->moves.data + st->flushed;
         st->flushed = st->moves.len;
-        first = false;
     }
-    bad |= byte_buf_append(&b, "}}\n", 3);
-    if (bad)
-        free(b.data);
+    byte_buf b = {0};
+    if (proto_rec_put_moves(&b, g->start.game, parts, g->start.nseats) < 0)
+        byte_buf_free(&b);
     else
         jrn_append_buf(j, &b);
 }
-
 static void undirty(jrn_game *g) {
     if (!g->dirty) return;
     srv_list_remove(&g->dirty_link);
@@ -77,38 +63,6 @@ static jrn_game *game_new(journal *j, const jrn_start *start) {
     return g;
 }
 
-/* The start record of a game: returns 0 or -1 (OOM). */
-static int start_record(byte_buf *b, const jrn_start *st) {
-    int bad = byte_buf_printf(b, "{\"j\":\"start\",\"game\":%" PRIu64 ",", st->game);
-    if (!st->solo) bad |= byte_buf_printf(b, "\"room\":\"%s\",", st->room);
-    char seed[80];
-    seed_text(&st->seed, seed, sizeof seed);
-    /* A daily game says so (and its day): a restart, or the node that takes it
-     * over, hides its seed until the day is over. */
-    char daily[32] = "";
-    if (st->daily) snprintf(daily, sizeof daily, ",\"daily\":%" PRId32, st->daily_day);
-    bad |= byte_buf_printf(
-        b,
-        "\"size\":%d,\"target\":%u,\"time_limit\":%u,\"seed\":%s,"
-        "\"salt\":\"%s\",\"commit\":\"%s\",\"started\":%" PRId64 "%s%s,\"seats\":[",
-        st->settings.size, st->settings.target, st->settings.time_limit, seed, st->salt,
-        st->commit, st->started_ms, st->settings.rated ? ",\"rated\":true" : "", daily);
-    for (int i = 0; i < st->nseats; i++) {
-        bad |= byte_buf_printf(
-            b, "%s{\"id\":%" PRIu64 ",\"name\":\"%s\",\"token\":\"%s\"", i ? "," : "",
-            st->seats[i].id, st->seats[i].name, st->seats[i].token_hash);
-        /* A bot's seat says so, so that a restart gives it its bot back. */
-        if (st->seats[i].bot_level)
-            bad |= byte_buf_printf(b, ",\"bot\":%d", st->seats[i].bot_level);
-        /* An account's seat says whose, so that a restart rates its race. */
-        if (st->seats[i].account[0])
-            bad |= byte_buf_printf(b, ",\"account\":\"%s\"", st->seats[i].account);
-        bad |= byte_buf_append(b, "}", 1);
-    }
-    bad |= byte_buf_append(b, "]}\n", 3);
-    return bad ? -1 : 0;
-}
-
 jrn_game *journal_game_start(journal *j, jrn_start *start) {
     if (!j) return NULL; /* a server without one (unit tests) */
     start->game = j->next_game++;
@@ -124,8 +78,8 @@ jrn_game *journal_game_adopt(journal *j, const jrn_start *start) {
     jrn_game *g = game_new(j, start);
     if (!g) return NULL;
     byte_buf b = {0};
-    if (start_record(&b, &g->start) < 0)
-        free(b.data);
+    if (proto_rec_put_start(&b, &g->start) < 0)
+        byte_buf_free(&b);
     else
         jrn_append_buf(j, &b);
     return g;
@@ -182,13 +136,10 @@ void journal_seat(jrn_game *g, int seat, jrn_seat_event event) {
         return;
     flush_game_moves(g); /* the moves before the event come first */
     byte_buf b = {0};
-    if (byte_buf_printf(&b,
-                        "{\"j\":\"seat\",\"game\":%" PRIu64 ",\"id\":%" PRIu64
-                        ",\"event\":\"%s\"}\n",
-                        g->start.game, g->start.seats[seat].id, names[event]) == 0)
+    if (proto_rec_put_seat(&b, g->start.game, g->start.seats[seat].id, names[event]) == 0)
         jrn_append_buf(g->j, &b);
     else
-        free(b.data);
+        byte_buf_free(&b);
 }
 
 uint64_t journal_account(journal *j, const acct_account *a) {
@@ -207,11 +158,10 @@ uint64_t journal_account(journal *j, const acct_account *a) {
 void journal_rematch(jrn_game *from, const char *to) {
     if (!from || !from->j->on) return;
     byte_buf b = {0};
-    if (byte_buf_printf(&b, "{\"j\":\"rematch\",\"game\":%" PRIu64 ",\"room\":\"%s\"}\n",
-                        from->start.game, to) == 0)
+    if (proto_rec_put_rematch(&b, from->start.game, to) == 0)
         jrn_append_buf(from->j, &b);
     else
-        free(b.data);
+        byte_buf_free(&b);
 }
 
 static void end_record(const jrn_game *g, const jrn_end *end, proto_game_record *rec) {
@@ -287,7 +237,7 @@ uint64_t journal_game_end(jrn_game *g, const jrn_end *end) {
 }
 
 void journal_adopt_finished(journal *j, const char *line, size_t len) {
-    if (!j || !jread_played(line, len)) return;
+    if (!j || !proto_rec_game_played(line, len)) return;
     proto_game_record *rec = malloc(sizeof *rec);
     if (!rec || proto_dec_game_record(line, len, rec) < 0 ||
         !proto_game_record_played(rec)) {

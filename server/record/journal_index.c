@@ -54,7 +54,7 @@ void jrn_index_lines(journal *j, const jread_line *lines, size_t n) {
     uint64_t ids[INDEX_GAMES_MAX];
     size_t ntake = 0;
     for (size_t k = n; k-- > 0 && ntake < INDEX_GAMES_MAX;) {
-        if (!jread_played(lines[k].line, lines[k].len)) continue;
+        if (!proto_rec_game_played(lines[k].line, lines[k].len)) continue;
         bool seen = false;
         for (size_t t = 0; t < ntake && !seen; t++)
             seen = ids[t] == lines[k].id;

@@ -38,22 +38,6 @@ const char *journal_path(const journal *j) {
     return j ? j->path : "";
 }
 
-int journal_seed_parse(const json_t *v, eng_seed *out) {
-    if (json_is_integer(v) && json_integer_value(v) >= 0 &&
-        json_integer_value(v) <= (json_int_t)UINT32_MAX) {
-        *out = eng_seed_client((uint32_t)json_integer_value(v));
-    } else if (json_is_string(v)) {
-        eng_seed seed;
-        if (eng_seed_parse(&seed, json_string_value(v), (int)json_string_length(v)) < 0 ||
-            seed.kind != ENG_SEED_SERVER)
-            return -1;
-        *out = seed;
-    } else {
-        return -1;
-    }
-    return 0;
-}
-
 /* ---------------------------------------------------------- open, close --- */
 
 /* Reads the whole file (start-up only, before the loop serves anyone). */
@@ -109,14 +93,13 @@ static void archive_file_tail(journal *j, const char *name, byte_buf *buf,
             const char *nl = memchr(buf->data, '\n', (size_t)got);
             at = nl ? (size_t)(nl - buf->data) + 1 : (size_t)got;
         }
-        static const char head[] = "{\"j\":\"game\",\"game\":";
         while (got > 0 && at < (size_t)got) {
             const char *line = buf->data + at;
             const char *nl = memchr(line, '\n', (size_t)got - at);
             if (!nl) break;
             size_t len = (size_t)(nl - line) + 1;
-            if (len > sizeof head && !memcmp(line, head, sizeof head - 1)) {
-                jread_line l = {strtoull(line + sizeof head - 1, NULL, 10), line, len};
+            jread_line l = {0, line, len};
+            if (proto_rec_kind_of(line, len, &l.id) == PROTO_REC_GAME) {
                 jrn_note_game(j, l.id);
                 if (lines_add(out, &l) < 0) break;
             }
