@@ -2,6 +2,7 @@
  * write and one fdatasync on the thread pool), replication to the cluster. */
 #include "journal_internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +155,7 @@ static void on_synced(uv_fs_t *req) {
     journal *j = req->data;
     ssize_t rc = req->result;
     uv_fs_req_cleanup(req);
+    assert(j->busy && j->sync_pos <= j->written);
     j->busy = false;
     if (rc < 0) {
         /* The bytes are in the file; only their durability is in doubt. The
@@ -190,6 +192,7 @@ static void on_written(uv_fs_t *req) {
     journal *j = req->data;
     ssize_t rc = req->result;
     uv_fs_req_cleanup(req);
+    assert(j->busy && j->inflight_done <= j->inflight.len);
     if (rc <= 0) { /* nothing written for a non-empty buffer is an error too */
         incident(j, "write", rc < 0 ? (int)rc : UV_EIO);
         requeue_inflight(j);
@@ -218,12 +221,15 @@ static void on_written(uv_fs_t *req) {
     j->inflight.len = 0;
     j->inflight_done = 0;
     j->written = j->inflight_pos;
+    jrn_assert_positions(j);
     sync_start(j);
 }
 
 /* Appends `moves` records for every game with moves not yet recorded. */
 void jrn_commit_start(journal *j) {
     if (!j->on || j->busy) return;
+    jrn_assert_positions(j);
+    assert(!j->compaction && j->inflight.len == 0);
     jrn_flush_moves(j);
     jrn_mark_commit(j);
     if (jrn_compact_maybe(j)) return;
@@ -284,6 +290,7 @@ void jrn_append(journal *j, const char *line, size_t len) {
         return;
     }
     j->appended += len;
+    jrn_assert_positions(j);
     j->stats.records++;
     jrn_note_record(j);
 }

@@ -96,6 +96,7 @@ static int fsync_dir_of(const char *path) {
 typedef enum record_kind { REC_OTHER, REC_FINISHED, REC_RUNNING } record_kind;
 
 static bool is_running(const compaction *c, uint64_t id) {
+    assert(c->nrunning == 0 || c->running);
     size_t lo = 0, hi = c->nrunning;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -241,6 +242,7 @@ static void compaction_free(compaction *c) {
 static void compact_done(uv_work_t *w, int status) {
     compaction *c = w->data;
     journal *j = c->j;
+    assert(j->compaction == c && j->busy);
     j->compaction = NULL;
     j->busy = false;
     if (status == 0 && c->err == 0) {
@@ -254,6 +256,7 @@ static void compact_done(uv_work_t *w, int status) {
         j->good = c->fresh.len;
         j->base = c->fresh.len;
         j->written = c->pos;
+        jrn_assert_positions(j);
         j->stats.compactions++;
         /* The cluster gets the compacted journal whole, in place of every
          * record it had from this node (takeover.c publishes it, then purges

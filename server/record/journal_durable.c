@@ -17,6 +17,7 @@ void jrn_note_record(journal *j) {
  * the journal reaches its end position. */
 void jrn_mark_commit(journal *j) {
     if (j->unflushed_since_ms < 0) return;
+    assert(j->lag_count <= LAG_MARKS);
     if (j->lag_count == LAG_MARKS) { /* the newest mark takes these records too */
         j->lag[(j->lag_first + LAG_MARKS - 1) % LAG_MARKS].end = j->appended;
     } else {
@@ -94,6 +95,8 @@ void journal_on_durable(journal *j, journal_durable_sub *sub, void (*cb)(void *c
 }
 
 void journal_durable_unsubscribe(journal_durable_sub *sub) {
+    /* In a journal's list, or alone (no journal, or unsubscribed before). */
+    assert(sub->link.next->prev == &sub->link && sub->link.prev->next == &sub->link);
     srv_list_remove(&sub->link);
     srv_list_init(&sub->link);
 }

@@ -29,7 +29,14 @@ static void game_moves_record(journal *j, jrn_game *g) {
     else
         jrn_append_buf(j, &b);
 }
+/* A game is in journal.dirty exactly while g->dirty says so. */
+static void assert_dirty_link(const jrn_game *g) {
+    assert(g->dirty == (g->dirty_link.next != &g->dirty_link));
+    (void)g;
+}
+
 static void undirty(jrn_game *g) {
+    assert_dirty_link(g);
     if (!g->dirty) return;
     srv_list_remove(&g->dirty_link);
     g->dirty = false;
@@ -117,6 +124,7 @@ void journal_move(jrn_game *g, int seat, eng_dir dir) {
         srv_log(SRV_LOG_ERROR, "journal: out of memory recording a move");
         return;
     }
+    assert_dirty_link(g);
     if (!g->dirty) {
         g->dirty = true;
         srv_list_push(&g->j->dirty, &g->dirty_link);

@@ -2,6 +2,7 @@
  * and `replay`, listed once their records are durable. */
 #include "journal_internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
 
 #include "journal_read.h"
@@ -15,8 +16,10 @@ void jrn_record_free(proto_game_record *rec) {
 }
 
 static void index_drop_oldest(journal *j) {
+    assert(j->index_count > 0);
     indexed *e =
         &j->index[(j->index_head + INDEX_GAMES_MAX - j->index_count) % INDEX_GAMES_MAX];
+    assert(e->rec && j->index_bytes >= e->bytes);
     j->index_bytes -= e->bytes;
     jrn_record_free(e->rec);
     e->rec = NULL;
@@ -35,6 +38,7 @@ void jrn_index_put(journal *j, uint64_t pos, proto_game_record *rec) {
     while (j->index_count &&
            (j->index_count == INDEX_GAMES_MAX || j->index_bytes + cost > INDEX_BYTES_MAX))
         index_drop_oldest(j);
+    assert(j->index_count < INDEX_GAMES_MAX && !j->index[j->index_head].rec);
     j->index[j->index_head] = (indexed){.pos = pos, .rec = rec, .bytes = cost};
     j->index_head = (j->index_head + 1) % INDEX_GAMES_MAX;
     j->index_count++;
@@ -43,6 +47,7 @@ void jrn_index_put(journal *j, uint64_t pos, proto_game_record *rec) {
 
 /* The k-th most recent indexed game. */
 const indexed *jrn_index_at(const journal *j, size_t k) {
+    assert(k < j->index_count);
     return &j->index[(j->index_head + INDEX_GAMES_MAX - 1 - k) % INDEX_GAMES_MAX];
 }
 

@@ -5,6 +5,8 @@
 
 #include "journal.h"
 
+#include <assert.h>
+
 #include "base.h" /* srv_log and the lists: shared services */
 #include "byte_buf.h"
 #include "daily.h"
@@ -182,5 +184,13 @@ void jrn_index_put(journal *j, uint64_t pos, proto_game_record *rec);
 /* The k-th most recent indexed game. */
 const indexed *jrn_index_at(const journal *j, size_t k);
 void jrn_index_lines(journal *j, const jread_line *lines, size_t n);
+
+/* The positions only grow, in this order: a record is appended, then
+ * written, then durable (synced, and in cluster mode replicated). */
+static inline void jrn_assert_positions(const journal *j) {
+    assert(j->durable <= j->written && j->written <= j->appended);
+    assert(j->lag_count <= LAG_MARKS && j->lag_first < LAG_MARKS);
+    (void)j;
+}
 
 #endif
