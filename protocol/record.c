@@ -234,6 +234,7 @@ static char *done(rec_out *o, size_t *len) {
 char *proto_enc_game_record(const proto_game_record *g, size_t *len) {
     byte_buf b = {0};
     rec_out o = {.b = &b};
+    reserve(&o, 1024); /* a record's size: no growing from one byte */
     rec_put_c(&o, '{');
     put_members(&o, g, true);
     return done(&o, len);
@@ -242,6 +243,7 @@ char *proto_enc_game_record(const proto_game_record *g, size_t *len) {
 char *proto_enc_history(const proto_game_record *const *games, int n, size_t *len) {
     byte_buf b = {0};
     rec_out o = {.b = &b};
+    reserve(&o, 1024); /* a record's size: no growing from one byte */
     rec_put_s(&o, "{\"type\":\"history\",\"games\":[");
     for (int i = 0; i < n; i++) {
         rec_put_s(&o, i ? ",{" : "{");
@@ -255,6 +257,7 @@ char *proto_enc_history(const proto_game_record *const *games, int n, size_t *le
 char *proto_enc_replay(const proto_game_record *g, size_t *len) {
     byte_buf b = {0};
     rec_out o = {.b = &b};
+    reserve(&o, 1024); /* a record's size: no growing from one byte */
     rec_put_s(&o, "{\"type\":\"replay\",");
     put_members(&o, g, true);
     return done(&o, len);

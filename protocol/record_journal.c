@@ -11,8 +11,10 @@
 
 /* ------------------------------------------------------------- writing --- */
 
-/* The record's head, {"j":"KIND", */
+/* The record's head, {"j":"KIND", and room for a typical record, so that
+ * it does not grow from a few bytes. */
 static void put_head(rec_out *o, const char *kind) {
+    if (!o->failed && byte_buf_reserve(o->b, 256) < 0) o->failed = true;
     rec_put_s(o, "{\"j\":\"");
     rec_put_s(o, kind);
     rec_put_s(o, "\",");
@@ -198,20 +200,22 @@ bool proto_rec_is(const char *line, size_t len, const char *kind) {
 
 proto_rec_kind proto_rec_kind_of(const char *line, size_t len, uint64_t *game) {
     static const struct {
-        const char *head;
+        const char *name; /* what follows {"j":" */
         proto_rec_kind kind;
-    } heads[] = {{"{\"j\":\"game\",\"game\":", PROTO_REC_GAME},
-                 {"{\"j\":\"start\",\"game\":", PROTO_REC_START},
-                 {"{\"j\":\"moves\",\"game\":", PROTO_REC_MOVES},
-                 {"{\"j\":\"seat\",\"game\":", PROTO_REC_SEAT}};
+    } heads[] = {{"game\",\"game\":", PROTO_REC_GAME},
+                 {"start\",\"game\":", PROTO_REC_START},
+                 {"moves\",\"game\":", PROTO_REC_MOVES},
+                 {"seat\",\"game\":", PROTO_REC_SEAT}};
     *game = 0;
     len = trimmed(line, len);
-    for (size_t k = 0; len && k < sizeof heads / sizeof heads[0]; k++) {
-        rec_scan s = {line, line + len, false};
-        if (!rec_scan_lit(&s, heads[k].head)) continue;
-        uint64_t id = rec_scan_num(&s);
-        if (s.bad || !rec_scan_peek(&s, ',') || line[len - 1] != '}')
-            return PROTO_REC_OTHER;
+    rec_scan s = {line, line + len, false};
+    if (!len || line[len - 1] != '}' || !rec_scan_lit(&s, "{\"j\":\""))
+        return PROTO_REC_OTHER;
+    for (size_t k = 0; k < sizeof heads / sizeof heads[0]; k++) {
+        rec_scan h = s; /* each head tried from the kind's first letter */
+        if (*h.p != heads[k].name[0] || !rec_scan_lit(&h, heads[k].name)) continue;
+        uint64_t id = rec_scan_num(&h);
+        if (h.bad || !rec_scan_peek(&h, ',')) return PROTO_REC_OTHER;
         *game = id;
         return heads[k].kind;
     }
