@@ -2,11 +2,13 @@
  * and the finished games' lines, and where a torn tail begins. */
 #include "journal_read.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base.h" /* srv_log: a shared service */
+#include "byte_buf.h"
 
 /* A game seen in the journal that has no finished record (yet). */
 typedef struct pending_game {
@@ -15,8 +17,7 @@ typedef struct pending_game {
     size_t start_len;
     int nseats;
     uint64_t seat_id[PROTO_PLAYERS_MAX];
-    char *moves[PROTO_PLAYERS_MAX];
-    size_t nmoves[PROTO_PLAYERS_MAX], cap[PROTO_PLAYERS_MAX];
+    byte_buf moves[PROTO_PLAYERS_MAX]; /* each seat's, letters u d l r */
     bool left[PROTO_PLAYERS_MAX];
     bool finished;
 } pending_game;
@@ -78,7 +79,7 @@ static int map_insert(game_map *m, pending_game *g) {
 
 static void game_free(pending_game *g) {
     for (int i = 0; i < PROTO_PLAYERS_MAX; i++)
-        free(g->moves[i]);
+        byte_buf_free(&g->moves[i]);
     free(g);
 }
 
@@ -154,19 +155,8 @@ static int on_start(game_map *m, const char *line, size_t n) {
 
 /* Appends n moves to seat i of g. */
 static int add_moves(pending_game *g, int i, const char *moves, size_t n) {
-    if (n == 0) return 0; /* a snapshot of a seat without moves */
-    if (g->nmoves[i] + n > g->cap[i]) {
-        size_t cap = g->cap[i] ? g->cap[i] : 64;
-        while (cap < g->nmoves[i] + n)
-            cap *= 2;
-        char *p = realloc(g->moves[i], cap);
-        if (!p) return -1;
-        g->moves[i] = p;
-        g->cap[i] = cap;
-    }
-    memcpy(g->moves[i] + g->nmoves[i], moves, n);
-    g->nmoves[i] += n;
-    return 0;
+    assert(i >= 0 && i < g->nseats);
+    return byte_buf_append(&g->moves[i], moves, n); /* n 0: a seat without moves */
 }
 
 static int on_moves(game_map *m, const char *line, size_t n) {
@@ -249,10 +239,10 @@ static int to_pending(pending_game *g, jrn_pending *out, int64_t now) {
     *out = (jrn_pending){0};
     if (read_start(g, out) < 0) return -1;
     for (int i = 0; i < g->nseats; i++) {
-        out->moves[i] = g->moves[i];
-        out->nmoves[i] = g->nmoves[i];
+        out->moves[i] = g->moves[i].data; /* malloc'd: journal_recovery_free frees it */
+        out->nmoves[i] = g->moves[i].len;
         out->left[i] = g->left[i];
-        g->moves[i] = NULL;
+        g->moves[i] = (byte_buf){0};
     }
     uint32_t limit = out->start.settings.time_limit;
     if (limit) {
