@@ -253,6 +253,12 @@ static uint64_t juint(const json_t *o, const char *key) {
                : 0;
 }
 
+/* A non-negative integer member up to max, or 0 (it does not fit). */
+static uint64_t jfit(const json_t *o, const char *key, uint64_t max) {
+    uint64_t v = juint(o, key);
+    return v <= max ? v : 0;
+}
+
 /* Copies a string member into out (n bytes with the NUL) if it is one that
  * fits without a NUL inside; else out is "". True if copied. */
 static bool copy_text(const json_t *o, const char *key, char *out, size_t n) {
@@ -290,11 +296,12 @@ int proto_dec_start_record(const char *line, size_t len, proto_start_record *out
     out->solo = !json_is_string(json_object_get(r, "room"));
     copy_text(r, "room", out->room, sizeof out->room);
     out->nseats = (int)n;
-    out->settings = (proto_settings){.players = (int)n,
-                                     .size = (int)juint(r, "size"),
-                                     .target = (uint32_t)juint(r, "target"),
-                                     .time_limit = (uint32_t)juint(r, "time_limit"),
-                                     .rated = json_is_true(json_object_get(r, "rated"))};
+    out->settings =
+        (proto_settings){.players = (int)n,
+                         .size = (int)jfit(r, "size", INT32_MAX),
+                         .target = (uint32_t)jfit(r, "target", UINT32_MAX),
+                         .time_limit = (uint32_t)jfit(r, "time_limit", UINT32_MAX),
+                         .rated = json_is_true(json_object_get(r, "rated"))};
     copy_text(r, "salt", out->salt, sizeof out->salt);
     copy_text(r, "commit", out->commit, sizeof out->commit);
     out->started_ms = (int64_t)juint(r, "started");
