@@ -425,29 +425,6 @@ static bool get_ratings(const json_t *a, proto_game_record *g) {
  * bytes, so the scan may be strict and simple: anything else (an escaped
  * name, a `replay` reply, another order) takes the parser. */
 
-bool rec_scan_lit(rec_scan *s, const char *text) {
-    size_t n = strlen(text);
-    if (s->bad || (size_t)(s->end - s->p) < n || memcmp(s->p, text, n) != 0) {
-        s->bad = true;
-        return false;
-    }
-    s->p += n;
-    return true;
-}
-
-bool rec_scan_peek(const rec_scan *s, char c) {
-    return !s->bad && s->p < s->end && *s->p == c;
-}
-
-uint64_t rec_scan_num(rec_scan *s) {
-    uint64_t v = 0;
-    const char *from = s->p;
-    while (!s->bad && s->p < s->end && *s->p >= '0' && *s->p <= '9' && s->p - from < 19)
-        v = v * 10 + (uint64_t)(*s->p++ - '0');
-    if (s->p == from) s->bad = true;
-    return v;
-}
-
 /* A string without escapes into out (cap bytes with the NUL). */
 void rec_scan_text(rec_scan *s, char *out, size_t cap) {
     if (!rec_scan_lit(s, "\"")) return;

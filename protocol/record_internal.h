@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "byte_buf.h"
 #include "engine.h"
@@ -36,11 +37,31 @@ typedef struct rec_scan {
     bool bad;
 } rec_scan;
 
-/* Consumes text exactly. */
-bool rec_scan_lit(rec_scan *s, const char *text);
-bool rec_scan_peek(const rec_scan *s, char c);
+/* Consumes text exactly. Inline, as the scanner runs over every record at
+ * start-up: text is a literal, so its length is known when compiled. */
+static inline bool rec_scan_lit(rec_scan *s, const char *text) {
+    size_t n = strlen(text);
+    if (s->bad || (size_t)(s->end - s->p) < n || memcmp(s->p, text, n) != 0) {
+        s->bad = true;
+        return false;
+    }
+    s->p += n;
+    return true;
+}
+
+static inline bool rec_scan_peek(const rec_scan *s, char c) {
+    return !s->bad && s->p < s->end && *s->p == c;
+}
+
 /* A decimal number of at most 19 digits. */
-uint64_t rec_scan_num(rec_scan *s);
+static inline uint64_t rec_scan_num(rec_scan *s) {
+    uint64_t v = 0;
+    const char *from = s->p;
+    while (!s->bad && s->p < s->end && *s->p >= '0' && *s->p <= '9' && s->p - from < 19)
+        v = v * 10 + (uint64_t)(*s->p++ - '0');
+    if (s->p == from) s->bad = true;
+    return v;
+}
 /* A string without escapes into out (cap bytes with the NUL). */
 void rec_scan_text(rec_scan *s, char *out, size_t cap);
 

@@ -358,8 +358,7 @@ static int scan_moves(const char *line, size_t len, uint64_t *game,
         parts[n].id = rec_scan_num(&s);
         rec_scan_lit(&s, "\":\"");
         const char *from = s.p;
-        eng_dir d;
-        while (s.p < s.end && proto_dir_from_letter(*s.p, &d) == 0)
+        while (s.p < s.end && (*s.p == 'u' || *s.p == 'd' || *s.p == 'l' || *s.p == 'r'))
             s.p++;
         parts[n].letters = from;
         parts[n].n = (size_t)(s.p - from);

@@ -120,7 +120,10 @@ void journal_game_restored(jrn_game *g) {
 void journal_move(jrn_game *g, int seat, eng_dir dir) {
     if (!g || seat < 0 || seat >= g->start.nseats) return;
     char letter = proto_dir_letter(dir);
-    if (byte_buf_append(&g->seats[seat].moves, &letter, 1) < 0) {
+    byte_buf *moves = &g->seats[seat].moves;
+    /* A game's first moves do not grow the buffer a byte at a time. */
+    if ((!moves->cap && byte_buf_reserve(moves, MOVES_FIRST) < 0) ||
+        byte_buf_append(moves, &letter, 1) < 0) {
         srv_log(SRV_LOG_ERROR, "journal: out of memory recording a move");
         return;
     }

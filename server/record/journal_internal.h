@@ -28,6 +28,9 @@
  * tracked for; past this the newest are merged (which overstates the lag). */
 #define LAG_MARKS 64
 
+/* Room made for a seat's moves at its first (they are one byte each). */
+#define MOVES_FIRST 64
+
 /* One seat's moves: all of them (for the finished record) and how many are
  * already in a `moves` record. */
 typedef struct jrn_seat {

@@ -1,6 +1,7 @@
 /* journal_read.c - the record read back at start-up: records to the games still running
  * and the finished games' lines, and where a torn tail begins. */
 #include "journal_read.h"
+#include "journal_internal.h" /* MOVES_FIRST */
 
 #include <assert.h>
 #include <stdio.h>
@@ -156,6 +157,8 @@ static int on_start(game_map *m, const char *line, size_t n) {
 /* Appends n moves to seat i of g. */
 static int add_moves(pending_game *g, int i, const char *moves, size_t n) {
     assert(i >= 0 && i < g->nseats);
+    if (n && !g->moves[i].cap && byte_buf_reserve(&g->moves[i], MOVES_FIRST) < 0)
+        return -1;
     return byte_buf_append(&g->moves[i], moves, n); /* n 0: a seat without moves */
 }
 
