@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "record_internal.h"
 #include "render.h"
 
 /* ------------------------------------------------------------- writing --- */
@@ -15,44 +16,26 @@
 /* Records are written by hand, not through a jansson tree: `history` lists up
  * to 100 of them per request, and the bytes must stay those jansson's compact
  * dump of `end` gave (message.c), which tests/protocol/test_record.c checks. */
-typedef struct wbuf {
-    char *data;
-    size_t len, cap;
-    bool failed;
-} wbuf;
-
-static void reserve(wbuf *o, size_t more) {
-    if (o->failed || o->len + more <= o->cap) return;
-    size_t cap = o->cap ? o->cap : 1024;
-    while (cap < o->len + more)
-        cap *= 2;
-    char *d = realloc(o->data, cap);
-    if (!d) {
-        o->failed = true;
-        return;
-    }
-    o->data = d;
-    o->cap = cap;
+static void reserve(rec_out *o, size_t more) {
+    if (!o->failed && byte_buf_reserve(o->b, more) < 0) o->failed = true;
 }
 
-static void put_n(wbuf *o, const char *s, size_t n) {
-    reserve(o, n);
-    if (o->failed) return;
-    memcpy(o->data + o->len, s, n);
-    o->len += n;
+void rec_put_n(rec_out *o, const char *s, size_t n) {
+    if (o->failed || n == 0) return;
+    if (byte_buf_append(o->b, s, n) < 0) o->failed = true;
 }
 
-static void put_s(wbuf *o, const char *s) {
-    put_n(o, s, strlen(s));
+void rec_put_s(rec_out *o, const char *s) {
+    rec_put_n(o, s, strlen(s));
 }
 
-static void put_c(wbuf *o, char c) {
-    put_n(o, &c, 1);
+void rec_put_c(rec_out *o, char c) {
+    rec_put_n(o, &c, 1);
 }
 
 /* Integers as jansson writes them: uint64_t clamped to int64 (message.c's jint);
  * by hand, as a history of 100 races of 8x8 boards holds some 50,000. */
-static void put_u(wbuf *o, uint64_t v) {
+void rec_put_u(rec_out *o, uint64_t v) {
     if (v > (uint64_t)INT64_MAX) v = (uint64_t)INT64_MAX;
     char digits[20];
     int n = 0;
@@ -60,89 +43,89 @@ static void put_u(wbuf *o, uint64_t v) {
         digits[sizeof digits - 1 - n++] = (char)('0' + v % 10);
         v /= 10;
     } while (v);
-    put_n(o, digits + sizeof digits - n, (size_t)n);
+    rec_put_n(o, digits + sizeof digits - n, (size_t)n);
 }
 
-static void put_i(wbuf *o, int64_t v) {
-    if (v < 0) put_c(o, '-');
-    put_u(o, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+void rec_put_i(rec_out *o, int64_t v) {
+    if (v < 0) rec_put_c(o, '-');
+    rec_put_u(o, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
 }
 
 /* A JSON string escaped as jansson escapes it (UTF-8 passes through). */
-static void put_str(wbuf *o, const char *s) {
-    put_c(o, '"');
+void rec_put_str(rec_out *o, const char *s) {
+    rec_put_c(o, '"');
     for (const char *p = s; *p; p++) {
         unsigned char c = (unsigned char)*p;
         char esc[8];
         switch (c) {
         case '"':
-            put_s(o, "\\\"");
+            rec_put_s(o, "\\\"");
             break;
         case '\\':
-            put_s(o, "\\\\");
+            rec_put_s(o, "\\\\");
             break;
         case '\b':
-            put_s(o, "\\b");
+            rec_put_s(o, "\\b");
             break;
         case '\f':
-            put_s(o, "\\f");
+            rec_put_s(o, "\\f");
             break;
         case '\n':
-            put_s(o, "\\n");
+            rec_put_s(o, "\\n");
             break;
         case '\r':
-            put_s(o, "\\r");
+            rec_put_s(o, "\\r");
             break;
         case '\t':
-            put_s(o, "\\t");
+            rec_put_s(o, "\\t");
             break;
         default:
             if (c < 0x20) {
                 snprintf(esc, sizeof esc, "\\u%04X", c);
-                put_s(o, esc);
+                rec_put_s(o, esc);
             } else {
-                put_c(o, (char)c);
+                rec_put_c(o, (char)c);
             }
         }
     }
-    put_c(o, '"');
+    rec_put_c(o, '"');
 }
 
-static void put_board(wbuf *o, const eng_board *b) {
-    put_c(o, '[');
+static void put_board(rec_out *o, const eng_board *b) {
+    rec_put_c(o, '[');
     for (int r = 0; r < b->size; r++) {
-        put_s(o, r ? ",[" : "[");
+        rec_put_s(o, r ? ",[" : "[");
         for (int c = 0; c < b->size; c++) {
-            if (c) put_c(o, ',');
-            put_u(o, eng_cell_value(b, r, c));
+            if (c) rec_put_c(o, ',');
+            rec_put_u(o, eng_cell_value(b, r, c));
         }
-        put_c(o, ']');
+        rec_put_c(o, ']');
     }
-    put_c(o, ']');
+    rec_put_c(o, ']');
 }
 
 /* A player object of `end`'s results, in the protocol's order. */
-static void put_result(wbuf *o, const proto_result *p) {
-    put_s(o, "{\"id\":");
-    put_u(o, p->id);
-    put_s(o, ",\"name\":");
-    put_str(o, p->name);
-    put_s(o, ",\"board\":");
+static void put_result(rec_out *o, const proto_result *p) {
+    rec_put_s(o, "{\"id\":");
+    rec_put_u(o, p->id);
+    rec_put_s(o, ",\"name\":");
+    rec_put_str(o, p->name);
+    rec_put_s(o, ",\"board\":");
     put_board(o, &p->board);
-    put_s(o, ",\"score\":");
-    put_u(o, p->score);
-    put_s(o, ",\"moves\":");
-    put_u(o, p->moves);
-    put_s(o, ",\"max_tile\":");
-    put_u(o, eng_max_tile(&p->board));
-    put_s(o, ",\"status\":\"");
-    put_s(o, proto_status_name(p->status));
+    rec_put_s(o, ",\"score\":");
+    rec_put_u(o, p->score);
+    rec_put_s(o, ",\"moves\":");
+    rec_put_u(o, p->moves);
+    rec_put_s(o, ",\"max_tile\":");
+    rec_put_u(o, eng_max_tile(&p->board));
+    rec_put_s(o, ",\"status\":\"");
+    rec_put_s(o, proto_status_name(p->status));
     /* Last, as in `end`'s player objects; only for a bot, so a person's
      * object is as it always was. */
-    put_s(o, p->bot ? "\",\"bot\":true}" : "\"}");
+    rec_put_s(o, p->bot ? "\",\"bot\":true}" : "\"}");
 }
 
-static void put_seed(wbuf *o, const eng_seed *seed) {
+void rec_put_seed(rec_out *o, const eng_seed *seed) {
     char text[ENG_SEED_TEXT_MAX];
     int n = eng_seed_format(seed, text, sizeof text);
     if (n <= 0) {
@@ -150,60 +133,60 @@ static void put_seed(wbuf *o, const eng_seed *seed) {
         return;
     }
     /* As end.seed: a string for a server seed, a number for a client's. */
-    if (seed->kind == ENG_SEED_SERVER) put_c(o, '"');
-    put_n(o, text, (size_t)n);
-    if (seed->kind == ENG_SEED_SERVER) put_c(o, '"');
+    if (seed->kind == ENG_SEED_SERVER) rec_put_c(o, '"');
+    rec_put_n(o, text, (size_t)n);
+    if (seed->kind == ENG_SEED_SERVER) rec_put_c(o, '"');
 }
 
 /* The record's members, from "j" on, without the braces; "moves" last. */
-static void put_members(wbuf *o, const proto_game_record *g, bool with_moves) {
-    put_s(o, "\"j\":\"game\",\"game\":");
-    put_u(o, g->game);
+static void put_members(rec_out *o, const proto_game_record *g, bool with_moves) {
+    rec_put_s(o, "\"j\":\"game\",\"game\":");
+    rec_put_u(o, g->game);
     if (g->room[0]) {
-        put_s(o, ",\"room\":");
-        put_str(o, g->room);
+        rec_put_s(o, ",\"room\":");
+        rec_put_str(o, g->room);
     }
-    put_s(o, ",\"reason\":\"");
-    put_s(o, proto_end_reason_name(g->reason));
-    put_s(o, "\",\"winner\":");
+    rec_put_s(o, ",\"reason\":\"");
+    rec_put_s(o, proto_end_reason_name(g->reason));
+    rec_put_s(o, "\",\"winner\":");
     if (g->winner)
-        put_u(o, g->winner);
+        rec_put_u(o, g->winner);
     else
-        put_s(o, "null");
-    put_s(o, ",\"results\":[");
+        rec_put_s(o, "null");
+    rec_put_s(o, ",\"results\":[");
     for (int i = 0; i < g->nresults; i++) {
-        if (i) put_c(o, ',');
+        if (i) rec_put_c(o, ',');
         put_result(o, &g->results[i]);
     }
-    put_s(o, "],\"seed\":");
-    put_seed(o, &g->seed);
-    put_s(o, ",\"salt\":");
-    put_str(o, g->salt);
+    rec_put_s(o, "],\"seed\":");
+    rec_put_seed(o, &g->seed);
+    rec_put_s(o, ",\"salt\":");
+    rec_put_str(o, g->salt);
     /* Written raw since the first journal: 64 hex digits, or "" without one. */
-    put_s(o, ",\"commit\":\"");
-    put_s(o, g->commit);
-    put_s(o, "\",\"size\":");
-    put_i(o, g->size);
-    put_s(o, ",\"target\":");
-    put_u(o, g->target);
-    put_s(o, ",\"time_limit\":");
-    put_u(o, g->time_limit);
-    put_s(o, ",\"started\":");
-    put_i(o, g->started);
-    put_s(o, ",\"ended\":");
-    put_i(o, g->ended);
+    rec_put_s(o, ",\"commit\":\"");
+    rec_put_s(o, g->commit);
+    rec_put_s(o, "\",\"size\":");
+    rec_put_i(o, g->size);
+    rec_put_s(o, ",\"target\":");
+    rec_put_u(o, g->target);
+    rec_put_s(o, ",\"time_limit\":");
+    rec_put_u(o, g->time_limit);
+    rec_put_s(o, ",\"started\":");
+    rec_put_i(o, g->started);
+    rec_put_s(o, ",\"ended\":");
+    rec_put_i(o, g->ended);
     if (g->naccounts) {
-        put_s(o, ",\"accounts\":{");
+        rec_put_s(o, ",\"accounts\":{");
         for (int i = 0; i < g->naccounts; i++) {
-            put_s(o, i ? ",\"" : "\"");
-            put_u(o, g->accounts[i].id);
-            put_s(o, "\":");
-            put_str(o, g->accounts[i].name);
+            rec_put_s(o, i ? ",\"" : "\"");
+            rec_put_u(o, g->accounts[i].id);
+            rec_put_s(o, "\":");
+            rec_put_str(o, g->accounts[i].name);
         }
-        put_c(o, '}');
+        rec_put_c(o, '}');
     }
     if (g->nratings) {
-        put_s(o, ",\"ratings\":[");
+        rec_put_s(o, ",\"ratings\":[");
         for (int i = 0; i < g->nratings; i++) {
             const proto_record_rating *r = &g->ratings[i];
             char skills[160];
@@ -211,61 +194,67 @@ static void put_members(wbuf *o, const proto_game_record *g, bool with_moves) {
             snprintf(skills, sizeof skills,
                      ",\"before\":[%.17g,%.17g],\"after\":[%.17g,%.17g]}", r->mu0,
                      r->sigma0, r->mu, r->sigma);
-            put_s(o, i ? ",{\"id\":" : "{\"id\":");
-            put_u(o, r->id);
-            put_s(o, ",\"place\":");
-            put_i(o, r->place);
-            put_s(o, skills);
+            rec_put_s(o, i ? ",{\"id\":" : "{\"id\":");
+            rec_put_u(o, r->id);
+            rec_put_s(o, ",\"place\":");
+            rec_put_i(o, r->place);
+            rec_put_s(o, skills);
         }
-        put_c(o, ']');
+        rec_put_c(o, ']');
     }
     if (!with_moves) return;
-    put_s(o, ",\"moves\":{");
+    rec_put_s(o, ",\"moves\":{");
     for (int i = 0; i < g->nseats; i++) {
         const proto_seat_moves *s = &g->seats[i];
-        put_s(o, i ? ",\"" : "\"");
-        put_u(o, s->id);
-        put_s(o, "\":\"");
-        if (s->n) put_n(o, s->letters, s->n);
-        put_c(o, '"');
+        rec_put_s(o, i ? ",\"" : "\"");
+        rec_put_u(o, s->id);
+        rec_put_s(o, "\":\"");
+        if (s->n) rec_put_n(o, s->letters, s->n);
+        rec_put_c(o, '"');
     }
-    put_c(o, '}');
+    rec_put_c(o, '}');
 }
 
-static char *done(wbuf *o, size_t *len) {
-    put_s(o, "}\n");
+static char *done(rec_out *o, size_t *len) {
+    rec_put_s(o, "}\n");
     reserve(o, 1);
     if (o->failed) {
-        free(o->data);
+        byte_buf_free(o->b);
         return NULL;
     }
-    o->data[o->len] = '\0';
-    *len = o->len;
-    return o->data;
+    o->b->data[o->b->len] = '\0';
+    *len = o->b->len;
+    return o->b->data;
 }
 
 char *proto_enc_game_record(const proto_game_record *g, size_t *len) {
-    wbuf o = {0};
-    put_c(&o, '{');
+    byte_buf b = {0};
+    rec_out o = {.b = &b};
+    reserve(&o, 1024); /* a record's size: no growing from one byte */
+    rec_put_c(&o, '{');
     put_members(&o, g, true);
     return done(&o, len);
 }
 
 char *proto_enc_history(const proto_game_record *const *games, int n, size_t *len) {
-    wbuf o = {0};
-    put_s(&o, "{\"type\":\"history\",\"games\":[");
+    byte_buf b = {0};
+    rec_out o = {.b = &b};
+    reserve(&o, 1024); /* a record's size: no growing from one byte */
+    rec_put_s(&o, "{\"type\":\"history\",\"games\":[");
     for (int i = 0; i < n; i++) {
-        put_s(&o, i ? ",{" : "{");
+        rec_put_s(&o, i ? ",{" : "{");
         put_members(&o, games[i], false);
-        put_c(&o, '}');
+        rec_put_c(&o, '}');
     }
-    put_c(&o, ']');
+    rec_put_c(&o, ']');
     return done(&o, len);
 }
 
 char *proto_enc_replay(const proto_game_record *g, size_t *len) {
-    wbuf o = {0};
-    put_s(&o, "{\"type\":\"replay\",");
+    byte_buf b = {0};
+    rec_out o = {.b = &b};
+    reserve(&o, 1024); /* a record's size: no growing from one byte */
+    rec_put_s(&o, "{\"type\":\"replay\",");
     put_members(&o, g, true);
     return done(&o, len);
 }
@@ -422,42 +411,15 @@ static bool get_ratings(const json_t *a, proto_game_record *g) {
  * ten times faster. Whatever is read is encoded again and must give the same
  * bytes, so the scan may be strict and simple: anything else (an escaped
  * name, a `replay` reply, another order) takes the parser. */
-typedef struct scan {
-    const char *p, *end;
-    bool bad;
-} scan;
-
-static bool lit(scan *s, const char *text) {
-    size_t n = strlen(text);
-    if (s->bad || (size_t)(s->end - s->p) < n || memcmp(s->p, text, n) != 0) {
-        s->bad = true;
-        return false;
-    }
-    s->p += n;
-    return true;
-}
-
-static bool peek(const scan *s, char c) {
-    return !s->bad && s->p < s->end && *s->p == c;
-}
-
-static uint64_t num(scan *s) {
-    uint64_t v = 0;
-    const char *from = s->p;
-    while (!s->bad && s->p < s->end && *s->p >= '0' && *s->p <= '9' && s->p - from < 19)
-        v = v * 10 + (uint64_t)(*s->p++ - '0');
-    if (s->p == from) s->bad = true;
-    return v;
-}
 
 /* A string without escapes into out (cap bytes with the NUL). */
-static void text(scan *s, char *out, size_t cap) {
-    if (!lit(s, "\"")) return;
+void rec_scan_text(rec_scan *s, char *out, size_t cap) {
+    if (!rec_scan_lit(s, "\"")) return;
     const char *from = s->p;
     while (s->p < s->end && *s->p != '"' && *s->p != '\\' && (unsigned char)*s->p >= 0x20)
         s->p++;
     size_t n = (size_t)(s->p - from);
-    if (n >= cap || !lit(s, "\"")) {
+    if (n >= cap || !rec_scan_lit(s, "\"")) {
         s->bad = true;
         return;
     }
@@ -466,21 +428,21 @@ static void text(scan *s, char *out, size_t cap) {
 }
 
 /* A board of rows of tile values; its size is its number of rows. */
-static void board(scan *s, eng_board *b) {
+static void board(rec_scan *s, eng_board *b) {
     uint64_t cells[ENG_CELLS_MAX];
     int n = 0, rows = 0;
-    lit(s, "[");
-    while (!s->bad && rows < ENG_SIZE_MAX && lit(s, rows ? ",[" : "[")) {
+    rec_scan_lit(s, "[");
+    while (!s->bad && rows < ENG_SIZE_MAX && rec_scan_lit(s, rows ? ",[" : "[")) {
         for (int c = 0; !s->bad && n < ENG_CELLS_MAX; c++) {
-            if (c && !lit(s, ",")) break;
-            cells[n++] = num(s);
-            if (peek(s, ']')) break;
+            if (c && !rec_scan_lit(s, ",")) break;
+            cells[n++] = rec_scan_num(s);
+            if (rec_scan_peek(s, ']')) break;
         }
-        lit(s, "]");
+        rec_scan_lit(s, "]");
         rows++;
-        if (peek(s, ']')) break;
+        if (rec_scan_peek(s, ']')) break;
     }
-    lit(s, "]");
+    rec_scan_lit(s, "]");
     if (s->bad || eng_board_init(b, rows) < 0 || n != rows * rows) {
         s->bad = true;
         return;
@@ -492,103 +454,103 @@ static void board(scan *s, eng_board *b) {
     }
 }
 
-static void result(scan *s, proto_result *r) {
+static void result(rec_scan *s, proto_result *r) {
     char status[16];
-    lit(s, "{\"id\":");
-    r->id = num(s);
-    lit(s, ",\"name\":");
-    text(s, r->name, sizeof r->name);
-    lit(s, ",\"board\":");
+    rec_scan_lit(s, "{\"id\":");
+    r->id = rec_scan_num(s);
+    rec_scan_lit(s, ",\"name\":");
+    rec_scan_text(s, r->name, sizeof r->name);
+    rec_scan_lit(s, ",\"board\":");
     board(s, &r->board);
-    lit(s, ",\"score\":");
-    r->score = num(s);
-    lit(s, ",\"moves\":");
-    uint64_t moves = num(s);
+    rec_scan_lit(s, ",\"score\":");
+    r->score = rec_scan_num(s);
+    rec_scan_lit(s, ",\"moves\":");
+    uint64_t moves = rec_scan_num(s);
     r->moves = (uint32_t)moves;
-    lit(s, ",\"max_tile\":");
-    num(s);
-    lit(s, ",\"status\":");
-    text(s, status, sizeof status);
-    lit(s, "}");
+    rec_scan_lit(s, ",\"max_tile\":");
+    rec_scan_num(s);
+    rec_scan_lit(s, ",\"status\":");
+    rec_scan_text(s, status, sizeof status);
+    rec_scan_lit(s, "}");
     if (moves > UINT32_MAX || (!s->bad && proto_status_parse(status, &r->status) < 0))
         s->bad = true;
 }
 
-static void seed(scan *s, eng_seed *out) {
-    if (peek(s, '"')) {
+static void seed(rec_scan *s, eng_seed *out) {
+    if (rec_scan_peek(s, '"')) {
         char hex[ENG_SEED_TEXT_MAX];
-        text(s, hex, sizeof hex);
+        rec_scan_text(s, hex, sizeof hex);
         if (!s->bad && (strlen(hex) != 2 * ENG_SEED_KEY_BYTES ||
                         eng_seed_parse(out, hex, (int)strlen(hex)) < 0))
             s->bad = true;
         return;
     }
-    uint64_t v = num(s);
+    uint64_t v = rec_scan_num(s);
     if (v > UINT32_MAX) s->bad = true;
     *out = eng_seed_client((uint32_t)v);
 }
 
-static void seat_moves(scan *s, proto_game_record *g) {
-    lit(s, ",\"moves\":{");
-    while (!s->bad && peek(s, '"') && g->nseats < PROTO_PLAYERS_MAX) {
+static void seat_moves(rec_scan *s, proto_game_record *g) {
+    rec_scan_lit(s, ",\"moves\":{");
+    while (!s->bad && rec_scan_peek(s, '"') && g->nseats < PROTO_PLAYERS_MAX) {
         proto_seat_moves *m = &g->seats[g->nseats];
-        lit(s, "\"");
-        m->id = num(s);
-        lit(s, "\":\"");
+        rec_scan_lit(s, "\"");
+        m->id = rec_scan_num(s);
+        rec_scan_lit(s, "\":\"");
         const char *from = s->p;
         eng_dir d;
         while (s->p < s->end && proto_dir_from_letter(*s->p, &d) == 0)
             s->p++;
         m->n = (size_t)(s->p - from);
-        lit(s, "\"");
+        rec_scan_lit(s, "\"");
         if (s->bad || (m->n && !(m->letters = malloc(m->n)))) return;
         if (m->n) memcpy(m->letters, from, m->n);
         g->nseats++;
-        if (peek(s, ',')) s->p++;
+        if (rec_scan_peek(s, ',')) s->p++;
     }
-    lit(s, "}}");
+    rec_scan_lit(s, "}}");
 }
 
 /* The fast path: 0 if line is exactly what proto_enc_game_record makes of
  * what was read (then *out holds it), else -1 (out cleared). */
 static int scan_record(const char *line, size_t len, proto_game_record *out) {
-    scan s = {line, line + len, false};
+    rec_scan s = {line, line + len, false};
     char reason[16];
-    lit(&s, "{\"j\":\"game\",\"game\":");
-    out->game = num(&s);
-    if (peek(&s, ',') && s.end - s.p > 8 && !memcmp(s.p, ",\"room\":", 8)) {
+    rec_scan_lit(&s, "{\"j\":\"game\",\"game\":");
+    out->game = rec_scan_num(&s);
+    if (rec_scan_peek(&s, ',') && s.end - s.p > 8 && !memcmp(s.p, ",\"room\":", 8)) {
         s.p += 8;
-        text(&s, out->room, sizeof out->room);
+        rec_scan_text(&s, out->room, sizeof out->room);
     }
-    lit(&s, ",\"reason\":");
-    text(&s, reason, sizeof reason);
-    lit(&s, ",\"winner\":");
-    if (peek(&s, 'n'))
-        lit(&s, "null"); /* winner 0 */
+    rec_scan_lit(&s, ",\"reason\":");
+    rec_scan_text(&s, reason, sizeof reason);
+    rec_scan_lit(&s, ",\"winner\":");
+    if (rec_scan_peek(&s, 'n'))
+        rec_scan_lit(&s, "null"); /* winner 0 */
     else
-        out->winner = num(&s);
-    lit(&s, ",\"results\":[");
+        out->winner = rec_scan_num(&s);
+    rec_scan_lit(&s, ",\"results\":[");
     while (!s.bad && out->nresults < PROTO_PLAYERS_MAX) {
         result(&s, &out->results[out->nresults++]);
-        if (!peek(&s, ',')) break;
+        if (!rec_scan_peek(&s, ',')) break;
         s.p++;
     }
-    lit(&s, "],\"seed\":");
+    rec_scan_lit(&s, "],\"seed\":");
     seed(&s, &out->seed);
-    lit(&s, ",\"salt\":");
-    text(&s, out->salt, sizeof out->salt);
-    lit(&s, ",\"commit\":");
-    text(&s, out->commit, sizeof out->commit);
-    lit(&s, ",\"size\":");
-    out->size = (int)num(&s);
-    lit(&s, ",\"target\":");
-    out->target = (uint32_t)num(&s);
-    lit(&s, ",\"time_limit\":");
-    out->time_limit = (uint32_t)num(&s);
-    lit(&s, ",\"started\":");
-    out->started = (int64_t)num(&s);
-    lit(&s, ",\"ended\":");
-    out->ended = (int64_t)num(&s);
+    rec_scan_lit(&s, ",\"salt\":");
+    rec_scan_text(&s, out->salt, sizeof out->salt);
+    rec_scan_lit(&s, ",\"commit\":");
+    rec_scan_text(&s, out->commit, sizeof out->commit);
+    rec_scan_lit(&s, ",\"size\":");
+    out->size = (int)rec_scan_num(&s);
+    rec_scan_lit(&s, ",\"target\":");
+    out->target = (uint32_t)rec_scan_num(&s);
+    rec_scan_lit(&s, ",\"time_limit\":");
+    out->time_limit = (uint32_t)rec_scan_num(&s);
+    rec_scan_lit(&s, ",\"started\":");
+    out->started = (int64_t)rec_scan_num(&s);
+    rec_scan_lit(&s, ",\"ended\":");
+    out->ended = (int64_t)rec_scan_num(&s);
     seat_moves(&s, out);
     bool ok = !s.bad && s.p == s.end && proto_end_reason_parse(reason, &out->reason) &&
               out->size >= ENG_SIZE_MIN && out->size <= ENG_SIZE_MAX;

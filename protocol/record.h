@@ -1,5 +1,6 @@
-/* record.h - a finished game as data: the journal's `game` record, the `history` and
- * `replay` replies made from it, and the record read back. */
+/* record.h - the journal's format, every record kind written and read here: a finished
+ * game as data (the `game` record, the `history` and `replay` replies made from it),
+ * and the records of running games, daily seeds and compaction (record_journal.c). */
 #ifndef RACE2048_RECORD_H
 #define RACE2048_RECORD_H
 
@@ -7,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "byte_buf.h"
 #include "engine.h"
 #include "message.h"
 #include "seed.h"
@@ -86,5 +88,140 @@ void proto_game_record_clear(proto_game_record *g);
 /* True if a board changed (some seat has a move): unplayed games are kept in
  * the file but not listed by `history`. */
 bool proto_game_record_played(const proto_game_record *g);
+
+/* ------------------------------------------------ the journal's records --- */
+
+/* Every record is one JSON object on one line, {"j":"KIND",...}\n
+ * (protocol/README.md's journal file). Writers append the line with its
+ * '\n' to b and return 0, or -1 if memory ran out (b may then hold part of
+ * it: the caller drops b). Every string is escaped as jansson escapes it;
+ * readers take any JSON spelling of a record (the parser), and the exact
+ * spelling the writers make without one (start-up speed). */
+
+typedef enum proto_rec_kind {
+    PROTO_REC_OTHER, /* another kind (account, daily, rematch, a later version's) */
+    PROTO_REC_GAME,
+    PROTO_REC_START,
+    PROTO_REC_MOVES,
+    PROTO_REC_SEAT,
+    PROTO_REC_HEAD, /* proto_rec_kind_parse only */
+    PROTO_REC_BAD,  /* proto_rec_kind_parse only: not an object with a "j" */
+} proto_rec_kind;
+
+/* The kind of a record about one game whose head is {"j":"KIND","game":ID,
+ * as the writers spell it and ending in '}', and ID; no parser: anything
+ * else is PROTO_REC_OTHER (game 0). */
+proto_rec_kind proto_rec_kind_of(const char *line, size_t len, uint64_t *game);
+/* As proto_rec_kind_of, and what that does not recognise through the parser
+ * ("game" then as the parser reads it, 0 if missing). */
+proto_rec_kind proto_rec_kind_parse(const char *line, size_t len, uint64_t *game);
+/* True if line's "j" is kind (e.g. "daily"), as the writers spell the head. */
+bool proto_rec_is(const char *line, size_t len, const char *kind);
+
+/* A seat of a `start` record. */
+typedef struct proto_start_seat {
+    uint64_t id;
+    char name[PROTO_NAME_MAX + 1];
+    char token_hash[65];              /* SHA-256 of the resume token in hex, or "" */
+    uint8_t bot_level;                /* a server-run bot's level (1-5), 0 for a person */
+    char account[PROTO_NAME_MAX + 1]; /* the account it plays for, or "" */
+} proto_start_seat;
+
+/* A game starts (the `start` record). */
+typedef struct proto_start_record {
+    uint64_t game;
+    bool solo;
+    char room[PROTO_ROOM_MAX + 1]; /* "" for a solo game: no "room" member */
+    proto_settings settings;       /* size, target, time_limit, rated */
+    eng_seed seed;
+    char salt[PROTO_SALT_TEXT];
+    char commit[PROTO_COMMIT_TEXT];
+    int nseats;
+    proto_start_seat seats[PROTO_PLAYERS_MAX]; /* in seat order */
+    int64_t started_ms;                        /* Unix ms */
+    bool daily;                                /* a daily game (the record's "daily") */
+    int32_t daily_day;                         /* its day, from 1970-01-01 */
+} proto_start_record;
+
+int proto_rec_put_start(byte_buf *b, const proto_start_record *st);
+/* Reads a `start` record into *out: 0, or -1 if it is not one (no object, no
+ * seats array, more than PROTO_PLAYERS_MAX seats, a bad seed). Members that
+ * are missing or do not fit are left zero or "" (the caller judges them);
+ * settings.players is the number of seats. */
+int proto_dec_start_record(const char *line, size_t len, proto_start_record *out);
+/* The game and seat ids of a `start` record as the writers spell it, without
+ * a parser: 0, or -1 (then use proto_dec_start_record). */
+int proto_scan_start_ids(const char *line, size_t len, uint64_t *game,
+                         uint64_t ids[PROTO_PLAYERS_MAX], int *nseats);
+
+/* One seat's moves in a `moves` record: letters u d l r. */
+typedef struct proto_moves_part {
+    uint64_t id;
+    const char *letters;
+    size_t n;
+} proto_moves_part;
+
+/* {"j":"moves","game":G,"m":{"ID":"LETTERS",...}}: parts with n 0 are left out. */
+int proto_rec_put_moves(byte_buf *b, uint64_t game, const proto_moves_part *parts,
+                        int nparts);
+/* Reads a `moves` record: 0, or -1 if it is not one (a letter other than u d
+ * l r, more than PROTO_PLAYERS_MAX seats). The letters point into line, or,
+ * when it had to be parsed, into *owned (malloc'd; free it, NULL otherwise). */
+int proto_dec_moves_record(const char *line, size_t len, uint64_t *game,
+                           proto_moves_part parts[PROTO_PLAYERS_MAX], int *nparts,
+                           char **owned);
+
+/* {"j":"seat","game":G,"id":ID,"event":"EVENT"} */
+int proto_rec_put_seat(byte_buf *b, uint64_t game, uint64_t id, const char *event);
+/* Reads a `seat` record (event: "left", "over", ...): 0, or -1. */
+int proto_dec_seat_record(const char *line, size_t len, uint64_t *game, uint64_t *id,
+                          char event[16]);
+
+/* {"j":"rematch","game":G,"room":"CODE"} (read by nothing but people). */
+int proto_rec_put_rematch(byte_buf *b, uint64_t game, const char *room);
+
+/* A compacted journal's first record: the next ids, so that none repeats. */
+int proto_rec_put_head(byte_buf *b, uint64_t next_game, uint64_t next_id,
+                       int64_t compacted_ms);
+/* Reads a `head` record (missing members are 0): 0, or -1. */
+int proto_dec_head_record(const char *line, size_t len, uint64_t *next_game,
+                          uint64_t *next_id);
+
+/* The daily challenge's seed of a day and size (`daily`). */
+typedef struct proto_daily_record {
+    int32_t day; /* from 1970-01-01 */
+    int size;
+    eng_seed seed; /* a server seed */
+    char salt[PROTO_SALT_TEXT];
+} proto_daily_record;
+int proto_rec_put_daily(byte_buf *b, const proto_daily_record *d);
+/* 0, or -1 if it is not a `daily` record with a day, a size, a server seed
+ * and a salt of 32 characters. */
+int proto_dec_daily_record(const char *line, size_t len, proto_daily_record *out);
+
+/* An account began its daily game of a day and size, or finished it
+ * (`daily_entry`). */
+typedef struct proto_daily_entry_record {
+    int32_t day;
+    int size;
+    char name[PROTO_NAME_MAX + 1]; /* the account */
+    bool finished;                 /* the members below are written */
+    uint32_t score, max_tile, moves;
+    int64_t end_ms;
+    uint64_t game;
+} proto_daily_entry_record;
+int proto_rec_put_daily_entry(byte_buf *b, const proto_daily_entry_record *e);
+/* 0, or -1 if it is not a `daily_entry` record with a day (0..INT32_MAX), a
+ * size and a name. */
+int proto_dec_daily_entry_record(const char *line, size_t len,
+                                 proto_daily_entry_record *out);
+
+/* A JSON string, quoted and escaped as every record's strings are (for the
+ * records written elsewhere: journal_accounts.c's `account`): 0, or -1. */
+int proto_rec_put_string(byte_buf *b, const char *s);
+
+/* True if a finished-game record's "moves" member (written last) holds a
+ * move, read without a parser; false for a record without one. */
+bool proto_rec_game_played(const char *line, size_t len);
 
 #endif

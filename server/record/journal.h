@@ -69,29 +69,12 @@ typedef struct journal_config {
 
 /* ---------------------------------------------------------------- events --- */
 
-typedef struct jrn_seat_info {
-    uint64_t id;
-    char name[PROTO_NAME_MAX + 1];
-    char token_hash[65];              /* SHA-256 of the resume token in hex, or "" */
-    uint8_t bot_level;                /* a server-run bot's level (1-5), 0 for a person */
-    char account[PROTO_NAME_MAX + 1]; /* the account it plays for, or "" */
-} jrn_seat_info;
-
-/* A game starts (the `start` record). */
-typedef struct jrn_start {
-    uint64_t game; /* set by journal_game_start; a restored game's own id */
-    bool solo;
-    char room[PROTO_ROOM_MAX + 1]; /* "" for a solo game */
-    proto_settings settings;       /* size, target, time_limit */
-    eng_seed seed;
-    char salt[PROTO_SALT_TEXT];
-    char commit[PROTO_COMMIT_TEXT];
-    int nseats;
-    jrn_seat_info seats[PROTO_PLAYERS_MAX]; /* in seat order */
-    int64_t started_ms;                     /* Unix ms */
-    bool daily;                             /* a daily game (the record's "daily") */
-    int32_t daily_day;                      /* its day, from 1970-01-01 */
-} jrn_start;
+/* A game starts (the `start` record, protocol/record.h): its id (set by
+ * journal_game_start; a restored game's own id), room ("" and solo for a
+ * solo game), settings, seed, salt, commit, seats in seat order, start time
+ * and daily day. */
+typedef proto_start_seat jrn_seat_info;
+typedef proto_start_record jrn_start;
 
 /* A `seat` record's event. The game writes left, over and disconnected
  * (protocol/README.md's journal file); recovery acts on left only. */
@@ -286,9 +269,6 @@ const proto_game_record *journal_replay(const journal *j, uint64_t id);
 
 /* ---------------------------------------------------------------- tools --- */
 
-/* A seed as a start record holds it (a JSON value), read back: 0, or -1 if
- * v is not a seed. A restored game's seed is fixed (it is not dealt again). */
-int journal_seed_parse(const json_t *v, eng_seed *out);
 /* Lower-case hex SHA-256 of a resume token (what the journal keeps). */
 int journal_token_hash(const char *token, char out[65]);
 /* Wall-clock time in ms since the Unix epoch. */

@@ -32,15 +32,25 @@ char *jacct_record(const acct_account *a, size_t *len) {
     char salt[2 * ACCT_SALT_BYTES + 1], hash[2 * ACCT_HASH_BYTES + 1];
     hex(snap.salt, ACCT_SALT_BYTES, salt);
     hex(snap.key_hash, ACCT_HASH_BYTES, hash);
-    /* At most: fixed text ~200, 6 bests of ~70, 20 ids of 21, 20 ratings of 12. */
-    size_t cap = 2048;
-    char *line = malloc(cap);
-    if (!line) return NULL;
+    /* The name as every record's strings are (protocol/record.h), at most 6
+     * bytes a character; then at most: fixed text ~200, 6 bests of ~70, 20 ids
+     * of 21, 20 ratings of 12. */
+    byte_buf name = {0};
+    size_t cap = 2048 + 6 * sizeof snap.name;
+    char *line =
+        proto_rec_put_string(&name, snap.name) == 0 && byte_buf_append(&name, "", 1) == 0
+            ? malloc(cap)
+            : NULL;
+    if (!line) {
+        byte_buf_free(&name);
+        return NULL;
+    }
     int n = snprintf(line, cap,
-                     "{\"j\":\"account\",\"name\":\"%s\",\"salt\":\"%s\",\"hash\":\"%s\","
+                     "{\"j\":\"account\",\"name\":%s,\"salt\":\"%s\",\"hash\":\"%s\","
                      "\"mu\":%.17g,\"sigma\":%.17g,\"games\":%" PRIu32
                      ",\"wins\":%" PRIu32 ",\"best\":[",
-                     snap.name, salt, hash, snap.mu, snap.sigma, snap.games, snap.wins);
+                     name.data, salt, hash, snap.mu, snap.sigma, snap.games, snap.wins);
+    byte_buf_free(&name);
     bool first = true;
     for (int k = 0; k < ACCT_SIZES; k++) {
         const acct_best *b = &snap.best[k];
@@ -193,9 +203,6 @@ static bool contains(const char *line, size_t n, const char *what) {
 }
 
 size_t jacct_replay(acct_store *s, const char *data, size_t len) {
-    static const char account_head[] = "{\"j\":\"account\",";
-    static const char game_head[] = "{\"j\":\"game\",\"game\":";
-    static const char start_head[] = "{\"j\":\"start\",\"game\":";
     static const char accounts_member[] = ",\"accounts\":{";
     size_t applied = 0;
     /* A finished game counts for this server's accounts only if this journal
@@ -207,8 +214,7 @@ size_t jacct_replay(acct_store *s, const char *data, size_t len) {
         const char *line = data + at, *nl = memchr(line, '\n', len - at);
         size_t n = nl ? (size_t)(nl - line) + 1 : len - at;
         at += n;
-        if (n > sizeof account_head &&
-            !memcmp(line, account_head, sizeof account_head - 1)) {
+        if (proto_rec_is(line, n, "account")) {
             json_t *r = json_loadb(line, n, JSON_REJECT_DUPLICATES, NULL);
             if (on_account(s, r) == 0)
                 applied++;
@@ -217,19 +223,17 @@ size_t jacct_replay(acct_store *s, const char *data, size_t len) {
             json_decref(r);
             continue;
         }
-        if (n > sizeof start_head && !memcmp(line, start_head, sizeof start_head - 1)) {
-            if (contains(line, n, ",\"account\":\"") &&
-                !id_add(&started, strtoull(line + sizeof start_head - 1, NULL, 10)))
+        uint64_t id;
+        proto_rec_kind kind = proto_rec_kind_of(line, n, &id);
+        if (kind == PROTO_REC_START) {
+            if (contains(line, n, ",\"account\":\"") && !id_add(&started, id))
                 srv_log(SRV_LOG_ERROR, "journal: out of memory reading the accounts");
             continue;
         }
-        if (n <= sizeof game_head || memcmp(line, game_head, sizeof game_head - 1))
-            continue;
+        if (kind != PROTO_REC_GAME) continue;
         /* Only games this journal started with accounts are parsed: most are
          * not. The member comes before "moves", whose letters cannot hold it. */
-        if (!id_has(&started, strtoull(line + sizeof game_head - 1, NULL, 10)) ||
-            !contains(line, n, accounts_member))
-            continue;
+        if (!id_has(&started, id) || !contains(line, n, accounts_member)) continue;
         proto_game_record g;
         if (proto_dec_game_record(line, n, &g) < 0) {
             srv_log(SRV_LOG_WARN,

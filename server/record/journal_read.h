@@ -22,8 +22,4 @@ typedef struct jread_line {
 size_t jread_records(const char *data, size_t len, jrn_recovery *rec, jread_line **done,
                      size_t *ndone);
 
-/* True if a finished-game record's "moves" member (written last) holds a
- * move, read without a parser; false for a record without one. */
-bool jread_played(const char *line, size_t len);
-
 #endif
