@@ -10,28 +10,14 @@
 #include <jansson.h>
 
 #include "base.h" /* srv_log: a shared service */
-
-static void hex(const uint8_t *b, size_t n, char *out) {
-    for (size_t i = 0; i < n; i++)
-        snprintf(out + 2 * i, 3, "%02x", b[i]);
-}
-
-static bool unhex(const char *s, uint8_t *out, size_t n) {
-    if (!s || strlen(s) != 2 * n) return false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned v;
-        if (sscanf(s + 2 * i, "%2x", &v) != 1) return false;
-        out[i] = (uint8_t)v;
-    }
-    return true;
-}
+#include "hex.h"
 
 char *jacct_record(const acct_account *a, size_t *len) {
     acct_snapshot snap;
     acct_snapshot_of(a, &snap);
     char salt[2 * ACCT_SALT_BYTES + 1], hash[2 * ACCT_HASH_BYTES + 1];
-    hex(snap.salt, ACCT_SALT_BYTES, salt);
-    hex(snap.key_hash, ACCT_HASH_BYTES, hash);
+    proto_hex_encode(snap.salt, ACCT_SALT_BYTES, salt);
+    proto_hex_encode(snap.key_hash, ACCT_HASH_BYTES, hash);
     /* The name as every record's strings are (protocol/record.h), at most 6
      * bytes a character; then at most: fixed text ~200, 6 bests of ~70, 20 ids
      * of 21, 20 ratings of 12. */
@@ -96,10 +82,10 @@ static int on_account(acct_store *s, const json_t *r) {
         !json_is_number(sigma) || games < 0 || games > UINT32_MAX || wins < 0 ||
         wins > games || json_array_size(recent) > ACCT_RECENT ||
         json_array_size(chart) > ACCT_CHART || json_array_size(best) > ACCT_SIZES ||
-        !unhex(json_string_value(json_object_get(r, "salt")), snap.salt,
-               ACCT_SALT_BYTES) ||
-        !unhex(json_string_value(json_object_get(r, "hash")), snap.key_hash,
-               ACCT_HASH_BYTES))
+        !proto_hex_decode(json_string_value(json_object_get(r, "salt")), snap.salt,
+                          ACCT_SALT_BYTES) ||
+        !proto_hex_decode(json_string_value(json_object_get(r, "hash")), snap.key_hash,
+                          ACCT_HASH_BYTES))
         return -1;
     snprintf(snap.name, sizeof snap.name, "%s", name);
     snap.mu = json_number_value(mu);

@@ -17,6 +17,7 @@
 
 #include "journal_accounts.h"
 #include "journal_read.h"
+#include "hex.h"
 
 int64_t journal_wall_ms(void) {
     struct timespec ts;
@@ -29,8 +30,7 @@ int journal_token_hash(const char *token, char out[65]) {
     unsigned int mdlen = 0;
     if (!EVP_Digest(token, strlen(token), md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
         return -1;
-    for (unsigned i = 0; i < 32; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    proto_hex_encode(md, 32, out);
     return 0;
 }
 
