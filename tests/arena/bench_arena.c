@@ -44,7 +44,7 @@ static void bench(int entrants) {
     }
     /* Rounds of: the whole pool paired at once, every race finished. */
     double pair_ns = 0, apply_ns = 0;
-    long rounds = 0, applied = 0;
+    long rounds = 0, applied = 0, formed = 0;
     int64_t now = T0;
     const int total_rounds = entrants >= 1000 ? 200 : 2000;
     for (int r = 0; r < total_rounds; r++) {
@@ -53,6 +53,7 @@ static void bench(int entrants) {
         const arena_pairing p = arena_pair(a, now);
         pair_ns += now_ns() - t;
         rounds++;
+        formed += (long)p.count;
         apply_ns += finish(a, p, players, now, &applied);
     }
     /* Reads on the standings as they stand after those races. */
@@ -76,21 +77,32 @@ static void bench(int entrants) {
     arena *b = arena_restore(s);
     const double restore_ns = now_ns() - t;
     if (!b || !arena_check(b)) abort();
-    printf("%5d entrants: pairing round (pool %d -> %d races) %8.0f ns; one result "
-           "(4 players) %6.0f ns; top 10 %5.0f ns; 100 rows %6.0f ns; rank %4.0f ns; "
-           "snapshot+restore %8.0f ns (rank sum %ld)\n",
-           entrants, entrants, entrants / players, pair_ns / rounds, apply_ns / applied,
-           top_ns, all_ns, rank_ns, restore_ns, sum);
+    if (sum < entrants) abort(); /* every rank is at least 1; keeps the loop */
+    printf("arena entrants=%d pair_round_ns=%.0f races_per_round=%.1f result_ns=%.0f "
+           "top10_ns=%.0f rows100_ns=%.0f rank_ns=%.0f restore_ns=%.0f\n",
+           entrants, pair_ns / rounds, (double)formed / rounds, apply_ns / applied,
+           top_ns, all_ns, rank_ns, restore_ns);
     arena_snapshot_free(s);
     arena_free(b);
     arena_free(a);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     srand(2048);
-    bench(10);
-    bench(100);
-    bench(1000);
-    bench(10000);
+    if (argc < 2) {
+        const int sizes[] = {10, 100, 1000, 10000};
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+            bench(sizes[k]);
+        return 0;
+    }
+    for (int k = 1; k < argc; k++) {
+        const long n = strtol(argv[k], NULL, 10);
+        if (n < 1 || n > ARENA_MAX_ENTRANTS) {
+            fprintf(stderr, "arena-bench: ENTRANTS must be 1 to %d\n",
+                    ARENA_MAX_ENTRANTS);
+            return 2;
+        }
+        bench((int)n);
+    }
     return 0;
 }
