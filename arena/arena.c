@@ -282,6 +282,9 @@ size_t arena_entrant_count(const arena *a) {
 size_t arena_pool_count(const arena *a) {
     return a->pool_count;
 }
+size_t arena_racing_count(const arena *a) {
+    return a->racing;
+}
 
 arena_state arena_entrant_state(const arena *a, uint64_t id, uint64_t *race) {
     const long i = arena__find(a, id);
@@ -375,7 +378,8 @@ static int race_entrants(const arena *a, uint64_t race, const uint64_t *ids, siz
 /* After its race: back to the pool unless it left or was sent away. */
 static void race_over(arena *a, uint32_t i, bool left, int64_t now_ms) {
     arena_entrant *e = &a->entrants[i];
-    assert(e->state == ARENA_RACING);
+    assert(e->state == ARENA_RACING && a->racing > 0);
+    a->racing--;
     if (left || e->sent_away) {
         e->state = ARENA_AWAY;
         e->sent_away = false;
@@ -420,6 +424,14 @@ int arena_apply_race(arena *a, uint64_t race, int players, const arena_place *pl
     for (size_t k = 0; k < n; k++)
         race_over(a, idx[k], places[k].left, now_ms);
     return ARENA_OK;
+}
+
+int arena_seconds_left(const arena *a, int64_t now_ms) {
+    if (now_ms >= a->config.ends_ms) return 0;
+    /* ends_ms - now_ms fits: ends_ms is at most ARENA_TIME_MAX. */
+    if (now_ms < a->config.ends_ms - ARENA_TIME_MAX) return INT32_MAX;
+    const int64_t s = (a->config.ends_ms - now_ms) / 1000;
+    return s > INT32_MAX ? INT32_MAX : (int)s;
 }
 
 int arena_abandon_race(arena *a, uint64_t race, const uint64_t *ids, size_t n,

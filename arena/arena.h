@@ -109,6 +109,8 @@ int arena_away(arena *a, uint64_t id);
 
 size_t arena_entrant_count(const arena *a);
 size_t arena_pool_count(const arena *a);
+/* Entrants in a race now: the arena is over once its end has come and this is 0. */
+size_t arena_racing_count(const arena *a);
 
 /* The entrant's state (ARENA_AWAY if unknown) and, when racing, its race. */
 arena_state arena_entrant_state(const arena *a, uint64_t id, uint64_t *race);
@@ -153,6 +155,10 @@ int arena_apply_race(arena *a, uint64_t race, int players, const arena_place *pl
  * the race counts for nobody. Fails like arena_apply_race. */
 int arena_abandon_race(arena *a, uint64_t race, const uint64_t *ids, size_t n,
                        int64_t now_ms);
+
+/* The `time_limit` of a race formed at now_ms: the whole seconds left until
+ * the end, rounded down (0 at or after the end). */
+int arena_seconds_left(const arena *a, int64_t now_ms);
 
 /* ---- pairing ---- */
 
@@ -211,14 +217,15 @@ void arena_snapshot_free(arena_snapshot *s);
 
 /* An arena rebuilt from a snapshot (the same standings, pool and races); NULL
  * if the snapshot is inconsistent (a bad config, a duplicate id, a state out
- * of range, a race number not below next_race ...) or no memory. */
+ * of range, a race number not below next_race, a race with more or fewer
+ * entrants racing in it than it says ...) or no memory. */
 arena *arena_restore(const arena_snapshot *s);
 
 /* ---- checking ---- */
 
 /* True if the arena's internal invariants hold (the order sorted and a
  * permutation, the pool exactly the waiting entrants and sorted, the id
- * index). O(n); for tests. */
+ * index, every race whole). O(n log n); for tests. */
 bool arena_check(const arena *a);
 
 #endif

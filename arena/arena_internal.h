@@ -35,6 +35,7 @@ struct arena {
     uint32_t *order; /* count entrant indices, best standing first */
     uint32_t *pool;  /* pool_count indices of waiting entrants, standing order */
     size_t pool_count;
+    size_t racing;       /* entrants in the state ARENA_RACING */
     arena_group *groups; /* cap of them: pairing's output */
     uint32_t *slots;     /* id -> index + 1 (0: empty), open addressing */
     size_t slot_mask;    /* slots has slot_mask + 1 entries, a power of 2 >= 2 cap */
@@ -52,6 +53,10 @@ long arena__find(const arena *a, uint64_t id);
 int arena__reserve(arena *a, size_t need);
 /* Puts entrant i (room reserved, id new) in the id index. */
 void arena__index(arena *a, uint32_t i);
+
+/* Do the racing entrants make whole races: for every race, as many entrants
+ * racing in it as each of them says it has? False also if no memory. */
+bool arena__races_whole(const arena *a);
 
 void arena__pool_insert(arena *a, uint32_t i);
 void arena__pool_remove(arena *a, uint32_t i);

@@ -26,6 +26,7 @@ static void form(arena *a, arena_pairing *out, size_t first, size_t n, int bots)
         assert(e->state == ARENA_WAITING);
         g->ids[k] = e->id;
         e->state = ARENA_RACING;
+        a->racing++;
         e->sent_away = false;
         e->race = g->race;
         e->race_entrants = (int)n;

@@ -111,6 +111,7 @@ arena *arena_restore(const arena_snapshot *s) {
         memcpy(e->name, se->name, sizeof e->name);
         a->order[a->count] = (uint32_t)a->count;
         a->count++;
+        if (e->state == ARENA_RACING) a->racing++;
         /* The index only: order and pool are sorted once below, not per entrant. */
         arena__index(a, (uint32_t)(a->count - 1));
     }
@@ -119,7 +120,7 @@ arena *arena_restore(const arena_snapshot *s) {
         a->entrants[a->order[k]].pos = (uint32_t)k;
         if (a->entrants[k].state == ARENA_WAITING) a->pool[a->pool_count++] = (uint32_t)k;
     }
-    if (!sort_standing(a, a->pool, a->pool_count)) goto fail;
+    if (!sort_standing(a, a->pool, a->pool_count) || !arena__races_whole(a)) goto fail;
     return a;
 fail:
     arena_free(a);

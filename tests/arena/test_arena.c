@@ -472,6 +472,38 @@ static void test_waits_count_from_the_start(void **state) {
     arena_free(a);
 }
 
+static void test_seconds_left(void **state) {
+    (void)state;
+    arena *a = new_arena(2);
+    assert_int_equal(arena_seconds_left(a, T0), 3600);
+    assert_int_equal(arena_seconds_left(a, END - 1999), 1); /* rounded down */
+    assert_int_equal(arena_seconds_left(a, END - 1), 0);
+    assert_int_equal(arena_seconds_left(a, END), 0);
+    assert_int_equal(arena_seconds_left(a, END + 5000), 0);
+    assert_int_equal(arena_seconds_left(a, INT64_MIN), INT32_MAX);
+    arena_free(a);
+}
+
+static void test_racing_count(void **state) {
+    (void)state;
+    arena *a = new_arena(2);
+    for (uint64_t i = 1; i <= 5; i++)
+        join(a, i, T0);
+    const arena_pairing p = arena_pair(a, T0);
+    assert_int_equal(p.count, 2);
+    assert_int_equal(arena_racing_count(a), 4);
+    const uint64_t race = p.groups[1].race;
+    const arena_place places[] = {{p.groups[1].ids[0], 1, false},
+                                  {p.groups[1].ids[1], 1, false}};
+    assert_int_equal(arena_apply_race(a, race, 2, places, 2, T0 + 1), ARENA_OK);
+    assert_int_equal(arena_racing_count(a), 2);
+    assert_int_equal(arena_apply_race(a, race, 2, places, 2, T0 + 1),
+                     ARENA_APPLIED_BEFORE);
+    assert_int_equal(arena_racing_count(a), 2);
+    assert_true(arena_check(a));
+    arena_free(a);
+}
+
 static void test_nothing_after_the_end(void **state) {
     (void)state;
     arena *a = new_arena(2);
@@ -546,11 +578,22 @@ static void test_snapshot_round_trip(void **state) {
     s->entrants[1].id = s->entrants[0].id;
     assert_null(arena_restore(s));
     s->entrants[1].id = 2;
+    const int wins = s->entrants[1].wins;
     s->entrants[1].wins = s->entrants[1].races + 1;
     assert_null(arena_restore(s));
-    s->entrants[1].wins = 0;
+    s->entrants[1].wins = wins;
     s->entrants[4].race = s->next_race;
     assert_null(arena_restore(s));
+    /* A race with one of its three entrants missing. */
+    s->entrants[4].race = race2;
+    assert_int_equal(s->entrants[3].state, ARENA_RACING);
+    s->entrants[3].state = ARENA_AWAY;
+    assert_null(arena_restore(s));
+    s->entrants[3].state = ARENA_RACING;
+    arena *c = arena_restore(s);
+    assert_non_null(c);
+    assert_int_equal(arena_racing_count(c), 3);
+    arena_free(c);
     arena_snapshot_free(s);
     arena_free(a);
     arena_free(b);
@@ -720,6 +763,8 @@ int main(void) {
         cmocka_unit_test(test_lone_entrant_gets_bots),
         cmocka_unit_test(test_shorter_waits),
         cmocka_unit_test(test_waits_count_from_the_start),
+        cmocka_unit_test(test_seconds_left),
+        cmocka_unit_test(test_racing_count),
         cmocka_unit_test(test_nothing_after_the_end),
         cmocka_unit_test(test_snapshot_round_trip),
         cmocka_unit_test(test_thousand_entrants_random),
