@@ -1,5 +1,4 @@
-/* arena.h - the rules of one arena (tournament of races), pure: standings, points,
- * pairing.
+/* arena.h - one arena's rules, pure: standings, points and streaks, pairing, snapshots.
  *
  * protocol/README.md, Arenas, is the contract. This module keeps one arena's
  * entrants and standings, applies a finished race's places, and forms races
@@ -18,8 +17,8 @@
  * the pool; a race's result O(n) (a memmove of the ranking per entrant);
  * a rank O(log n); the top k rows O(k + log n); a pairing round O(pool).
  *
- * Failure: every function that can fail returns 0 or a negative arena_err and
- * then has changed nothing. */
+ * Failure: every function that can fail returns 0 (or ARENA_APPLIED_BEFORE)
+ * or a negative arena_err, or NULL, and then has changed nothing. */
 #ifndef RACE2048_ARENA_H
 #define RACE2048_ARENA_H
 
@@ -55,8 +54,8 @@ typedef struct arena_config {
     int players;          /* P: most players in a race, 2..8 */
     int64_t starts_ms;    /* no race forms before; >= 0 */
     int64_t ends_ms;      /* no race forms at or after; > starts_ms, before year 10000 */
-    int64_t pair_wait_ms; /* ARENA_PAIR_WAIT_MS; tests shorten it; >= 0 */
-    int64_t bots_wait_ms; /* ARENA_BOTS_WAIT_MS; tests shorten it; >= 0 */
+    int64_t pair_wait_ms; /* ARENA_PAIR_WAIT_MS; tests shorten it; 0 to a day */
+    int64_t bots_wait_ms; /* ARENA_BOTS_WAIT_MS; tests shorten it; 0 to a day */
     size_t max_entrants;  /* 1..ARENA_MAX_ENTRANTS */
 } arena_config;
 
