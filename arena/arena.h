@@ -155,6 +155,16 @@ int arena_apply_race(arena *a, uint64_t race, int players, const arena_place *pl
 int arena_abandon_race(arena *a, uint64_t race, const uint64_t *ids, size_t n,
                        int64_t now_ms);
 
+/* Forms race `race` again from the journal, as arena_pair formed it: its n
+ * entrants (away or waiting, listed in standing order) become racing in it,
+ * and the next race formed is numbered race + 1. So the server may journal
+ * each race formed and each result rather than whole snapshots, and replay
+ * them after the last snapshot. Returns ARENA_APPLIED_BEFORE, changing
+ * nothing, for a race below the next number (formed before). Fails
+ * NO_ENTRANT, INVALID for n outside 1..players, a duplicate id or a racing
+ * entrant. */
+int arena_form_race(arena *a, uint64_t race, const uint64_t *ids, size_t n);
+
 /* The `time_limit` of a race formed at now_ms: the whole seconds left until
  * the end, rounded down (0 at or after the end). */
 int arena_seconds_left(const arena *a, int64_t now_ms);

@@ -13,6 +13,16 @@ static int64_t wait_start(const arena *a, uint32_t i) {
     return since > a->config.starts_ms ? since : a->config.starts_ms;
 }
 
+/* Entrant i becomes racing in race `race` of n entrants. */
+static void start_racing(arena *a, uint32_t i, uint64_t race, size_t n) {
+    arena_entrant *e = &a->entrants[i];
+    e->state = ARENA_RACING;
+    a->racing++;
+    e->sent_away = false;
+    e->race = race;
+    e->race_entrants = (int)n;
+}
+
 /* A group of pool[first .. first + n) and `bots` bots; they become racing. */
 static void form(arena *a, arena_pairing *out, size_t first, size_t n, int bots) {
     assert(n >= 1 && n <= (size_t)a->config.players && out->count < a->cap);
@@ -22,15 +32,32 @@ static void form(arena *a, arena_pairing *out, size_t first, size_t n, int bots)
     g->entrants = (int)n;
     g->bots = bots;
     for (size_t k = 0; k < n; k++) {
-        arena_entrant *e = &a->entrants[a->pool[first + k]];
-        assert(e->state == ARENA_WAITING);
-        g->ids[k] = e->id;
-        e->state = ARENA_RACING;
-        a->racing++;
-        e->sent_away = false;
-        e->race = g->race;
-        e->race_entrants = (int)n;
+        const uint32_t i = a->pool[first + k];
+        assert(a->entrants[i].state == ARENA_WAITING);
+        g->ids[k] = a->entrants[i].id;
+        start_racing(a, i, g->race, n);
     }
+}
+
+int arena_form_race(arena *a, uint64_t race, const uint64_t *ids, size_t n) {
+    if (!ids || race == 0 || race == UINT64_MAX || n < 1 || n > (size_t)a->config.players)
+        return ARENA_ERR_INVALID;
+    if (race < a->next_race) return ARENA_APPLIED_BEFORE;
+    uint32_t idx[ARENA_MAX_PLAYERS];
+    for (size_t k = 0; k < n; k++) {
+        const long i = arena__find(a, ids[k]);
+        if (i < 0) return ARENA_ERR_NO_ENTRANT;
+        if (a->entrants[i].state == ARENA_RACING) return ARENA_ERR_INVALID;
+        for (size_t j = 0; j < k; j++)
+            if (idx[j] == (uint32_t)i) return ARENA_ERR_INVALID;
+        idx[k] = (uint32_t)i;
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (a->entrants[idx[k]].state == ARENA_WAITING) arena__pool_remove(a, idx[k]);
+        start_racing(a, idx[k], race, n);
+    }
+    a->next_race = race + 1;
+    return ARENA_OK;
 }
 
 arena_pairing arena_pair(arena *a, int64_t now_ms) {

@@ -599,6 +599,46 @@ static void test_snapshot_round_trip(void **state) {
     arena_free(b);
 }
 
+/* A journal of joins, races formed and results, replayed on a fresh arena,
+ * gives the same arena; a replayed race formed twice counts once. */
+static void test_replay_races_formed(void **state) {
+    (void)state;
+    arena *a = new_arena(3);
+    arena *b = new_arena(3);
+    for (uint64_t i = 1; i <= 5; i++) {
+        join(a, i, T0);
+        join(b, i, T0);
+    }
+    const arena_pairing p = arena_pair(a, T0 + ARENA_PAIR_WAIT_MS);
+    assert_int_equal(p.count, 2); /* 1-3, then 4-5 after 5 s */
+    for (size_t g = 0; g < p.count; g++) {
+        const arena_group *gr = &p.groups[g];
+        assert_int_equal(arena_form_race(b, gr->race, gr->ids, (size_t)gr->entrants),
+                         ARENA_OK);
+        assert_int_equal(arena_form_race(b, gr->race, gr->ids, (size_t)gr->entrants),
+                         ARENA_APPLIED_BEFORE);
+        assert_true(arena_check(b));
+    }
+    const arena_place r[] = {{4, 2, false}, {5, 1, false}};
+    assert_int_equal(arena_apply_race(a, p.groups[1].race, 2, r, 2, T0 + 9000), ARENA_OK);
+    assert_int_equal(arena_apply_race(b, p.groups[1].race, 2, r, 2, T0 + 9000), ARENA_OK);
+    expect_same(a, b);
+    /* The next race gets the same number on both. */
+    assert_int_equal(arena_pair(a, T0 + 9000 + ARENA_PAIR_WAIT_MS).groups[0].race,
+                     arena_pair(b, T0 + 9000 + ARENA_PAIR_WAIT_MS).groups[0].race);
+    expect_same(a, b);
+    /* Bad replays change nothing. */
+    const uint64_t racing[] = {1, 2};
+    assert_int_equal(arena_form_race(b, 99, racing, 2), ARENA_ERR_INVALID);
+    const uint64_t unknown[] = {42};
+    assert_int_equal(arena_form_race(b, 99, unknown, 1), ARENA_ERR_NO_ENTRANT);
+    assert_int_equal(arena_form_race(b, 99, unknown, 0), ARENA_ERR_INVALID);
+    assert_int_equal(arena_form_race(b, 0, unknown, 1), ARENA_ERR_INVALID);
+    assert_true(arena_check(b));
+    arena_free(a);
+    arena_free(b);
+}
+
 /* ---- a random workload ---- */
 
 #define MANY 1000
@@ -767,6 +807,7 @@ int main(void) {
         cmocka_unit_test(test_racing_count),
         cmocka_unit_test(test_nothing_after_the_end),
         cmocka_unit_test(test_snapshot_round_trip),
+        cmocka_unit_test(test_replay_races_formed),
         cmocka_unit_test(test_thousand_entrants_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
