@@ -1,4 +1,5 @@
-/* arena.c - one arena's entrants and standings, and a finished race's points applied. */
+/* arena.c - one arena: its config, entrants, id index, the order of its standings, its
+ * pool. */
 #include "arena_internal.h"
 
 #include <assert.h>
@@ -108,9 +109,8 @@ static size_t insertion_point(const arena *a, const uint32_t *idx, size_t n, uin
     return lo;
 }
 
-/* Moves entrant i to its place in the order after its key changed: O(n), two
- * memmoves and the positions of those in between. */
-static void order_reposition(arena *a, uint32_t i) {
+/* O(n): two memmoves and the positions of those in between. */
+void arena__order_move(arena *a, uint32_t i) {
     const size_t n = a->count;
     const size_t from = a->entrants[i].pos;
     assert(from < n && a->order[from] == i);
@@ -225,7 +225,7 @@ static bool name_is_valid(const char *name) {
     return len >= 1 && len <= ARENA_NAME_MAX;
 }
 
-static void go_waiting(arena *a, uint32_t i, int64_t now_ms) {
+void arena__go_waiting(arena *a, uint32_t i, int64_t now_ms) {
     arena_entrant *e = &a->entrants[i];
     e->state = ARENA_WAITING;
     e->sent_away = false;
@@ -242,7 +242,7 @@ int arena_join(arena *a, uint64_t id, const char *name, int64_t now_ms) {
         if (e->state == ARENA_RACING)
             e->sent_away = false;
         else if (e->state == ARENA_AWAY)
-            go_waiting(a, (uint32_t)found, now_ms);
+            arena__go_waiting(a, (uint32_t)found, now_ms);
         return ARENA_OK;
     }
     if (a->count >= a->config.max_entrants) return ARENA_ERR_FULL;
@@ -250,7 +250,7 @@ int arena_join(arena *a, uint64_t id, const char *name, int64_t now_ms) {
     if (err != ARENA_OK) return err;
     arena_entrant e = {.id = id, .state = ARENA_AWAY};
     strcpy(e.name, name);
-    go_waiting(a, append(a, &e), now_ms);
+    arena__go_waiting(a, append(a, &e), now_ms);
     return ARENA_OK;
 }
 
@@ -259,7 +259,7 @@ int arena_wait(arena *a, uint64_t id, int64_t now_ms) {
     if (i < 0) return ARENA_ERR_NO_ENTRANT;
     arena_entrant *e = &a->entrants[i];
     if (e->state == ARENA_RACING) return ARENA_ERR_STATE;
-    if (e->state == ARENA_AWAY) go_waiting(a, (uint32_t)i, now_ms);
+    if (e->state == ARENA_AWAY) arena__go_waiting(a, (uint32_t)i, now_ms);
     return ARENA_OK;
 }
 
@@ -292,155 +292,4 @@ arena_state arena_entrant_state(const arena *a, uint64_t id, uint64_t *race) {
     const arena_entrant *e = &a->entrants[i];
     if (race) *race = e->state == ARENA_RACING ? e->race : 0;
     return e->state;
-}
-
-/* ---- standings ---- */
-
-/* The rank of the entrant at position pos: one more than those strictly
- * better, found by bisection (they are a prefix of the order). */
-static int rank_at(const arena *a, size_t pos) {
-    const uint32_t i = a->order[pos];
-    size_t lo = 0, hi = pos;
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (arena__key_better(a, a->order[mid], i))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return (int)lo + 1;
-}
-
-static void fill_row(const arena *a, uint32_t i, int rank, arena_row *row) {
-    const arena_entrant *e = &a->entrants[i];
-    row->rank = rank;
-    row->id = e->id;
-    memcpy(row->name, e->name, sizeof row->name);
-    row->points = e->points;
-    row->races = e->races;
-    row->wins = e->wins;
-    row->streak = e->streak;
-    row->waiting = e->state == ARENA_WAITING;
-}
-
-int arena_rank(const arena *a, uint64_t id) {
-    const long i = arena__find(a, id);
-    return i < 0 ? 0 : rank_at(a, a->entrants[i].pos);
-}
-
-bool arena_row_of(const arena *a, uint64_t id, arena_row *row) {
-    const long i = arena__find(a, id);
-    if (i < 0) return false;
-    fill_row(a, (uint32_t)i, rank_at(a, a->entrants[i].pos), row);
-    return true;
-}
-
-size_t arena_standings(const arena *a, size_t first, arena_row *rows, size_t max) {
-    size_t n = 0;
-    int rank = 0;
-    for (size_t pos = first; pos < a->count && n < max; pos++, n++) {
-        const uint32_t i = a->order[pos];
-        if (n == 0)
-            rank = rank_at(a, pos);
-        else if (!arena__key_equal(a, a->order[pos - 1], i))
-            rank = (int)pos + 1;
-        fill_row(a, i, rank, &rows[n]);
-    }
-    return n;
-}
-
-/* ---- races ---- */
-
-/* Checks that ids[0..n) are exactly the entrants of race `race` and puts their
- * indices in idx. ARENA_OK, ARENA_APPLIED_BEFORE (none of them races in it
- * now) or an error. */
-static int race_entrants(const arena *a, uint64_t race, const uint64_t *ids, size_t n,
-                         uint32_t *idx) {
-    if (race == 0 || race >= a->next_race) return ARENA_ERR_NO_RACE;
-    if (n < 1 || n > ARENA_MAX_PLAYERS) return ARENA_ERR_INVALID;
-    size_t in_race = 0;
-    for (size_t k = 0; k < n; k++) {
-        const long i = arena__find(a, ids[k]);
-        if (i < 0) return ARENA_ERR_INVALID;
-        for (size_t j = 0; j < k; j++)
-            if (idx[j] == (uint32_t)i) return ARENA_ERR_INVALID;
-        idx[k] = (uint32_t)i;
-        const arena_entrant *e = &a->entrants[i];
-        if (e->state == ARENA_RACING && e->race == race) {
-            if (e->race_entrants != (int)n) return ARENA_ERR_INVALID;
-            in_race++;
-        }
-    }
-    if (in_race == 0) return ARENA_APPLIED_BEFORE;
-    return in_race == n ? ARENA_OK : ARENA_ERR_INVALID;
-}
-
-/* After its race: back to the pool unless it left or was sent away. */
-static void race_over(arena *a, uint32_t i, bool left, int64_t now_ms) {
-    arena_entrant *e = &a->entrants[i];
-    assert(e->state == ARENA_RACING && a->racing > 0);
-    a->racing--;
-    if (left || e->sent_away) {
-        e->state = ARENA_AWAY;
-        e->sent_away = false;
-    } else {
-        go_waiting(a, i, now_ms);
-    }
-}
-
-int arena_apply_race(arena *a, uint64_t race, int players, const arena_place *places,
-                     size_t n, int64_t now_ms) {
-    if (players < ARENA_MIN_PLAYERS || players > ARENA_MAX_PLAYERS || !places || n < 1 ||
-        n > (size_t)players)
-        return ARENA_ERR_INVALID;
-    uint64_t ids[ARENA_MAX_PLAYERS] = {0};
-    for (size_t k = 0; k < n; k++) {
-        if (!places[k].left && (places[k].place < 1 || places[k].place > players))
-            return ARENA_ERR_INVALID;
-        ids[k] = places[k].id;
-    }
-    uint32_t idx[ARENA_MAX_PLAYERS];
-    const int status = race_entrants(a, race, ids, n, idx);
-    if (status != ARENA_OK) return status;
-
-    for (size_t k = 0; k < n; k++) {
-        arena_entrant *e = &a->entrants[idx[k]];
-        e->races++;
-        if (places[k].left) {
-            e->streak = 0;
-        } else if (places[k].place == 1) {
-            /* A win after two wins in a row counts double. */
-            const int64_t points = players - 1;
-            e->points += e->streak >= 2 ? 2 * points : points;
-            e->wins++;
-            e->streak++;
-        } else {
-            e->points += players - places[k].place;
-            e->streak = 0;
-        }
-        /* Racing, so not in the pool: the pool's order stays as it was. */
-        order_reposition(a, idx[k]);
-    }
-    for (size_t k = 0; k < n; k++)
-        race_over(a, idx[k], places[k].left, now_ms);
-    return ARENA_OK;
-}
-
-int arena_seconds_left(const arena *a, int64_t now_ms) {
-    if (now_ms >= a->config.ends_ms) return 0;
-    /* ends_ms - now_ms fits: ends_ms is at most ARENA_TIME_MAX. */
-    if (now_ms < a->config.ends_ms - ARENA_TIME_MAX) return INT32_MAX;
-    const int64_t s = (a->config.ends_ms - now_ms) / 1000;
-    return s > INT32_MAX ? INT32_MAX : (int)s;
-}
-
-int arena_abandon_race(arena *a, uint64_t race, const uint64_t *ids, size_t n,
-                       int64_t now_ms) {
-    if (!ids) return ARENA_ERR_INVALID;
-    uint32_t idx[ARENA_MAX_PLAYERS];
-    const int status = race_entrants(a, race, ids, n, idx);
-    if (status != ARENA_OK) return status;
-    for (size_t k = 0; k < n; k++)
-        race_over(a, idx[k], false, now_ms);
-    return ARENA_OK;
 }

@@ -47,6 +47,11 @@ bool arena__key_equal(const arena *a, uint32_t i, uint32_t j);
 /* The total order of the standings: the key, then the earlier joined first. */
 bool arena__before(const arena *a, uint32_t i, uint32_t j);
 
+/* Moves entrant i to its place in the order after its key changed. */
+void arena__order_move(arena *a, uint32_t i);
+/* Entrant i (not waiting) goes into the pool, waiting since now_ms. */
+void arena__go_waiting(arena *a, uint32_t i, int64_t now_ms);
+
 /* The index of the entrant with that id, or -1. */
 long arena__find(const arena *a, uint64_t id);
 /* Makes room for one more entrant. 0 or ARENA_ERR_NOMEM (then nothing changed). */
