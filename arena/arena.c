@@ -231,6 +231,7 @@ void arena__go_waiting(arena *a, uint32_t i, int64_t now_ms) {
     e->sent_away = false;
     e->since_ms = now_ms;
     arena__pool_insert(a, i);
+    a->revision++; /* the row's `waiting` */
 }
 
 int arena_join(arena *a, uint64_t id, const char *name, int64_t now_ms) {
@@ -238,6 +239,7 @@ int arena_join(arena *a, uint64_t id, const char *name, int64_t now_ms) {
     const long found = arena__find(a, id);
     if (found >= 0) {
         arena_entrant *e = &a->entrants[found];
+        if (strcmp(e->name, name) != 0) a->revision++;
         strcpy(e->name, name);
         if (e->state == ARENA_RACING)
             e->sent_away = false;
@@ -270,6 +272,7 @@ int arena_away(arena *a, uint64_t id) {
     if (e->state == ARENA_WAITING) {
         arena__pool_remove(a, (uint32_t)i);
         e->state = ARENA_AWAY;
+        a->revision++;
     } else if (e->state == ARENA_RACING) {
         e->sent_away = true;
     }
@@ -284,6 +287,9 @@ size_t arena_pool_count(const arena *a) {
 }
 size_t arena_racing_count(const arena *a) {
     return a->racing;
+}
+uint64_t arena_revision(const arena *a) {
+    return a->revision;
 }
 
 arena_state arena_entrant_state(const arena *a, uint64_t id, uint64_t *race) {

@@ -111,6 +111,11 @@ size_t arena_pool_count(const arena *a);
 /* Entrants in a race now: the arena is over once its end has come and this is 0. */
 size_t arena_racing_count(const arena *a);
 
+/* A number that grows whenever anything the standings' rows show changes (and
+ * sometimes when nothing does): the server sends `arena` updates when it has
+ * moved since the last, at most once a second. Not kept by snapshots. */
+uint64_t arena_revision(const arena *a);
+
 /* The entrant's state (ARENA_AWAY if unknown) and, when racing, its race. */
 arena_state arena_entrant_state(const arena *a, uint64_t id, uint64_t *race);
 

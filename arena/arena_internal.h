@@ -36,6 +36,7 @@ struct arena {
     uint32_t *pool;  /* pool_count indices of waiting entrants, standing order */
     size_t pool_count;
     size_t racing;       /* entrants in the state ARENA_RACING */
+    uint64_t revision;   /* grows with every change a row shows */
     arena_group *groups; /* cap of them: pairing's output */
     uint32_t *slots;     /* id -> index + 1 (0: empty), open addressing */
     size_t slot_mask;    /* slots has slot_mask + 1 entries, a power of 2 >= 2 cap */

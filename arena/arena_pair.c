@@ -57,6 +57,7 @@ int arena_form_race(arena *a, uint64_t race, const uint64_t *ids, size_t n) {
         start_racing(a, idx[k], race, n);
     }
     a->next_race = race + 1;
+    a->revision++;
     return ARENA_OK;
 }
 
@@ -109,6 +110,7 @@ arena_pairing arena_pair(arena *a, int64_t now_ms) {
     }
     memmove(a->pool, &a->pool[first], kept * sizeof *a->pool);
     a->pool_count = kept;
+    if (out.count > 0) a->revision++; /* their rows no longer wait */
     out.next_ms = next < c->ends_ms ? next : ARENA_NEVER;
     return out;
 }

@@ -76,6 +76,7 @@ int arena_apply_race(arena *a, uint64_t race, int players, const arena_place *pl
     }
     for (size_t k = 0; k < n; k++)
         race_over(a, idx[k], places[k].left, now_ms);
+    a->revision++;
     return ARENA_OK;
 }
 
@@ -95,5 +96,6 @@ int arena_abandon_race(arena *a, uint64_t race, const uint64_t *ids, size_t n,
     if (status != ARENA_OK) return status;
     for (size_t k = 0; k < n; k++)
         race_over(a, idx[k], false, now_ms);
+    a->revision++;
     return ARENA_OK;
 }

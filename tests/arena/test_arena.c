@@ -504,6 +504,34 @@ static void test_racing_count(void **state) {
     arena_free(a);
 }
 
+static void test_revision(void **state) {
+    (void)state;
+    arena *a = new_arena(2);
+    uint64_t seen = arena_revision(a);
+#define CHANGED(call, want)                                                              \
+    do {                                                                                 \
+        (void)(call);                                                                    \
+        assert_int_equal(arena_revision(a) != seen, want);                               \
+        seen = arena_revision(a);                                                        \
+    } while (0)
+    CHANGED(arena_join(a, 1, "one", T0), true);
+    CHANGED(arena_join(a, 1, "one", T0), false); /* nothing new */
+    CHANGED(arena_join(a, 1, "uno", T0), true);  /* renamed */
+    CHANGED(arena_wait(a, 1, T0), false);        /* waiting already */
+    CHANGED(arena_pair(a, T0), false);           /* nobody to race */
+    CHANGED(arena_away(a, 1), true);
+    CHANGED(arena_away(a, 1), false);
+    CHANGED(arena_wait(a, 1, T0), true);
+    CHANGED(arena_join(a, 2, "two", T0), true);
+    CHANGED(arena_join(a, 3, "", T0), false); /* refused */
+    CHANGED(arena_pair(a, T0), true);         /* 1 and 2 race */
+    const arena_place places[] = {{1, 1, false}, {2, 2, false}};
+    CHANGED(arena_apply_race(a, 1, 2, places, 2, T0), true);
+    CHANGED(arena_apply_race(a, 1, 2, places, 2, T0), false);
+#undef CHANGED
+    arena_free(a);
+}
+
 static void test_nothing_after_the_end(void **state) {
     (void)state;
     arena *a = new_arena(2);
@@ -837,6 +865,7 @@ int main(void) {
         cmocka_unit_test(test_waits_count_from_the_start),
         cmocka_unit_test(test_seconds_left),
         cmocka_unit_test(test_racing_count),
+        cmocka_unit_test(test_revision),
         cmocka_unit_test(test_nothing_after_the_end),
         cmocka_unit_test(test_snapshot_round_trip),
         cmocka_unit_test(test_replay_races_formed),
