@@ -1,5 +1,4 @@
-/* conn_accept.c - accepting a connection, or refusing it (full, per address, out of
- * descriptors) in its own mode. */
+/* conn_accept.c - accepting a connection, or refusing it in its own mode. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

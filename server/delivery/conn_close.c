@@ -1,5 +1,4 @@
-/* conn_close.c - closing a connection (at once, or after its last bytes) and the idle
- * sweep. */
+/* conn_close.c - closing a connection (now, or after a flush) and the idle sweep. */
 #include <assert.h>
 #include <stdlib.h>
 

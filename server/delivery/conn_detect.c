@@ -1,5 +1,4 @@
-/* conn_detect.c - which transport a connection speaks: its first bytes or a silence,
- * after a balancer's PROXY header. */
+/* conn_detect.c - a connection's mode from its first bytes, after any PROXY header. */
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>

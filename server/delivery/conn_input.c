@@ -1,5 +1,4 @@
-/* conn_input.c - reading a connection, and its fair share of each loop turn for its
- * requests. */
+/* conn_input.c - reading a connection, in its fair share of each loop turn. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,9 +1,6 @@
-/* conn_internal.h - what the files of a connection (conn_*.c) share, and nothing else
- * sees. */
+/* conn_internal.h - what the conn_*.c files share, and nothing else sees. */
 #ifndef RACE2048_CONN_INTERNAL_H
 #define RACE2048_CONN_INTERNAL_H
-
-#include <assert.h>
 
 #include "conn.h"
 

@@ -1,5 +1,4 @@
-/* conn_json.c - the JSON-lines transport: one request per line, and the JSON transports'
- * last words. */
+/* conn_json.c - the JSON-lines transport: one request per line. */
 #include <stdio.h>
 
 #include "conn_internal.h"

@@ -1,5 +1,4 @@
-/* conn_out.c - a connection's output ring of shared buffers, its bounds, the durability
- * barrier, and its flush. */
+/* conn_out.c - a connection's output ring, its bounds, its barrier and its flush. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,4 @@
-/* conn_turn.c - the loop turn: flushes before and after poll, the turn counter, and pause
- * detection. */
+/* conn_turn.c - the loop turn: flushes around poll, the turn count, pauses. */
 #include "conn_internal.h"
 
 /* A loop turn longer than its poll timeout by this much was a pause. */

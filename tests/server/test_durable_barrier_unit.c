@@ -1,5 +1,4 @@
-/* test_durable_barrier_unit.c - durable_barrier's gates and durable_waiters against a
- * stub journal whose durable position the test sets. */
+/* test_durable_barrier_unit.c - the barrier's gates and waiters on a stub journal. */
 // clang-format off
 #include <stdarg.h>
 #include <stddef.h>
