@@ -142,6 +142,8 @@ static void hold_for_journal(conn *c) {
 
 void conn_on_durable(void *ctx, srv_link *flush_link) {
     srv *s = ctx;
+    /* A closing connection left the held list (conn_close): none is here. */
+    assert(!conn_is_closing(srv_container(flush_link, conn, flush_link)));
     srv_list_push(&s->flush_list, flush_link);
 }
 
