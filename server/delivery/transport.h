@@ -1,5 +1,5 @@
 /* transport.h - what each transport mode (detect, JSON lines, text, HTTP, WebSocket)
- * does for a connection (conn_*.c): one ops table per mode, chosen by conn_set_transport. */
+ * does for a connection: one ops table per mode, chosen by conn_set_transport. */
 #ifndef RACE2048_TRANSPORT_H
 #define RACE2048_TRANSPORT_H
 
@@ -60,9 +60,9 @@ typedef struct conn_transport {
 } conn_transport;
 
 /* The tables of this layer's own modes (conn_detect.c: detect and a PROXY
- * header; conn_json.c: JSON lines). The others live above (transports/: text, HTTP, WebSocket) and
- * reach a connection only through srv.transports, which transports_install fills:
- * nothing here names them. */
+ * header; conn_json.c: JSON lines). The others live above (transports/: text, HTTP,
+ * WebSocket) and reach a connection only through srv.transports, which transports_install
+ * fills: nothing here names them. */
 extern const conn_transport conn_detect_transport, conn_json_transport,
     conn_proxy_transport;
 
