@@ -5,6 +5,7 @@
 
 #include "byte_buf.h"
 #include "conn_timer.h"
+#include "durable_barrier.h"
 #include "framer.h"
 #include "srv.h"
 
@@ -71,42 +72,46 @@ typedef struct conn_out {
 
 typedef struct conn {
     srv_link link;       /* in srv.conns */
-    srv_link flush_link; /* in srv.flush_list while entries wait to be written */
+    srv_link flush_link; /* in srv.flush_list while entries wait to be written, or
+                          * in srv.held_list while the first waits for the journal */
     srv_link input_link; /* in srv.input_list while input waits for a turn */
     srv *srv;
     uv_tcp_t tcp;
-    conn_timer timer;    /* mode detection, then text-mode redraw pacing */
-    int open_handles;    /* freed when the socket's close callback ran */
-    uint32_t in_off;     /* bytes of `in` handled so far (see below) */
-    uint8_t mode;        /* a conn_mode: its transport (transport.h), set only by
-                          * conn_set_transport */
-    uint8_t state;       /* a conn_state */
-    bool reading;        /* uv_read_start is in effect */
-    uint8_t refused;     /* a conn_refusal: why it is being refused, or 0 */
-    bool writing;        /* a uv_write of the queue's first `inflight` entries runs */
-    bool counted;        /* counted in the per-address table */
-    uint8_t text_asleep; /* text mode: its session is given back while idle (text.c) */
+    conn_timer timer;     /* mode detection, then text-mode redraw pacing */
+    uint32_t in_off;      /* bytes of `in` handled so far (see below) */
+    unsigned budget;      /* lines (JSON) or bytes (the rest) left this turn */
+    uint8_t mode;         /* a conn_mode: its transport (transport.h), set only by
+                           * conn_set_transport */
+    uint8_t state;        /* a conn_state */
+    bool reading;         /* uv_read_start is in effect */
+    uint8_t refused;      /* a conn_refusal: why it is being refused, or 0 */
+    bool writing;         /* a uv_write of the queue's first `inflight` entries runs */
+    bool counted;         /* counted in the per-address table */
+    uint8_t text_asleep;  /* text mode: its session is given back while idle (text.c) */
+    uint8_t open_handles; /* freed when the socket's close callback ran */
     proto_framer framer;
     srv_player *player;
-    /* Output queue: a ring of `count` entries from `first`; the first
-     * `inflight` of them belong to the running uv_write, of which the first
-     * `skip` bytes went out before it (a partial uv_try_write). */
+    /* Output queue: a ring of `count` entries from `first`, a free-running
+     * number (the ring's slot is first & (cap - 1)) that also numbers the
+     * messages for the barrier; the first `inflight` of them belong to the
+     * running uv_write, of which the first `skip` bytes went out before it
+     * (a partial uv_try_write). */
     conn_out *out; /* &out_one (a ring of 1) until a second entry is queued */
     conn_out out_one;
-    unsigned out_cap, out_first, out_count, out_inflight;
-    size_t out_skip;
-    size_t out_bytes;       /* charged against --max-output (see above) */
-    uint64_t stalled_since; /* loop time output stopped draining while over half */
+    uint32_t out_cap, out_first, out_count, out_inflight;
+    uint32_t out_skip;
+    unsigned failed_resumes; /* counted by guard.c */
+    size_t out_bytes;        /* charged against --max-output (see above) */
+    uint64_t stalled_since;  /* loop time output stopped draining while over half */
+    /* What is queued from a message on that waits for its journal record
+     * (an `end`): it holds the ring's entries from that message's number. */
+    durable_barrier barrier;
     /* Input read but not handled yet (its turn has not come): in.data[in_off,
      * in.len). Reading is stopped while any is held. */
     byte_buf in;
-    byte_buf in_front;       /* bytes handed back (conn_feed_json) to go before `in` */
-    unsigned budget;         /* lines (JSON) or bytes (the rest) left this turn */
-    unsigned failed_resumes; /* counted by guard.c */
-    uint64_t budget_turn;    /* the turn the budget belongs to */
-    uint64_t last_active;    /* loop time of the last complete request */
-    uint64_t partial_since;  /* loop time an unfinished request began, 0 = none */
-    uint64_t id;             /* for the logs */
+    byte_buf in_front;      /* bytes handed back (conn_feed_json) to go before `in` */
+    uint64_t last_active;   /* loop time of the last complete request */
+    uint64_t partial_since; /* loop time an unfinished request began, 0 = none */
     struct text_session *text;
     /* A connection is never both: the header of --proxy-from is read before
      * any web session begins, and its state freed when it ends. */
@@ -114,6 +119,10 @@ typedef struct conn {
         struct web_session *web;       /* CONN_HTTP and CONN_WS */
         struct conn_proxy_wait *proxy; /* CONN_PROXY */
     };
+    /* The turn the budget belongs to: srv.turn's low 32 bits (a budget
+     * 2^32 turns old taken for this turn's would only be a share). */
+    uint32_t budget_turn;
+    uint32_t id; /* for the logs (they wrap after 2^32 connections) */
     /* The client's address, the per-address key: the peer's, or behind a
      * balancer of --proxy-from the source its PROXY header names. */
     unsigned char addr[16];
@@ -144,9 +153,13 @@ void conn_flush_all(srv *s);
 
 /* Is c open: not draining a last message, not closing? Nothing is read,
  * handled or queued for a connection that is not. */
-bool conn_is_open(const conn *c);
+static inline bool conn_is_open(const conn *c) {
+    return c->state == CONN_OPEN;
+}
 /* Is c closing (uv_close called)? A draining connection is not yet. */
-bool conn_is_closing(const conn *c);
+static inline bool conn_is_closing(const conn *c) {
+    return c->state == CONN_CLOSING;
+}
 
 /* Queues a JSON line (ending in '\n') as the connection's transport frames
  * it; a connection whose queue passes --max-output is closed (slow
@@ -180,7 +193,9 @@ void conn_feed_json(conn *c, const char *data, size_t n);
 
 /* A complete request arrived (a line, or a key in a game): the connection is
  * not idle. Text mode calls it; JSON lines are counted here. */
-void conn_request_done(conn *c);
+static inline void conn_request_done(conn *c) {
+    c->last_active = uv_now(c->srv->loop);
+}
 
 /* The server is stopping: tell the client (bye, or a line for humans) and close. */
 void conn_say_bye(conn *c);

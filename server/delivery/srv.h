@@ -6,6 +6,7 @@
 #include "base.h"
 #include "conn_timer.h"
 #include "game.h"
+#include "durable_barrier.h"
 #include "journal.h"
 #include "metrics.h"
 
@@ -37,7 +38,8 @@ typedef struct srv {
     srv_link conns;
     unsigned nconns;
     unsigned nrefused; /* of nconns: refused ones, on their way out */
-    /* The loop turn (conn.c): input waiting for its turn, output to flush. */
+    /* The loop turn (conn_turn.c, conn_input.c, conn_out.c): input waiting for its turn,
+     * output to flush. */
     uv_idle_t turn_idle;       /* runs while input waits: poll must not block */
     uv_prepare_t turn_prepare; /* before poll: flush, note the poll timeout */
     uv_check_t turn_check;     /* after poll: flush, detect a pause, next turn */
@@ -46,7 +48,7 @@ typedef struct srv {
     /* Connections whose next entry waits for the journal (a durable `end`):
      * they rejoin flush_list when it syncs. */
     srv_link held_list;
-    journal_durable_sub durable_sub; /* rejoins held_list to flush_list */
+    durable_waiters held_waiters; /* moves held_list to flush_list (durable_barrier.h) */
     uint64_t turn;
     unsigned reads_this_turn, reads_last_turn; /* connections read from, per turn */
     uint64_t prepare_ms;                       /* monotonic ms when poll was entered */

@@ -1,5 +1,5 @@
 /* transport.h - what each transport mode (detect, JSON lines, text, HTTP, WebSocket)
- * does for conn.c: one ops table per mode, chosen by conn_set_transport. */
+ * does for a connection: one ops table per mode, chosen by conn_set_transport. */
 #ifndef RACE2048_TRANSPORT_H
 #define RACE2048_TRANSPORT_H
 
@@ -22,7 +22,7 @@ typedef enum conn_say {
     CONN_SAY_TOO_LONG, /* a line or message passed --max-line */
 } conn_say;
 
-/* A transport: how a mode reads, frames and ends. conn.c calls only these
+/* A transport: how a mode reads, frames and ends. conn_*.c call only these
  * (never `if mode == ...`); NULL entries do nothing. Every entry but midway
  * and free is called on an open connection only (conn_is_open). */
 typedef struct conn_transport {
@@ -59,15 +59,17 @@ typedef struct conn_transport {
     uint64_t idle_max_ms;
 } conn_transport;
 
-/* The tables of this layer's own modes (conn.c: detect, JSON lines, a PROXY
- * header). The others live above (transports/: text, HTTP, WebSocket) and
- * reach conn.c only through srv.transports, which transports_install fills:
- * nothing here names them. */
+/* The tables of this layer's own modes (conn_detect.c: detect and a PROXY
+ * header; conn_json.c: JSON lines). The others live above (transports/: text, HTTP,
+ * WebSocket) and reach a connection only through srv.transports, which transports_install
+ * fills: nothing here names them. */
 extern const conn_transport conn_detect_transport, conn_json_transport,
     conn_proxy_transport;
 
 /* c's transport. */
-const conn_transport *conn_transport_of(const conn *c);
+static inline const conn_transport *conn_transport_of(const conn *c) {
+    return c->srv->transports[c->mode];
+}
 /* The one place a connection's mode changes (accept, detection, the
  * text/JSON switch, an HTTP upgrade). A transport with a different
  * turn_share starts this turn's budget afresh (a share counted in bytes

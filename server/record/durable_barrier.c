@@ -1,5 +1,4 @@
-/* durable_barrier.c - a queue's gates waiting for the journal, and the owner told when
- * they open. */
+/* durable_barrier.c - a queue's gates on the journal; its owner told when they open. */
 #include "durable_barrier.h"
 
 #include <assert.h>

@@ -1,5 +1,4 @@
-/* durable_barrier.h - holds a queue's messages after one until the journal is durable up
- * to that message's position. */
+/* durable_barrier.h - a queue's messages held until the journal has their records. */
 #ifndef RACE2048_DURABLE_BARRIER_H
 #define RACE2048_DURABLE_BARRIER_H
 
