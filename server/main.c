@@ -376,11 +376,11 @@ static void fit_descriptors(srv *s) {
     unsigned long long used = (unsigned long long)probe + FD_SPARE;
     unsigned long long fit = limit > used ? limit - used : 1;
     s->fd_capacity = fit > 1000000 ? 1000000 : (unsigned)fit;
-    if (s->fd_capacity < s->cfg.max_clients)
+    if (s->fd_capacity < s->cfg->max_clients)
         srv_log(SRV_LOG_WARN,
                 "the descriptor limit (%llu) leaves room for %u clients, fewer than "
                 "--max-clients %u: raise it (ulimit -n) to serve that many",
-                limit, s->fd_capacity, s->cfg.max_clients);
+                limit, s->fd_capacity, s->cfg->max_clients);
 }
 
 static void on_sweep(uv_timer_t *t) {
@@ -503,7 +503,7 @@ static int listen_port(srv *s, const struct addrinfo *list, int port, uv_tcp_t *
         if (*n == SRV_MAX_LISTENERS) {
             format_endpoint(ai->ai_addr, port, where, sizeof where);
             fprintf(stderr, "race2048d: --host '%s' has too many addresses; not on %s\n",
-                    s->cfg.host, where);
+                    s->cfg->host, where);
             continue;
         }
         struct sockaddr_storage addr;
@@ -539,34 +539,34 @@ static int listen_port(srv *s, const struct addrinfo *list, int port, uv_tcp_t *
 static int listen_all(srv *s) {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
     uv_getaddrinfo_t req;
-    int rc = uv_getaddrinfo(s->loop, &req, NULL, s->cfg.host, NULL, &hints);
+    int rc = uv_getaddrinfo(s->loop, &req, NULL, s->cfg->host, NULL, &hints);
     if (rc < 0) {
-        fprintf(stderr, "race2048d: cannot resolve --host '%s': %s\n", s->cfg.host,
+        fprintf(stderr, "race2048d: cannot resolve --host '%s': %s\n", s->cfg->host,
                 uv_strerror(rc));
         return -1;
     }
     char lines[2 * SRV_MAX_LISTENERS * 80] = "";
     int game_port =
-        listen_port(s, req.addrinfo, s->cfg.port, s->listeners, &s->nlisteners,
+        listen_port(s, req.addrinfo, s->cfg->port, s->listeners, &s->nlisteners,
                     "race2048d listening on", lines, sizeof lines);
     /* Browsers were told this port: without it they would be sent to the
      * game port's greeting, so a port that cannot be had stops the start. */
     int http =
-        game_port && s->cfg.http_port >= 0
-            ? listen_port(s, req.addrinfo, s->cfg.http_port, s->http_listeners,
+        game_port && s->cfg->http_port >= 0
+            ? listen_port(s, req.addrinfo, s->cfg->http_port, s->http_listeners,
                           &s->nhttp_listeners, "race2048d http on", lines, sizeof lines)
             : 0;
     uv_freeaddrinfo(req.addrinfo);
     if (game_port == 0) {
         fprintf(stderr, "race2048d: no address of --host '%s' could be listened on\n",
-                s->cfg.host);
+                s->cfg->host);
         return -1;
     }
-    if (s->cfg.http_port >= 0 && http == 0) {
+    if (s->cfg->http_port >= 0 && http == 0) {
         fprintf(stderr,
                 "race2048d: no address of --host '%s' could take --http-port %d "
                 "(0 picks a free one, off turns it off)\n",
-                s->cfg.host, s->cfg.http_port);
+                s->cfg->host, s->cfg->http_port);
         return -1;
     }
     fputs(lines, stdout);
@@ -576,15 +576,18 @@ static int listen_all(srv *s) {
 
 /* --cluster: joins before anything listens; NATS out of reach is exit 1.
  * *failover: the cluster's failover (takeover.c), made here. */
+/* A cluster node needs a name: --node, else the host's name, else node-PID. */
+static void name_node(srv_config *cfg) {
+    if (!cfg->node[0] && (gethostname(cfg->node, sizeof cfg->node) < 0 || !cfg->node[0]))
+        snprintf(cfg->node, sizeof cfg->node, "node-%d", (int)getpid());
+    cfg->node[sizeof cfg->node - 1] = '\0';
+}
+
 static int join_cluster(srv *s, takeover **failover) {
     char err[256];
-    if (!s->cfg.node[0] &&
-        (gethostname(s->cfg.node, sizeof s->cfg.node) < 0 || !s->cfg.node[0]))
-        snprintf(s->cfg.node, sizeof s->cfg.node, "node-%d", (int)getpid());
-    s->cfg.node[sizeof s->cfg.node - 1] = '\0';
-    s->cluster = cluster_open(s->cfg.cluster, s->cfg.node, err, sizeof err);
+    s->cluster = cluster_open(s->cfg->cluster, s->cfg->node, err, sizeof err);
     if (!s->cluster) {
-        fprintf(stderr, "race2048d: --cluster %s: %s\n", s->cfg.cluster, err);
+        fprintf(stderr, "race2048d: --cluster %s: %s\n", s->cfg->cluster, err);
         return -1;
     }
     /* Player ids never collide across nodes nor starts: blocks of the
@@ -601,8 +604,8 @@ static int join_cluster(srv *s, takeover **failover) {
         return -1;
     }
     metrics_register(&s->metrics_reg, takeover_write_metrics, *failover);
-    srv_log(SRV_LOG_INFO, "node %s (number %u) joined the cluster at %s", s->cfg.node,
-            cluster_node_number(s->cluster), s->cfg.cluster);
+    srv_log(SRV_LOG_INFO, "node %s (number %u) joined the cluster at %s", s->cfg->node,
+            cluster_node_number(s->cluster), s->cfg->cluster);
     return 0;
 }
 
@@ -612,7 +615,7 @@ static int open_remote(srv *s, takeover *failover) {
     if (!s->cluster) return 0;
     char err[256];
     if (!(s->remote = remote_open(&s->game, s->cluster, err, sizeof err))) {
-        fprintf(stderr, "race2048d: --cluster %s: %s\n", s->cfg.cluster, err);
+        fprintf(stderr, "race2048d: --cluster %s: %s\n", s->cfg->cluster, err);
         return -1;
     }
     takeover_set_remote(failover, s->remote);
@@ -626,42 +629,6 @@ static void close_any(uv_handle_t *h, void *arg) {
 }
 
 /* True if c's output waits for the journal (an `end` not yet durable). */
-static bool held_for_journal(srv *s, const conn *c) {
-    for (const srv_link *l = s->held_list.next; l != &s->held_list; l = l->next)
-        if (l == &c->flush_link) return true;
-    return false;
-}
-
-/* Fencing's part for the connections (the policy is takeover_fence.c's):
- * see takeover_on_fence. */
-static size_t close_for_fence(void *ctx) {
-    srv *s = ctx;
-    size_t closed = 0;
-    for (srv_link *l = s->conns.next; l != &s->conns; l = l->next) {
-        conn *c = srv_container(l, conn, link);
-        if (!conn_is_open(c)) continue;
-        if (held_for_journal(s, c)) {
-            conn_close(c);
-            closed++;
-            continue;
-        }
-        if (!c->player) continue;
-        bool seated = c->player->room, watching = c->player->watching;
-        if (!seated && !watching) continue;
-        if (seated) {
-            srv_send_error(c->player, PROTO_ERR_UNAVAILABLE,
-                           "this node lost the cluster; reconnect and resume");
-            conn_close_after_flush(c);
-        } else {
-            srv_send_error(c->player, PROTO_ERR_UNAVAILABLE,
-                           "this node lost the cluster; the room you watched is gone");
-            continue;
-        }
-        closed++;
-    }
-    return closed;
-}
-
 /* Another process holds this node's --node name (its presence entry was
  * written over): the rooms are given up already; the process stops. */
 static void stop_for_lost_name(void *ctx) {
@@ -669,7 +636,7 @@ static void stop_for_lost_name(void *ctx) {
     srv_log(SRV_LOG_ERROR,
             "cluster: node name %s is another process's now: stopping (exit 1); give "
             "each process its own --node NAME",
-            pr->s->cfg.node);
+            pr->s->cfg->node);
     process_stop(pr);
 }
 
@@ -683,9 +650,9 @@ static int open_record(process *pr) {
     if (!game_init_accounts(&s->game))
         srv_log(SRV_LOG_ERROR,
                 "out of memory for the accounts: register and keys refused");
-    journal_config jc = {.path = s->cfg.journal,
-                         .sync_ms = s->cfg.journal_sync_ms,
-                         .max = s->cfg.journal_max,
+    journal_config jc = {.path = s->cfg->journal,
+                         .sync_ms = s->cfg->journal_sync_ms,
+                         .max = s->cfg->journal_max,
                          .next_player_id = &s->game.next_id,
                          .replicate = failover ? takeover_replicate : NULL,
                          .replicate_ctx = failover,
@@ -711,7 +678,7 @@ static int open_record(process *pr) {
         return -1;
     }
     if (rc == 0 && failover) {
-        takeover_on_fence(failover, close_for_fence, s);
+        takeover_on_fence(failover, conn_close_for_fence, s);
         takeover_on_name_lost(failover, stop_for_lost_name, pr);
     }
     return rc;
@@ -719,10 +686,14 @@ static int open_record(process *pr) {
 
 int main(int argc, char **argv) {
     static srv s; /* large and single: not on the stack */
-    int rc = configure(&s.cfg, argc, argv);
+    /* The one config: filled here, then read-only, shared by pointer
+     * (srv.cfg, game.cfg). */
+    static srv_config config;
+    int rc = configure(&config, argc, argv);
     if (rc < 0) fputs(USAGE_LINE, stderr);
     if (rc) return rc > 0 ? 0 : 2;
-    srv_log_set_level(s.cfg.log_level);
+    if (config.cluster[0]) name_node(&config);
+    srv_log_set_level(config.log_level);
     signal(SIGPIPE, SIG_IGN);
     /* A file size limit makes a journal write fail (EFBIG), not the server die. */
     signal(SIGXFSZ, SIG_IGN);
@@ -733,8 +704,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     eng_tables_init(tables);
-    srv_config cfg = s.cfg;
-    srv_init(&s, uv_default_loop(), &cfg, tables);
+    srv_init(&s, uv_default_loop(), &config, tables);
     transports_install(&s);
 
     /* Signals are caught before the `listening on` line is printed: whoever
@@ -749,12 +719,12 @@ int main(int argc, char **argv) {
     uv_unref((uv_handle_t *)&s.sigint);
 
     int exit_code = 0;
-    if (s.cfg.cluster[0] && join_cluster(&s, &proc.failover) < 0) {
+    if (s.cfg->cluster[0] && join_cluster(&s, &proc.failover) < 0) {
         free(tables);
         return 1;
     }
     /* Bots first: the journal may restore some that were racing. */
-    if (s.cfg.max_bots && bots_start(&s.game) < 0)
+    if (s.cfg->max_bots && bots_start(&s.game) < 0)
         srv_log(SRV_LOG_ERROR, "cannot start the bots' worker: no bots on this server");
     if (open_record(&proc) < 0) {
         exit_code = 1;
@@ -771,8 +741,9 @@ int main(int argc, char **argv) {
         s.sweep.data = &s;
         uv_timer_start(&s.sweep, on_sweep, SWEEP_MS, SWEEP_MS);
         srv_log(SRV_LOG_INFO, "race2048d %s, max %u clients, line %zu, grace %llus",
-                s.cfg.has_seed ? "with a fixed seed source" : "ready", s.cfg.max_clients,
-                s.cfg.max_line, (unsigned long long)(s.cfg.grace_ms / 1000));
+                s.cfg->has_seed ? "with a fixed seed source" : "ready",
+                s.cfg->max_clients, s.cfg->max_line,
+                (unsigned long long)(s.cfg->grace_ms / 1000));
         uv_run(s.loop, UV_RUN_DEFAULT);
     }
     bots_stop(&s.game);       /* if the loop never ran (start-up failed) */

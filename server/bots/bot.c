@@ -240,6 +240,7 @@ static void play(bot *b) {
     proto_request req = {.type = PROTO_REQ_MOVE, .dir = (eng_dir)b->dir};
     pool->stats.moves++;
     lobby_request(b->p, &req); /* its `state` comes back through bot_deliver */
+    proto_request_clear(&req);
 }
 
 static void on_due(uv_timer_t *t) {
@@ -382,7 +383,7 @@ static bot_addr *addr_find(bot_pool *pool, const unsigned char *key) {
 
 static int room_for(void *ctx, const srv_player *owner, int n) {
     bot_pool *pool = ctx;
-    unsigned most = pool->g->cfg.max_bots;
+    unsigned most = pool->g->cfg->max_bots;
     if (most && pool->stats.live + (unsigned)n > most) return -1;
     unsigned char key[SINK_ADDR_KEY_MAX + 1];
     if (!pool->per_addr || !owner_key(owner, key)) return 0;
@@ -477,7 +478,7 @@ int bots_start(game *g) {
         goto fail;
     }
     pool->thread_started = true;
-    pool->per_addr = bots_per_ip(&g->cfg);
+    pool->per_addr = bots_per_ip(g->cfg);
     g->bots = (game_bots){.make = make_bot, .room_for = room_for, .ctx = pool};
     return 0;
 fail:

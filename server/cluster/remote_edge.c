@@ -223,9 +223,7 @@ bool remote_route(remote *r, srv_player *p, proto_request *req) {
     /* A ping is this node's lobby's to answer, never taken: what it owns
      * (ping_t) goes back in its pong. */
     assert(!taken || req->type != PROTO_REQ_PING);
-    /* The one place a taken request is cleared, whichever path took it. */
-    if (taken) proto_request_clear(req);
-    return taken;
+    return taken; /* borrowed, taken or not: the caller clears req */
 }
 
 bool remote_connected(remote *r) {
@@ -301,6 +299,7 @@ void home_on_moved(remote *r, const char *from, const json_t *op) {
         lobby_request(p, &req);
     else
         home_route_to_node(r, p, &req, to);
+    proto_request_clear(&req);
 }
 
 /* The owner let go of a player here. */

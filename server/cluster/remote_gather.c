@@ -57,6 +57,7 @@ void gather_free(gather *gt) {
     free(gt->games);
     free(gt->rows);
     free(gt->waiters);
+    proto_request_clear(&gt->req); /* the gather made it: it clears it */
     free(gt);
 }
 

@@ -201,8 +201,9 @@ void guest_on_request(remote *r, const char *from, const json_t *op) {
         if (proto_valid_name(req.name)) lobby_hello(gs->p, &req);
         return;
     }
-    if (req.type == PROTO_REQ_RESUME) return; /* resumes go through find */
-    lobby_request(gs->p, &req);
+    if (req.type != PROTO_REQ_RESUME) /* resumes go through find */
+        lobby_request(gs->p, &req);
+    proto_request_clear(&req);
 }
 
 /* "Who holds this seat?": the node that does takes it back for the asker.

@@ -209,6 +209,11 @@ void conn_too_long(conn *c);
  * of empty queues. */
 void conn_sweep_idle(srv *s);
 
+/* The node fences (cluster mode): closes the connections that showed or would
+ * show what another node now runs (see conn_close.c). The callback of
+ * takeover_on_fence; srv_ctx is the server. */
+size_t conn_close_for_fence(void *srv_ctx);
+
 /* Writes the open connections by mode for /metrics (ctx: the server). */
 struct metrics_out;
 void conn_write_metrics(struct metrics_out *o, void *ctx);

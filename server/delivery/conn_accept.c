@@ -44,10 +44,10 @@ static void refusal(const conn *c, char *out, size_t size) {
         break;
     case CONN_REFUSE_PER_ADDR:
         snprintf(out, size, "too many connections from your address (at most %u)",
-                 c->srv->cfg.max_per_ip);
+                 c->srv->cfg->max_per_ip);
         break;
     default:
-        snprintf(out, size, "the server is full (%u clients)", c->srv->cfg.max_clients);
+        snprintf(out, size, "the server is full (%u clients)", c->srv->cfg->max_clients);
         break;
     }
 }
@@ -179,7 +179,7 @@ static conn *conn_new(srv *s, uv_stream_t *listener) {
     s->metrics.connections++;
     c->last_active = uv_now(s->loop);
     peer_name(c);
-    proto_framer_init(&c->framer, s->cfg.max_line, false);
+    proto_framer_init(&c->framer, s->cfg->max_line, false);
     return c;
 }
 
@@ -194,11 +194,11 @@ conn_refusal conn_admit(conn *c) {
         from_addr = addr_add(&s->addrs, key, addr_key(c->addr, c->addr_len, key));
         c->counted = from_addr > 0;
     }
-    if (s->stopping || s->nconns - s->nrefused > s->cfg.max_clients ||
+    if (s->stopping || s->nconns - s->nrefused > s->cfg->max_clients ||
         (c->addr_len && !c->counted))
         return CONN_REFUSE_FULL;
     if (s->fd_capacity && s->nconns > s->fd_capacity) return CONN_REFUSE_FDS;
-    if (from_addr > s->cfg.max_per_ip) return CONN_REFUSE_PER_ADDR;
+    if (from_addr > s->cfg->max_per_ip) return CONN_REFUSE_PER_ADDR;
     return CONN_REFUSE_NONE;
 }
 
@@ -247,7 +247,7 @@ void conn_accept(srv *s, uv_stream_t *listener) {
     if (!c) return;
     bool http = is_http_listener(s, listener);
     /* From a balancer, admission waits for the client's address. */
-    if (proto_cidr_list_match(&s->cfg.proxy_from, c->addr, c->addr_len)) {
+    if (proto_cidr_list_match(&s->cfg->proxy_from, c->addr, c->addr_len)) {
         conn_await_header(c, http);
         return;
     }

@@ -121,7 +121,7 @@ void conn_too_long(conn *c) {
 static void sweep_one(conn *c, uint64_t now) {
     srv *s = c->srv;
     const conn_transport *t = conn_transport_of(c);
-    uint64_t req_ms = s->cfg.request_ms;
+    uint64_t req_ms = s->cfg->request_ms;
     if (!c->writing) conn_trim(c);
     if (t->sleep) t->sleep(c);
     if (req_ms && c->stalled_since && now - c->stalled_since >= req_ms) {
@@ -135,7 +135,7 @@ static void sweep_one(conn *c, uint64_t now) {
         say_and_close(c, CONN_SAY_SLOW);
         return;
     }
-    uint64_t idle_ms = s->cfg.idle_ms;
+    uint64_t idle_ms = s->cfg->idle_ms;
     if (t->idle_max_ms && (!idle_ms || idle_ms > t->idle_max_ms))
         idle_ms = t->idle_max_ms;
     if (!idle_ms || now - c->last_active < idle_ms) return;
@@ -157,4 +157,36 @@ void conn_sweep_idle(srv *s) {
         conn *c = srv_container(l, conn, link);
         if (conn_is_open(c)) sweep_one(c, now);
     }
+}
+
+/* Fencing's part for the connections (the policy is cluster/takeover_fence.c's,
+ * which calls this through takeover_on_fence): a connection whose barrier still
+ * holds a message for the journal (an `end` this node can no longer make
+ * durable) is closed without it; a racer is told to resume elsewhere and
+ * closed after the flush; a spectator is told its room is gone. Returns the
+ * connections closed. */
+size_t conn_close_for_fence(void *srv_ctx) {
+    srv *s = srv_ctx;
+    size_t closed = 0;
+    for (srv_link *l = s->conns.next; l != &s->conns; l = l->next) {
+        conn *c = srv_container(l, conn, link);
+        if (!conn_is_open(c)) continue;
+        if (durable_barrier_holds(&c->barrier, s->journal)) {
+            conn_close(c);
+            closed++;
+            continue;
+        }
+        if (!c->player) continue;
+        bool seated = c->player->room, watching = c->player->watching;
+        if (seated) {
+            srv_send_error(c->player, PROTO_ERR_UNAVAILABLE,
+                           "this node lost the cluster; reconnect and resume");
+            conn_close_after_flush(c);
+            closed++;
+        } else if (watching) {
+            srv_send_error(c->player, PROTO_ERR_UNAVAILABLE,
+                           "this node lost the cluster; the room you watched is gone");
+        }
+    }
+    return closed;
 }

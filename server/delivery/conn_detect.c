@@ -64,7 +64,7 @@ static void on_proxy_timeout(conn *c) {
 
 /* The header named the client: c becomes that client's connection. */
 static void proxy_take_source(conn *c, const proto_proxy_source *src) {
-    if (c->srv->cfg.log_level >= SRV_LOG_DEBUG) {
+    if (c->srv->cfg->log_level >= SRV_LOG_DEBUG) {
         char via[INET6_ADDRSTRLEN + 8];
         snprintf(via, sizeof via, "%s", conn_peer(c));
         srv_log(SRV_LOG_DEBUG, "PROXY v%u header from %s: %s", src->version, via,
@@ -143,7 +143,7 @@ void conn_await_header(conn *c, bool http) {
     conn_set_transport(c, CONN_PROXY);
     conn_update_reading(c);
     conn_arm(c, on_proxy_timeout,
-             s->cfg.request_ms ? s->cfg.request_ms : PROXY_HEADER_MS);
+             s->cfg->request_ms ? s->cfg->request_ms : PROXY_HEADER_MS);
 }
 
 /* Decides the mode of an undecided connection from its first byte. */

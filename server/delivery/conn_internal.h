@@ -51,7 +51,7 @@ void conn_release_input(conn *c);
 /* Has the client left more than half of --max-output unread? Its requests
  * then wait (inline: asked for every JSON line). */
 static inline bool conn_over_half(const conn *c) {
-    return c->out_bytes > c->srv->cfg.max_output / 2;
+    return c->out_bytes > c->srv->cfg->max_output / 2;
 }
 /* The queue starts as the connection's one inline entry (a ring of 1). */
 void conn_use_inline(conn *c);

@@ -65,7 +65,7 @@ void conn_say_json(conn *c, conn_say why, const char *unit, const char *log_as) 
     } else if (why == CONN_SAY_TOO_LONG) {
         char msg[96];
         snprintf(msg, sizeof msg, "a %s may be at most %zu bytes; closing the connection",
-                 unit, c->srv->cfg.max_line);
+                 unit, c->srv->cfg->max_line);
         conn_send_error(c, PROTO_ERR_LINE_TOO_LONG, msg);
         srv_log_client(SRV_LOG_INFO, "line_too_long from %s%s", conn_peer(c), log_as);
     }

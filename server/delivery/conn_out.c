@@ -17,7 +17,7 @@
  * past that only what keeps the queue within the limit. A non-reader holds
  * at most half the limit plus one message. */
 static bool fits(const conn *c, size_t cost) {
-    return !conn_over_half(c) || c->out_bytes + cost <= c->srv->cfg.max_output;
+    return !conn_over_half(c) || c->out_bytes + cost <= c->srv->cfg->max_output;
 }
 
 /* Asks for the queue to be written at the end of this loop turn. */

@@ -61,8 +61,8 @@ static bool take(addr_bucket *b, uint64_t now, unsigned burst, double per_min) {
 /* Brings both of e's buckets up to now; true if one is still in use. */
 static bool in_use(const srv *s, addr_entry *e, uint64_t now) {
     addr_guard *g = addr_guard_of(e);
-    level(&g->resumes, now, s->cfg.resume_burst, s->cfg.resume_per_min);
-    level(&g->games, now, s->cfg.max_games_per_min, s->cfg.max_games_per_min);
+    level(&g->resumes, now, s->cfg->resume_burst, s->cfg->resume_per_min);
+    level(&g->games, now, s->cfg->max_games_per_min, s->cfg->max_games_per_min);
     level(&g->codes, now, RESUME_ADDR_BURST, RESUME_ADDR_PER_S * 60);
     level(&g->registrations, now, GUARD_REGISTER_PER_HOUR, REGISTER_PER_MIN);
     return g->resumes.in_use || g->games.in_use || g->codes.in_use ||
@@ -132,10 +132,10 @@ static void prune(srv *s, uint64_t now, const addr_entry *keep) {
 
 guard_verdict guard_resume_check(conn *c) {
     srv *s = c->srv;
-    addr_entry *e = s->cfg.resume_burst ? entry_of(c, false) : NULL;
+    addr_entry *e = s->cfg->resume_burst ? entry_of(c, false) : NULL;
     if (!e) return GUARD_OK;
-    double have = level(&addr_guard_of(e)->resumes, uv_now(s->loop), s->cfg.resume_burst,
-                        s->cfg.resume_per_min);
+    double have = level(&addr_guard_of(e)->resumes, uv_now(s->loop), s->cfg->resume_burst,
+                        s->cfg->resume_per_min);
     return have >= 1 ? GUARD_OK : GUARD_THROTTLED;
 }
 
@@ -161,11 +161,11 @@ guard_verdict guard_code_check(conn *c) {
 bool guard_resume_failed(conn *c) {
     srv *s = c->srv;
     c->failed_resumes++;
-    addr_entry *e = s->cfg.resume_burst ? entry_of(c, true) : NULL;
+    addr_entry *e = s->cfg->resume_burst ? entry_of(c, true) : NULL;
     if (e) { /* else memory ran out: only the per-connection limit holds */
         uint64_t now = uv_now(s->loop);
         addr_guard *g = addr_guard_of(e);
-        take(&g->resumes, now, s->cfg.resume_burst, s->cfg.resume_per_min);
+        take(&g->resumes, now, s->cfg->resume_burst, s->cfg->resume_per_min);
         touch(s, e);
         if (g->resumes.tokens < 1 && !g->resumes.warned) {
             g->resumes.warned = true;
@@ -173,7 +173,7 @@ bool guard_resume_failed(conn *c) {
         }
         prune(s, now, e);
     }
-    bool used_up = s->cfg.resume_tries && c->failed_resumes >= s->cfg.resume_tries;
+    bool used_up = s->cfg->resume_tries && c->failed_resumes >= s->cfg->resume_tries;
     if (used_up)
         guard_log(s, "too many failed resumes: closing the connection", conn_peer(c));
     return used_up;
@@ -181,7 +181,7 @@ bool guard_resume_failed(conn *c) {
 
 unsigned guard_game_start(conn *c) {
     srv *s = c->srv;
-    unsigned per_min = s->cfg.max_games_per_min;
+    unsigned per_min = s->cfg->max_games_per_min;
     addr_entry *e = per_min ? entry_of(c, true) : NULL;
     if (!e) return 0; /* no limit, or memory ran out: not limited */
     uint64_t now = uv_now(s->loop);

@@ -331,9 +331,9 @@ void session_request(conn *c, proto_request *req) {
                 lobby_request(p, req);
             /* A move refused, or sent to another node, was not timed. */
             c->srv->metrics.move_started_ns = 0;
-            return; /* either cleared req */
         }
     }
+    /* The one place a client's request is cleared: whoever handled it borrowed it. */
     proto_request_clear(req);
 }
 

@@ -23,7 +23,7 @@ bool srv_healthy(srv *s) {
 
 void srv_init(srv *s, uv_loop_t *loop, const srv_config *cfg, eng_tables *tables) {
     memset(s, 0, sizeof *s);
-    s->cfg = *cfg;
+    s->cfg = cfg;
     s->loop = loop;
     loop->data = s;
     srv_list_init(&s->conns);

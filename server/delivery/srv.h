@@ -23,7 +23,7 @@ struct conn_transport;
 /* The server: one per process, reachable from every handle via loop->data. */
 typedef struct srv {
     uv_loop_t *loop;
-    srv_config cfg;
+    const srv_config *cfg; /* the process's one config (main's), read-only */
     uv_tcp_t listeners[SRV_MAX_LISTENERS]; /* the first nlisteners are open */
     int nlisteners;
     /* --http-port's, on the same addresses: connections there start in HTTP

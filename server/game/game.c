@@ -17,7 +17,7 @@ void game_init(game *g, uv_loop_t *loop, const srv_config *cfg, srv_metrics *met
                eng_tables *tables) {
     memset(g, 0, sizeof *g);
     g->loop = loop;
-    g->cfg = *cfg;
+    g->cfg = cfg;
     g->metrics = metrics;
     g->tables = tables;
     g->next_id = 1;
@@ -54,7 +54,7 @@ void game_free(game *g) {
 }
 
 eng_seed game_next_seed(game *g) {
-    return srv_seed_make(g->cfg.has_seed, g->cfg.seed, g->seeds_made++);
+    return srv_seed_make(g->cfg->has_seed, g->cfg->seed, g->seeds_made++);
 }
 
 bool game_defer_until_io(game *g, uv_timer_t *t, uv_timer_cb cb) {

@@ -53,7 +53,7 @@ typedef struct game_ids {
 
 typedef struct game {
     uv_loop_t *loop;
-    srv_config cfg;
+    const srv_config *cfg;   /* the process's one config, read-only: srv.cfg */
     srv_metrics *metrics;    /* counters the game adds to */
     struct journal *journal; /* the record; NULL until it is open */
     eng_tables *tables;

@@ -277,7 +277,7 @@ static int queue_alive(lobby_queue *q, srv_player **match, int max) {
 }
 
 static void quick_bots_arm(game *g) {
-    uint64_t wait = g->cfg.quick_bots_ms;
+    uint64_t wait = g->cfg->quick_bots_ms;
     if (!wait || !g->bots.make) return;
     if (!g->quick_timer_ready) {
         uv_timer_init(g->loop, &g->quick_timer);
@@ -332,7 +332,7 @@ static void on_quick_timer(uv_timer_t *t) {
     HASH_ITER(hh, g->queues, q, tmp) {
         srv_player *oldest[1];
         if (queue_alive(q, oldest, 1) &&
-            oldest[0]->queued_at + g->cfg.quick_bots_ms <= now)
+            oldest[0]->queued_at + g->cfg->quick_bots_ms <= now)
             fill_with_bots(g, q);
     }
     quick_bots_arm(g);

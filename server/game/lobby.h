@@ -30,8 +30,8 @@ srv_player *lobby_player_restore(game *g, uint64_t id, const char *name,
 /* Sends p its welcome if it has not had one. */
 void lobby_welcome(srv_player *p);
 /* Acts on a decoded request of p (any but resume, which the caller resolves
- * with lobby_find_resumable and lobby_take_back). Takes over req's owned
- * parts and clears it. */
+ * with lobby_find_resumable and lobby_take_back). Borrows req: whoever made
+ * it clears it after (proto_request_clear), whichever way it went. */
 void lobby_request(srv_player *p, proto_request *req);
 /* `hello`: p's name becomes req's; p gets its welcome. */
 void lobby_hello(srv_player *p, const proto_request *req);

@@ -110,7 +110,7 @@ static void do_watch(srv_player *p, const proto_request *req) {
                     "you are alone in that room: it closes when you leave it");
         return;
     }
-    unsigned most = p->game->cfg.max_spectators;
+    unsigned most = p->game->cfg->max_spectators;
     char full[160];
     snprintf(full, sizeof full,
              "room %s has %u spectators, as many as a room takes; try again later",
@@ -431,5 +431,4 @@ void lobby_request(srv_player *p, proto_request *req) {
     case PROTO_REQ_NONE:
         break;
     }
-    proto_request_clear(req);
 }

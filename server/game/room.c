@@ -494,7 +494,7 @@ void room_seat_left(room *r, int i) {
 
 /* When seat's --move-timeout runs out (0 = never): only racers still playing. */
 static uint64_t move_deadline(const room *r, const room_seat *seat) {
-    uint64_t timeout = r->game->cfg.move_timeout_ms;
+    uint64_t timeout = r->game->cfg->move_timeout_ms;
     /* Bots are never walked away: they move while their race runs. */
     if (!timeout || r->solo || !seat->player || seat->status != PROTO_PLAYING ||
         seat->bot_level)
@@ -572,7 +572,7 @@ static void walk_away(room *r, int i) {
     room_seat *seat = &r->seats[i];
     srv_log(SRV_LOG_DEBUG, "room %s: player %llu made no move for %llus; it has left",
             r->code, (unsigned long long)seat->id,
-            (unsigned long long)(r->game->cfg.move_timeout_ms / 1000));
+            (unsigned long long)(r->game->cfg->move_timeout_ms / 1000));
     if (!seat->connected) { /* the grace expiry that follows gives the seat up */
         seat->grace_until = 0;
         return;
@@ -624,7 +624,7 @@ void room_disconnect(room *r, srv_player *p) {
         return;
     }
     seat->connected = false;
-    seat->grace_until = uv_now(r->game->loop) + r->game->cfg.grace_ms;
+    seat->grace_until = uv_now(r->game->loop) + r->game->cfg->grace_ms;
     journal_seat(r->jgame, p->seat, JRN_SEAT_DISCONNECTED);
     if (!r->solo) room_broadcast_player(r, seat, seat->player);
     room_rearm(r);
@@ -750,7 +750,7 @@ void room_rematch(room *r, srv_player *p) {
 /* ------------------------------------------------------------ spectators --- */
 
 int room_watch(room *r, srv_player *p) {
-    unsigned most = r->game->cfg.max_spectators;
+    unsigned most = r->game->cfg->max_spectators;
     if (most && r->fan.n >= most) return -2;
     if (fanout_add(&r->fan, p) < 0) return -1;
     /* Owed every broadcast after this snapshot, and none before it. */

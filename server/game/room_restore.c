@@ -23,7 +23,7 @@ void room_restore_finish(room *r, const bool *left, uint64_t remaining_ms) {
         room_seat *seat = &r->seats[i];
         room_update_status(r, seat);
         seat->connected = false;
-        seat->grace_until = now + r->game->cfg.grace_ms;
+        seat->grace_until = now + r->game->cfg->grace_ms;
         if (left[i]) {
             if (seat->status != PROTO_OVER) seat->status = PROTO_LEFT;
             srv_player_release(room_seat_unlink(r, i));

@@ -366,7 +366,7 @@ void text_say(conn *c, conn_say why) {
     case CONN_SAY_TOO_LONG:
         snprintf(line, sizeof line,
                  "\r\nThat line is longer than %zu bytes; closing the connection.",
-                 c->srv->cfg.max_line);
+                 c->srv->cfg->max_line);
         text_outs(c, line);
         break;
     }

@@ -92,7 +92,7 @@ static void game_hint(conn *c, const srv_view *v, char *hint, size_t cap) {
  * over two lines (it is copied or typed as one): the sentence before it gets
  * shorter instead. */
 static void resume_line(conn *c, char *line, size_t cap) {
-    unsigned long long grace = (unsigned long long)(c->srv->cfg.grace_ms / 1000);
+    unsigned long long grace = (unsigned long long)(c->srv->cfg->grace_ms / 1000);
     const char *code = c->text->resume_code;
     for (int form = 0; form < 4; form++) {
         if (form == 0)

@@ -119,15 +119,15 @@ static const char *loggable(const char *value, char out[81]) {
  * player's own address. Programs send no Origin, and are what they are. */
 static bool origin_allowed(const conn *c, const proto_http_request *r) {
     return !r->has_origin || proto_http_same_origin(r->origin, r->host) ||
-           (c->srv->cfg.allow_origin[0] &&
-            proto_http_origin_listed(r->origin, c->srv->cfg.allow_origin));
+           (c->srv->cfg->allow_origin[0] &&
+            proto_http_origin_listed(r->origin, c->srv->cfg->allow_origin));
 }
 
 /* /metrics tells how busy the server is and how it is doing: only to the
  * addresses of --metrics-from (the connection's address is the client's,
  * as the per-address limits see it). */
 static bool may_scrape(const conn *c) {
-    return proto_cidr_list_match(&c->srv->cfg.metrics_from, c->addr, c->addr_len);
+    return proto_cidr_list_match(&c->srv->cfg->metrics_from, c->addr, c->addr_len);
 }
 
 static void on_ws_text(void *ctx, const char *msg, size_t len) {
@@ -152,7 +152,7 @@ static const proto_ws_handlers ws_handlers = {on_ws_text, on_ws_too_long, on_ws_
 static bool upgrade(conn *c, const proto_http_request *r) {
     char head[256];
     size_t n = proto_http_ws_accept_head(head, sizeof head, r->ws_key);
-    c->web->ws = n ? proto_ws_new(c->srv->cfg.max_line, &ws_handlers, c) : NULL;
+    c->web->ws = n ? proto_ws_new(c->srv->cfg->max_line, &ws_handlers, c) : NULL;
     if (!c->web->ws) {
         srv_log_client(SRV_LOG_ERROR, "cannot open a WebSocket for %s", conn_peer(c));
         conn_close(c);

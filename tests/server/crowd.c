@@ -80,12 +80,13 @@ static void let_go(int i) {
 
 int crowd_build(unsigned players, unsigned racers) {
     if (uv_loop_init(&loop) < 0) return -1;
-    srv_config cfg = (srv_config){.max_clients = 100,
-                                  .max_line = 4096,
-                                  .grace_ms = 86400000ull,
-                                  .max_output = 64 << 20,
-                                  .max_per_ip = 100,
-                                  .log_level = SRV_LOG_ERROR};
+    static srv_config cfg; /* srv keeps a pointer to it */
+    cfg = (srv_config){.max_clients = 100,
+                       .max_line = 4096,
+                       .grace_ms = 86400000ull,
+                       .max_output = 64 << 20,
+                       .max_per_ip = 100,
+                       .log_level = SRV_LOG_ERROR};
     srv_log_set_level(SRV_LOG_ERROR);
     tables = malloc(sizeof *tables);
     if (!tables) return -1;

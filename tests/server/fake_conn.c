@@ -22,13 +22,14 @@ static eng_tables *tables;
 
 void fake_server_init(srv *s, uv_loop_t *loop, size_t max_line, srv_log_level level) {
     assert_int_equal(uv_loop_init(loop), 0);
-    srv_config cfg = (srv_config){.max_clients = 100,
-                                  .max_line = max_line,
-                                  .grace_ms = 30000,
-                                  .max_output = 1 << 20,
-                                  .has_seed = true,
-                                  .seed = 42,
-                                  .log_level = level};
+    static srv_config cfg; /* srv keeps a pointer to it */
+    cfg = (srv_config){.max_clients = 100,
+                       .max_line = max_line,
+                       .grace_ms = 30000,
+                       .max_output = 1 << 20,
+                       .has_seed = true,
+                       .seed = 42,
+                       .log_level = level};
     srv_log_set_level(level);
     tables = malloc(sizeof *tables);
     assert_non_null(tables);
@@ -80,7 +81,7 @@ fake_conn *fake_conn_new(srv *s, conn_mode mode) {
     c->tcp.data = c;
     assert_int_equal(uv_tcp_open(&c->tcp, sv[0]), 0);
     c->open_handles = 1;
-    assert_int_equal(proto_framer_init(&c->framer, s->cfg.max_line, false), 0);
+    assert_int_equal(proto_framer_init(&c->framer, s->cfg->max_line, false), 0);
     srv_list_push(&s->conns, &c->link);
     s->nconns++;
     conn_set_transport(c, mode);

@@ -72,13 +72,14 @@ static sink sink_of(fake_sink *f) {
 static int setup(void **state) {
     (void)state;
     assert_int_equal(uv_loop_init(&loop), 0);
-    srv_config cfg = {.max_line = 4096,
-                      .grace_ms = 30000,
-                      .has_seed = true,
-                      .seed = 7,
-                      .journal_sync_ms = 100,
-                      .journal_max = 1 << 20,
-                      .max_spectators = 10};
+    static srv_config cfg; /* srv keeps a pointer to it */
+    cfg = (srv_config){.max_line = 4096,
+                       .grace_ms = 30000,
+                       .has_seed = true,
+                       .seed = 7,
+                       .journal_sync_ms = 100,
+                       .journal_max = 1 << 20,
+                       .max_spectators = 10};
     srv_log_set_level(SRV_LOG_WARN);
     tables = malloc(sizeof *tables);
     assert_non_null(tables);

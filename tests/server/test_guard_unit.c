@@ -15,13 +15,14 @@
 
 static srv S;
 static uv_loop_t loop;
+static srv_config cfg; /* S keeps a pointer to it */
 
 static int setup(void **state) {
     assert_int_equal(uv_loop_init(&loop), 0);
-    srv_config cfg = {.resume_tries = GUARD_RESUME_TRIES,
-                      .resume_burst = GUARD_RESUME_BURST,
-                      .resume_per_min = GUARD_RESUME_PER_MIN,
-                      .max_games_per_min = GUARD_GAMES_PER_MIN};
+    cfg = (srv_config){.resume_tries = GUARD_RESUME_TRIES,
+                       .resume_burst = GUARD_RESUME_BURST,
+                       .resume_per_min = GUARD_RESUME_PER_MIN,
+                       .max_games_per_min = GUARD_GAMES_PER_MIN};
     srv_init(&S, &loop, &cfg, NULL);
     srv_log_set_level(SRV_LOG_ERROR);
     return 0;
@@ -126,9 +127,9 @@ static void test_games_burst_then_refused(void **state) {
     fake(&other, b, 4);
     assert_int_equal(guard_game_start(&other), 0);
     /* 0 turns the limit off. */
-    S.cfg.max_games_per_min = 0;
+    cfg.max_games_per_min = 0;
     assert_int_equal(guard_game_start(&c), 0);
-    S.cfg.max_games_per_min = GUARD_GAMES_PER_MIN;
+    cfg.max_games_per_min = GUARD_GAMES_PER_MIN;
 }
 
 /* A connection counted in the address table, as conn.c counts every one. */
