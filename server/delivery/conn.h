@@ -109,13 +109,21 @@ typedef struct conn {
     /* Input read but not handled yet (its turn has not come): in.data[in_off,
      * in.len). Reading is stopped while any is held. */
     byte_buf in;
-    byte_buf in_front;      /* bytes handed back (conn_feed_json) to go before `in` */
+    /* Bytes handed back (conn_feed_json, detection) to go before `in`, or
+     * NULL: made on the first hand-back and freed once they join `in`, so it
+     * is non-NULL only while it holds bytes. A pointer, not a buffer, since
+     * few connections ever hand back (8 bytes of every idle connection). */
+    byte_buf *in_front;
     uint64_t last_active;   /* loop time of the last complete request */
     uint64_t partial_since; /* loop time an unfinished request began, 0 = none */
-    struct text_session *text;
-    /* A connection is never both: the header of --proxy-from is read before
-     * any web session begins, and its state freed when it ends. */
+    /* The state of the connection's transport, owned by its mode: a
+     * connection has at most one at a time. The header of --proxy-from is
+     * read (and its state freed) before detection, which makes none; a text
+     * session is freed before its connection becomes JSON (conn_become_json),
+     * and no text connection becomes HTTP. Read `text` only in CONN_TEXT
+     * (text_has_session checks the mode). */
     union {
+        struct text_session *text;     /* CONN_TEXT: awake, or NULL */
         struct web_session *web;       /* CONN_HTTP and CONN_WS */
         struct conn_proxy_wait *proxy; /* CONN_PROXY */
     };
@@ -130,7 +138,8 @@ typedef struct conn {
     uint8_t addr_len;
     /* First bytes that might still become an HTTP request line ("GET /"):
      * at most 17 decide (proto_http_detect). Fields are ordered so that a
-     * connection fits a 608-byte malloc chunk (idle memory, issue 9). */
+     * connection fits a 592-byte malloc chunk (584 bytes asked for, on
+     * 64-bit glibc: idle memory, issues 9 and 26; test_conn_fits_its_chunk). */
     uint8_t detect_len;
     char detect_buf[20];
 } conn;

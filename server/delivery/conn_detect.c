@@ -197,7 +197,7 @@ static bool detect_http(conn *c, const char *data, size_t n) {
 /* Undecided: the first bytes choose the transport, which takes them. */
 static size_t detect_input(conn *c, const char *data, size_t n) {
     if (detect_http(c, data, n)) return n;
-    if (c->in_front.len) return 0; /* early bytes go first */
+    if (c->in_front) return 0; /* early bytes go first */
     return conn_transport_of(c)->input(c, data, n);
 }
 

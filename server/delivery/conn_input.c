@@ -1,4 +1,5 @@
 /* conn_input.c - reading a connection, in its fair share of each loop turn. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,22 +55,33 @@ static void note_partial(conn *c) {
         c->partial_since = uv_now(c->srv->loop);
 }
 
+/* Gives back the bytes handed back (they joined `in`, or the connection
+ * ends). */
+static void free_front(conn *c) {
+    if (!c->in_front) return;
+    byte_buf_free(c->in_front);
+    free(c->in_front);
+    c->in_front = NULL;
+}
+
 /* Keeps input for a later turn: data goes after what is held, and bytes
  * handed back by conn_feed_json before it. Returns -1 (closing the
  * connection) if memory runs out. */
 static int keep(conn *c, const char *data, size_t n) {
     size_t held = c->in.len - c->in_off;
-    if (!c->in_front.len && !n) return 0;
+    size_t front = c->in_front ? c->in_front->len : 0;
+    assert(!c->in_front || front > 0); /* made by a hand-back of bytes, freed here */
+    if (!front && !n) return 0;
     byte_buf merged = {0};
-    if (byte_buf_reserve(&merged, c->in_front.len + held + n) < 0) {
+    if (byte_buf_reserve(&merged, front + held + n) < 0) {
         conn_close(c);
         return -1;
     }
     /* Within the reservation: these cannot fail. */
-    if (c->in_front.len) byte_buf_append(&merged, c->in_front.data, c->in_front.len);
+    if (front) byte_buf_append(&merged, c->in_front->data, front);
     if (held) byte_buf_append(&merged, c->in.data + c->in_off, held);
     if (n) byte_buf_append(&merged, data, n);
-    byte_buf_free(&c->in_front);
+    free_front(c);
     byte_buf_free(&c->in);
     c->in = merged;
     c->in_off = 0;
@@ -83,25 +95,25 @@ static int keep(conn *c, const char *data, size_t n) {
 
 void conn_release_input(conn *c) {
     byte_buf_free(&c->in);
-    byte_buf_free(&c->in_front);
+    free_front(c);
     c->in_off = 0;
     srv_list_remove(&c->input_link);
 }
 
 /* Is input held for a later turn (read, or handed back)? */
 static bool holds_input(const conn *c) {
-    return c->in_off < c->in.len || c->in_front.len;
+    return c->in_off < c->in.len || c->in_front;
 }
 
 /* Fresh bytes from the socket: handled now as far as the budget goes. */
 static void take_input(conn *c, const char *data, size_t n) {
-    while (n && conn_is_open(c) && !c->in_front.len) {
+    while (n && conn_is_open(c) && !c->in_front) {
         size_t used = handle(c, data, n);
         data += used;
         n -= used;
         if (!used) break;
     }
-    if (conn_is_open(c) && (n || c->in_front.len)) keep(c, data, n);
+    if (conn_is_open(c) && (n || c->in_front)) keep(c, data, n);
     note_partial(c);
 }
 
@@ -114,7 +126,7 @@ static void take_held(conn *c) {
         return;
     }
     while (conn_is_open(c) && holds_input(c)) {
-        if (c->in_front.len && keep(c, NULL, 0) < 0) return;
+        if (c->in_front && keep(c, NULL, 0) < 0) return;
         size_t used = handle(c, c->in.data + c->in_off, c->in.len - c->in_off);
         if (!conn_is_open(c)) break;
         c->in_off += (uint32_t)used;
@@ -151,7 +163,13 @@ void conn_feed_json(conn *c, const char *data, size_t n) {
 /* Bytes to be handled before anything else the connection holds. */
 void conn_hand_back(conn *c, const char *data, size_t n) {
     if (!conn_is_open(c) || !n) return;
-    if (byte_buf_append(&c->in_front, data, n) < 0) conn_close(c);
+    byte_buf *front = c->in_front ? c->in_front : calloc(1, sizeof *front);
+    if (!front || byte_buf_append(front, data, n) < 0) {
+        if (front != c->in_front) free(front);
+        conn_close(c);
+        return;
+    }
+    c->in_front = front;
 }
 
 size_t conn_take_share(conn *c, size_t n) {

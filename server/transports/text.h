@@ -25,9 +25,10 @@ void text_free(conn *c);
  * given back (most idle text connections: netcat left open, scanners); it is
  * made again, the same, when input or a message comes. For the sweep. */
 void text_sleep(conn *c);
-/* True if c has a text session, awake or asleep. */
+/* True if c has a text session, awake or asleep. The mode first: `text`
+ * shares its place with the web and proxy states (conn.h). */
 static inline bool text_has_session(const conn *c) {
-    return c->text || c->text_asleep;
+    return c->mode == CONN_TEXT && (c->text || c->text_asleep);
 }
 
 #endif
