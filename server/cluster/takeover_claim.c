@@ -1,5 +1,6 @@
 /* takeover_claim.c - the link's thread: dead incarnations claimed, read, cleaned up. */
 #include "takeover_internal.h"
+#include "byte_buf.h"
 
 #include <time.h>
 
@@ -88,8 +89,7 @@ static int read_records(takeover *t, const char *subject, uint64_t last_seq, cha
     natsSubscription *sub = NULL;
     if (js_SubscribeSync(&sub, cluster_js(t->c), subject, NULL, &so, &jerr) != NATS_OK)
         return -1;
-    size_t len = 0, cap = 0;
-    char *buf = NULL;
+    byte_buf buf = {0};
     int rc = 0;
     /* A compacted journal published whole (BASE_HEADER) replaces what came
      * before it once all of it is read; one cut short (its node died while
@@ -118,41 +118,31 @@ static int read_records(takeover *t, const char *subject, uint64_t last_seq, cha
         if (natsMsgHeader_Get(m, CLAIM_HEADER, &claim) == NATS_OK) n = 0; /* a marker */
         const char *bh = NULL;
         if (natsMsgHeader_Get(m, BASE_HEADER, &bh) == NATS_OK && bh) {
-            base_at = len;
+            base_at = buf.len;
             base_len = (size_t)strtoull(bh, NULL, 10);
         }
-        if (len + n > cap) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            while (ncap < len + n)
-                ncap *= 2;
-            char *p = realloc(buf, ncap);
-            if (!p) {
-                natsMsg_Destroy(m);
-                rc = -1;
-                break;
-            }
-            buf = p;
-            cap = ncap;
+        if (n && byte_buf_append(&buf, natsMsg_GetData(m), n) < 0) {
+            natsMsg_Destroy(m);
+            rc = -1;
+            break;
         }
-        if (n) memcpy(buf + len, natsMsg_GetData(m), n); /* buf is NULL until data */
-        len += n;
         natsMsg_Destroy(m);
-        if (base_len && len - base_at >= base_len) {
-            memmove(buf, buf + base_at, len - base_at);
-            len -= base_at;
+        if (base_len && buf.len - base_at >= base_len) {
+            memmove(buf.data, buf.data + base_at, buf.len - base_at);
+            buf.len -= (uint32_t)base_at;
             base_at = base_len = 0;
         }
         if (seq >= last_seq) break;
     }
-    if (base_len) len = base_at; /* a base cut short */
+    if (base_len) buf.len = (uint32_t)base_at; /* a base cut short */
     natsSubscription_Unsubscribe(sub);
     natsSubscription_Destroy(sub);
     if (rc < 0) {
-        free(buf);
+        byte_buf_free(&buf);
         return -1;
     }
-    *out = buf;
-    *outlen = len;
+    *out = buf.data; /* the caller frees it */
+    *outlen = buf.len;
     return 0;
 }
 
