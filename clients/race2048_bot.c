@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "ai.h"
+#include "byte_buf.h"
 #include "args.h"
 #include "engine.h"
 #include "message.h"
@@ -273,8 +274,7 @@ typedef struct bot {
     unsigned banned; /* directions the server said changed nothing (board drift) */
 
     /* The directions of my moves that changed the board, for the replay. */
-    uint8_t *dirs;
-    size_t ndirs, dirs_cap;
+    byte_buf dirs; /* the moves that moved, one eng_dir a byte, to verify the game */
 } bot;
 
 #define LOG(b, ...)                                                                      \
@@ -427,7 +427,7 @@ static int on_start(bot *b, const json_t *msg) {
     b->my_turn_ok = may_move(me);
     b->in_flight = false;
     b->banned = 0;
-    b->ndirs = 0;
+    b->dirs.len = 0;
     return play(b);
 }
 
@@ -454,16 +454,11 @@ static int on_state(bot *b, const json_t *msg) {
     bool known = parse_dir(get_str(msg, "dir", ""), &dir);
     if (known && json_is_true(json_object_get(msg, "moved"))) {
         b->banned = 0;
-        if (b->ndirs == b->dirs_cap) {
-            size_t cap = b->dirs_cap ? 2 * b->dirs_cap : 1024;
-            uint8_t *n = realloc(b->dirs, cap);
-            if (!n) {
-                fprintf(stderr, "race2048-bot: out of memory\n");
-                return -1;
-            }
-            b->dirs = n, b->dirs_cap = cap;
+        char d = (char)dir;
+        if (byte_buf_append(&b->dirs, &d, 1) < 0) {
+            fprintf(stderr, "race2048-bot: out of memory\n");
+            return -1;
         }
-        b->dirs[b->ndirs++] = (uint8_t)dir;
     } else if (known) {
         b->banned |= 1u << dir;
     }
@@ -490,12 +485,13 @@ static bool verify_game(bot *b, const eng_seed *seed, const char *salt,
         LOG(b, "verify: the start board is not the one seed %s makes\n", text);
         return false;
     }
-    for (size_t i = 0; i < b->ndirs; i++)
-        eng_game_move(&g, (eng_dir)b->dirs[i], NULL);
+    for (size_t i = 0; i < b->dirs.len; i++)
+        eng_game_move(&g, (eng_dir)(uint8_t)b->dirs.data[i], NULL);
     eng_board final;
     if (parse_board(json_object_get(mine, "board"), b->size, &final) < 0 ||
         memcmp(&g.board, &final, sizeof final) || g.score != get_u64(mine, "score", 0)) {
-        LOG(b, "verify: replaying my %zu moves does not give my final board\n", b->ndirs);
+        LOG(b, "verify: replaying my %zu moves does not give my final board\n",
+            (size_t)b->dirs.len);
         return false;
     }
     return true;
@@ -625,6 +621,6 @@ int main(int argc, char **argv) {
 done:
     net_close(&b.conn);
     strategy_free();
-    free(b.dirs);
+    byte_buf_free(&b.dirs);
     return status;
 }
