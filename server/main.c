@@ -75,6 +75,9 @@ static const flag flags[] = {
     {"quick-bots", "RACE2048_QUICK_BOTS", "SECONDS",
      "a quick match still short of players after this long gets bots, 0 = never "
      "(default 15)"},
+    {"max-arenas", "RACE2048_MAX_ARENAS", "N",
+     "arenas upcoming and running at once; beyond it arena_create gets server_full "
+     "(default 100)"},
     {"proxy-from", "RACE2048_PROXY_FROM", "CIDR[,...]",
      "load balancers whose connections begin with a PROXY header (v1 or v2) naming "
      "the client, none = off (default none)"},
@@ -162,6 +165,7 @@ static const numeric_flag numeric_flags[] = {
     NUMERIC("max-bots-per-ip", 0, 100000, 1, max_bots_per_ip,
             "an integer from 0 to 100000"),
     NUMERIC("quick-bots", 0, 86400, 1000, quick_bots_ms, "seconds from 0 to 86400"),
+    NUMERIC("max-arenas", 1, 100000, 1, max_arenas, "an integer from 1 to 100000"),
     NUMERIC("journal-sync-ms", 1, 10000, 1, journal_sync_ms,
             "milliseconds from 1 to 10000"),
     NUMERIC("journal-max", 65536, 1ull << 40, 1, journal_max,
@@ -283,6 +287,7 @@ static int configure(srv_config *cfg, int argc, char **argv) {
                         .max_spectators = 500,
                         .max_bots = 1000,
                         .quick_bots_ms = 15000,
+                        .max_arenas = 100,
                         .max_bots_per_ip = SRV_BOTS_PER_IP_DEFAULT,
                         .log_level = SRV_LOG_INFO,
                         .journal = "race2048.journal",

@@ -1,0 +1,317 @@
+/* test_server_arena.c - arenas over JSON on one node: create bounds, joining, pairing,
+ * points and streaks, bots for a lone entrant, the end, the rate limit and --max-arenas.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "harness.h"
+
+/* Minutes and waits are divided by this (RACE2048_TEST_ARENA_SCALE): a 5-minute
+ * arena lasts 15 s, pairing's waits are 250 ms and 750 ms, starts_in 60 is 3 s. */
+#define SCALE "20"
+
+static th_server *arena_server(const char *const *extra) {
+    setenv("RACE2048_TEST_ARENA_SCALE", SCALE, 1);
+    th_server *s = server_start(extra);
+    unsetenv("RACE2048_TEST_ARENA_SCALE");
+    return s;
+}
+
+/* The next message of this type, skipping any other (within ms). */
+static json_t *wait_for(client *c, const char *type, int ms) {
+    int64_t deadline = harness_now_ms() + harness_ms(ms);
+    for (;;) {
+        int left = harness_remaining(deadline);
+        if (left <= 0) fail_msg("no %s within %d ms", type, ms);
+        json_t *m = client_next(c, left);
+        assert_non_null(m);
+        if (!strcmp(jstr(m, "type"), type)) return m;
+    }
+}
+
+/* The next `arena` whose status is `status`. */
+static json_t *wait_arena(client *c, const char *status, int ms) {
+    int64_t deadline = harness_now_ms() + harness_ms(ms);
+    for (;;) {
+        json_t *m = wait_for(c, "arena", harness_remaining(deadline));
+        if (!strcmp(jstr(m, "status"), status)) return m;
+    }
+}
+
+static const char *create(client *c, const char *fields) {
+    client_send(c, "{\"type\":\"arena_create\",%s}", fields);
+    json_t *a = client_expect(c, "arena", WAIT);
+    return jstr(a, "arena");
+}
+
+static void join(client *c, const char *code) {
+    client_send(c, "{\"type\":\"arena_join\",\"arena\":\"%s\"}", code);
+    json_t *a = client_expect(c, "arena", WAIT);
+    assert_string_equal(jstr(a, "arena"), code);
+    assert_true(jhas(a, "you"));
+}
+
+static int bots_in(json_t *players) {
+    int bots = 0;
+    size_t i;
+    json_t *p;
+    json_array_foreach(players, i, p) bots += jhas(p, "bot");
+    return bots;
+}
+
+/* Every field's bounds: out of range is bad_message, the limits are taken. */
+static void test_create_bounds(void **state) {
+    (void)state;
+    th_server *s = arena_server(NULL);
+    client *c = client_named(s, "host");
+    static const char *const bad[] = {
+        "\"minutes\":5",
+        "\"name\":\"\",\"minutes\":5",
+        "\"name\":\"123456789012345678901234567890123\",\"minutes\":5",
+        "\"name\":\"a\\u0001\",\"minutes\":5",
+        "\"name\":\"a\\u00e9\",\"minutes\":5",
+        "\"name\":7,\"minutes\":5",
+        "\"name\":\"a\"",
+        "\"name\":\"a\",\"minutes\":4",
+        "\"name\":\"a\",\"minutes\":241",
+        "\"name\":\"a\",\"minutes\":5.0",
+        "\"name\":\"a\",\"minutes\":5,\"players\":1",
+        "\"name\":\"a\",\"minutes\":5,\"players\":9",
+        "\"name\":\"a\",\"minutes\":5,\"size\":2",
+        "\"name\":\"a\",\"minutes\":5,\"size\":9",
+        "\"name\":\"a\",\"minutes\":5,\"target\":6",
+        "\"name\":\"a\",\"minutes\":5,\"target\":4",
+        "\"name\":\"a\",\"minutes\":5,\"starts_in\":-1",
+        "\"name\":\"a\",\"minutes\":5,\"starts_in\":86401",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        client_send(c, "{\"type\":\"arena_create\",%s}", bad[i]);
+        client_expect_error(c, "bad_message", WAIT);
+    }
+    /* The defaults: 4 players, 4x4 to 2048, starting in 60 s (3 s scaled). */
+    int64_t before = harness_now_ms();
+    client_send(c,
+                "{\"type\":\"arena_create\",\"name\":\"Friday night!\",\"minutes\":5}");
+    json_t *a = client_expect(c, "arena", WAIT);
+    assert_string_equal(jstr(a, "name"), "Friday night!");
+    assert_string_equal(jstr(a, "status"), "upcoming");
+    assert_int_equal(jint(a, "players"), 4);
+    assert_int_equal(jint(a, "size"), 4);
+    assert_int_equal(jint(a, "target"), 2048);
+    assert_int_equal(jint(a, "entrants"), 0);
+    assert_int_equal(json_array_size(jarr(a, "standings")), 0);
+    assert_false(jhas(a, "you")); /* creating does not enter */
+    assert_int_equal(jint(a, "ends") - jint(a, "starts"), 5 * 60000 / atoi(SCALE));
+    assert_true(jint(a, "starts") >= before);
+    /* The upper limits. */
+    client_send(
+        c, "{\"type\":\"arena_create\",\"name\":\"12345678901234567890123456789012\","
+           "\"minutes\":240,\"players\":8,\"size\":8,\"target\":1048576,"
+           "\"starts_in\":86400}");
+    a = client_expect(c, "arena", WAIT);
+    assert_int_equal(jint(a, "players"), 8);
+    assert_int_equal(jint(a, "size"), 8);
+    /* The lower ones. */
+    client_send(c,
+                "{\"type\":\"arena_create\",\"name\":\" \",\"minutes\":5,\"players\":2,"
+                "\"size\":3,\"target\":8,\"starts_in\":0}");
+    a = client_expect(c, "arena", WAIT);
+    assert_string_equal(jstr(a, "status"), "running");
+    /* All three are listed, without standings. */
+    client_send(c, "{\"type\":\"arenas\"}");
+    json_t *list = client_expect(c, "arenas", WAIT);
+    assert_int_equal(json_array_size(jarr(list, "arenas")), 3);
+    assert_false(jhas(json_array_get(jarr(list, "arenas"), 0), "standings"));
+    client_send(c, "{\"type\":\"arena_join\",\"arena\":\"NOSUCH\"}");
+    client_expect_error(c, "arena_not_found", WAIT);
+    client_send(c, "{\"type\":\"arena_results\",\"arena\":\"x\"}");
+    client_expect_error(c, "bad_message", WAIT);
+    assert_int_equal(server_stop(s), 0);
+}
+
+/* Five arenas an hour per address (rate_limited), another address may; and
+ * --max-arenas upcoming and running arenas at once (server_full). */
+static void test_rate_limit_and_max_arenas(void **state) {
+    (void)state;
+    th_server *s = arena_server((const char *const[]){"--max-arenas", "7", NULL});
+    client *c = client_named(s, "host");
+    for (int i = 0; i < 5; i++)
+        create(c, "\"name\":\"a\",\"minutes\":5");
+    client_send(c, "{\"type\":\"arena_create\",\"name\":\"a\",\"minutes\":5}");
+    client_expect_error(c, "rate_limited", WAIT);
+    client *other = client_connect_from(s, "127.0.0.2");
+    client_hello(other, "other");
+    create(other, "\"name\":\"b\",\"minutes\":5");
+    create(other, "\"name\":\"b\",\"minutes\":5");
+    client_send(other, "{\"type\":\"arena_create\",\"name\":\"b\",\"minutes\":5}");
+    client_expect_error(other, "server_full", WAIT);
+    assert_int_equal(server_stop(s), 0);
+}
+
+/* Two entrants join before the start, race each other at the start (in a
+ * rated room that says the arena), and the standings count the race; the
+ * winner of three races in a row gets the third's points doubled. At the end:
+ * the final standings, arena_over, arena_results. */
+static void test_races_points_streak_and_end(void **state) {
+    (void)state;
+    th_server *s = arena_server(NULL);
+    client *a = client_named(s, "alice");
+    client *b = client_named(s, "bob");
+    json_int_t alice = jint(client_hello(a, "alice"), "id");
+    const char *code =
+        create(a, "\"name\":\"duel\",\"minutes\":5,\"players\":2,\"target\":8,"
+                  "\"starts_in\":20");
+    char arena[16];
+    snprintf(arena, sizeof arena, "%s", code);
+    join(a, arena);
+    join(b, arena);
+    for (int race = 1; race <= 3; race++) {
+        json_t *start = wait_for(a, "start", 10000);
+        assert_string_equal(jstr(start, "arena"), arena);
+        assert_true(jbool(start, "rated"));
+        assert_int_equal(json_array_size(jarr(start, "players")), 2);
+        assert_true(jint(start, "time_limit") <= 15);
+        json_t *bstart = wait_for(b, "start", WAIT);
+        assert_string_equal(jstr(bstart, "room"), jstr(start, "room"));
+        /* alice plays to the target 8; bob does not move. */
+        static const char *const dirs[] = {"left", "up", "right", "down"};
+        json_t *end = NULL;
+        for (int k = 0; !end; k++) {
+            client_send(a, "{\"type\":\"move\",\"dir\":\"%s\"}", dirs[k % 4]);
+            for (;;) {
+                json_t *m = client_next(a, WAIT);
+                const char *t = jstr(m, "type");
+                if (!strcmp(t, "end")) {
+                    end = m;
+                    break;
+                }
+                if (!strcmp(t, "state") && jint(m, "id") == alice) break;
+            }
+        }
+        assert_int_equal(jint(end, "winner"), alice);
+        wait_for(b, "end", WAIT);
+    }
+    /* The standings: alice 1 + 1 + 2 points (the third win doubled), bob 0. */
+    json_t *up;
+    do {
+        up = wait_for(b, "arena", 10000);
+    } while (jint(jobj(up, "you"), "races") < 3);
+    json_t *top = json_array_get(jarr(up, "standings"), 0);
+    assert_int_equal(jint(top, "id"), alice);
+    assert_int_equal(jint(top, "points"), 4);
+    assert_int_equal(jint(top, "wins"), 3);
+    assert_int_equal(jint(top, "streak"), 3);
+    assert_int_equal(jint(jobj(up, "you"), "points"), 0);
+    assert_int_equal(jint(jobj(up, "you"), "rank"), 2);
+    /* Both leave the pool: no more races; at the end the final standings. */
+    client_send(a, "{\"type\":\"arena_leave\",\"arena\":\"%s\"}", arena);
+    wait_for(a, "arena", WAIT);
+    client_send(b, "{\"type\":\"arena_leave\",\"arena\":\"%s\"}", arena);
+    wait_for(b, "arena", WAIT);
+    json_t *final = wait_arena(a, "finished", 30000);
+    assert_int_equal(json_array_size(jarr(final, "standings")), 2);
+    assert_int_equal(jint(jobj(final, "you"), "points"), 4);
+    wait_arena(b, "finished", WAIT);
+    client_send(b, "{\"type\":\"arena_join\",\"arena\":\"%s\"}", arena);
+    client_expect_error(b, "arena_over", WAIT);
+    client_send(b, "{\"type\":\"arena_leave\",\"arena\":\"%s\"}", arena);
+    client_expect_error(b, "arena_over", WAIT);
+    client *late = client_named(s, "late");
+    client_send(late, "{\"type\":\"arena_results\",\"arena\":\"%s\"}", arena);
+    json_t *res = client_expect(late, "arena", WAIT);
+    assert_string_equal(jstr(res, "status"), "finished");
+    assert_false(jhas(res, "you"));
+    assert_int_equal(jint(json_array_get(jarr(res, "standings"), 0), "points"), 4);
+    assert_int_equal(server_stop(s), 0);
+}
+
+/* A lone entrant races level-3 bots; entrants are grouped into races of P
+ * from the top, the rest race once two waited. */
+static void test_pairing_sizes_and_bots(void **state) {
+    (void)state;
+    th_server *s = arena_server(NULL);
+    client *host = client_named(s, "host");
+    const char *code = create(host, "\"name\":\"solo\",\"minutes\":5,\"starts_in\":0");
+    char arena[16];
+    snprintf(arena, sizeof arena, "%s", code);
+    client *lone = client_named(s, "lone");
+    join(lone, arena);
+    json_t *start = wait_for(lone, "start", 10000);
+    assert_int_equal(json_array_size(jarr(start, "players")), 4);
+    assert_int_equal(bots_in(jarr(start, "players")), 3);
+    assert_string_equal(jstr(start, "arena"), arena);
+
+    /* Six entrants, races of 4: one race of 4 and one of 2. */
+    code = create(host, "\"name\":\"six\",\"minutes\":5,\"starts_in\":60");
+    snprintf(arena, sizeof arena, "%s", code);
+    client *c[6];
+    for (int i = 0; i < 6; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "e%d", i);
+        c[i] = client_named(s, name);
+        join(c[i], arena);
+    }
+    int sizes[9] = {0};
+    for (int i = 0; i < 6; i++) {
+        json_t *st = wait_for(c[i], "start", 10000);
+        assert_int_equal(bots_in(jarr(st, "players")), 0);
+        sizes[json_array_size(jarr(st, "players"))]++;
+    }
+    assert_int_equal(sizes[4], 4);
+    assert_int_equal(sizes[2], 2);
+    assert_int_equal(server_stop(s), 0);
+}
+
+/* A `leave` during an arena race forfeits it (0 points) and takes the entrant
+ * out of the pool. */
+static void test_leave_forfeits(void **state) {
+    (void)state;
+    th_server *s = arena_server(NULL);
+    client *a = client_named(s, "alice");
+    client *b = client_named(s, "bob");
+    json_int_t bob = jint(client_hello(b, "bob"), "id");
+    const char *code =
+        create(a, "\"name\":\"x\",\"minutes\":5,\"players\":2,\"starts_in\":0");
+    char arena[16];
+    snprintf(arena, sizeof arena, "%s", code);
+    join(a, arena);
+    join(b, arena);
+    wait_for(a, "start", 10000);
+    wait_for(b, "start", WAIT);
+    client_send(b, "{\"type\":\"leave\"}");
+    wait_for(b, "left", WAIT);
+    json_t *end = wait_for(a, "end", WAIT);
+    assert_string_equal(jstr(end, "reason"), "forfeit");
+    json_t *up;
+    do {
+        up = wait_for(a, "arena", 10000);
+    } while (jint(jobj(up, "you"), "races") < 1);
+    assert_int_equal(jint(jobj(up, "you"), "points"), 1);
+    size_t i;
+    json_t *row;
+    json_array_foreach(jarr(up, "standings"), i, row) {
+        if (jint(row, "id") != bob) continue;
+        assert_int_equal(jint(row, "points"), 0);
+        assert_false(jbool(row, "waiting"));
+    }
+    assert_int_equal(server_stop(s), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_create_bounds, harness_teardown),
+        cmocka_unit_test_teardown(test_rate_limit_and_max_arenas, harness_teardown),
+        cmocka_unit_test_teardown(test_races_points_streak_and_end, harness_teardown),
+        cmocka_unit_test_teardown(test_pairing_sizes_and_bots, harness_teardown),
+        cmocka_unit_test_teardown(test_leave_forfeits, harness_teardown),
+    };
+    const char *only = getenv("RACE2048_TEST");
+    if (only) cmocka_set_test_filter(only);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
