@@ -51,6 +51,8 @@ struct arena_hosts {
     int64_t scale; /* RACE2048_TEST_ARENA_SCALE: minutes and waits divided by it */
     arena_addr *addrs;
     size_t naddrs, cap_addrs;
+    uv_timer_t every; /* --arena-every's schedule */
+    bool every_ready;
 };
 
 static struct arena_hosts *hosts_of(game *g) {
@@ -379,6 +381,54 @@ static bool allow_create(struct arena_hosts *hs, srv_player *p, int64_t now) {
     return true;
 }
 
+/* A new arena from starts to ends (Unix ms) with races of settings; NULL if
+ * memory or codes run out. */
+static arena_host *host_new(game *g, const char *name, int64_t starts, int64_t ends,
+                            const proto_settings *settings) {
+    struct arena_hosts *hs = g->arenas;
+    arena_host *h = calloc(1, sizeof *h);
+    arena_config cfg = arena_config_default(settings->players, starts, ends);
+    cfg.pair_wait_ms /= hs->scale;
+    cfg.bots_wait_ms /= hs->scale;
+    cfg.max_entrants = ARENA_HOST_MAX_ENTRANTS;
+    if (h) h->a = arena_new(&cfg);
+    if (!h || !h->a) {
+        free(h);
+        return NULL;
+    }
+    h->g = g;
+    snprintf(h->name, sizeof h->name, "%s", name);
+    h->settings = *settings;
+    h->settings.rated = true;
+    for (int attempt = 0;; attempt++) {
+        unsigned char rnd[ARENA_HOST_CODE_LEN];
+        if (attempt == 100 || srv_random(rnd, sizeof rnd) < 0) {
+            arena_free(h->a);
+            free(h);
+            return NULL;
+        }
+        for (int i = 0; i < ARENA_HOST_CODE_LEN; i++)
+            h->code[i] = code_alphabet[rnd[i] % 32];
+        if (!find(g, h->code)) break;
+    }
+    snprintf(h->settings.arena, sizeof h->settings.arena, "%s", h->code);
+    int hash_oom = 0;
+    HASH_ADD_STR(hs->by_code, code, h);
+    if (hash_oom) {
+        arena_free(h->a);
+        free(h);
+        return NULL;
+    }
+    srv_list_push(&hs->all, &h->link);
+    hs->open++;
+    uv_timer_init(g->loop, &h->timer);
+    h->timer.data = h;
+    srv_log(SRV_LOG_INFO, "arena %s made: %lld s, %d players", h->code,
+            (long long)(ends - starts) / 1000, settings->players);
+    kick(h);
+    return h;
+}
+
 static void do_create(srv_player *p, const proto_request *req) {
     game *g = p->game;
     struct arena_hosts *hs = hosts_of(g);
@@ -402,51 +452,14 @@ static void do_create(srv_player *p, const proto_request *req) {
                        "your address has created 5 arenas in the last hour; try later");
         return;
     }
-    arena_host *h = calloc(1, sizeof *h);
     int64_t starts = now + (int64_t)req->starts_in * 1000 / hs->scale;
     int64_t ends = starts + (int64_t)req->minutes * 60000 / hs->scale;
-    arena_config cfg = arena_config_default(req->settings.players, starts, ends);
-    cfg.pair_wait_ms /= hs->scale;
-    cfg.bots_wait_ms /= hs->scale;
-    cfg.max_entrants = ARENA_HOST_MAX_ENTRANTS;
-    if (h) h->a = arena_new(&cfg);
-    if (!h || !h->a) {
-        free(h);
-        srv_send_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+    arena_host *h = host_new(g, req->arena_name, starts, ends, &req->settings);
+    if (!h) {
+        srv_send_error(p, PROTO_ERR_BUSY,
+                       "the server could not make an arena; try again");
         return;
     }
-    h->g = g;
-    snprintf(h->name, sizeof h->name, "%s", req->arena_name);
-    h->settings = req->settings;
-    h->settings.rated = true;
-    for (int attempt = 0;; attempt++) {
-        unsigned char rnd[ARENA_HOST_CODE_LEN];
-        if (attempt == 100 || srv_random(rnd, sizeof rnd) < 0) {
-            arena_free(h->a);
-            free(h);
-            srv_send_error(p, PROTO_ERR_BUSY, "the server could not make an arena");
-            return;
-        }
-        for (int i = 0; i < ARENA_HOST_CODE_LEN; i++)
-            h->code[i] = code_alphabet[rnd[i] % 32];
-        if (!find(g, h->code)) break;
-    }
-    snprintf(h->settings.arena, sizeof h->settings.arena, "%s", h->code);
-    int hash_oom = 0;
-    HASH_ADD_STR(hs->by_code, code, h);
-    if (hash_oom) {
-        arena_free(h->a);
-        free(h);
-        srv_send_error(p, PROTO_ERR_BUSY, "the server is short of memory");
-        return;
-    }
-    srv_list_push(&hs->all, &h->link);
-    hs->open++;
-    uv_timer_init(g->loop, &h->timer);
-    h->timer.data = h;
-    srv_log(SRV_LOG_INFO, "arena %s made: %d minutes, %d players", h->code, req->minutes,
-            req->settings.players);
-    kick(h);
     reply_arena(h, p);
 }
 
@@ -581,12 +594,62 @@ void arena_host_forget(srv_player *p) {
     unlink_player(p);
 }
 
+static void every_closed(uv_handle_t *t) {
+    free(srv_container((uv_timer_t *)t, struct arena_hosts, every));
+}
+
 void arena_host_close_all(game *g) {
     struct arena_hosts *hs = g->arenas;
     if (!hs) return;
     while (!srv_list_empty(&hs->all))
         host_free(srv_container(hs->all.next, arena_host, link));
     free(hs->addrs);
-    free(hs);
     g->arenas = NULL;
+    if (hs->every_ready)
+        uv_close((uv_handle_t *)&hs->every, every_closed);
+    else
+        free(hs);
+}
+
+/* ------------------------------------------------------- --arena-every --- */
+
+static void on_every(uv_timer_t *t);
+
+/* Arms the schedule's timer for the next multiple of the period since 00:00 UTC. */
+static void every_arm(struct arena_hosts *hs, game *g) {
+    int64_t period = (int64_t)g->cfg.arena_every * 60000 / hs->scale;
+    if (period < 1000) period = 1000;
+    int64_t now = now_ms();
+    int64_t next = (now / period + 1) * period;
+    uv_timer_start(&hs->every, on_every, (uint64_t)(next - now), 0);
+}
+
+static void on_every(uv_timer_t *t) {
+    game *g = t->data;
+    struct arena_hosts *hs = g->arenas;
+    int64_t period = (int64_t)g->cfg.arena_every * 60000 / hs->scale;
+    if (period < 1000) period = 1000;
+    int64_t now = now_ms();
+    int64_t starts = now - now % period; /* the multiple that has just come */
+    unsigned minutes = g->cfg.arena_every / 2 ? g->cfg.arena_every / 2 : 1;
+    int64_t ends = starts + (int64_t)minutes * 60000 / hs->scale;
+    unsigned most = g->cfg.max_arenas;
+    char name[PROTO_ARENA_NAME_MAX + 1];
+    snprintf(name, sizeof name, "Every %u minutes", g->cfg.arena_every);
+    proto_settings st = {.players = 4, .size = 4, .target = 2048, .rated = true};
+    if (most && hs->open >= most)
+        srv_log(SRV_LOG_WARN, "--arena-every: --max-arenas reached; none opened");
+    else if (!host_new(g, name, starts, ends, &st))
+        srv_log(SRV_LOG_WARN, "--arena-every: out of memory; none opened");
+    every_arm(hs, g);
+}
+
+void arena_host_schedule(game *g) {
+    if (!g->cfg.arena_every) return;
+    struct arena_hosts *hs = hosts_of(g);
+    if (!hs) return;
+    uv_timer_init(g->loop, &hs->every);
+    hs->every.data = g;
+    hs->every_ready = true;
+    every_arm(hs, g);
 }

@@ -33,6 +33,11 @@ void arena_host_forget(srv_player *p);
 void arena_host_race_end(struct room *r, const struct room_seat *const *order,
                          uint64_t winner);
 
+/* --arena-every MINUTES (cfg.arena_every; 0: nothing): from now on an arena
+ * opens at every multiple of MINUTES since 00:00 UTC, lasting MINUTES/2 (at
+ * least 1), 4-player races on 4x4 to 2048. */
+void arena_host_schedule(game *g);
+
 /* Frees every arena (server shutdown, after room_close_all). */
 void arena_host_close_all(game *g);
 

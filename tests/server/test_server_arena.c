@@ -247,8 +247,9 @@ static void test_pairing_sizes_and_bots(void **state) {
     assert_int_equal(bots_in(jarr(start, "players")), 3);
     assert_string_equal(jstr(start, "arena"), arena);
 
-    /* Six entrants, races of 4: one race of 4 and one of 2. */
-    code = create(host, "\"name\":\"six\",\"minutes\":5,\"starts_in\":60");
+    /* Six entrants, races of 4: one race of 4 and one of 2 (all join within the
+     * 10 s before the start). */
+    code = create(host, "\"name\":\"six\",\"minutes\":5,\"starts_in\":200");
     snprintf(arena, sizeof arena, "%s", code);
     client *c[6];
     for (int i = 0; i < 6; i++) {
@@ -303,6 +304,29 @@ static void test_leave_forfeits(void **state) {
     assert_int_equal(server_stop(s), 0);
 }
 
+/* --arena-every 2 (scaled: every 6 s, lasting 1 minute = 3 s): an arena of
+ * 4-player races on 4x4 to 2048 opens at a multiple of the period. */
+static void test_arena_every(void **state) {
+    (void)state;
+    th_server *s = arena_server((const char *const[]){"--arena-every", "2", NULL});
+    client *c = client_named(s, "watcher");
+    int64_t deadline = harness_now_ms() + harness_ms(20000);
+    json_t *list;
+    do {
+        assert_true(harness_remaining(deadline) > 0);
+        client_send(c, "{\"type\":\"arenas\"}");
+        list = client_expect(c, "arenas", WAIT);
+    } while (json_array_size(jarr(list, "arenas")) == 0);
+    json_t *a = json_array_get(jarr(list, "arenas"), 0);
+    assert_int_equal(jint(a, "players"), 4);
+    assert_int_equal(jint(a, "size"), 4);
+    assert_int_equal(jint(a, "target"), 2048);
+    int64_t period = 2 * 60000 / atoi(SCALE);
+    assert_int_equal(jint(a, "starts") % period, 0);
+    assert_int_equal(jint(a, "ends") - jint(a, "starts"), 60000 / atoi(SCALE));
+    assert_int_equal(server_stop(s), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_create_bounds, harness_teardown),
@@ -310,6 +334,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_races_points_streak_and_end, harness_teardown),
         cmocka_unit_test_teardown(test_pairing_sizes_and_bots, harness_teardown),
         cmocka_unit_test_teardown(test_leave_forfeits, harness_teardown),
+        cmocka_unit_test_teardown(test_arena_every, harness_teardown),
     };
     const char *only = getenv("RACE2048_TEST");
     if (only) cmocka_set_test_filter(only);
