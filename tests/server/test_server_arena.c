@@ -216,7 +216,12 @@ static void test_races_points_streak_and_end(void **state) {
     wait_for(b, "arena", WAIT);
     json_t *final = wait_arena(a, "finished", 30000);
     assert_int_equal(json_array_size(jarr(final, "standings")), 2);
-    assert_int_equal(jint(jobj(final, "you"), "points"), 4);
+    /* A fourth race may have formed before the leaves arrived: both stay in
+     * it without moving, and its full tie at the arena's end gives each the
+     * better place (alice's fourth win in a row, doubled: 2 more). */
+    json_int_t races = jint(jobj(final, "you"), "races");
+    assert_true(races == 3 || races == 4);
+    assert_int_equal(jint(jobj(final, "you"), "points"), races == 3 ? 4 : 6);
     wait_arena(b, "finished", WAIT);
     client_send(b, "{\"type\":\"arena_join\",\"arena\":\"%s\"}", arena);
     client_expect_error(b, "arena_over", WAIT);
@@ -227,7 +232,8 @@ static void test_races_points_streak_and_end(void **state) {
     json_t *res = client_expect(late, "arena", WAIT);
     assert_string_equal(jstr(res, "status"), "finished");
     assert_false(jhas(res, "you"));
-    assert_int_equal(jint(json_array_get(jarr(res, "standings"), 0), "points"), 4);
+    assert_int_equal(jint(json_array_get(jarr(res, "standings"), 0), "points"),
+                     races == 3 ? 4 : 6);
     assert_int_equal(server_stop(s), 0);
 }
 
