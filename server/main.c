@@ -714,6 +714,7 @@ static int open_record(process *pr) {
                     journal_path(s->journal), rec.ngames);
     } else if (rc == 0) {
         recover_games(&s->game, &rec);
+        arena_host_restore(&s->game);
         arena_host_schedule(&s->game); /* --arena-every: single node only, for now */
     }
     if (rc == 0 && s->cluster && s->cfg.arena_every)

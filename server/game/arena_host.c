@@ -30,6 +30,7 @@ typedef struct arena_host {
     uv_timer_t timer;  /* pairing's next_ms, the start, the end, the next update */
     srv_player *by_id; /* the entrants' players here, by id (hh_arena) */
     uint64_t sent_revision;
+    uint64_t recorded_revision; /* arena_revision when it was last recorded */
     int64_t sent_ms;
     /* The final `arena` without `you` (finished arenas), for every reader. */
     char *final_shared;
@@ -159,6 +160,63 @@ static void kick(arena_host *h) {
     if (!h->finished) uv_timer_start(&h->timer, on_timer, 0, 0);
 }
 
+/* ------------------------------------------------------------ the record --- */
+
+static arena_host *host_add(game *g, const char *name, const proto_settings *settings,
+                            const char *code, arena *a);
+
+/* The arena's whole state to the journal (record_arena.c's `arena` record):
+ * after each change of its rows, its start of a race and its end. O(entrants). */
+static void record(arena_host *h) {
+    h->recorded_revision = arena_revision(h->a);
+    if (!h->g->journal) return;
+    arena_snapshot *snap = arena_snapshot_new(h->a);
+    proto_arena_rec_entrant *rows =
+        snap && snap->count ? calloc(snap->count, sizeof *rows) : NULL;
+    if (!snap || (snap->count && !rows)) {
+        srv_log(SRV_LOG_ERROR, "arena %s: out of memory for its record", h->code);
+        arena_snapshot_free(snap);
+        return;
+    }
+    for (size_t i = 0; i < snap->count; i++) {
+        const arena_snapshot_entrant *e = &snap->entrants[i];
+        rows[i] = (proto_arena_rec_entrant){.id = e->id,
+                                            .points = e->points,
+                                            .races = e->races,
+                                            .wins = e->wins,
+                                            .streak = e->streak,
+                                            .state = (int)e->state,
+                                            .sent_away = e->sent_away,
+                                            .since_ms = e->since_ms,
+                                            .race = e->race,
+                                            .race_entrants = e->race_entrants};
+        snprintf(rows[i].name, sizeof rows[i].name, "%s", e->name);
+    }
+    proto_arena_record rec = {.players = snap->config.players,
+                              .size = h->settings.size,
+                              .target = h->settings.target,
+                              .starts_ms = snap->config.starts_ms,
+                              .ends_ms = snap->config.ends_ms,
+                              .pair_wait_ms = snap->config.pair_wait_ms,
+                              .bots_wait_ms = snap->config.bots_wait_ms,
+                              .max_entrants = snap->config.max_entrants,
+                              .next_race = snap->next_race,
+                              .finished = h->finished,
+                              .finished_ms = h->finished_ms,
+                              .count = snap->count,
+                              .entrants = rows};
+    snprintf(rec.code, sizeof rec.code, "%s", h->code);
+    snprintf(rec.name, sizeof rec.name, "%s", h->name);
+    byte_buf b = {0};
+    if (proto_rec_put_arena(&b, &rec) == 0)
+        journal_arena(h->g->journal, h->code, b.data, b.len);
+    else
+        srv_log(SRV_LOG_ERROR, "arena %s: out of memory for its record", h->code);
+    byte_buf_free(&b);
+    free(rows);
+    arena_snapshot_free(snap);
+}
+
 /* ------------------------------------------------------------- the races --- */
 
 static srv_player *entrant_player(arena_host *h, uint64_t id) {
@@ -246,6 +304,7 @@ void arena_host_race_end(room *r, const room_seat *const *order, uint64_t winner
         if (!p || !player_connected(p) || !p->arena_wants) arena_away(h->a, places[i].id);
     }
     r->arena = NULL;
+    record(h); /* the result counts once: it is in the record with the end */
     kick(h);
 }
 
@@ -258,6 +317,7 @@ static void finish(arena_host *h, int64_t now) {
     assert(hs->open > 0);
     hs->open--;
     h->final_shared = shared_line(h, ARENA_FINAL_ROWS, &h->final_len);
+    record(h);
     if (h->final_shared) broadcast(h, h->final_shared, h->final_len);
     srv_log(SRV_LOG_INFO, "arena %s finished: %zu entrants", h->code,
             arena_entrant_count(h->a));
@@ -280,6 +340,7 @@ static void host_free(arena_host *h) {
         p->arena = NULL;
     }
     if (!h->finished) hs->open--;
+    if (h->finished) journal_arena_drop(h->g->journal, h->code);
     srv_list_remove(&h->link);
     HASH_DELETE(hh, hs->by_code, h);
     uv_close((uv_handle_t *)&h->timer, on_timer_closed);
@@ -306,6 +367,7 @@ static void on_timer(uv_timer_t *t) {
     if (now < c->starts_ms && c->starts_ms < next) next = c->starts_ms;
     if (now < c->ends_ms && c->ends_ms < next) next = c->ends_ms;
     uint64_t rev = arena_revision(h->a);
+    if (rev != h->recorded_revision && arena_racing_count(h->a)) record(h);
     if (rev != h->sent_revision) {
         if (now - h->sent_ms >= UPDATE_MS) {
             size_t len;
@@ -386,21 +448,36 @@ static bool allow_create(struct arena_hosts *hs, srv_player *p, int64_t now) {
 static arena_host *host_new(game *g, const char *name, int64_t starts, int64_t ends,
                             const proto_settings *settings) {
     struct arena_hosts *hs = g->arenas;
-    arena_host *h = calloc(1, sizeof *h);
     arena_config cfg = arena_config_default(settings->players, starts, ends);
     cfg.pair_wait_ms /= hs->scale;
     cfg.bots_wait_ms /= hs->scale;
     cfg.max_entrants = ARENA_HOST_MAX_ENTRANTS;
-    if (h) h->a = arena_new(&cfg);
-    if (!h || !h->a) {
-        free(h);
+    arena *a = arena_new(&cfg);
+    arena_host *h = a ? host_add(g, name, settings, NULL, a) : NULL;
+    if (!h) return NULL;
+    record(h);
+    kick(h);
+    return h;
+}
+
+/* An arena host for a (taken) with code (NULL: a fresh one), counted open;
+ * NULL (a freed) if memory or codes run out. */
+static arena_host *host_add(game *g, const char *name, const proto_settings *settings,
+                            const char *code, arena *a) {
+    struct arena_hosts *hs = g->arenas;
+    arena_host *h = calloc(1, sizeof *h);
+    if (!h) {
+        arena_free(a);
         return NULL;
     }
+    h->a = a;
     h->g = g;
     snprintf(h->name, sizeof h->name, "%s", name);
     h->settings = *settings;
     h->settings.rated = true;
-    for (int attempt = 0;; attempt++) {
+    if (code) /* restored: its recorded code */
+        snprintf(h->code, sizeof h->code, "%s", code);
+    for (int attempt = 0; !code; attempt++) {
         unsigned char rnd[ARENA_HOST_CODE_LEN];
         if (attempt == 100 || srv_random(rnd, sizeof rnd) < 0) {
             arena_free(h->a);
@@ -423,9 +500,9 @@ static arena_host *host_new(game *g, const char *name, int64_t starts, int64_t e
     hs->open++;
     uv_timer_init(g->loop, &h->timer);
     h->timer.data = h;
-    srv_log(SRV_LOG_INFO, "arena %s made: %lld s, %d players", h->code,
-            (long long)(ends - starts) / 1000, settings->players);
-    kick(h);
+    const arena_config *c = arena_get_config(a);
+    srv_log(SRV_LOG_INFO, "arena %s: %lld s, %d players", h->code,
+            (long long)(c->ends_ms - c->starts_ms) / 1000, settings->players);
     return h;
 }
 
@@ -652,4 +729,89 @@ void arena_host_schedule(game *g) {
     hs->every.data = g;
     hs->every_ready = true;
     every_arm(hs, g);
+}
+
+/* ------------------------------------------------------------ start-up --- */
+
+/* One arena from its record: its races (their rooms are ordinary races now)
+ * count for nobody and every entrant is away until it joins again (nobody is
+ * connected after a restart). False if the record is inconsistent. */
+static bool restore_one(game *g, const proto_arena_record *rec, int64_t now) {
+    arena_snapshot snap = {.config = {.players = rec->players,
+                                      .starts_ms = rec->starts_ms,
+                                      .ends_ms = rec->ends_ms,
+                                      .pair_wait_ms = rec->pair_wait_ms,
+                                      .bots_wait_ms = rec->bots_wait_ms,
+                                      .max_entrants = (size_t)rec->max_entrants},
+                           .next_race = rec->next_race,
+                           .count = rec->count};
+    snap.entrants = rec->count ? calloc(rec->count, sizeof *snap.entrants) : NULL;
+    if (rec->count && !snap.entrants) return false;
+    for (size_t i = 0; i < rec->count; i++) {
+        const proto_arena_rec_entrant *e = &rec->entrants[i];
+        snap.entrants[i] = (arena_snapshot_entrant){.id = e->id,
+                                                    .points = e->points,
+                                                    .races = e->races,
+                                                    .wins = e->wins,
+                                                    .streak = e->streak,
+                                                    .state = (arena_state)e->state,
+                                                    .sent_away = e->sent_away,
+                                                    .since_ms = e->since_ms,
+                                                    .race = e->race,
+                                                    .race_entrants = e->race_entrants};
+        snprintf(snap.entrants[i].name, sizeof snap.entrants[i].name, "%s", e->name);
+    }
+    arena *a = arena_restore(&snap);
+    for (size_t i = 0; a && i < rec->count; i++) {
+        const proto_arena_rec_entrant *e = &rec->entrants[i];
+        if (e->state == ARENA_RACING) {
+            uint64_t ids[ARENA_MAX_PLAYERS];
+            size_t n = 0;
+            for (size_t k = 0; k < rec->count && n < ARENA_MAX_PLAYERS; k++)
+                if (rec->entrants[k].state == ARENA_RACING &&
+                    rec->entrants[k].race == e->race)
+                    ids[n++] = rec->entrants[k].id;
+            arena_abandon_race(a, e->race, ids, n, now); /* once: then APPLIED_BEFORE */
+        }
+    }
+    for (size_t i = 0; a && i < rec->count; i++)
+        arena_away(a, rec->entrants[i].id);
+    free(snap.entrants);
+    if (!a) return false;
+    proto_settings st = {
+        .players = rec->players, .size = rec->size, .target = rec->target, .rated = true};
+    arena_host *h = host_add(g, rec->name, &st, rec->code, a);
+    if (!h) return false;
+    if (rec->finished) {
+        h->finished = true;
+        h->finished_ms = rec->finished_ms;
+        g->arenas->open--;
+        h->final_shared = shared_line(h, ARENA_FINAL_ROWS, &h->final_len);
+        int64_t left = rec->finished_ms + HOUR_MS - now;
+        uv_timer_start(&h->timer, on_timer, left > 0 ? (uint64_t)left : 0, 0);
+    } else {
+        kick(h); /* an arena whose end passed while down ends now */
+    }
+    h->recorded_revision = arena_revision(a);
+    return true;
+}
+
+void arena_host_restore(game *g) {
+    size_t n = journal_arena_count(g->journal);
+    if (!n || !hosts_of(g)) return;
+    int64_t now = now_ms();
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        const char *line = journal_arena_line(g->journal, i, &len);
+        proto_arena_record rec;
+        if (proto_dec_arena_record(line, len, &rec) < 0) {
+            srv_log(SRV_LOG_WARN, "journal: an arena record could not be read");
+            continue;
+        }
+        if (!(rec.finished && rec.finished_ms + HOUR_MS <= now) && !find(g, rec.code) &&
+            !restore_one(g, &rec, now))
+            srv_log(SRV_LOG_WARN, "arena %s could not be restored", rec.code);
+        free(rec.entrants);
+    }
+    srv_log(SRV_LOG_INFO, "arenas: %u restored from the journal", g->arenas->open);
 }

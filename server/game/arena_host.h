@@ -38,6 +38,11 @@ void arena_host_race_end(struct room *r, const struct room_seat *const *order,
  * least 1), 4-player races on 4x4 to 2048. */
 void arena_host_schedule(game *g);
 
+/* Start-up, after the journal is read: the arenas it keeps come back (their
+ * standings; every entrant away until it joins again; races that were
+ * running count for nobody, their rooms go on as ordinary races). */
+void arena_host_restore(game *g);
+
 /* Frees every arena (server shutdown, after room_close_all). */
 void arena_host_close_all(game *g);
 
