@@ -31,6 +31,10 @@ typedef struct arena_host {
     srv_player *by_id; /* the entrants' players here, by id (hh_arena) */
     uint64_t sent_revision;
     uint64_t recorded_revision; /* arena_revision when it was last recorded */
+    /* Room for one pairing round's groups: at most entrants / 2 + 1 (every
+     * group has two entrants but one lone entrant's), grown as they join. */
+    arena_group *groups;
+    size_t groups_cap;
     int64_t sent_ms;
     /* The final `arena` without `you` (finished arenas), for every reader. */
     char *final_shared;
@@ -255,26 +259,48 @@ static bool start_race(arena_host *h, const arena_group *grp, int64_t now) {
     return true;
 }
 
-static void pair_now(arena_host *h, int64_t now) {
+/* Makes room for the groups of n entrants; false if memory ran out. */
+static bool groups_room(arena_host *h, size_t n) {
+    size_t need = n / 2 + 1;
+    if (need <= h->groups_cap) return true;
+    size_t cap = h->groups_cap ? h->groups_cap : 4;
+    while (cap < need)
+        cap *= 2;
+    arena_group *more = realloc(h->groups, cap * sizeof *more);
+    if (!more) return false;
+    h->groups = more;
+    h->groups_cap = cap;
+    return true;
+}
+
+/* A pairing round: each group's room starts. Returns when the next could form
+ * (ARENA_NEVER: none), a second away at least after a group that could not start
+ * (out of memory, --max-bots), so that a failing start does not spin. */
+static int64_t pair_now(arena_host *h, int64_t now) {
+    /* No race of 0 seconds: in the arena's last second nobody is paired. */
+    if (arena_seconds_left(h->a, now) <= 0) return ARENA_NEVER;
     arena_pairing pr = arena_pair(h->a, now);
-    /* The groups belong to the arena until its next change: copied first. */
-    arena_group groups[16];
-    size_t done = 0;
-    while (done < pr.count) {
-        size_t n = pr.count - done < 16 ? pr.count - done : 16;
-        memcpy(groups, pr.groups + done, n * sizeof groups[0]);
-        done += n;
-        for (size_t i = 0; i < n; i++)
-            if (!start_race(h, &groups[i], now)) {
-                arena_abandon_race(h->a, groups[i].race, groups[i].ids,
-                                   (size_t)groups[i].entrants, now);
-                /* Those who could not be seated wait no more. */
-                for (int k = 0; k < groups[i].entrants; k++) {
-                    srv_player *p = entrant_player(h, groups[i].ids[k]);
-                    if (!p || !player_connected(p)) arena_away(h->a, groups[i].ids[k]);
-                }
-            }
+    int64_t next = pr.next_ms;
+    if (!pr.count) return next;
+    /* The groups belong to the arena until its next change (an abandon):
+     * copied first, into room kept for as many as the entrants can form. */
+    assert(pr.count <= h->groups_cap);
+    arena_group *groups = h->groups;
+    size_t count = pr.count;
+    memcpy(groups, pr.groups, count * sizeof *groups);
+    bool failed = false;
+    for (size_t i = 0; i < count; i++) {
+        if (start_race(h, &groups[i], now)) continue;
+        failed = true;
+        arena_abandon_race(h->a, groups[i].race, groups[i].ids,
+                           (size_t)groups[i].entrants, now);
+        /* Those who could not be seated wait no more. */
+        for (int k = 0; k < groups[i].entrants; k++) {
+            srv_player *p = entrant_player(h, groups[i].ids[k]);
+            if (!p || !player_connected(p)) arena_away(h->a, groups[i].ids[k]);
+        }
     }
+    return failed && next < now + 1000 ? now + 1000 : next;
 }
 
 void arena_host_race_end(room *r, const room_seat *const *order, uint64_t winner) {
@@ -329,6 +355,7 @@ static void on_timer_closed(uv_handle_t *t) {
     arena_host *h = t->data;
     arena_free(h->a);
     free(h->final_shared);
+    free(h->groups);
     free(h);
 }
 
@@ -355,15 +382,13 @@ static void on_timer(uv_timer_t *t) {
         return;
     }
     const arena_config *c = arena_get_config(h->a);
-    arena_pairing pr = {.next_ms = ARENA_NEVER};
+    int64_t next = ARENA_NEVER;
     if (now < c->ends_ms) {
-        pair_now(h, now);
-        pr = arena_pair(h->a, now); /* nothing forms: only its next_ms */
+        next = pair_now(h, now);
     } else if (arena_racing_count(h->a) == 0) {
         finish(h, now);
         return;
     }
-    int64_t next = pr.next_ms;
     if (now < c->starts_ms && c->starts_ms < next) next = c->starts_ms;
     if (now < c->ends_ms && c->ends_ms < next) next = c->ends_ms;
     uint64_t rev = arena_revision(h->a);
@@ -579,7 +604,9 @@ static void unlink_player(srv_player *p) {
 
 static void do_join(srv_player *p, arena_host *h) {
     if (lobby_refuse_if_racing(p)) return;
-    int rc = arena_join(h->a, p->id, p->name, now_ms());
+    int rc = groups_room(h, arena_entrant_count(h->a) + 1)
+                 ? arena_join(h->a, p->id, p->name, now_ms())
+                 : ARENA_ERR_NOMEM;
     if (rc == ARENA_ERR_FULL) {
         srv_send_error(p, PROTO_ERR_SERVER_FULL,
                        "the arena has as many entrants as it takes");
@@ -782,6 +809,10 @@ static bool restore_one(game *g, const proto_arena_record *rec, int64_t now) {
         .players = rec->players, .size = rec->size, .target = rec->target, .rated = true};
     arena_host *h = host_add(g, rec->name, &st, rec->code, a);
     if (!h) return false;
+    if (!groups_room(h, rec->count)) {
+        host_free(h);
+        return false;
+    }
     if (rec->finished) {
         h->finished = true;
         h->finished_ms = rec->finished_ms;
