@@ -276,6 +276,42 @@ static void test_pairing_sizes_and_bots(void **state) {
     assert_int_equal(server_stop(s), 0);
 }
 
+/* P entrants of an arena of P-player races (P = 2..8) race together at its start. */
+static void test_pairing_2_to_8(void **state) {
+    (void)state;
+    th_server *s = arena_server(NULL);
+    char codes[9][16];
+    client *entrants[9][8];
+    for (int p = 2; p <= 8; p++) {
+        char source[16], fields[96];
+        snprintf(source, sizeof source, "127.0.0.%d", p); /* 5 creations an address */
+        client *host = client_connect_from(s, source);
+        client_hello(host, "host");
+        snprintf(fields, sizeof fields,
+                 "\"name\":\"p%d\",\"minutes\":5,\"players\":%d,\"starts_in\":200", p, p);
+        snprintf(codes[p], sizeof codes[p], "%s", create(host, fields));
+    }
+    for (int p = 2; p <= 8; p++)
+        for (int i = 0; i < p; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "e%d_%d", p, i);
+            entrants[p][i] = client_named(s, name);
+            join(entrants[p][i], codes[p]);
+        }
+    for (int p = 2; p <= 8; p++) {
+        const char *room = NULL;
+        for (int i = 0; i < p; i++) {
+            json_t *st = wait_for(entrants[p][i], "start", 20000);
+            assert_string_equal(jstr(st, "arena"), codes[p]);
+            assert_int_equal(json_array_size(jarr(st, "players")), p);
+            assert_int_equal(bots_in(jarr(st, "players")), 0);
+            if (!room) room = jstr(st, "room");
+            assert_string_equal(jstr(st, "room"), room);
+        }
+    }
+    assert_int_equal(server_stop(s), 0);
+}
+
 /* A `leave` during an arena race forfeits it (0 points) and takes the entrant
  * out of the pool. */
 static void test_leave_forfeits(void **state) {
@@ -415,6 +451,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_rate_limit_and_max_arenas, harness_teardown),
         cmocka_unit_test_teardown(test_races_points_streak_and_end, harness_teardown),
         cmocka_unit_test_teardown(test_pairing_sizes_and_bots, harness_teardown),
+        cmocka_unit_test_teardown(test_pairing_2_to_8, harness_teardown),
         cmocka_unit_test_teardown(test_leave_forfeits, harness_teardown),
         cmocka_unit_test_teardown(test_arena_every, harness_teardown),
         cmocka_unit_test_teardown(test_kill_9_and_restart, harness_teardown),
