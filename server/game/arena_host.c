@@ -565,8 +565,7 @@ static void do_create(srv_player *p, const proto_request *req) {
     reply_arena(h, p);
 }
 
-static void do_list(srv_player *p) {
-    game *g = p->game;
+char *arena_host_list_line(game *g, size_t *len) {
     size_t n = 0, cap = 0;
     proto_arena_info *rows = NULL;
     int64_t now = now_ms();
@@ -581,9 +580,27 @@ static void do_list(srv_player *p) {
             }
             rows[n++] = info_of(h, now);
         }
-    size_t len;
-    char *line = proto_enc_arenas(rows, (int)n, &len);
+    char *line = proto_enc_arenas(rows, (int)n, len);
     free(rows);
+    return line;
+}
+
+char *arena_host_results_line(game *g, const char *code, bool *found, size_t *len) {
+    arena_host *h = find(g, code);
+    *found = h != NULL;
+    if (!h) return NULL;
+    if (h->final_shared)
+        return proto_arena_finish(h->final_shared, h->final_len, NULL, len);
+    size_t slen;
+    char *shared = shared_line(h, ARENA_TOP, &slen);
+    char *line = shared ? proto_arena_finish(shared, slen, NULL, len) : NULL;
+    free(shared);
+    return line;
+}
+
+static void do_list(srv_player *p) {
+    size_t len;
+    char *line = arena_host_list_line(p->game, &len);
     if (!line) {
         srv_send_error(p, PROTO_ERR_BUSY, "the server is short of memory");
         return;

@@ -18,6 +18,12 @@ struct room_seat;
  * arena_results): each gets its reply or one error. */
 void arena_host_request(srv_player *p, const proto_request *req);
 
+/* The `arenas` reply, and an arena as `arena_results` shows it to a reader
+ * who is no entrant (found false: no arena has that code), for /api/ (web.c):
+ * malloc'd lines, NULL if memory runs out. */
+char *arena_host_list_line(game *g, size_t *len);
+char *arena_host_results_line(game *g, const char *code, bool *found, size_t *len);
+
 /* p asks for something else (solo, create, join, quick, watch, daily) or sent
  * `leave` during an arena race: it leaves its arena's pool (its points stay). */
 void arena_host_busy(srv_player *p);

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "wsclient.h"
 
 /* Minutes and waits are divided by this (RACE2048_TEST_ARENA_SCALE): a 5-minute
  * arena lasts 15 s, pairing's waits are 250 ms and 750 ms, starts_in 60 is 3 s. */
@@ -43,6 +44,25 @@ static json_t *wait_arena(client *c, const char *status, int ms) {
         json_t *m = wait_for(c, "arena", harness_remaining(deadline));
         if (!strcmp(jstr(m, "status"), status)) return m;
     }
+}
+
+/* GET target as JSON: the status and the body parsed (kept until teardown). */
+static json_t *api_get(th_server *s, const char *target, int *status) {
+    client *c = client_connect(s);
+    char req[256];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: t\r\n\r\n", target);
+    client_send_raw(c, req, (size_t)n, false);
+    http_response r;
+    http_read(c, &r, false, WAIT);
+    *status = r.status;
+    char type[64];
+    assert_true(http_header(&r, "Content-Type", type, sizeof type));
+    assert_string_equal(type, "application/json");
+    json_t *o = json_loads(r.body, 0, NULL);
+    assert_non_null(o);
+    http_response_free(&r);
+    client_close(c);
+    return harness_keep(o);
 }
 
 static const char *create(client *c, const char *fields) {
@@ -235,6 +255,20 @@ static void test_races_points_streak_and_end(void **state) {
     assert_string_equal(jstr(res, "status"), "finished");
     assert_false(jhas(res, "you"));
     assert_int_equal(jint(json_array_get(jarr(res, "standings"), 0), "points"), 4);
+    /* The same on the web: /api/arena/CODE (any case) and /api/arenas. */
+    char target[64], lower[16];
+    for (size_t i = 0; i <= strlen(arena); i++)
+        lower[i] = (char)(arena[i] >= 'A' && arena[i] <= 'Z' ? arena[i] + 32 : arena[i]);
+    int status;
+    snprintf(target, sizeof target, "/api/arena/%s", lower);
+    assert_true(jequal(api_get(s, target, &status), res));
+    assert_int_equal(status, 200);
+    json_t *list = api_get(s, "/api/arenas", &status);
+    assert_int_equal(status, 200);
+    assert_string_equal(jstr(json_array_get(jarr(list, "arenas"), 0), "arena"), arena);
+    json_t *none = api_get(s, "/api/arena/NOPE12", &status);
+    assert_int_equal(status, 404);
+    assert_string_equal(jstr(none, "code"), "arena_not_found");
     assert_int_equal(server_stop(s), 0);
 }
 
