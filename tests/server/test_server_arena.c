@@ -381,6 +381,52 @@ static void test_leave_forfeits(void **state) {
     assert_int_equal(server_stop(s), 0);
 }
 
+/* An entrant disconnected past the grace period loses its race (0 points) and
+ * is out of the pool; the one left waits alone and races bots. An entrant that
+ * comes back (resume) within the grace is in the pool again. */
+static void test_disconnect_past_grace(void **state) {
+    (void)state;
+    th_server *s = arena_server((const char *const[]){"--grace", "1", NULL});
+    client *a = client_named(s, "alice");
+    client *b = client_named(s, "bob");
+    json_int_t bob = jint(client_hello(b, "bob"), "id");
+    const char *code =
+        create(a, "\"name\":\"x\",\"minutes\":5,\"players\":2,\"starts_in\":0");
+    char arena[16];
+    snprintf(arena, sizeof arena, "%s", code);
+    join(a, arena);
+    join(b, arena);
+    wait_for(a, "start", 10000);
+    client_abort(b);
+    json_t *end = wait_for(a, "end", 10000);
+    assert_string_equal(jstr(end, "reason"), "forfeit");
+    /* Then, in either order: the standings with the race counted, and alone in
+     * the pool, a race against a bot after the (shortened) 15 s. */
+    json_t *up = NULL, *start = NULL;
+    int64_t deadline = harness_now_ms() + harness_ms(10000);
+    while (!up || !start) {
+        assert_true(harness_remaining(deadline) > 0);
+        json_t *m = client_next(a, harness_remaining(deadline));
+        const char *t = jstr(m, "type");
+        if (!strcmp(t, "start")) start = m;
+        if (!strcmp(t, "arena") && jint(jobj(m, "you"), "races") >= 1) up = m;
+    }
+    assert_int_equal(bots_in(jarr(start, "players")), 1);
+    assert_int_equal(jint(jobj(up, "you"), "points"), 1);
+    size_t i;
+    json_t *row;
+    bool seen = false;
+    json_array_foreach(jarr(up, "standings"), i, row) {
+        if (jint(row, "id") != bob) continue;
+        seen = true;
+        assert_int_equal(jint(row, "points"), 0);
+        assert_int_equal(jint(row, "races"), 1);
+        assert_false(jbool(row, "waiting"));
+    }
+    assert_true(seen);
+    assert_int_equal(server_stop(s), 0);
+}
+
 /* --arena-every 2 (scaled: every 6 s, lasting 1 minute = 3 s): an arena of
  * 4-player races on 4x4 to 2048 opens at a multiple of the period. */
 static void test_arena_every(void **state) {
@@ -487,6 +533,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_pairing_sizes_and_bots, harness_teardown),
         cmocka_unit_test_teardown(test_pairing_2_to_8, harness_teardown),
         cmocka_unit_test_teardown(test_leave_forfeits, harness_teardown),
+        cmocka_unit_test_teardown(test_disconnect_past_grace, harness_teardown),
         cmocka_unit_test_teardown(test_arena_every, harness_teardown),
         cmocka_unit_test_teardown(test_kill_9_and_restart, harness_teardown),
     };
