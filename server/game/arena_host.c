@@ -621,6 +621,12 @@ static void unlink_player(srv_player *p) {
 
 static void do_join(srv_player *p, arena_host *h) {
     if (lobby_refuse_if_racing(p)) return;
+    if (p->home) { /* cluster mode: its room is another node's, which pairs nothing here
+                    */
+        srv_send_error(p, PROTO_ERR_BUSY,
+                       "you are in a room on another node; send leave first");
+        return;
+    }
     int rc = groups_room(h, arena_entrant_count(h->a) + 1)
                  ? arena_join(h->a, p->id, p->name, now_ms())
                  : ARENA_ERR_NOMEM;

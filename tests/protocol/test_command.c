@@ -373,7 +373,7 @@ static void test_arenas(void **state) {
         "arena new 5 2 1", "arena a-b",      "arena ABCDEFGHJ"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (parse(bad[i]) != PROTO_CMD_ERROR) fail_msg("%s was taken", bad[i]);
-    assert_non_null(strstr(proto_command_help(), "arena new MINUTES"));
+    assert_non_null(strstr(proto_command_help(), "arena new MIN [N]"));
 }
 
 int main(void) {
