@@ -404,9 +404,32 @@ static proto_cmd_type parse_on_off(proto_command *cmd, const command_word *cw,
     return ok(cmd, cw->type);
 }
 
+/* arena CODE, or arena new MINUTES [PLAYERS]. */
+static proto_cmd_type parse_arena(proto_command *cmd, const command_word *cw,
+                                  const word *args, size_t nargs) {
+    static const char msg[] =
+        "arena takes a code (arena AB12CD), or new, minutes (5-240) "
+        "and players (2-8): arena new 30 4";
+    if (nargs >= 1 && word_is(args[0], "new")) {
+        if (nargs < 2 || nargs > 3) return fail(cmd, msg);
+        int minutes = number(args[1]);
+        int players = nargs > 2 ? number(args[2]) : 0;
+        if (minutes < PROTO_ARENA_MINUTES_MIN || minutes > PROTO_ARENA_MINUTES_MAX)
+            return fail(cmd, msg);
+        if (nargs > 2 && (players < PROTO_PLAYERS_MIN || players > PROTO_PLAYERS_MAX))
+            return fail(cmd, msg);
+        cmd->number = minutes;
+        cmd->size = players;
+        return ok(cmd, PROTO_CMD_ARENA_NEW);
+    }
+    return room_arg(cmd, cw->type, args, nargs, msg);
+}
+
 static const command_word command_words[] = {
     {"help", PROTO_CMD_HELP, parse_bare},
     {"rooms", PROTO_CMD_ROOMS, parse_bare},
+    {"arenas", PROTO_CMD_ARENAS, parse_bare},
+    {"arena", PROTO_CMD_ARENA, parse_arena},
     {"leave", PROTO_CMD_LEAVE, parse_bare},
     {"quit", PROTO_CMD_QUIT, parse_bare},
     {"exit", PROTO_CMD_QUIT, parse_bare},
@@ -493,13 +516,13 @@ const char *proto_command_help(void) {
            "  bot [LEVEL]   race a bot now, LEVEL 1-5\r\n"
            "  join|watch CODE  race in or watch a room\r\n"
            "  leave         leave your game, room or queue\r\n"
-           "  rematch       after a race: race them again\r\n"
+           "  rematch after a race   rooms   color on|off\r\n"
            "  resume CODE   your seat back after a drop\r\n"
            "  history       ended games; replay ID shows one\r\n"
            "  register      keep your name: gives a key\r\n"
            "  login NAME KEY  with that key   logout\r\n"
            "  top [daily [S]]  best players  profile [NAME]\r\n"
-           "  rooms  list them    color on|off    quit\r\n"
+           "  arenas  arena CODE  arena new MIN [N]  quit\r\n"
            "Moves: w a s d, h j k l, up down left right or\r\n"
            "the arrows; a line of them (wasd) plays in turn.\r\n"
            "telnet, in a game: every key plays at once (h\r\n"

@@ -43,6 +43,9 @@ typedef enum proto_cmd_type {
     PROTO_CMD_DAILY,    /* daily [SIZE]: number is the size, 0 if absent */
     /* top daily [SIZE]: today's daily board; number is the size, 0 if absent */
     PROTO_CMD_TOP_DAILY,
+    PROTO_CMD_ARENAS,    /* arenas: the arenas list */
+    PROTO_CMD_ARENA,     /* arena CODE: enter that arena (room holds the code) */
+    PROTO_CMD_ARENA_NEW, /* arena new MINUTES [PLAYERS]: number, size (0 = 4) */
 } proto_cmd_type;
 
 /* A human's resume code: PROTO_RESUME_CODE_LEN (message.h) characters of
@@ -53,12 +56,12 @@ typedef enum proto_cmd_type {
 /* One parsed line. Only the fields of its type are set. */
 typedef struct proto_command {
     proto_cmd_type type;
-    int number;                    /* solo, create, quick, bot: the value, 0 = default */
-    int size;                      /* create: the board's size, 0 = default */
-    uint32_t target;               /* create: the target tile, 0 = default */
-    bool on;                       /* color */
-    char name[PROTO_NAME_MAX + 1]; /* name: as typed (case kept) */
-    char room[PROTO_ROOM_MAX + 1]; /* join, watch: upper-cased */
+    int number; /* solo, create, quick, bot: the value, 0 = default */
+    int size;   /* create: the board's size, 0 = default; arena new: players, 0 = 4 */
+    uint32_t target;                      /* create: the target tile, 0 = default */
+    bool on;                              /* color */
+    char name[PROTO_NAME_MAX + 1];        /* name: as typed (case kept) */
+    char room[PROTO_ROOM_MAX + 1];        /* join, watch: upper-cased */
     char code[PROTO_RESUME_CODE_LEN + 1]; /* resume: the code, normalised */
     char token[PROTO_TOKEN_MAX + 1];      /* resume: a token (hex), as typed */
     char key[PROTO_KEY_MAX + 1];          /* login: the account key, lower-cased */

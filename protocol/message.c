@@ -59,6 +59,10 @@ const char *proto_err_code(proto_err err) {
         return "player_not_found";
     case PROTO_ERR_DAILY_PLAYED:
         return "daily_played";
+    case PROTO_ERR_ARENA_NOT_FOUND:
+        return "arena_not_found";
+    case PROTO_ERR_ARENA_OVER:
+        return "arena_over";
     }
     return "unknown";
 }
@@ -108,15 +112,29 @@ const char *proto_dir_name(eng_dir dir) {
 
 /* The client types, indexed by proto_req_type. */
 static const char *const req_names[] = {
-    [PROTO_REQ_HELLO] = "hello",       [PROTO_REQ_SOLO] = "solo",
-    [PROTO_REQ_CREATE] = "create",     [PROTO_REQ_JOIN] = "join",
-    [PROTO_REQ_QUICK] = "quick",       [PROTO_REQ_WATCH] = "watch",
-    [PROTO_REQ_MOVE] = "move",         [PROTO_REQ_LEAVE] = "leave",
-    [PROTO_REQ_RESUME] = "resume",     [PROTO_REQ_ROOMS] = "rooms",
-    [PROTO_REQ_PING] = "ping",         [PROTO_REQ_REMATCH] = "rematch",
-    [PROTO_REQ_HISTORY] = "history",   [PROTO_REQ_REPLAY] = "replay",
-    [PROTO_REQ_REGISTER] = "register", [PROTO_REQ_LEADERBOARD] = "leaderboard",
-    [PROTO_REQ_PROFILE] = "profile",   [PROTO_REQ_DAILY] = "daily",
+    [PROTO_REQ_HELLO] = "hello",
+    [PROTO_REQ_SOLO] = "solo",
+    [PROTO_REQ_CREATE] = "create",
+    [PROTO_REQ_JOIN] = "join",
+    [PROTO_REQ_QUICK] = "quick",
+    [PROTO_REQ_WATCH] = "watch",
+    [PROTO_REQ_MOVE] = "move",
+    [PROTO_REQ_LEAVE] = "leave",
+    [PROTO_REQ_RESUME] = "resume",
+    [PROTO_REQ_ROOMS] = "rooms",
+    [PROTO_REQ_PING] = "ping",
+    [PROTO_REQ_REMATCH] = "rematch",
+    [PROTO_REQ_HISTORY] = "history",
+    [PROTO_REQ_REPLAY] = "replay",
+    [PROTO_REQ_REGISTER] = "register",
+    [PROTO_REQ_LEADERBOARD] = "leaderboard",
+    [PROTO_REQ_PROFILE] = "profile",
+    [PROTO_REQ_DAILY] = "daily",
+    [PROTO_REQ_ARENA_CREATE] = "arena_create",
+    [PROTO_REQ_ARENAS] = "arenas",
+    [PROTO_REQ_ARENA_JOIN] = "arena_join",
+    [PROTO_REQ_ARENA_LEAVE] = "arena_leave",
+    [PROTO_REQ_ARENA_RESULTS] = "arena_results",
 };
 #define REQ_COUNT ((int)(sizeof req_names / sizeof req_names[0]))
 
@@ -302,18 +320,57 @@ static int get_name(const json_t *root, proto_request *req, proto_error *err) {
 }
 
 /* Room codes are case-insensitive on input; the server's codes are upper. */
-static int get_room(const json_t *root, proto_request *req, proto_error *err) {
+static int get_code(const json_t *root, const char *key, const char *expected,
+                    proto_request *req, proto_error *err) {
     const char *s = NULL;
     size_t len = 0;
-    if (req_string(root, "room", ROOM_EXPECTED, &s, &len, err)) return -1;
+    if (req_string(root, key, expected, &s, &len, err)) return -1;
     if (len < PROTO_ROOM_MIN || len > PROTO_ROOM_MAX)
-        return fail(err, PROTO_ERR_BAD_MESSAGE, ROOM_EXPECTED);
+        return fail(err, PROTO_ERR_BAD_MESSAGE, "%s", expected);
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (!alnum_char(c)) return fail(err, PROTO_ERR_BAD_MESSAGE, ROOM_EXPECTED);
+        if (!alnum_char(c)) return fail(err, PROTO_ERR_BAD_MESSAGE, "%s", expected);
         req->room[i] = (char)(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
     }
     req->room[len] = '\0';
+    return 0;
+}
+
+static int get_room(const json_t *root, proto_request *req, proto_error *err) {
+    return get_code(root, "room", ROOM_EXPECTED, req, err);
+}
+
+#define ARENA_CODE_EXPECTED "arena must be an arena's code: 4 to 8 letters or digits"
+
+/* arena_create's fields (protocol/README.md, Arenas): name, minutes, players,
+ * size, target, starts_in. */
+static int decode_arena_create(const json_t *root, proto_request *req, proto_error *err) {
+    const char *s = NULL;
+    size_t len = 0;
+    static const char name_expected[] = "name must be 1 to 32 printable ASCII characters";
+    if (req_string(root, "name", name_expected, &s, &len, err)) return -1;
+    if (len < 1 || len > PROTO_ARENA_NAME_MAX)
+        return fail(err, PROTO_ERR_BAD_MESSAGE, "%s", name_expected);
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
+            return fail(err, PROTO_ERR_BAD_MESSAGE, "%s", name_expected);
+    memcpy(req->arena_name, s, len);
+    req->arena_name[len] = '\0';
+    json_int_t x = 0;
+    if (!json_object_get(root, "minutes"))
+        return fail(err, PROTO_ERR_BAD_MESSAGE, "missing field \"minutes\"");
+    if (opt_int(root, "minutes", PROTO_ARENA_MINUTES_MIN, PROTO_ARENA_MINUTES_MAX, &x,
+                NULL, err))
+        return -1;
+    req->minutes = (int)x;
+    proto_settings *st = &req->settings;
+    *st = (proto_settings){.players = 4, .size = 4, .target = 2048, .rated = true};
+    if (opt_players(root, &st->players, err) || opt_size(root, &st->size, err) ||
+        opt_target(root, &st->target, err))
+        return -1;
+    x = PROTO_ARENA_STARTS_DEF;
+    if (opt_int(root, "starts_in", 0, PROTO_ARENA_STARTS_MAX, &x, NULL, err)) return -1;
+    req->starts_in = (int)x;
     return 0;
 }
 
@@ -473,6 +530,14 @@ static int decode_fields(const json_t *root, proto_request *req, proto_error *er
         if (req->has_game) req->game = (uint64_t)json_integer_value(g);
         return 0;
     }
+    case PROTO_REQ_ARENA_CREATE:
+        return decode_arena_create(root, req, err);
+    case PROTO_REQ_ARENAS:
+        return 0;
+    case PROTO_REQ_ARENA_JOIN:
+    case PROTO_REQ_ARENA_LEAVE:
+    case PROTO_REQ_ARENA_RESULTS:
+        return get_code(root, "arena", ARENA_CODE_EXPECTED, req, err);
     case PROTO_REQ_NONE:
         break;
     }
@@ -767,6 +832,7 @@ char *proto_enc_room(const char *room, const proto_player *players, int n,
     put(o, "target", json_integer(settings->target), &ok);
     put(o, "time_limit", json_integer(settings->time_limit), &ok);
     put(o, "rated", json_boolean(settings->rated), &ok);
+    if (settings->arena[0]) put(o, "arena", jstr(settings->arena), &ok);
     return finish(o, ok, len);
 }
 
@@ -783,6 +849,7 @@ char *proto_enc_start(const char *room, uint64_t you, const proto_settings *sett
     put(o, "players", players_json(players, n), &ok);
     put(o, "commit", jstr(commit), &ok);
     put(o, "rated", json_boolean(settings->rated), &ok);
+    if (settings->arena[0]) put(o, "arena", jstr(settings->arena), &ok);
     return finish(o, ok, len);
 }
 

@@ -29,6 +29,12 @@
 /* An account key on the wire: 32 lowercase hex digits (128 bits); a `hello`'s
  * `key` of up to this many characters is kept for the check (longer is bad_key). */
 #define PROTO_KEY_MAX 64
+/* An arena's name: 1..32 printable ASCII characters; its minutes; its start. */
+#define PROTO_ARENA_NAME_MAX    32
+#define PROTO_ARENA_MINUTES_MIN 5
+#define PROTO_ARENA_MINUTES_MAX 240
+#define PROTO_ARENA_STARTS_MAX  86400
+#define PROTO_ARENA_STARTS_DEF  60
 /* Rows of a `leaderboard` reply. */
 #define PROTO_LEADERBOARD_MAX 100
 
@@ -56,6 +62,8 @@ typedef enum proto_err {
     PROTO_ERR_ACCOUNT_NEEDED,   /* only accounts may do that */
     PROTO_ERR_PLAYER_NOT_FOUND, /* `profile` of a name that is no account's */
     PROTO_ERR_DAILY_PLAYED,     /* the account has played that daily game */
+    PROTO_ERR_ARENA_NOT_FOUND,  /* no arena has that code (issue 28) */
+    PROTO_ERR_ARENA_OVER,       /* the arena has finished */
 } proto_err;
 
 /* The wire name of an error code ("bad_json", ...). */
@@ -85,11 +93,16 @@ typedef enum proto_req_type {
     PROTO_REQ_REMATCH,
     PROTO_REQ_HISTORY,
     PROTO_REQ_REPLAY,
-    PROTO_REQ_REGISTER,    /* version 4: accounts */
-    PROTO_REQ_LEADERBOARD, /* version 4 */
-    PROTO_REQ_PROFILE,     /* version 4 */
-    PROTO_REQ_DAILY,       /* version 4: the daily challenge (settings.size) */
-    PROTO_REQ_NONE,        /* only after a failed decode: the line named no valid type */
+    PROTO_REQ_REGISTER,     /* version 4: accounts */
+    PROTO_REQ_LEADERBOARD,  /* version 4 */
+    PROTO_REQ_PROFILE,      /* version 4 */
+    PROTO_REQ_DAILY,        /* version 4: the daily challenge (settings.size) */
+    PROTO_REQ_ARENA_CREATE, /* version 4: arenas (message_arena.c) */
+    PROTO_REQ_ARENAS,
+    PROTO_REQ_ARENA_JOIN,
+    PROTO_REQ_ARENA_LEAVE,
+    PROTO_REQ_ARENA_RESULTS,
+    PROTO_REQ_NONE, /* only after a failed decode: the line named no valid type */
 } proto_req_type;
 
 /* A game's settings; decode fills the defaults of protocol/README.md for absent
@@ -100,6 +113,8 @@ typedef struct proto_settings {
     uint32_t target;     /* a power of two, 8..2^20 */
     uint32_t time_limit; /* seconds, 0..86400, 0 = none */
     bool rated;          /* a rated race (create's `rated`; every quick of size 4) */
+    /* An arena's race: the arena's code, which `room` and `start` carry; "" else. */
+    char arena[PROTO_ROOM_MAX + 1];
 } proto_settings;
 
 /* The leaderboards of `leaderboard`'s `board`. */
@@ -127,6 +142,12 @@ typedef struct proto_request {
     int level;                       /* create: the bots' level, 1..5, default 3 */
     bool has_game;                   /* replay: the id is one this server could have */
     uint64_t game;
+    /* arena_create: its name (1..32 printable ASCII), minutes (5..240),
+     * starts_in (seconds, 0..86400); settings.players/size/target the races'.
+     * arena_join, arena_leave, arena_results: `arena`, upper-cased, in room. */
+    char arena_name[PROTO_ARENA_NAME_MAX + 1];
+    int minutes;
+    int starts_in;
     /* resume from text mode: a seat's code (normalised) instead of a token;
      * never set by proto_decode (JSON clients have no codes). */
     char code[PROTO_RESUME_CODE_LEN + 1];
@@ -343,5 +364,49 @@ char *proto_enc_rooms(const proto_room_info *rooms, int n, size_t *len);
 char *proto_enc_pong(const json_t *t, size_t *len);
 char *proto_enc_bye(const char *reason, size_t *len);
 char *proto_enc_error(proto_err code, const char *message, size_t *len);
+
+/* ---------------------------------------------- arenas (message_arena.c) --- */
+
+typedef enum proto_arena_status {
+    PROTO_ARENA_UPCOMING,
+    PROTO_ARENA_RUNNING,
+    PROTO_ARENA_FINISHED,
+} proto_arena_status;
+
+const char *proto_arena_status_name(proto_arena_status s);
+
+/* One row of an arena's standings. */
+typedef struct proto_arena_row {
+    int rank;
+    uint64_t id;
+    const char *name;
+    int64_t points;
+    int races, wins, streak;
+    bool waiting;
+} proto_arena_row;
+
+/* An arena as the `arena` object shows it, without `you`. */
+typedef struct proto_arena_info {
+    const char *code;
+    const char *name;
+    proto_arena_status status;
+    int64_t starts_ms, ends_ms;
+    int players, size;
+    uint32_t target;
+    uint64_t entrants;
+    const proto_arena_row *rows; /* the standings shown (NULL: no `standings`) */
+    int nrows;
+} proto_arena_info;
+
+/* The `arena` object without its closing brace and newline: the part every
+ * entrant shares (`{"type":"arena",...,"standings":[...]`). Finish it with
+ * proto_arena_finish. NULL if memory runs out. */
+char *proto_enc_arena_shared(const proto_arena_info *a, size_t *len);
+/* One receiver's `arena` line: the shared part, then `"you":{row}` when you
+ * is non-NULL, `}` and '\n'. Returns a malloc'd line, or NULL. */
+char *proto_arena_finish(const char *shared, size_t shared_len,
+                         const proto_arena_row *you, size_t *len);
+/* {"type":"arenas","arenas":[arena objects without standings]}. */
+char *proto_enc_arenas(const proto_arena_info *arenas, int n, size_t *len);
 
 #endif

@@ -224,4 +224,41 @@ int proto_rec_put_string(byte_buf *b, const char *s);
  * move, read without a parser; false for a record without one. */
 bool proto_rec_game_played(const char *line, size_t len);
 
+/* ---------------------------------------------- arenas (record_arena.c) --- */
+
+/* One entrant of an `arena` record, as the arena module's snapshot has it. */
+typedef struct proto_arena_rec_entrant {
+    uint64_t id;
+    char name[PROTO_NAME_MAX + 1];
+    int64_t points;
+    int races, wins, streak;
+    int state; /* 0 away, 1 waiting, 2 racing */
+    bool sent_away;
+    int64_t since_ms;
+    uint64_t race;
+    int race_entrants;
+} proto_arena_rec_entrant;
+
+/* An arena's whole state: {"j":"arena","arena":CODE,...,"entrants":[[...],...]}.
+ * The last record of a code is its state (one module owns the format). */
+typedef struct proto_arena_record {
+    char code[PROTO_ROOM_MAX + 1];
+    char name[PROTO_ARENA_NAME_MAX + 1];
+    int players, size;
+    uint32_t target;
+    int64_t starts_ms, ends_ms, pair_wait_ms, bots_wait_ms;
+    uint64_t max_entrants, next_race;
+    bool finished;
+    int64_t finished_ms;
+    size_t count;
+    proto_arena_rec_entrant *entrants; /* count of them; decode mallocs them */
+} proto_arena_record;
+
+/* Appends the record's line to b: 0, or -1 if memory ran out. */
+int proto_rec_put_arena(byte_buf *b, const proto_arena_record *a);
+/* Reads an `arena` record: 0 (free out->entrants), or -1 if it is not one. */
+int proto_dec_arena_record(const char *line, size_t len, proto_arena_record *out);
+/* The code of an `arena` record, read without decoding the entrants: 0, or -1. */
+int proto_arena_record_code(const char *line, size_t len, char code[PROTO_ROOM_MAX + 1]);
+
 #endif

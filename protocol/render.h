@@ -201,5 +201,11 @@ int proto_render_daily_board(proto_buf *b, const char *day, int size,
 /* A `profile`: rating, races and wins, the rating's last values as a line of
  * numbers, and the recent games (as `replay ID` takes them). */
 int proto_render_profile(proto_buf *b, const proto_profile *p);
+/* An arena (render_arena.c): its state and time left at now_ms, its
+ * standings, and the reader's own row (you NULL: not an entrant). */
+int proto_render_arena(proto_buf *b, const proto_arena_info *a,
+                       const proto_arena_row *you, int64_t now_ms);
+/* The arenas list, one line each. */
+int proto_render_arenas(proto_buf *b, const proto_arena_info *a, int n, int64_t now_ms);
 
 #endif

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "arena_host.h"
 #include "bot.h"
 #include "cluster.h"
 #include "remote.h"
@@ -75,6 +76,12 @@ static const flag flags[] = {
     {"quick-bots", "RACE2048_QUICK_BOTS", "SECONDS",
      "a quick match still short of players after this long gets bots, 0 = never "
      "(default 15)"},
+    {"arena-every", "RACE2048_ARENA_EVERY", "MINUTES",
+     "opens an arena every MINUTES (at multiples since 00:00 UTC) lasting MINUTES/2, "
+     "0 = none (default 0)"},
+    {"max-arenas", "RACE2048_MAX_ARENAS", "N",
+     "arenas upcoming and running at once; beyond it arena_create gets server_full "
+     "(default 100)"},
     {"proxy-from", "RACE2048_PROXY_FROM", "CIDR[,...]",
      "load balancers whose connections begin with a PROXY header (v1 or v2) naming "
      "the client, none = off (default none)"},
@@ -162,6 +169,8 @@ static const numeric_flag numeric_flags[] = {
     NUMERIC("max-bots-per-ip", 0, 100000, 1, max_bots_per_ip,
             "an integer from 0 to 100000"),
     NUMERIC("quick-bots", 0, 86400, 1000, quick_bots_ms, "seconds from 0 to 86400"),
+    NUMERIC("max-arenas", 1, 100000, 1, max_arenas, "an integer from 1 to 100000"),
+    NUMERIC("arena-every", 0, 1440, 1, arena_every, "minutes from 0 to 1440"),
     NUMERIC("journal-sync-ms", 1, 10000, 1, journal_sync_ms,
             "milliseconds from 1 to 10000"),
     NUMERIC("journal-max", 65536, 1ull << 40, 1, journal_max,
@@ -283,6 +292,7 @@ static int configure(srv_config *cfg, int argc, char **argv) {
                         .max_spectators = 500,
                         .max_bots = 1000,
                         .quick_bots_ms = 15000,
+                        .max_arenas = 100,
                         .max_bots_per_ip = SRV_BOTS_PER_IP_DEFAULT,
                         .log_level = SRV_LOG_INFO,
                         .journal = "race2048.journal",
@@ -671,7 +681,11 @@ static int open_record(process *pr) {
                     journal_path(s->journal), rec.ngames);
     } else if (rc == 0) {
         recover_games(&s->game, &rec);
+        arena_host_restore(&s->game);
+        arena_host_schedule(&s->game); /* --arena-every: single node only, for now */
     }
+    if (rc == 0 && s->cluster && s->cfg.arena_every)
+        srv_log(SRV_LOG_WARN, "--arena-every is not yet run in cluster mode: ignored");
     journal_recovery_free(&rec);
     if (rc == 0 && failover && takeover_start(failover, &s->game, s->loop) < 0) {
         fprintf(stderr, "race2048d: cannot start the cluster's takeover\n");

@@ -173,6 +173,13 @@ static bool route(remote *r, srv_player *p, proto_request *req) {
     case PROTO_REQ_PING:
     case PROTO_REQ_RESUME:
     case PROTO_REQ_NONE:
+    /* Arenas run on the node that got arena_create, for its own clients (the
+     * cluster's part of issue 28 is not built yet): never forwarded. */
+    case PROTO_REQ_ARENA_CREATE:
+    case PROTO_REQ_ARENAS:
+    case PROTO_REQ_ARENA_JOIN:
+    case PROTO_REQ_ARENA_LEAVE:
+    case PROTO_REQ_ARENA_RESULTS:
         return false;
     case PROTO_REQ_ROOMS:
         lobby_welcome(p);

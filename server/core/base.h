@@ -79,6 +79,10 @@ typedef struct srv_config {
     /* Spectators one room takes (--max-spectators); 0 = no limit (in-process
      * tests that build a config by hand). */
     unsigned max_spectators;
+    /* Arenas upcoming and running at once (--max-arenas; 0 = no limit), and
+     * --arena-every's period in minutes (0 = none). */
+    unsigned max_arenas;
+    unsigned arena_every;
     /* Server-run bots at once (--max-bots), and how long a `quick` waits
      * before bots fill its race (--quick-bots, ms; 0 = never). */
     unsigned max_bots;

@@ -102,6 +102,8 @@ typedef struct game {
      * of its clock: RACE2048_TEST_DAY_OFFSET days, read by game_init_accounts. */
     daily_boards daily;
     int64_t daily_offset_ms;
+    /* The arenas (arena_host.c), made on first use; NULL until then. */
+    struct arena_hosts *arenas;
     uv_idle_t fanout_idle;
     bool fanout_ready; /* fanout_idle and fanouts are set up (on first use) */
     srv_link fanouts;

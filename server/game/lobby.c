@@ -1,5 +1,6 @@
 /* lobby.c - the lobby: players, naming, matchmaking, the rooms list, resume lookups. */
 #include "lobby_internal.h"
+#include "arena_host.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -200,6 +201,7 @@ static void unqueue(srv_player *p) {
 
 void srv_player_release(srv_player *p) {
     if (player_connected(p) || p->room) return;
+    arena_host_forget(p);
     unqueue(p);
     if (p->watching) room_unwatch(p->watching, p);
     assert(!p->queued && !p->watching && !p->room);
@@ -543,6 +545,7 @@ void lobby_player_gone(srv_player *p) {
     p->sink = (sink){0};
     unqueue(p);
     if (p->watching) room_unwatch(p->watching, p);
+    arena_host_disconnected(p);
     if (p->room) room_disconnect(p->room, p);
     srv_player_release(p);
 }
@@ -567,4 +570,5 @@ void lobby_take_back(srv_player *p, sink dest) {
     p->sink = dest;
     send_welcome(p);
     if (p->room) room_reconnect(p->room, p);
+    arena_host_reconnected(p);
 }

@@ -47,6 +47,11 @@ typedef struct srv_player {
     struct acct_account *account;
     /* Named by a `hello` (an implicit player-N name is none): may register. */
     bool named;
+    /* The arena it entered last (arena_host.c), or NULL; arena_wants: it has
+     * not left that arena's pool (it waits whenever connected and not racing). */
+    struct arena_host *arena;
+    bool arena_wants;
+    UT_hash_handle hh_arena; /* in its arena's entrants here, keyed by id */
 } srv_player;
 
 /* True while p has a destination. */

@@ -5,6 +5,7 @@
 #include "journal.h"
 #include "lobby_internal.h"
 #include "room.h"
+#include "arena_host.h"
 
 static void reply_error(srv_player *p, proto_err code, const char *message) {
     srv_send_error(p, code, message);
@@ -170,6 +171,11 @@ static void do_rematch(srv_player *p) {
     if (!r || r->solo || r->state != ROOM_ENDED) {
         reply_error(p, PROTO_ERR_NOT_PLAYING,
                     "rematch is for the players of a race that ended");
+        return;
+    }
+    if (r->settings.arena[0]) {
+        reply_error(p, PROTO_ERR_NOT_PLAYING,
+                    "an arena race has no rematch: the arena pairs you again");
         return;
     }
     if (!room_seat_of(p)->rematch && !lobby_allow_game(p))
@@ -374,9 +380,31 @@ static void do_profile(srv_player *p, const proto_request *req) {
     srv_send_line(p, SRV_MSG_ACCOUNT, line, len);
 }
 
+/* An entrant that asks for something else leaves its arena's pool; a `leave`
+ * during an arena race forfeits it and leaves the pool too (Arenas). */
+static void arena_side_effects(srv_player *p, const proto_request *req) {
+    if (!p->arena) return;
+    switch (req->type) {
+    case PROTO_REQ_SOLO:
+    case PROTO_REQ_CREATE:
+    case PROTO_REQ_JOIN:
+    case PROTO_REQ_QUICK:
+    case PROTO_REQ_WATCH:
+    case PROTO_REQ_DAILY:
+        if (!room_in_running_race(p)) arena_host_busy(p);
+        break;
+    case PROTO_REQ_LEAVE:
+        if (room_in_running_race(p) && p->room->arena) arena_host_busy(p);
+        break;
+    default:
+        break;
+    }
+}
+
 void lobby_request(srv_player *p, proto_request *req) {
     /* A first reply of any other kind comes after the automatic welcome. */
     if (req->type != PROTO_REQ_HELLO && req->type != PROTO_REQ_RESUME) lobby_welcome(p);
+    arena_side_effects(p, req);
     switch (req->type) {
     case PROTO_REQ_SOLO:
         do_solo(p, req);
@@ -425,6 +453,13 @@ void lobby_request(srv_player *p, proto_request *req) {
         break;
     case PROTO_REQ_DAILY:
         do_daily(p, req);
+        break;
+    case PROTO_REQ_ARENA_CREATE:
+    case PROTO_REQ_ARENAS:
+    case PROTO_REQ_ARENA_JOIN:
+    case PROTO_REQ_ARENA_LEAVE:
+    case PROTO_REQ_ARENA_RESULTS:
+        arena_host_request(p, req);
         break;
     case PROTO_REQ_REGISTER: /* the session's (it needs the address's limit) */
     case PROTO_REQ_RESUME:

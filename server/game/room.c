@@ -1,5 +1,6 @@
 /* room.c - rooms and games: seats, moves, timers, leaving, rematch, spectators. */
 #include "room_internal.h"
+#include "arena_host.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -804,6 +805,7 @@ void room_close_all(game *g) {
         room_maybe_free(r);
     }
     game_rooms_changed(g);
+    arena_host_close_all(g);
 }
 
 void room_give_up_all(game *g) {

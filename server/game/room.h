@@ -56,6 +56,9 @@ typedef struct room {
     bool closing;
     struct jrn_game *jgame; /* the journal's state of a started game, or NULL */
     uint64_t game_id;       /* the journal's id of the game, 0 if unknown */
+    /* An arena's race (arena_host.c) until its result counted, else NULL. */
+    struct arena_host *arena;
+    uint64_t arena_race; /* its number in the arena */
 } room;
 
 /* Makes a waiting room (or, solo, a game about to start) with a fresh code.

@@ -5,6 +5,7 @@
 #include "daily.h"
 #include "journal.h"
 #include "room_internal.h"
+#include "arena_host.h"
 
 /* ------------------------------------------------------------ end rules --- */
 
@@ -234,6 +235,9 @@ void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     if (m.json) srv_buf_unref(m.json);
     srv_view_unref(m.view);
     log_end(r, reason, winner);
+    /* An arena race's result counts and its entrants wait again, before
+     * disconnected players are let go below. */
+    if (r->arena) arena_host_race_end(r, order, winner);
 
     /* Spectators are done once they have the end (fanout.c); so are
      * disconnected players (nothing to resume) and, in a solo game, the

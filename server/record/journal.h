@@ -141,6 +141,15 @@ int journal_daily_learn(journal *j, int32_t day, int size, const eng_seed *seed,
                         const char *salt);
 /* The recorded one of that day and size, if any. */
 bool journal_daily_get(const journal *j, int32_t day, int size, jrn_daily_seed *out);
+/* Arenas (journal_arena.c): line is an `arena` record (record.h) of that
+ * code, the arena's whole state now: appended, and kept as its latest (what
+ * compaction writes and start-up reads). Nothing is kept if j is NULL. */
+void journal_arena(journal *j, const char *code, const char *line, size_t len);
+/* An arena no longer kept (an hour after its end): compaction leaves it out. */
+void journal_arena_drop(journal *j, const char *code);
+/* The arenas read back at start-up (and kept since): their latest lines. */
+size_t journal_arena_count(const journal *j);
+const char *journal_arena_line(const journal *j, size_t i, size_t *len);
 /* Whether rec is a daily game whose day is not over: journal_history and
  * journal_replay leave it out (its record holds the day's seed). */
 bool journal_daily_secret(const journal *j, const proto_game_record *rec);

@@ -348,6 +348,7 @@ bool jrn_compact_maybe(journal *j) {
         daily_each(j->daily, jrn_entry_out, &out);
         bad |= out.bad;
     }
+    bad |= !bad && jrn_arenas_out(j, &c->accounts) < 0;
     if (bad) {
         compaction_free(c);
         srv_log(SRV_LOG_ERROR, "journal: out of memory for a compaction");

@@ -124,7 +124,10 @@ struct journal {
     int64_t daily_offset_ms;
     size_t ndailies, dailies_cap;
     struct acct_store *accounts; /* journal_config.accounts */
-    indexed *index;              /* ring of recent finished games */
+    /* Arenas (journal_arena.c): each one's latest `arena` record. */
+    struct jrn_arena *arenas;
+    size_t narenas, arenas_cap;
+    indexed *index; /* ring of recent finished games */
     size_t index_head, index_count, index_bytes;
 };
 
@@ -166,6 +169,12 @@ void jrn_note_game(journal *j, uint64_t game);
 /* journal_compact.c: starts a compaction once the file has reached its
  * threshold; true if one began. */
 bool jrn_compact_maybe(journal *j);
+
+/* journal_arena.c: the `arena` records of data (the file at start-up), kept;
+ * their lines appended to out (compaction): 0, or -1; and freed. */
+void jrn_arenas_replay(journal *j, const char *data, size_t len);
+int jrn_arenas_out(const journal *j, byte_buf *out);
+void jrn_arenas_free(journal *j);
 
 /* journal_daily.c */
 /* A `daily` record's line, appended to out: 0, or -1 if memory ran out. */

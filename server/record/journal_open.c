@@ -138,6 +138,7 @@ static ssize_t read_records(journal *j, jrn_recovery *rec) {
      * accounts records of the compaction that moved them. */
     if (j->accounts) jacct_replay(j->accounts, data.data, good);
     jrn_dailies_replay(j, data.data, good);
+    jrn_arenas_replay(j, data.data, good);
     free(done);
     free(finished.lines);
     free(tails[0].data);
@@ -278,5 +279,6 @@ void journal_close(journal *j) {
     free(j->unreplicated.data);
     free(j->replicating.data);
     free(j->dailies);
+    jrn_arenas_free(j);
     free(j);
 }

@@ -229,6 +229,23 @@ static bool request_of(const proto_command *cmd, proto_request *req) {
         req->type = PROTO_REQ_DAILY;
         req->settings = settings_for(1, cmd->number);
         return true;
+    case PROTO_CMD_ARENAS:
+        req->type = PROTO_REQ_ARENAS;
+        return true;
+    case PROTO_CMD_ARENA:
+        req->type = PROTO_REQ_ARENA_JOIN;
+        memcpy(req->room, cmd->room, sizeof req->room);
+        return true;
+    case PROTO_CMD_ARENA_NEW: /* starts in a minute, as JSON's default */
+        req->type = PROTO_REQ_ARENA_CREATE;
+        snprintf(req->arena_name, sizeof req->arena_name, "arena");
+        req->minutes = cmd->number;
+        req->settings = (proto_settings){.players = cmd->size ? cmd->size : 4,
+                                         .size = 4,
+                                         .target = 2048,
+                                         .rated = true};
+        req->starts_in = PROTO_ARENA_STARTS_DEF;
+        return true;
     default:
         return false;
     }
@@ -343,6 +360,9 @@ void text_run_command(conn *c, const char *line, size_t len) {
             text_request_draw(c);
             return;
         }
+        if (req.type == PROTO_REQ_ARENA_CREATE && c->player) /* named after its host */
+            snprintf(req.arena_name, sizeof req.arena_name, "%s's arena",
+                     c->player->name);
         text_request(c, &req);
         memset(req.key, 0, sizeof req.key);
         return;

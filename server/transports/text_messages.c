@@ -8,6 +8,8 @@
 #include <jansson.h>
 
 #include "accounts.h"
+#include "journal.h"
+#include "room.h"
 
 /* Keeps the view of the verdict so the end screen outlives the room. */
 static void keep_end(text_session *s, const srv_msg *m) {
@@ -158,6 +160,64 @@ static void daily_screen(proto_buf *b, json_t *j) {
                              (int)json_integer_value(json_object_get(j, "size")), row, n);
 }
 
+static proto_arena_row arena_row_of_json(const json_t *r) {
+    const char *name = json_string_value(json_object_get(r, "name"));
+    return (proto_arena_row){
+        .rank = (int)json_integer_value(json_object_get(r, "rank")),
+        .id = (uint64_t)json_integer_value(json_object_get(r, "id")),
+        .name = name ? name : "?",
+        .points = json_integer_value(json_object_get(r, "points")),
+        .races = (int)json_integer_value(json_object_get(r, "races")),
+        .wins = (int)json_integer_value(json_object_get(r, "wins")),
+        .streak = (int)json_integer_value(json_object_get(r, "streak")),
+        .waiting = json_is_true(json_object_get(r, "waiting"))};
+}
+
+static proto_arena_info arena_info_of_json(const json_t *j) {
+    const char *code = json_string_value(json_object_get(j, "arena"));
+    const char *name = json_string_value(json_object_get(j, "name"));
+    const char *status = json_string_value(json_object_get(j, "status"));
+    return (proto_arena_info){
+        .code = code ? code : "?",
+        .name = name ? name : "",
+        .status = status && !strcmp(status, "finished")  ? PROTO_ARENA_FINISHED
+                  : status && !strcmp(status, "running") ? PROTO_ARENA_RUNNING
+                                                         : PROTO_ARENA_UPCOMING,
+        .starts_ms = json_integer_value(json_object_get(j, "starts")),
+        .ends_ms = json_integer_value(json_object_get(j, "ends")),
+        .players = (int)json_integer_value(json_object_get(j, "players")),
+        .size = (int)json_integer_value(json_object_get(j, "size")),
+        .target = (uint32_t)json_integer_value(json_object_get(j, "target")),
+        .entrants = (uint64_t)json_integer_value(json_object_get(j, "entrants"))};
+}
+
+/* An `arena` (the standings, the top TEXT_TOP_ROWS, and your row) or `arenas`. */
+static void arena_screen(proto_buf *b, json_t *j, const char *type) {
+    int64_t now = journal_wall_ms();
+    if (!strcmp(type, "arenas")) {
+        proto_arena_info list[TEXT_TOP_ROWS];
+        int n = 0;
+        size_t i;
+        json_t *a;
+        json_array_foreach(json_object_get(j, "arenas"), i, a) {
+            if (n < TEXT_TOP_ROWS) list[n++] = arena_info_of_json(a);
+        }
+        proto_render_arenas(b, list, n, now);
+        return;
+    }
+    proto_arena_info info = arena_info_of_json(j);
+    proto_arena_row rows[TEXT_TOP_ROWS];
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(j, "standings"), i, r) {
+        if (info.nrows < TEXT_TOP_ROWS) rows[info.nrows++] = arena_row_of_json(r);
+    }
+    info.rows = rows;
+    const json_t *you = json_object_get(j, "you");
+    proto_arena_row own = you ? arena_row_of_json(you) : (proto_arena_row){0};
+    proto_render_arena(b, &info, you ? &own : NULL, now);
+}
+
 /* The screen of a `registered`, `leaderboard` or `profile` reply (read back
  * from its line, as any client reads it). */
 static void account_screen(proto_buf *b, json_t *j) {
@@ -165,7 +225,9 @@ static void account_screen(proto_buf *b, json_t *j) {
     const char *name = json_string_value(json_object_get(j, "name"));
     if (!type) return;
     const char *board = json_string_value(json_object_get(j, "board"));
-    if (!strcmp(type, "registered")) {
+    if (!strcmp(type, "arena") || !strcmp(type, "arenas")) {
+        arena_screen(b, j, type);
+    } else if (!strcmp(type, "registered")) {
         const char *key = json_string_value(json_object_get(j, "key"));
         if (name && key) proto_render_registered(b, name, key);
     } else if (!strcmp(type, "leaderboard") && board && !strcmp(board, "daily")) {
@@ -214,13 +276,19 @@ static void account_screen(proto_buf *b, json_t *j) {
     }
 }
 
-static void on_account(text_session *s, const srv_msg *m) {
+static void on_account(conn *c, const srv_msg *m) {
+    text_session *s = c->text;
     if (!m->json) return;
     json_t *j = json_loadb(m->json->data, m->json->len, 0, NULL);
     if (!j) return;
     proto_buf b;
     proto_buf_init(&b);
     account_screen(&b, j);
+    /* An arena's standings during a race wait for the lobby: the race keeps
+     * its screen. Between races (the end screen) they replace it. */
+    const char *type = json_string_value(json_object_get(j, "type"));
+    bool racing =
+        type && !strcmp(type, "arena") && c->player && room_in_running_race(c->player);
     json_decref(j);
     size_t len;
     char *screen = b.failed || !b.len ? NULL : proto_buf_take(&b, &len);
@@ -228,7 +296,7 @@ static void on_account(text_session *s, const srv_msg *m) {
     if (!screen) return;
     text_forget_account_screen(s);
     s->account_screen = screen;
-    text_drop_end(s);
+    if (!racing) text_drop_end(s);
 }
 
 void text_deliver(conn *c, const srv_msg *m) {
@@ -304,7 +372,7 @@ void text_deliver(conn *c, const srv_msg *m) {
     case SRV_MSG_BYE:
         break;
     case SRV_MSG_ACCOUNT:
-        on_account(s, m);
+        on_account(c, m);
         break;
     case SRV_MSG_HISTORY:
         on_history(s, m);

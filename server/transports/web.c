@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cidr.h"
+#include "arena_host.h"
 #include "lobby.h"
 #include "session.h"
 #include "metrics.h"
@@ -356,6 +357,39 @@ static bool answer_accounts_api(conn *c, const proto_http_request *r, const char
         }
         char *line = lobby_leaderboard_line(g, (int)limit, &len);
         respond_json(c, 200, line, len, head_only, alive);
+        return true;
+    }
+    static const char arenas[] = "/api/arenas", arena[] = "/api/arena/";
+    if (strcmp(path, arenas) == 0) {
+        char *line = arena_host_list_line(g, &len);
+        respond_json(
+            c, line ? 200 : 404,
+            line ? line
+                 : proto_enc_error(PROTO_ERR_BUSY, "the server is short of memory", &len),
+            len, head_only, alive);
+        return true;
+    }
+    if (strncmp(path, arena, sizeof arena - 1) == 0) {
+        char code[PROTO_ROOM_MAX + 1];
+        const char *typed = path + sizeof arena - 1;
+        size_t n = strlen(typed);
+        bool found = false;
+        char *line = NULL;
+        if (n >= PROTO_ROOM_MIN && n <= PROTO_ROOM_MAX) {
+            for (size_t i = 0; i <= n; i++)
+                code[i] =
+                    typed[i] >= 'a' && typed[i] <= 'z' ? (char)(typed[i] - 32) : typed[i];
+            line = arena_host_results_line(g, code, &found, &len);
+        }
+        if (!line)
+            respond_json(c, 404,
+                         found ? proto_enc_error(PROTO_ERR_BUSY,
+                                                 "the server is short of memory", &len)
+                               : proto_enc_error(PROTO_ERR_ARENA_NOT_FOUND,
+                                                 "no arena has that code", &len),
+                         len, head_only, alive);
+        else
+            respond_json(c, 200, line, len, head_only, alive);
         return true;
     }
     if (strncmp(path, profile, sizeof profile - 1) == 0) {

@@ -355,6 +355,27 @@ static void test_resume(void **state) {
     assert_int_equal(proto_resume_code_parse("abcd\0efg", 8, out), -1);
 }
 
+/* arenas, arena CODE, arena new MINUTES [PLAYERS] (issue 28). */
+static void test_arenas(void **state) {
+    (void)state;
+    assert_int_equal(parse("arenas"), PROTO_CMD_ARENAS);
+    assert_int_equal(parse("Arena ab12cd"), PROTO_CMD_ARENA);
+    assert_string_equal(cmd.room, "AB12CD");
+    assert_int_equal(parse("arena new 30"), PROTO_CMD_ARENA_NEW);
+    assert_int_equal(cmd.number, 30);
+    assert_int_equal(cmd.size, 0);
+    assert_int_equal(parse("arena NEW 240 8"), PROTO_CMD_ARENA_NEW);
+    assert_int_equal(cmd.number, 240);
+    assert_int_equal(cmd.size, 8);
+    static const char *const bad[] = {
+        "arena",           "arena new",      "arena new 4",
+        "arena new 241",   "arena new 30 1", "arena new 30 9",
+        "arena new 5 2 1", "arena a-b",      "arena ABCDEFGHJ"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (parse(bad[i]) != PROTO_CMD_ERROR) fail_msg("%s was taken", bad[i]);
+    assert_non_null(strstr(proto_command_help(), "arena new MIN [N]"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bare_commands),
@@ -377,6 +398,7 @@ int main(void) {
         cmocka_unit_test(test_accounts),
         cmocka_unit_test(test_daily),
         cmocka_unit_test(test_history_and_replay),
+        cmocka_unit_test(test_arenas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -711,8 +711,56 @@ static void test_history_replay(void **state) {
     decode_err("{\"type\":\"replay\",\"game\":null}", PROTO_ERR_BAD_MESSAGE);
 }
 
+/* Arenas: arena_create's fields and defaults, and the arena code of the others. */
+static void test_arena_requests(void **state) {
+    (void)state;
+    proto_request req;
+    decode_ok("{\"type\":\"arena_create\",\"name\":\"Friday 9pm!\",\"minutes\":5}", &req);
+    assert_int_equal(req.type, PROTO_REQ_ARENA_CREATE);
+    assert_string_equal(req.arena_name, "Friday 9pm!");
+    assert_int_equal(req.minutes, 5);
+    assert_int_equal(req.settings.players, 4);
+    assert_int_equal(req.settings.size, 4);
+    assert_int_equal(req.settings.target, 2048);
+    assert_int_equal(req.starts_in, 60);
+    decode_ok(
+        "{\"type\":\"arena_create\",\"name\":\"12345678901234567890123456789012\","
+        "\"minutes\":240,\"players\":8,\"size\":8,\"target\":8,\"starts_in\":86400}",
+        &req);
+    assert_int_equal(req.minutes, 240);
+    assert_int_equal(req.settings.players, 8);
+    assert_int_equal(req.starts_in, 86400);
+    decode_err("{\"type\":\"arena_create\",\"minutes\":5}", PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"arena_create\",\"name\":\"\",\"minutes\":5}",
+               PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"arena_create\",\"name\":\"a\\n\",\"minutes\":5}",
+               PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"arena_create\",\"name\":\"a\"}", PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"arena_create\",\"name\":\"a\",\"minutes\":241}",
+               PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"arena_create\",\"name\":\"a\",\"minutes\":5,\"players\":1}",
+               PROTO_ERR_BAD_MESSAGE);
+    decode_err(
+        "{\"type\":\"arena_create\",\"name\":\"a\",\"minutes\":5,\"starts_in\":-1}",
+        PROTO_ERR_BAD_MESSAGE);
+    decode_ok("{\"type\":\"arenas\"}", &req);
+    assert_int_equal(req.type, PROTO_REQ_ARENAS);
+    decode_ok("{\"type\":\"arena_join\",\"arena\":\"ab12cd\"}", &req);
+    assert_int_equal(req.type, PROTO_REQ_ARENA_JOIN);
+    assert_string_equal(req.room, "AB12CD");
+    decode_ok("{\"type\":\"arena_leave\",\"arena\":\"AB12\"}", &req);
+    assert_int_equal(req.type, PROTO_REQ_ARENA_LEAVE);
+    decode_ok("{\"type\":\"arena_results\",\"arena\":\"AB12CD34\"}", &req);
+    assert_int_equal(req.type, PROTO_REQ_ARENA_RESULTS);
+    decode_err("{\"type\":\"arena_join\"}", PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"arena_join\",\"arena\":\"A-12\"}", PROTO_ERR_BAD_MESSAGE);
+    decode_err("{\"type\":\"arena_join\",\"arena\":\"ABCDEFGHI\"}",
+               PROTO_ERR_BAD_MESSAGE);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_arena_requests),
         cmocka_unit_test(test_hello),
         cmocka_unit_test(test_solo_all_fields),
         cmocka_unit_test(test_solo_defaults),

@@ -383,11 +383,11 @@ static void test_rooms(void **state) {
     proto_room_info rooms[] = {
         {.room = "AB12",
          .players = 1,
-         .settings = {2, 4, 2048, 0, false},
+         .settings = {.players = 2, .size = 4, .target = 2048, .time_limit = 0},
          .started = false},
         {.room = "XYZ789",
          .players = 8,
-         .settings = {8, 8, 1048576, 86400, false},
+         .settings = {.players = 8, .size = 8, .target = 1048576, .time_limit = 86400},
          .started = true},
     };
     s = proto_enc_rooms(rooms, 2, &len);
@@ -407,12 +407,12 @@ static void test_rooms_seats(void **state) {
     proto_room_info rooms[] = {
         {.room = "AB12",
          .players = 1,
-         .settings = {2, 4, 2048, 0, false},
+         .settings = {.players = 2, .size = 4, .target = 2048, .time_limit = 0},
          .seats_known = true,
          .names = {"ann"}},
         {.room = "CD34",
          .players = 2,
-         .settings = {2, 4, 64, 0, false},
+         .settings = {.players = 2, .size = 4, .target = 64, .time_limit = 0},
          .started = true,
          .seats_known = true,
          .names = {"ann", "bot-L3-7"},
@@ -708,8 +708,76 @@ static void test_out_of_memory(void **state) {
     json_set_alloc_funcs(malloc, free);
 }
 
+/* Arenas: the shared part once, then each receiver's `you`; `arenas` without standings;
+ * `room` and `start` of an arena race say the arena. */
+static void test_arena(void **state) {
+    (void)state;
+    proto_arena_row rows[] = {
+        {.rank = 1,
+         .id = 7,
+         .name = "ann",
+         .points = 5,
+         .races = 3,
+         .wins = 2,
+         .streak = 2,
+         .waiting = true},
+        {.rank = 2, .id = 9, .name = "bo", .points = 0, .races = 1},
+    };
+    proto_arena_info a = {.code = "AB12CD",
+                          .name = "Fri \"9\"",
+                          .status = PROTO_ARENA_RUNNING,
+                          .starts_ms = 1000,
+                          .ends_ms = 301000,
+                          .players = 4,
+                          .size = 4,
+                          .target = 2048,
+                          .entrants = 2,
+                          .rows = rows,
+                          .nrows = 2};
+    size_t slen, len;
+    char *shared = proto_enc_arena_shared(&a, &slen);
+    assert_non_null(shared);
+    static const char head[] =
+        "{\"type\":\"arena\",\"arena\":\"AB12CD\",\"name\":\"Fri \\\"9\\\"\","
+        "\"status\":\"running\",\"starts\":1000,\"ends\":301000,\"players\":4,\"size\":4,"
+        "\"target\":2048,\"entrants\":2,\"standings\":["
+        "{\"rank\":1,\"id\":7,\"name\":\"ann\",\"points\":5,\"races\":3,\"wins\":2,"
+        "\"streak\":2,\"waiting\":true},"
+        "{\"rank\":2,\"id\":9,\"name\":\"bo\",\"points\":0,\"races\":1,\"wins\":0,"
+        "\"streak\":0,\"waiting\":false}]";
+    assert_int_equal(slen, strlen(head));
+    assert_memory_equal(shared, head, slen);
+    char want[1024];
+    snprintf(want, sizeof want,
+             "%s,\"you\":{\"rank\":2,\"id\":9,\"name\":\"bo\","
+             "\"points\":0,\"races\":1,\"wins\":0,\"streak\":0,\"waiting\":false}}\n",
+             head);
+    expect_line(proto_arena_finish(shared, slen, &rows[1], &len), len, want);
+    snprintf(want, sizeof want, "%s}\n", head);
+    expect_line(proto_arena_finish(shared, slen, NULL, &len), len, want);
+    free(shared);
+    expect_line(
+        proto_enc_arenas(&a, 1, &len), len,
+        "{\"type\":\"arenas\",\"arenas\":[{\"type\":\"arena\",\"arena\":\"AB12CD\","
+        "\"name\":\"Fri \\\"9\\\"\",\"status\":\"running\",\"starts\":1000,"
+        "\"ends\":301000,\"players\":4,\"size\":4,\"target\":2048,\"entrants\":2}]}\n");
+    proto_settings st = {.players = 2,
+                         .size = 4,
+                         .target = 2048,
+                         .time_limit = 299,
+                         .rated = true,
+                         .arena = "AB12CD"};
+    proto_player p = {.id = 7, .name = "ann"};
+    expect_line(
+        proto_enc_room("R1R1", &p, 1, &st, &len), len,
+        "{\"type\":\"room\",\"room\":\"R1R1\",\"players\":[{\"id\":7,\"name\":\"ann\"}],"
+        "\"need\":2,\"size\":4,\"target\":2048,\"time_limit\":299,\"rated\":true,"
+        "\"arena\":\"AB12CD\"}\n");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_arena),
         cmocka_unit_test(test_welcome),
         cmocka_unit_test(test_queued),
         cmocka_unit_test(test_room),

@@ -1,0 +1,148 @@
+/* record_arena.c - the journal's `arena` record: one arena's whole state, written and
+ * read here. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "record.h"
+
+static int out_write(const char *buf, size_t size, void *data) {
+    return byte_buf_append(data, buf, size);
+}
+
+static void put(json_t *o, const char *key, json_t *v, bool *ok) {
+    if (!o || !v || json_object_set_new_nocheck(o, key, v) != 0) *ok = false;
+}
+
+int proto_rec_put_arena(byte_buf *b, const proto_arena_record *a) {
+    bool ok = true;
+    json_t *o = json_object();
+    put(o, "j", json_string("arena"), &ok);
+    put(o, "arena", json_string(a->code), &ok);
+    put(o, "name", json_string(a->name), &ok);
+    put(o, "players", json_integer(a->players), &ok);
+    put(o, "size", json_integer(a->size), &ok);
+    put(o, "target", json_integer(a->target), &ok);
+    put(o, "starts", json_integer(a->starts_ms), &ok);
+    put(o, "ends", json_integer(a->ends_ms), &ok);
+    put(o, "pair_wait", json_integer(a->pair_wait_ms), &ok);
+    put(o, "bots_wait", json_integer(a->bots_wait_ms), &ok);
+    put(o, "max_entrants", json_integer((json_int_t)a->max_entrants), &ok);
+    put(o, "next_race", json_integer((json_int_t)a->next_race), &ok);
+    put(o, "finished", json_boolean(a->finished), &ok);
+    put(o, "finished_at", json_integer(a->finished_ms), &ok);
+    json_t *list = json_array();
+    for (size_t i = 0; list && ok && i < a->count; i++) {
+        const proto_arena_rec_entrant *e = &a->entrants[i];
+        json_t *row = json_pack("[I,s,I,i,i,i,i,b,I,I,i]", (json_int_t)e->id, e->name,
+                                (json_int_t)e->points, e->races, e->wins, e->streak,
+                                e->state, e->sent_away, (json_int_t)e->since_ms,
+                                (json_int_t)e->race, e->race_entrants);
+        if (!row || json_array_append_new(list, row) != 0) ok = false;
+    }
+    put(o, "entrants", list, &ok);
+    size_t before = b->len;
+    int rc =
+        ok ? json_dump_callback(o, out_write, b, JSON_COMPACT | JSON_PRESERVE_ORDER) : -1;
+    json_decref(o);
+    if (rc == 0) rc = byte_buf_append(b, "\n", 1);
+    if (rc != 0) b->len = before;
+    return rc == 0 ? 0 : -1;
+}
+
+static bool get_i(const json_t *o, const char *key, json_int_t lo, json_int_t hi,
+                  json_int_t *out) {
+    const json_t *v = json_object_get(o, key);
+    if (!json_is_integer(v)) return false;
+    *out = json_integer_value(v);
+    return *out >= lo && *out <= hi;
+}
+
+static bool get_s(const json_t *o, const char *key, char *out, size_t cap) {
+    const json_t *v = json_object_get(o, key);
+    if (!json_is_string(v) || json_string_length(v) >= cap ||
+        strlen(json_string_value(v)) != json_string_length(v))
+        return false;
+    memcpy(out, json_string_value(v), json_string_length(v) + 1);
+    return true;
+}
+
+int proto_arena_record_code(const char *line, size_t len, char code[PROTO_ROOM_MAX + 1]) {
+    json_t *o = json_loadb(line, len, 0, NULL);
+    const json_t *j = json_object_get(o, "j");
+    bool ok = json_is_string(j) && !strcmp(json_string_value(j), "arena") &&
+              get_s(o, "arena", code, PROTO_ROOM_MAX + 1) && code[0];
+    json_decref(o);
+    return ok ? 0 : -1;
+}
+
+int proto_dec_arena_record(const char *line, size_t len, proto_arena_record *out) {
+    memset(out, 0, sizeof *out);
+    json_t *o = json_loadb(line, len, 0, NULL);
+    const json_t *j = json_object_get(o, "j");
+    json_int_t x[11];
+    const json_int_t big = INT64_MAX;
+    bool ok =
+        json_is_string(j) && !strcmp(json_string_value(j), "arena") &&
+        get_s(o, "arena", out->code, sizeof out->code) &&
+        get_s(o, "name", out->name, sizeof out->name) &&
+        get_i(o, "players", 2, 8, &x[0]) && get_i(o, "size", 3, 8, &x[1]) &&
+        get_i(o, "target", 8, PROTO_TARGET_MAX, &x[2]) &&
+        get_i(o, "starts", 0, big, &x[3]) && get_i(o, "ends", 0, big, &x[4]) &&
+        get_i(o, "pair_wait", 0, big, &x[5]) && get_i(o, "bots_wait", 0, big, &x[6]) &&
+        get_i(o, "max_entrants", 1, big, &x[7]) && get_i(o, "next_race", 0, big, &x[8]) &&
+        get_i(o, "finished_at", 0, big, &x[9]) &&
+        json_is_boolean(json_object_get(o, "finished"));
+    const json_t *list = json_object_get(o, "entrants");
+    ok = ok && json_is_array(list);
+    if (ok) {
+        out->players = (int)x[0];
+        out->size = (int)x[1];
+        out->target = (uint32_t)x[2];
+        out->starts_ms = x[3];
+        out->ends_ms = x[4];
+        out->pair_wait_ms = x[5];
+        out->bots_wait_ms = x[6];
+        out->max_entrants = (uint64_t)x[7];
+        out->next_race = (uint64_t)x[8];
+        out->finished_ms = x[9];
+        out->finished = json_is_true(json_object_get(o, "finished"));
+        out->count = json_array_size(list);
+        out->entrants = out->count ? calloc(out->count, sizeof *out->entrants) : NULL;
+        ok = !out->count || out->entrants;
+    }
+    for (size_t i = 0; ok && i < out->count; i++) {
+        proto_arena_rec_entrant *e = &out->entrants[i];
+        json_int_t id, points, races, wins, streak, state, since, race, race_entrants;
+        int sent_away;
+        const char *name;
+        ok = json_unpack(json_array_get(list, i), "[I,s,I,I,I,I,I,b,I,I,I!]", &id, &name,
+                         &points, &races, &wins, &streak, &state, &sent_away, &since,
+                         &race, &race_entrants) == 0 &&
+             strlen(name) <= PROTO_NAME_MAX && id >= 0 && races >= 0 &&
+             races <= INT32_MAX && wins >= 0 && wins <= races && streak >= 0 &&
+             streak <= wins && state >= 0 && state <= 2 && race >= 0 &&
+             race_entrants >= 0 && race_entrants <= 8;
+        if (!ok) break;
+        *e = (proto_arena_rec_entrant){.id = (uint64_t)id,
+                                       .points = points,
+                                       .races = (int)races,
+                                       .wins = (int)wins,
+                                       .streak = (int)streak,
+                                       .state = (int)state,
+                                       .sent_away = sent_away,
+                                       .since_ms = since,
+                                       .race = (uint64_t)race,
+                                       .race_entrants = (int)race_entrants};
+        memcpy(e->name, name, strlen(name) + 1);
+    }
+    json_decref(o);
+    if (!ok) {
+        free(out->entrants);
+        out->entrants = NULL;
+        out->count = 0;
+        return -1;
+    }
+    return 0;
+}

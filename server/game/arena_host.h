@@ -1,0 +1,55 @@
+/* arena_host.h - arenas on this server: requests, pairing into rated rooms, standings
+ * updates. */
+#ifndef RACE2048_ARENA_HOST_H
+#define RACE2048_ARENA_HOST_H
+
+#include "game.h"
+
+struct room;
+struct room_seat;
+
+/* An arena's code has this many characters (the rooms' alphabet). */
+#define ARENA_HOST_CODE_LEN 6
+/* Entrants one arena takes (the number the tests use is documented in
+ * protocol/README.md). */
+#define ARENA_HOST_MAX_ENTRANTS 10000
+
+/* The arena requests (arena_create, arenas, arena_join, arena_leave,
+ * arena_results): each gets its reply or one error. */
+void arena_host_request(srv_player *p, const proto_request *req);
+
+/* The `arenas` reply, and an arena as `arena_results` shows it to a reader
+ * who is no entrant (found false: no arena has that code), for /api/ (web.c):
+ * malloc'd lines, NULL if memory runs out. */
+char *arena_host_list_line(game *g, size_t *len);
+char *arena_host_results_line(game *g, const char *code, bool *found, size_t *len);
+
+/* p asks for something else (solo, create, join, quick, watch, daily) or sent
+ * `leave` during an arena race: it leaves its arena's pool (its points stay). */
+void arena_host_busy(srv_player *p);
+/* p's connection is gone (it waits no more) or is back (it waits again if it
+ * had not left its arena). */
+void arena_host_disconnected(srv_player *p);
+void arena_host_reconnected(srv_player *p);
+/* p is being freed: its arena forgets the player (the entrant stays). */
+void arena_host_forget(srv_player *p);
+
+/* An arena race ended (room_end): its result counts, the entrants go back to
+ * the pool. order: the seats best first. */
+void arena_host_race_end(struct room *r, const struct room_seat *const *order,
+                         uint64_t winner);
+
+/* --arena-every MINUTES (cfg.arena_every; 0: nothing): from now on an arena
+ * opens at every multiple of MINUTES since 00:00 UTC, lasting MINUTES/2 (at
+ * least 1), 4-player races on 4x4 to 2048. */
+void arena_host_schedule(game *g);
+
+/* Start-up, after the journal is read: the arenas it keeps come back (their
+ * standings; every entrant away until it joins again; races that were
+ * running count for nobody, their rooms go on as ordinary races). */
+void arena_host_restore(game *g);
+
+/* Frees every arena (server shutdown, after room_close_all). */
+void arena_host_close_all(game *g);
+
+#endif
