@@ -684,7 +684,7 @@ static int open_record(process *pr) {
         arena_host_restore(&s->game);
         arena_host_schedule(&s->game); /* --arena-every: single node only, for now */
     }
-    if (rc == 0 && s->cluster && s->cfg.arena_every)
+    if (rc == 0 && s->cluster && s->cfg->arena_every)
         srv_log(SRV_LOG_WARN, "--arena-every is not yet run in cluster mode: ignored");
     journal_recovery_free(&rec);
     if (rc == 0 && failover && takeover_start(failover, &s->game, s->loop) < 0) {

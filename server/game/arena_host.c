@@ -538,7 +538,7 @@ static void do_create(srv_player *p, const proto_request *req) {
         srv_send_error(p, PROTO_ERR_BUSY, "the server is short of memory");
         return;
     }
-    unsigned most = g->cfg.max_arenas;
+    unsigned most = g->cfg->max_arenas;
     if (most && hs->open >= most) {
         char message[128];
         snprintf(
@@ -744,7 +744,7 @@ static void on_every(uv_timer_t *t);
 
 /* Arms the schedule's timer for the next multiple of the period since 00:00 UTC. */
 static void every_arm(struct arena_hosts *hs, game *g) {
-    int64_t period = (int64_t)g->cfg.arena_every * 60000 / hs->scale;
+    int64_t period = (int64_t)g->cfg->arena_every * 60000 / hs->scale;
     if (period < 1000) period = 1000;
     int64_t now = now_ms();
     int64_t next = (now / period + 1) * period;
@@ -754,15 +754,15 @@ static void every_arm(struct arena_hosts *hs, game *g) {
 static void on_every(uv_timer_t *t) {
     game *g = t->data;
     struct arena_hosts *hs = g->arenas;
-    int64_t period = (int64_t)g->cfg.arena_every * 60000 / hs->scale;
+    int64_t period = (int64_t)g->cfg->arena_every * 60000 / hs->scale;
     if (period < 1000) period = 1000;
     int64_t now = now_ms();
     int64_t starts = now - now % period; /* the multiple that has just come */
-    unsigned minutes = g->cfg.arena_every / 2 ? g->cfg.arena_every / 2 : 1;
+    unsigned minutes = g->cfg->arena_every / 2 ? g->cfg->arena_every / 2 : 1;
     int64_t ends = starts + (int64_t)minutes * 60000 / hs->scale;
-    unsigned most = g->cfg.max_arenas;
+    unsigned most = g->cfg->max_arenas;
     char name[PROTO_ARENA_NAME_MAX + 1];
-    snprintf(name, sizeof name, "Every %u minutes", g->cfg.arena_every);
+    snprintf(name, sizeof name, "Every %u minutes", g->cfg->arena_every);
     proto_settings st = {.players = 4, .size = 4, .target = 2048, .rated = true};
     if (most && hs->open >= most)
         srv_log(SRV_LOG_WARN, "--arena-every: --max-arenas reached; none opened");
@@ -772,7 +772,7 @@ static void on_every(uv_timer_t *t) {
 }
 
 void arena_host_schedule(game *g) {
-    if (!g->cfg.arena_every) return;
+    if (!g->cfg->arena_every) return;
     struct arena_hosts *hs = hosts_of(g);
     if (!hs) return;
     uv_timer_init(g->loop, &hs->every);
