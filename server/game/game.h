@@ -102,6 +102,10 @@ typedef struct game {
      * of its clock: RACE2048_TEST_DAY_OFFSET days, read by game_init_accounts. */
     daily_boards daily;
     int64_t daily_offset_ms;
+    /* Cluster mode: every finished game of an account, made a change the
+     * cluster's copy of the account takes (accounts_kv.c); NULL on one node. */
+    void (*account_changed)(void *ctx, const acct_change *c);
+    void *account_changed_ctx;
     uv_idle_t fanout_idle;
     bool fanout_ready; /* fanout_idle and fanouts are set up (on first use) */
     srv_link fanouts;

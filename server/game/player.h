@@ -47,6 +47,9 @@ typedef struct srv_player {
     struct acct_account *account;
     /* Named by a `hello` (an implicit player-N name is none): may register. */
     bool named;
+    /* Cluster mode: its `hello` waits for an account this node had not seen
+     * (accounts_kv.c); the connection's input is held until it is answered. */
+    bool account_wait;
 } srv_player;
 
 /* True while p has a destination. */

@@ -1,0 +1,522 @@
+/* accounts_kv.c - accounts and daily seeds across the cluster: NATS KV calls on threads
+ * of their own, their results applied on the loop. */
+#include "accounts_kv.h"
+
+#include <assert.h>
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nats/nats.h>
+
+#include "daily.h"
+#include "journal.h"
+#include "journal_accounts.h"
+#include "metrics.h"
+#include "player.h"
+
+/* How many times a change tries its compare-and-set before it is logged as
+ * lost (each retry follows another node's write: only a storm of them on one
+ * account gets there). */
+#define CAS_TRIES 64
+
+typedef enum job_kind {
+    JOB_REGISTER,
+    JOB_FETCH,
+    JOB_CHANGE,
+    JOB_WATCHED,
+    JOB_DAILY
+} job_kind;
+
+typedef struct kv_job {
+    struct kv_job *next; /* in todo or done (under lock) */
+    srv_link all;        /* loop only: in k->waiting while it has a player */
+    job_kind kind;
+    int status;    /* the result: ACCOUNTS_KV_OK, _TAKEN (or not found), _FAILED */
+    srv_player *p; /* loop only: who waits (NULL once gone) */
+    char key[40];  /* the KV key */
+    char key_hex[2 * ACCT_KEY_BYTES + 1]; /* JOB_REGISTER: the key, until answered */
+    proto_request req;                    /* JOB_FETCH: the hello to run again */
+    acct_snapshot snap;       /* REGISTER: the new account; FETCH, WATCHED: the value */
+    bool found;               /* FETCH: snap holds the entry */
+    acct_change change;       /* JOB_CHANGE */
+    int conflicts;            /* JOB_CHANGE: other nodes' writes met */
+    proto_daily_record daily; /* JOB_DAILY */
+    uint64_t started_ns;
+} kv_job;
+
+struct accounts_kv {
+    game *g;
+    cluster *c;
+    kvStore *kv;
+    kvWatcher *watcher;
+    uv_thread_t worker, watch_thread;
+    bool worker_started, watch_started;
+    uv_mutex_t lock;
+    uv_cond_t wake;
+    kv_job *todo, **todo_tail; /* FIFO: one account's changes in order */
+    kv_job *done, **done_tail;
+    bool stopping;
+    int64_t next_daily_ms; /* worker only */
+    uv_async_t async;
+    bool async_ready;
+    srv_link waiting; /* loop: jobs with a player */
+    accounts_kv_registered_fn registered;
+    accounts_kv_fetched_fn fetched;
+    /* loop only, for /metrics */
+    uint64_t conflicts, changes, lost, fetches, fetch_ns, watched;
+};
+
+static int64_t now_ms(void) {
+    return (int64_t)(uv_hrtime() / 1000000);
+}
+
+static void account_key(const char *name, char out[40]) {
+    char folded[ACCT_NAME_MAX + 1];
+    size_t i = 0;
+    for (; name[i] && i < ACCT_NAME_MAX; i++)
+        folded[i] = (char)tolower((unsigned char)name[i]);
+    folded[i] = '\0';
+    snprintf(out, 40, "a.%s", folded);
+}
+
+/* ------------------------------------------------------------- threads --- */
+
+static void push_done(accounts_kv *k, kv_job *j) {
+    uv_mutex_lock(&k->lock);
+    j->next = NULL;
+    *k->done_tail = j;
+    k->done_tail = &j->next;
+    uv_mutex_unlock(&k->lock);
+    if (k->async_ready) uv_async_send(&k->async);
+}
+
+/* The entry of key into *snap: 1 found (rev in *rev), 0 none, -1 NATS failed. */
+static int get_account(accounts_kv *k, const char *key, acct_snapshot *snap,
+                       uint64_t *rev) {
+    kvEntry *e = NULL;
+    natsStatus s = kvStore_Get(&e, k->kv, key);
+    if (s == NATS_NOT_FOUND) return 0;
+    if (s != NATS_OK) return -1;
+    int rc = kvEntry_Operation(e) == kvOp_Put &&
+                     jacct_parse(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), snap) == 0
+                 ? 1
+                 : 0;
+    if (rev) *rev = kvEntry_Revision(e);
+    kvEntry_Destroy(e);
+    return rc;
+}
+
+static void do_register(accounts_kv *k, kv_job *j) {
+    size_t len;
+    char *line = jacct_snapshot_record(&j->snap, &len);
+    if (!line) {
+        j->status = ACCOUNTS_KV_FAILED;
+        return;
+    }
+    uint64_t rev;
+    natsStatus s = kvStore_Create(&rev, k->kv, j->key, line, (int)len);
+    free(line);
+    if (s == NATS_OK) {
+        j->status = ACCOUNTS_KV_OK;
+        return;
+    }
+    acct_snapshot other;
+    j->status = get_account(k, j->key, &other, NULL) == 1 ? ACCOUNTS_KV_TAKEN
+                                                          : ACCOUNTS_KV_FAILED;
+}
+
+/* Compare-and-set until the change is in (the lost count goes to status). */
+static void do_change(accounts_kv *k, kv_job *j) {
+    j->status = ACCOUNTS_KV_FAILED;
+    int failures = 0;
+    for (int t = 0; t < CAS_TRIES; t++) {
+        acct_snapshot snap;
+        uint64_t rev = 0;
+        int got = get_account(k, j->key, &snap, &rev);
+        if (got < 0 && ++failures < 3) continue; /* a NATS hiccup: try again */
+        if (got < 0) break;  /* NATS out of reach: each try would wait its timeout */
+        if (got == 0) break; /* not in KV (made before the cluster knew it) */
+        if (acct_snapshot_apply(&snap, &j->change) != ACCT_OK) break;
+        size_t len;
+        char *line = jacct_snapshot_record(&snap, &len);
+        if (!line) break;
+        uint64_t new_rev;
+        natsStatus s = kvStore_Update(&new_rev, k->kv, j->key, line, (int)len, rev);
+        free(line);
+        if (s == NATS_OK) {
+            j->status = ACCOUNTS_KV_OK;
+            break;
+        }
+        j->conflicts++; /* another node wrote it since the read: read again */
+    }
+}
+
+static void do_fetch(accounts_kv *k, kv_job *j) {
+    int got = get_account(k, j->key, &j->snap, NULL);
+    j->found = got == 1;
+    j->status = got < 0 ? ACCOUNTS_KV_FAILED : ACCOUNTS_KV_OK;
+}
+
+/* The daily seed of day and size: created here if no node did, else read. */
+static void learn_daily(accounts_kv *k, int32_t day, int size) {
+    char key[40];
+    snprintf(key, sizeof key, "d.%" PRId32 ".%d", day, size);
+    kv_job *j = calloc(1, sizeof *j);
+    if (!j) return;
+    j->kind = JOB_DAILY;
+    for (int t = 0; t < 3; t++) {
+        kvEntry *e = NULL;
+        natsStatus s = kvStore_Get(&e, k->kv, key);
+        if (s == NATS_OK) {
+            bool ok =
+                proto_dec_daily_record(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e),
+                                       &j->daily) == 0 &&
+                j->daily.day == day && j->daily.size == size;
+            kvEntry_Destroy(e);
+            if (ok) {
+                push_done(k, j);
+                return;
+            }
+            break;
+        }
+        if (s != NATS_NOT_FOUND) break;
+        proto_daily_record d = {
+            .day = day, .size = size, .seed = srv_seed_make(false, 0, 0)};
+        byte_buf b = {0};
+        if (srv_random_hex(d.salt, 16) < 0 || proto_rec_put_daily(&b, &d) < 0) {
+            byte_buf_free(&b);
+            break;
+        }
+        uint64_t rev;
+        s = kvStore_Create(&rev, k->kv, key, b.data, (int)b.len);
+        byte_buf_free(&b);
+        if (s == NATS_OK) {
+            j->daily = d;
+            push_done(k, j);
+            return;
+        }
+        /* Another node's create came first: read it. */
+    }
+    srv_log(SRV_LOG_WARN, "cluster: the daily seed %s could not be learnt now", key);
+    free(j);
+}
+
+static void learn_dailies(accounts_kv *k) {
+    int32_t today = daily_day_of_ms(journal_wall_ms() + k->g->daily_offset_ms);
+    for (int32_t day = today; day <= today + 1; day++)
+        for (int size = ACCT_SIZE_MIN; size <= ACCT_SIZE_MAX; size++)
+            learn_daily(k, day, size);
+}
+
+static void worker_main(void *arg) {
+    accounts_kv *k = arg;
+    uv_mutex_lock(&k->lock);
+    while (!k->stopping) {
+        kv_job *j = k->todo;
+        if (!j) {
+            int64_t wait = k->next_daily_ms - now_ms();
+            if (wait <= 0) {
+                uv_mutex_unlock(&k->lock);
+                learn_dailies(k);
+                k->next_daily_ms = now_ms() + ACCOUNTS_KV_DAILY_MS;
+                uv_mutex_lock(&k->lock);
+                continue;
+            }
+            (void)uv_cond_timedwait(&k->wake, &k->lock, (uint64_t)wait * 1000000u);
+            continue;
+        }
+        k->todo = j->next;
+        if (!k->todo) k->todo_tail = &k->todo;
+        uv_mutex_unlock(&k->lock);
+        if (j->kind == JOB_REGISTER)
+            do_register(k, j);
+        else if (j->kind == JOB_CHANGE)
+            do_change(k, j);
+        else
+            do_fetch(k, j);
+        push_done(k, j);
+        uv_mutex_lock(&k->lock);
+    }
+    uv_mutex_unlock(&k->lock);
+}
+
+static void watch_main(void *arg) {
+    accounts_kv *k = arg;
+    for (;;) {
+        kvEntry *e = NULL;
+        natsStatus s = kvWatcher_Next(&e, k->watcher, 1000);
+        if (s == NATS_TIMEOUT) continue;
+        if (s != NATS_OK) break; /* stopped */
+        if (!e) continue;        /* the initial values are all in */
+        const char *key = kvEntry_Key(e);
+        if (kvEntry_Operation(e) == kvOp_Put && key && !strncmp(key, "a.", 2)) {
+            kv_job *j = calloc(1, sizeof *j);
+            if (j && jacct_parse(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e),
+                                 &j->snap) == 0) {
+                j->kind = JOB_WATCHED;
+                push_done(k, j);
+            } else {
+                free(j);
+            }
+        }
+        kvEntry_Destroy(e);
+    }
+}
+
+/* ---------------------------------------------------------------- loop --- */
+
+static void submit(accounts_kv *k, kv_job *j) {
+    j->started_ns = uv_hrtime();
+    if (j->p) srv_list_push(&k->waiting, &j->all);
+    uv_mutex_lock(&k->lock);
+    j->next = NULL;
+    *k->todo_tail = j;
+    k->todo_tail = &j->next;
+    uv_cond_signal(&k->wake);
+    uv_mutex_unlock(&k->lock);
+}
+
+static void on_registered(accounts_kv *k, kv_job *j) {
+    acct_account *a = NULL;
+    accounts_kv_result r = (accounts_kv_result)j->status;
+    if (r == ACCOUNTS_KV_OK && acct_restore(&k->g->accounts, &j->snap, &a) != ACCT_OK)
+        r = ACCOUNTS_KV_FAILED;
+    if (j->p && k->registered) k->registered(j->p, a, j->key_hex, r);
+}
+
+static void on_fetched(accounts_kv *k, kv_job *j) {
+    k->fetches++;
+    k->fetch_ns += uv_hrtime() - j->started_ns;
+    if (j->found && !acct_find(&k->g->accounts, j->snap.name))
+        (void)acct_restore(&k->g->accounts, &j->snap, NULL);
+    if (!j->p) {
+        proto_request_clear(&j->req);
+        return;
+    }
+    j->p->account_wait = false;
+    k->fetched(j->p, &j->req, j->status == ACCOUNTS_KV_OK); /* clears req */
+}
+
+static void on_done(uv_async_t *a) {
+    accounts_kv *k = a->data;
+    uv_mutex_lock(&k->lock);
+    kv_job *list = k->done;
+    k->done = NULL;
+    k->done_tail = &k->done;
+    uv_mutex_unlock(&k->lock);
+    while (list) {
+        kv_job *j = list;
+        list = j->next;
+        if (j->p) srv_list_remove(&j->all);
+        switch (j->kind) {
+        case JOB_REGISTER:
+            on_registered(k, j);
+            break;
+        case JOB_FETCH:
+            on_fetched(k, j);
+            break;
+        case JOB_CHANGE:
+            k->changes++;
+            k->conflicts += (uint64_t)j->conflicts;
+            if (j->status != ACCOUNTS_KV_OK) {
+                k->lost++;
+                srv_log(SRV_LOG_ERROR,
+                        "cluster: game %" PRIu64
+                        " of account %s not in the cluster's copy",
+                        j->change.game, j->change.name);
+            }
+            break;
+        case JOB_WATCHED:
+            k->watched++;
+            if (acct_restore(&k->g->accounts, &j->snap, NULL) != ACCT_OK)
+                srv_log(SRV_LOG_WARN, "cluster: account %s could not be taken in",
+                        j->snap.name);
+            break;
+        case JOB_DAILY:
+            if (journal_daily_learn(k->g->journal, j->daily.day, j->daily.size,
+                                    &j->daily.seed, j->daily.salt) < 0)
+                srv_log(SRV_LOG_WARN, "cluster: a daily seed could not be kept");
+            break;
+        }
+        memset(j->key_hex, 0, sizeof j->key_hex);
+        free(j);
+    }
+}
+
+static void on_change(void *ctx, const acct_change *c) {
+    accounts_kv *k = ctx;
+    kv_job *j = calloc(1, sizeof *j);
+    if (!j) {
+        srv_log(SRV_LOG_ERROR, "cluster: out of memory: game %" PRIu64 " of %s not sent",
+                c->game, c->name);
+        return;
+    }
+    j->kind = JOB_CHANGE;
+    j->change = *c;
+    account_key(c->name, j->key);
+    submit(k, j);
+}
+
+int accounts_kv_register(accounts_kv *k, srv_player *p, const acct_snapshot *snap,
+                         const char *key_hex) {
+    kv_job *j = calloc(1, sizeof *j);
+    if (!j) return -1;
+    j->kind = JOB_REGISTER;
+    j->p = p;
+    j->snap = *snap;
+    snprintf(j->key_hex, sizeof j->key_hex, "%s", key_hex);
+    account_key(snap->name, j->key);
+    submit(k, j);
+    return 0;
+}
+
+int accounts_kv_fetch(accounts_kv *k, srv_player *p, proto_request *req) {
+    kv_job *j = calloc(1, sizeof *j);
+    if (!j) return -1;
+    j->kind = JOB_FETCH;
+    j->p = p;
+    j->req = *req;
+    account_key(req->name, j->key);
+    p->account_wait = true;
+    submit(k, j);
+    return 0;
+}
+
+void accounts_kv_player_gone(accounts_kv *k, srv_player *p) {
+    if (!k) return;
+    for (srv_link *l = k->waiting.next; l != &k->waiting;) {
+        kv_job *j = (kv_job *)((char *)l - offsetof(kv_job, all));
+        l = l->next;
+        if (j->p != p) continue;
+        srv_list_remove(&j->all);
+        j->p = NULL;
+    }
+    p->account_wait = false;
+}
+
+void accounts_kv_on_done(accounts_kv *k, accounts_kv_registered_fn registered,
+                         accounts_kv_fetched_fn fetched) {
+    k->registered = registered;
+    k->fetched = fetched;
+}
+
+/* ------------------------------------------------------------ lifetime --- */
+
+accounts_kv *accounts_kv_open(game *g, cluster *c, uv_loop_t *loop, char *err,
+                              size_t errlen) {
+    accounts_kv *k = calloc(1, sizeof *k);
+    if (!k) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    k->g = g;
+    k->c = c;
+    k->todo_tail = &k->todo;
+    k->done_tail = &k->done;
+    srv_list_init(&k->waiting);
+    if (uv_mutex_init(&k->lock) < 0 || uv_cond_init(&k->wake) < 0) {
+        free(k);
+        snprintf(err, errlen, "cannot make a lock");
+        return NULL;
+    }
+    if (cluster_kv_bucket(c, ACCOUNTS_KV_BUCKET, 0, &k->kv) < 0) {
+        snprintf(err, errlen, "cannot make the accounts' KV bucket");
+        goto fail;
+    }
+    if (uv_async_init(loop, &k->async, on_done) < 0) {
+        snprintf(err, errlen, "cannot make the accounts' wake-up");
+        goto fail;
+    }
+    k->async.data = k;
+    uv_unref((uv_handle_t *)&k->async);
+    k->async_ready = true;
+    /* Today's and tomorrow's seeds before anyone connects: a node never draws
+     * a daily seed of its own in cluster mode while it can reach NATS. */
+    learn_dailies(k);
+    k->next_daily_ms = now_ms() + ACCOUNTS_KV_DAILY_MS;
+    on_done(&k->async);
+    /* Test-only: a node that takes in no other node's writes (it learns an
+     * account only when a hello asks for it), as a node that never saw it. */
+    if (getenv(ACCOUNTS_KV_TEST_NO_WATCH)) goto no_watch;
+    if (kvStore_WatchAll(&k->watcher, k->kv, NULL) != NATS_OK) {
+        snprintf(err, errlen, "cannot watch the accounts' KV bucket");
+        goto fail;
+    }
+    if (uv_thread_create(&k->watch_thread, watch_main, k) < 0) {
+        snprintf(err, errlen, "cannot start the accounts' watcher");
+        goto fail;
+    }
+    k->watch_started = true;
+no_watch:
+    if (uv_thread_create(&k->worker, worker_main, k) < 0) {
+        snprintf(err, errlen, "cannot start the accounts' thread");
+        goto fail;
+    }
+    k->worker_started = true;
+    g->account_changed = on_change;
+    g->account_changed_ctx = k;
+    return k;
+fail:
+    accounts_kv_close(k);
+    return NULL;
+}
+
+static void free_on_close(uv_handle_t *h) {
+    free(h->data);
+}
+
+static void free_jobs(kv_job *j) {
+    while (j) {
+        kv_job *next = j->next;
+        if (j->kind == JOB_FETCH) proto_request_clear(&j->req);
+        memset(j->key_hex, 0, sizeof j->key_hex);
+        free(j);
+        j = next;
+    }
+}
+
+void accounts_kv_close(accounts_kv *k) {
+    if (!k) return;
+    if (k->g->account_changed_ctx == k) {
+        k->g->account_changed = NULL;
+        k->g->account_changed_ctx = NULL;
+    }
+    uv_mutex_lock(&k->lock);
+    k->stopping = true;
+    uv_cond_signal(&k->wake);
+    uv_mutex_unlock(&k->lock);
+    if (k->watcher) kvWatcher_Stop(k->watcher);
+    if (k->worker_started) uv_thread_join(&k->worker);
+    if (k->watch_started) uv_thread_join(&k->watch_thread);
+    k->async_ready = false;
+    kvWatcher_Destroy(k->watcher);
+    kvStore_Destroy(k->kv);
+    free_jobs(k->todo);
+    free_jobs(k->done);
+    uv_mutex_destroy(&k->lock);
+    uv_cond_destroy(&k->wake);
+    if (k->async.data)
+        uv_close((uv_handle_t *)&k->async, free_on_close); /* frees k */
+    else
+        free(k);
+}
+
+void accounts_kv_write_metrics(metrics_out *o, void *ctx) {
+    accounts_kv *k = ctx;
+    metrics_one(o, "race2048_accounts_kv_changes_total", "counter",
+                "Finished games of accounts written to the cluster's copy.", k->changes);
+    metrics_one(o, "race2048_accounts_kv_conflicts_total", "counter",
+                "Compare-and-sets on an account that found another node's write first "
+                "(each re-applied on the fresh value).",
+                k->conflicts);
+    metrics_one(o, "race2048_accounts_kv_lost_total", "counter",
+                "Finished games of accounts the cluster's copy could not take.", k->lost);
+    metrics_one(o, "race2048_accounts_kv_fetches_total", "counter",
+                "Hellos that waited for an account this node had not seen.", k->fetches);
+    metrics_one(o, "race2048_accounts_kv_watched_total", "counter",
+                "Account entries this node took in from the cluster's watch.",
+                k->watched);
+}
