@@ -27,7 +27,9 @@ typedef enum job_kind {
     JOB_FETCH,
     JOB_CHANGE,
     JOB_WATCHED,
-    JOB_DAILY
+    JOB_DAILY,
+    JOB_ENTRY,        /* a daily entry of this node's, to KV */
+    JOB_ENTRY_WATCHED /* a daily entry from KV, to the boards */
 } job_kind;
 
 typedef struct kv_job {
@@ -44,16 +46,17 @@ typedef struct kv_job {
     acct_change change;       /* JOB_CHANGE */
     int conflicts;            /* JOB_CHANGE: other nodes' writes met */
     proto_daily_record daily; /* JOB_DAILY */
+    proto_daily_entry_record entry; /* JOB_ENTRY, JOB_ENTRY_WATCHED */
     uint64_t started_ns;
 } kv_job;
 
 struct accounts_kv {
     game *g;
     cluster *c;
-    kvStore *kv;
-    kvWatcher *watcher;
-    uv_thread_t worker, watch_thread;
-    bool worker_started, watch_started;
+    kvStore *kv, *daily_kv;
+    kvWatcher *watcher, *daily_watcher;
+    uv_thread_t worker, watch_thread, daily_thread;
+    bool worker_started, watch_started, daily_started;
     uv_mutex_t lock;
     uv_cond_t wake;
     kv_job *todo, **todo_tail; /* FIFO: one account's changes in order */
@@ -154,6 +157,19 @@ static void do_change(accounts_kv *k, kv_job *j) {
     }
 }
 
+/* A daily entry put as it is now (begun, then finished: the later put is
+ * the fuller one; one account plays a day's size on one node at a time). */
+static void do_entry(accounts_kv *k, kv_job *j) {
+    byte_buf b = {0};
+    uint64_t rev;
+    j->status =
+        proto_rec_put_daily_entry(&b, &j->entry) == 0 &&
+                kvStore_Put(&rev, k->daily_kv, j->key, b.data, (int)b.len) == NATS_OK
+            ? ACCOUNTS_KV_OK
+            : ACCOUNTS_KV_FAILED;
+    byte_buf_free(&b);
+}
+
 static void do_fetch(accounts_kv *k, kv_job *j) {
     int got = get_account(k, j->key, &j->snap, NULL);
     j->found = got == 1;
@@ -163,13 +179,13 @@ static void do_fetch(accounts_kv *k, kv_job *j) {
 /* The daily seed of day and size: created here if no node did, else read. */
 static void learn_daily(accounts_kv *k, int32_t day, int size) {
     char key[40];
-    snprintf(key, sizeof key, "d.%" PRId32 ".%d", day, size);
+    snprintf(key, sizeof key, "s.%" PRId32 ".%d", day, size);
     kv_job *j = calloc(1, sizeof *j);
     if (!j) return;
     j->kind = JOB_DAILY;
     for (int t = 0; t < 3; t++) {
         kvEntry *e = NULL;
-        natsStatus s = kvStore_Get(&e, k->kv, key);
+        natsStatus s = kvStore_Get(&e, k->daily_kv, key);
         if (s == NATS_OK) {
             bool ok =
                 proto_dec_daily_record(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e),
@@ -191,7 +207,7 @@ static void learn_daily(accounts_kv *k, int32_t day, int size) {
             break;
         }
         uint64_t rev;
-        s = kvStore_Create(&rev, k->kv, key, b.data, (int)b.len);
+        s = kvStore_Create(&rev, k->daily_kv, key, b.data, (int)b.len);
         byte_buf_free(&b);
         if (s == NATS_OK) {
             j->daily = d;
@@ -235,6 +251,8 @@ static void worker_main(void *arg) {
             do_register(k, j);
         else if (j->kind == JOB_CHANGE)
             do_change(k, j);
+        else if (j->kind == JOB_ENTRY)
+            do_entry(k, j);
         else
             do_fetch(k, j);
         push_done(k, j);
@@ -243,27 +261,45 @@ static void worker_main(void *arg) {
     uv_mutex_unlock(&k->lock);
 }
 
-static void watch_main(void *arg) {
-    accounts_kv *k = arg;
+/* An entry of either bucket as a job for the loop, or NULL. */
+static kv_job *watched_job(kvEntry *e) {
+    const char *key = kvEntry_Key(e);
+    if (kvEntry_Operation(e) != kvOp_Put || !key) return NULL;
+    bool account = !strncmp(key, "a.", 2), entry = !strncmp(key, "e.", 2);
+    if (!account && !entry) return NULL;
+    kv_job *j = calloc(1, sizeof *j);
+    if (!j) return NULL;
+    const char *v = kvEntry_Value(e);
+    size_t len = (size_t)kvEntry_ValueLen(e);
+    j->kind = account ? JOB_WATCHED : JOB_ENTRY_WATCHED;
+    if (account ? jacct_parse(v, len, &j->snap) == 0
+                : proto_dec_daily_entry_record(v, len, &j->entry) == 0)
+        return j;
+    free(j);
+    return NULL;
+}
+
+static void watch(accounts_kv *k, kvWatcher *w) {
     for (;;) {
         kvEntry *e = NULL;
-        natsStatus s = kvWatcher_Next(&e, k->watcher, 1000);
+        natsStatus s = kvWatcher_Next(&e, w, 1000);
         if (s == NATS_TIMEOUT) continue;
         if (s != NATS_OK) break; /* stopped */
         if (!e) continue;        /* the initial values are all in */
-        const char *key = kvEntry_Key(e);
-        if (kvEntry_Operation(e) == kvOp_Put && key && !strncmp(key, "a.", 2)) {
-            kv_job *j = calloc(1, sizeof *j);
-            if (j && jacct_parse(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e),
-                                 &j->snap) == 0) {
-                j->kind = JOB_WATCHED;
-                push_done(k, j);
-            } else {
-                free(j);
-            }
-        }
+        kv_job *j = watched_job(e);
+        if (j) push_done(k, j);
         kvEntry_Destroy(e);
     }
+}
+
+static void watch_main(void *arg) {
+    accounts_kv *k = arg;
+    watch(k, k->watcher);
+}
+
+static void daily_watch_main(void *arg) {
+    accounts_kv *k = arg;
+    watch(k, k->daily_watcher);
 }
 
 /* ---------------------------------------------------------------- loop --- */
@@ -298,6 +334,23 @@ static void on_fetched(accounts_kv *k, kv_job *j) {
     }
     j->p->account_wait = false;
     k->fetched(j->p, &j->req, j->status == ACCOUNTS_KV_OK); /* clears req */
+}
+
+/* Another node's daily entry (or this node's own, back): on the boards,
+ * unless the board has it already or the day is gone. */
+static void on_entry(accounts_kv *k, const proto_daily_entry_record *e) {
+    game *g = k->g;
+    int32_t today = daily_day_of_ms(game_daily_now_ms(g));
+    const acct_account *a = acct_find(&g->accounts, e->name);
+    if (!a || e->day < today - 7) return;
+    int rc = daily_begin(&g->daily, e->day, e->size, a);
+    if ((rc != DAILY_OK && rc != DAILY_PLAYED) || !e->finished) return;
+    daily_result r = {.score = e->score,
+                      .max_tile = e->max_tile,
+                      .moves = e->moves,
+                      .end_ms = e->end_ms,
+                      .game = e->game};
+    (void)daily_finish(&g->daily, e->day, e->size, a, &r);
 }
 
 static void on_done(uv_async_t *a) {
@@ -335,6 +388,14 @@ static void on_done(uv_async_t *a) {
                 srv_log(SRV_LOG_WARN, "cluster: account %s could not be taken in",
                         j->snap.name);
             break;
+        case JOB_ENTRY:
+            if (j->status != ACCOUNTS_KV_OK)
+                srv_log(SRV_LOG_WARN, "cluster: a daily entry of %s not in the cluster's",
+                        j->entry.name);
+            break;
+        case JOB_ENTRY_WATCHED:
+            on_entry(k, &j->entry);
+            break;
         case JOB_DAILY:
             if (journal_daily_learn(k->g->journal, j->daily.day, j->daily.size,
                                     &j->daily.seed, j->daily.salt) < 0)
@@ -357,6 +418,28 @@ static void on_change(void *ctx, const acct_change *c) {
     j->kind = JOB_CHANGE;
     j->change = *c;
     account_key(c->name, j->key);
+    submit(k, j);
+}
+
+static void on_daily(void *ctx, int32_t day, int size, const acct_account *a,
+                     const daily_result *r) {
+    accounts_kv *k = ctx;
+    kv_job *j = calloc(1, sizeof *j);
+    if (!j) return;
+    j->kind = JOB_ENTRY;
+    j->entry =
+        (proto_daily_entry_record){.day = day, .size = size, .finished = r != NULL};
+    snprintf(j->entry.name, sizeof j->entry.name, "%s", a->name);
+    if (r) {
+        j->entry.score = r->score;
+        j->entry.max_tile = r->max_tile;
+        j->entry.moves = r->moves;
+        j->entry.end_ms = r->end_ms;
+        j->entry.game = r->game;
+    }
+    char folded[40];
+    account_key(a->name, folded); /* "a.name" */
+    snprintf(j->key, sizeof j->key, "e.%" PRId32 ".%d.%s", day, size, folded + 2);
     submit(k, j);
 }
 
@@ -426,6 +509,11 @@ accounts_kv *accounts_kv_open(game *g, cluster *c, uv_loop_t *loop, char *err,
         snprintf(err, errlen, "cannot make the accounts' KV bucket");
         goto fail;
     }
+    if (cluster_kv_bucket(c, ACCOUNTS_KV_DAILY_BUCKET, ACCOUNTS_KV_DAILY_TTL_MS,
+                          &k->daily_kv) < 0) {
+        snprintf(err, errlen, "cannot make the daily challenge's KV bucket");
+        goto fail;
+    }
     if (uv_async_init(loop, &k->async, on_done) < 0) {
         snprintf(err, errlen, "cannot make the accounts' wake-up");
         goto fail;
@@ -450,6 +538,12 @@ accounts_kv *accounts_kv_open(game *g, cluster *c, uv_loop_t *loop, char *err,
         goto fail;
     }
     k->watch_started = true;
+    if (kvStore_WatchAll(&k->daily_watcher, k->daily_kv, NULL) != NATS_OK ||
+        uv_thread_create(&k->daily_thread, daily_watch_main, k) < 0) {
+        snprintf(err, errlen, "cannot watch the daily challenge's KV bucket");
+        goto fail;
+    }
+    k->daily_started = true;
 no_watch:
     if (uv_thread_create(&k->worker, worker_main, k) < 0) {
         snprintf(err, errlen, "cannot start the accounts' thread");
@@ -457,6 +551,7 @@ no_watch:
     }
     k->worker_started = true;
     g->account_changed = on_change;
+    g->daily_changed = on_daily;
     g->account_changed_ctx = k;
     return k;
 fail:
@@ -482,6 +577,7 @@ void accounts_kv_close(accounts_kv *k) {
     if (!k) return;
     if (k->g->account_changed_ctx == k) {
         k->g->account_changed = NULL;
+        k->g->daily_changed = NULL;
         k->g->account_changed_ctx = NULL;
     }
     uv_mutex_lock(&k->lock);
@@ -489,11 +585,15 @@ void accounts_kv_close(accounts_kv *k) {
     uv_cond_signal(&k->wake);
     uv_mutex_unlock(&k->lock);
     if (k->watcher) kvWatcher_Stop(k->watcher);
+    if (k->daily_watcher) kvWatcher_Stop(k->daily_watcher);
     if (k->worker_started) uv_thread_join(&k->worker);
     if (k->watch_started) uv_thread_join(&k->watch_thread);
+    if (k->daily_started) uv_thread_join(&k->daily_thread);
     k->async_ready = false;
     kvWatcher_Destroy(k->watcher);
+    kvWatcher_Destroy(k->daily_watcher);
     kvStore_Destroy(k->kv);
+    kvStore_Destroy(k->daily_kv);
     free_jobs(k->todo);
     free_jobs(k->done);
     uv_mutex_destroy(&k->lock);

@@ -19,10 +19,15 @@
  *   - a `hello` naming an account this node has not seen yet (a create on
  *     another node that the watcher has not brought) waits, its connection's
  *     input held, for one KV get of that name, then runs again;
- *   - the daily seed of each UTC day and size is the KV entry "d.DAY.SIZE"
- *     (the journal's `daily` record): the first node's create wins, the others
- *     read it; today's and tomorrow's are learnt at start (before anyone
- *     connects) and again every ACCOUNTS_KV_DAILY_MS.
+ *   - the daily seed of each UTC day and size is the entry "s.DAY.SIZE" of
+ *     ACCOUNTS_KV_DAILY_BUCKET (the journal's `daily` record): the first
+ *     node's create wins, the others read it; today's and tomorrow's are
+ *     learnt at start (before anyone connects) and again every
+ *     ACCOUNTS_KV_DAILY_MS;
+ *   - each daily entry (begun, finished: the journal's `daily_entry` record)
+ *     is put as "e.DAY.SIZE.name" there, and a second watcher puts other
+ *     nodes' on this node's boards: one daily board for the cluster, and
+ *     `daily_played` for a day's size played on another node.
  * KV calls block: they run on a thread of this module's, and the watcher on
  * another; results are handed to the loop through a uv_async. */
 #ifndef RACE2048_ACCOUNTS_KV_H
@@ -33,6 +38,10 @@
 
 #define ACCOUNTS_KV_BUCKET   "race2048-accounts"
 #define ACCOUNTS_KV_DAILY_MS 5000
+/* The daily challenge's seeds ("s.DAY.SIZE") and entries ("e.DAY.SIZE.name"),
+ * kept 8 days (the boards answer for the last 7). */
+#define ACCOUNTS_KV_DAILY_BUCKET "race2048-daily"
+#define ACCOUNTS_KV_DAILY_TTL_MS (8 * 86400000LL)
 /* Test-only environment variable: set, the node starts no watcher. */
 #define ACCOUNTS_KV_TEST_NO_WATCH "RACE2048_TEST_NO_ACCOUNT_WATCH"
 

@@ -105,6 +105,10 @@ typedef struct game {
     /* Cluster mode: every finished game of an account, made a change the
      * cluster's copy of the account takes (accounts_kv.c); NULL on one node. */
     void (*account_changed)(void *ctx, const acct_change *c);
+    /* Cluster mode: a daily entry begun (r NULL) or finished, for the
+     * cluster's boards (same ctx); NULL on one node. */
+    void (*daily_changed)(void *ctx, int32_t day, int size, const acct_account *a,
+                          const daily_result *r);
     void *account_changed_ctx;
     uv_idle_t fanout_idle;
     bool fanout_ready; /* fanout_idle and fanouts are set up (on first use) */
@@ -121,6 +125,10 @@ void game_init(game *g, uv_loop_t *loop, const srv_config *cfg, srv_metrics *met
 bool game_init_accounts(game *g);
 /* Now for the daily challenge: Unix ms, shifted by the test-only offset. */
 int64_t game_daily_now_ms(const game *g);
+/* An account's daily game begun (r NULL) or finished: to the journal, and in
+ * cluster mode to the cluster's boards. */
+void game_daily_entry(game *g, int32_t day, int size, const acct_account *a,
+                      const daily_result *r);
 /* Frees what game_init and the game's life left (after room_close_all). */
 void game_free(game *g);
 

@@ -225,8 +225,8 @@ void room_end(room *r, proto_end_reason reason, uint64_t winner) {
             .end_ms = journal_wall_ms(),
             .game = r->game_id};
         /* Recorded before the end, so durable when the end is sent. */
-        journal_daily_entry(r->game->journal, r->daily_day, r->settings.size,
-                            player->account, &result);
+        game_daily_entry(r->game, r->daily_day, r->settings.size, player->account,
+                         &result);
         daily_finish(&r->game->daily, r->daily_day, r->settings.size, player->account,
                      &result);
     }

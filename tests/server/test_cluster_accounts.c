@@ -238,7 +238,8 @@ static void test_two_nodes_rate_one_account(void **state) {
 
 /* -------------------------------------------------------------- daily --- */
 
-/* Today's daily game of a size shows the same commit on a and on b. */
+/* Today's daily game of a size shows the same commit on a and on b; the
+ * daily board is the cluster's. */
 static void test_daily_seed_is_the_clusters(void **state) {
     (void)state;
     th_server *n[2];
@@ -256,6 +257,24 @@ static void test_daily_seed_is_the_clusters(void **state) {
         }
         assert_string_equal(commit[0], commit[1]);
     }
+    /* One board: each node lists both players' games (asked again until the
+     * watch brought the other node's), and a day's size played on a is
+     * played on b too. */
+    for (int i = 0; i < 2; i++) {
+        client *r = client_named(n[i], "reader");
+        int64_t deadline = harness_now_ms() + harness_ms(WAIT);
+        for (;;) {
+            client_send(r, "{\"type\":\"leaderboard\",\"board\":\"daily\",\"size\":4}");
+            json_t *rows = jarr(client_expect(r, "leaderboard", WAIT), "rows");
+            if (json_array_size(rows) == 2) break;
+            if (harness_remaining(deadline) <= 0)
+                fail_msg("node %d's daily board never had both games", i);
+            poll(NULL, 0, 20);
+        }
+    }
+    client *dee_on_b = logged_in(n[1], "Dee", key[0], NULL);
+    client_send(dee_on_b, "{\"type\":\"daily\",\"size\":4}");
+    client_expect_error(dee_on_b, "daily_played", WAIT);
 }
 
 int main(void) {
