@@ -92,7 +92,8 @@ typedef struct game {
     uint64_t seeds_made; /* server seeds so far: the --seed derivation's counter */
     /* Rooms whose broadcasts still go out to spectators, a share per turn
      * (fanout.c); the idle handle runs while the list is not empty. */
-    /* Accounts (issue 27): local to this node; made durable through the
+    /* Accounts (issue 27): in cluster mode every account of the cluster
+     * (accounts_kv.c keeps them current); made durable through the
      * journal (an `account` record at register, ratings in the finished
      * games' records, snapshots at compaction). accounts_ready: acct_init
      * succeeded. */
