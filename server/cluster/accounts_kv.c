@@ -87,6 +87,14 @@ static void account_key(const char *name, char out[40]) {
 
 /* ------------------------------------------------------------- threads --- */
 
+/* True once accounts_kv_close began: a thread stops between KV calls. */
+static bool stopping(accounts_kv *k) {
+    uv_mutex_lock(&k->lock);
+    bool stop = k->stopping;
+    uv_mutex_unlock(&k->lock);
+    return stop;
+}
+
 static void push_done(accounts_kv *k, kv_job *j) {
     uv_mutex_lock(&k->lock);
     j->next = NULL;
@@ -135,7 +143,7 @@ static void do_register(accounts_kv *k, kv_job *j) {
 static void do_change(accounts_kv *k, kv_job *j) {
     j->status = ACCOUNTS_KV_FAILED;
     int failures = 0;
-    for (int t = 0; t < CAS_TRIES; t++) {
+    for (int t = 0; t < CAS_TRIES && !stopping(k); t++) {
         acct_snapshot snap;
         uint64_t rev = 0;
         int got = get_account(k, j->key, &snap, &rev);
@@ -221,9 +229,11 @@ static void learn_daily(accounts_kv *k, int32_t day, int size) {
 }
 
 static void learn_dailies(accounts_kv *k) {
+    /* Each KV call would wait its timeout: the seeds are learnt next time. */
+    if (!cluster_connected(k->c)) return;
     int32_t today = daily_day_of_ms(journal_wall_ms() + k->g->daily_offset_ms);
     for (int32_t day = today; day <= today + 1; day++)
-        for (int size = ACCT_SIZE_MIN; size <= ACCT_SIZE_MAX; size++)
+        for (int size = ACCT_SIZE_MIN; size <= ACCT_SIZE_MAX && !stopping(k); size++)
             learn_daily(k, day, size);
 }
 

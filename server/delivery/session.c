@@ -255,9 +255,13 @@ static bool hello_account(conn *c, srv_player *me, proto_request *req, hello_pas
     /* Cluster mode: a name this node has not seen may be an account made on
      * another node a moment ago: the hello waits for one KV read. */
     if (pass == HELLO_SENT && c->srv->accounts_kv && g->accounts_ready &&
-        !acct_find(&g->accounts, req->name) &&
-        accounts_kv_fetch(c->srv->accounts_kv, me, req) == 0)
-        return false;
+        !acct_find(&g->accounts, req->name)) {
+        /* Cut off from NATS, a read would only wait its timeout. */
+        if (!cluster_connected(c->srv->cluster))
+            pass = HELLO_UNREACHED;
+        else if (accounts_kv_fetch(c->srv->accounts_kv, me, req) == 0)
+            return false;
+    }
     if (fetched_unreached(c, me, req, pass)) return false;
     if (req->has_key) {
         guard_verdict verdict = guard_resume_check(c);
