@@ -21,6 +21,8 @@
  * lost (each retry follows another node's write: only a storm of them on one
  * account gets there). */
 #define CAS_TRIES 64
+/* A KV key: "e.DAY.SIZE.name" at most 2 + 11 + 2 + 1 + 16 bytes. */
+#define KEY_MAX 48
 
 typedef enum job_kind {
     JOB_REGISTER,
@@ -36,9 +38,9 @@ typedef struct kv_job {
     struct kv_job *next; /* in todo or done (under lock) */
     srv_link all;        /* loop only: in k->waiting while it has a player */
     job_kind kind;
-    int status;    /* the result: ACCOUNTS_KV_OK, _TAKEN (or not found), _FAILED */
-    srv_player *p; /* loop only: who waits (NULL once gone) */
-    char key[40];  /* the KV key */
+    int status;        /* the result: ACCOUNTS_KV_OK, _TAKEN (or not found), _FAILED */
+    srv_player *p;     /* loop only: who waits (NULL once gone) */
+    char key[KEY_MAX]; /* the KV key */
     char key_hex[2 * ACCT_KEY_BYTES + 1]; /* JOB_REGISTER: the key, until answered */
     proto_request req;                    /* JOB_FETCH: the hello to run again */
     acct_snapshot snap;       /* REGISTER: the new account; FETCH, WATCHED: the value */
@@ -76,13 +78,18 @@ static int64_t now_ms(void) {
     return (int64_t)(uv_hrtime() / 1000000);
 }
 
-static void account_key(const char *name, char out[40]) {
-    char folded[ACCT_NAME_MAX + 1];
+/* A name in lower case: KV keys are compared as they are. */
+static void fold_name(const char *name, char out[ACCT_NAME_MAX + 1]) {
     size_t i = 0;
     for (; name[i] && i < ACCT_NAME_MAX; i++)
-        folded[i] = (char)tolower((unsigned char)name[i]);
-    folded[i] = '\0';
-    snprintf(out, 40, "a.%s", folded);
+        out[i] = (char)tolower((unsigned char)name[i]);
+    out[i] = '\0';
+}
+
+static void account_key(const char *name, char out[KEY_MAX]) {
+    char folded[ACCT_NAME_MAX + 1];
+    fold_name(name, folded);
+    snprintf(out, KEY_MAX, "a.%s", folded);
 }
 
 /* ------------------------------------------------------------- threads --- */
@@ -186,7 +193,7 @@ static void do_fetch(accounts_kv *k, kv_job *j) {
 
 /* The daily seed of day and size: created here if no node did, else read. */
 static void learn_daily(accounts_kv *k, int32_t day, int size) {
-    char key[40];
+    char key[KEY_MAX];
     snprintf(key, sizeof key, "s.%" PRId32 ".%d", day, size);
     kv_job *j = calloc(1, sizeof *j);
     if (!j) return;
@@ -447,9 +454,9 @@ static void on_daily(void *ctx, int32_t day, int size, const acct_account *a,
         j->entry.end_ms = r->end_ms;
         j->entry.game = r->game;
     }
-    char folded[40];
-    account_key(a->name, folded); /* "a.name" */
-    snprintf(j->key, sizeof j->key, "e.%" PRId32 ".%d.%s", day, size, folded + 2);
+    char folded[ACCT_NAME_MAX + 1];
+    fold_name(a->name, folded);
+    snprintf(j->key, sizeof j->key, "e.%" PRId32 ".%d.%s", day, size, folded);
     submit(k, j);
 }
 
