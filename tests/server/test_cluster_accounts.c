@@ -236,6 +236,52 @@ static void test_two_nodes_rate_one_account(void **state) {
                      0);
 }
 
+/* A node with a journal of its own (the records takeover reads come from it). */
+static th_server *node_with_journal(const char *name, const char *dir) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.journal", dir, name);
+    return SERVER("--cluster", natsd_url, "--node", name, "--journal", path, "--grace",
+                  "120");
+}
+
+/* A rated race whose node dies (kill -9) goes on on the other node and, when
+ * it ends there, rates its account: the account is the cluster's, not the
+ * dead node's. */
+static void test_rated_race_taken_over(void **state) {
+    (void)state;
+    const char *dir = harness_temp_dir("acct-takeover");
+    th_server *a = node_with_journal("a", dir), *b = node_with_journal("b", dir);
+    natsd_wait_metric(a, "race2048_cluster_nodes", 2, 15000);
+    natsd_wait_metric(b, "race2048_cluster_nodes", 2, 15000);
+    char key[33];
+    client *rex = registered(a, "Rex", key);
+    client *guest = rated_room(a, rex);
+    char tokens[2][64];
+    snprintf(tokens[0], sizeof tokens[0], "%s", client_token(rex));
+    snprintf(tokens[1], sizeof tokens[1], "%s", client_token(guest));
+    natsd_wait_metric(a, "race2048_journal_waiting_bytes", 0, 10000);
+    server_kill(a);
+    int64_t deadline = harness_now_ms() + harness_ms(15000);
+    while (natsd_metric(b, "race2048_cluster_games_taken_over_total") < 1) {
+        if (harness_remaining(deadline) <= 0) fail_msg("the race was never taken over");
+        poll(NULL, 0, 50);
+    }
+    client *q[2];
+    for (int i = 0; i < 2; i++) {
+        q[i] = client_connect(b);
+        client_send(q[i], "{\"type\":\"resume\",\"token\":\"%s\"}", tokens[i]);
+        client_expect(q[i], "welcome", WAIT);
+        client_expect_skip(q[i], "start", "player", WAIT);
+    }
+    client_send(q[1], "{\"type\":\"leave\"}");
+    json_t *end = client_expect_skip(q[0], "end", "state player", WAIT);
+    json_t *ratings = jarr(end, "ratings");
+    assert_int_equal(json_array_size(ratings), 1);
+    assert_string_equal(jstr(json_array_get(ratings, 0), "name"), "Rex");
+    json_t *p = profile_with_games(b, "Rex", 1);
+    assert_int_equal(jint(p, "wins"), 1);
+}
+
 /* -------------------------------------------------------------- daily --- */
 
 /* Today's daily game of a size shows the same commit on a and on b; the
@@ -284,6 +330,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_one_name_one_account, natsd_setup,
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_two_nodes_rate_one_account, natsd_setup,
+                                        natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_rated_race_taken_over, natsd_setup,
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_daily_seed_is_the_clusters, natsd_setup,
                                         natsd_teardown),
