@@ -43,6 +43,7 @@ typedef struct kv_job {
     char key[KEY_MAX]; /* the KV key */
     char key_hex[2 * ACCT_KEY_BYTES + 1]; /* JOB_REGISTER: the key, until answered */
     proto_request req;                    /* JOB_FETCH: the hello to run again */
+    byte_buf later;           /* JOB_FETCH: lines that came after the hello, in order */
     acct_snapshot snap;       /* REGISTER: the new account; FETCH, WATCHED: the value */
     bool found;               /* FETCH: snap holds the entry */
     acct_change change;       /* JOB_CHANGE */
@@ -350,7 +351,8 @@ static void on_fetched(accounts_kv *k, kv_job *j) {
         return;
     }
     j->p->account_wait = false;
-    k->fetched(j->p, &j->req, j->status == ACCOUNTS_KV_OK); /* clears req */
+    /* clears req; runs the later lines */
+    k->fetched(j->p, &j->req, j->status == ACCOUNTS_KV_OK, j->later.data, j->later.len);
 }
 
 /* Another node's daily entry (or this node's own, back): on the boards,
@@ -420,6 +422,7 @@ static void on_done(uv_async_t *a) {
             break;
         }
         memset(j->key_hex, 0, sizeof j->key_hex);
+        byte_buf_free(&j->later);
         free(j);
     }
 }
@@ -483,6 +486,18 @@ int accounts_kv_fetch(accounts_kv *k, srv_player *p, proto_request *req) {
     p->account_wait = true;
     submit(k, j);
     return 0;
+}
+
+int accounts_kv_defer(accounts_kv *k, srv_player *p, const char *line, size_t len) {
+    for (srv_link *l = k->waiting.next; l != &k->waiting; l = l->next) {
+        kv_job *j = (kv_job *)((char *)l - offsetof(kv_job, all));
+        if (j->p != p || j->kind != JOB_FETCH) continue;
+        return byte_buf_append(&j->later, line, len) == 0 &&
+                       byte_buf_append(&j->later, "\n", 1) == 0
+                   ? 0
+                   : -1;
+    }
+    return -1;
 }
 
 void accounts_kv_player_gone(accounts_kv *k, srv_player *p) {
@@ -584,6 +599,7 @@ static void free_jobs(kv_job *j) {
     while (j) {
         kv_job *next = j->next;
         if (j->kind == JOB_FETCH) proto_request_clear(&j->req);
+        byte_buf_free(&j->later);
         memset(j->key_hex, 0, sizeof j->key_hex);
         free(j);
         j = next;

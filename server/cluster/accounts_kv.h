@@ -58,8 +58,9 @@ typedef void (*accounts_kv_registered_fn)(srv_player *p, acct_account *a,
                                           const char *key_hex, accounts_kv_result r);
 /* A held hello's account was looked up (found or not: the table knows; reached
  * false if NATS could not answer); the hello runs again (req is the callee's
- * to clear). */
-typedef void (*accounts_kv_fetched_fn)(srv_player *p, proto_request *req, bool reached);
+ * to clear), then the JSON lines that came after it (later: '\n'-ended). */
+typedef void (*accounts_kv_fetched_fn)(srv_player *p, proto_request *req, bool reached,
+                                       const char *later, size_t later_len);
 
 /* Makes or binds the bucket, learns the daily seeds of today and tomorrow,
  * starts the threads and sets g's account_changed hook. Blocking: call before
@@ -80,6 +81,10 @@ int accounts_kv_register(accounts_kv *k, srv_player *p, const acct_snapshot *sna
  * callback runs with *req (moved: the caller must not clear it). p's input is
  * held meanwhile (p->account_wait). -1 (nothing moved) if memory runs out. */
 int accounts_kv_fetch(accounts_kv *k, srv_player *p, proto_request *req);
+/* A JSON line of p's that came while its hello waits (a WebSocket hands
+ * over every message of a read): kept to run after the hello. 0, or -1 if
+ * p waits for nothing or memory runs out. */
+int accounts_kv_defer(accounts_kv *k, srv_player *p, const char *line, size_t len);
 /* p is going: nothing is answered to it any more. */
 void accounts_kv_player_gone(accounts_kv *k, srv_player *p);
 

@@ -335,7 +335,8 @@ void session_kv_registered(srv_player *me, acct_account *a, const char *key_hex,
     }
 }
 
-void session_kv_fetched(srv_player *p, proto_request *req, bool reached) {
+void session_kv_fetched(srv_player *p, proto_request *req, bool reached,
+                        const char *later, size_t later_len) {
     if (p->sink.ops != &conn_sink_ops) {
         proto_request_clear(req);
         return;
@@ -345,6 +346,14 @@ void session_kv_fetched(srv_player *p, proto_request *req, bool reached) {
         (!c->srv->remote || !remote_route(c->srv->remote, p, req)))
         lobby_request(p, req);
     proto_request_clear(req);
+    /* The lines that came behind the hello, in order (one may hold again:
+     * the rest then waits behind it, see session_json_line). */
+    for (size_t at = 0; at < later_len && conn_is_open(c) && c->player == p;) {
+        const char *line = later + at, *nl = memchr(line, '\n', later_len - at);
+        size_t n = nl ? (size_t)(nl - line) : later_len - at;
+        at += n + 1;
+        session_json_line(c, line, n);
+    }
 }
 
 /* `register`: the connection's hello name becomes an account; `registered`
@@ -429,6 +438,14 @@ void session_request(conn *c, proto_request *req) {
 }
 
 void session_json_line(conn *c, const char *line, size_t len) {
+    /* A hello waits for the cluster's accounts: what comes after it waits too
+     * (over a WebSocket every message of a read comes here at once). */
+    if (c->player && c->player->account_wait && c->srv->accounts_kv) {
+        if (accounts_kv_defer(c->srv->accounts_kv, c->player, line, len) == 0) return;
+        srv_send_error(c->player, PROTO_ERR_BUSY,
+                       "the server is short of memory; send that again");
+        return;
+    }
     proto_request req;
     proto_error err;
     if (proto_decode(line, len, &req, &err) == 0) {

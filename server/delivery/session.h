@@ -32,7 +32,8 @@ void session_remote_resume_here(srv_player *p, srv_player *seat);
  * `hello` run again once its account was looked up. */
 void session_kv_registered(srv_player *me, acct_account *a, const char *key_hex,
                            accounts_kv_result r);
-void session_kv_fetched(srv_player *p, proto_request *req, bool reached);
+void session_kv_fetched(srv_player *p, proto_request *req, bool reached,
+                        const char *later, size_t later_len);
 /* c is closing: its player is disconnected (a running game keeps the seat). */
 void session_conn_gone(conn *c);
 

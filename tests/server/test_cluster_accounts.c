@@ -19,6 +19,7 @@
 #include "harness.h"
 #include "natsd.h"
 #include "rating.h"
+#include "wsclient.h"
 
 static int64_t now_us(void) {
     struct timespec t;
@@ -141,6 +142,15 @@ static void test_register_on_a_log_in_on_b(void **state) {
     client_send(c, "{\"type\":\"profile\",\"name\":\"Bea\"}");
     assert_true(jbool(client_expect(c, "welcome", WAIT), "account"));
     assert_string_equal(jstr(client_expect(c, "profile", WAIT), "name"), "Bea");
+    /* The same over a WebSocket, where every message of a read is handed
+     * over at once: the request behind the hello still waits for it. */
+    char key_c[33];
+    registered(n[1], "Cy", key_c);
+    client *ws = ws_connect(c_node);
+    ws_send(ws, "{\"type\":\"hello\",\"name\":\"Cy\",\"key\":\"%s\"}", key_c);
+    ws_send(ws, "{\"type\":\"profile\",\"name\":\"Cy\"}");
+    assert_true(jbool(ws_expect(ws, "welcome", WAIT), "account"));
+    assert_string_equal(jstr(ws_expect(ws, "profile", WAIT), "name"), "Cy");
 }
 
 /* Two concurrent registers of one name on two nodes: exactly one succeeds. */
