@@ -303,6 +303,10 @@ static void send_registered(srv_player *me, acct_account *a, const char *hex) {
 /* Cluster mode: the account is created in NATS KV first (the first node's
  * create wins); session_kv_registered answers. */
 static void register_in_cluster(conn *c, srv_player *me) {
+    if (!cluster_connected(c->srv->cluster)) { /* the create would only time out */
+        session_kv_registered(me, NULL, NULL, ACCOUNTS_KV_FAILED);
+        return;
+    }
     uint8_t key[ACCT_KEY_BYTES], salt[ACCT_SALT_BYTES];
     char hex[2 * ACCT_KEY_BYTES + 1];
     acct_snapshot snap;
