@@ -413,6 +413,9 @@ void acct_snapshot_new(acct_snapshot *snap, const char *name,
 }
 
 int acct_snapshot_apply(acct_snapshot *snap, const acct_change *c) {
+    /* Applied already (a write whose reply was lost, then tried again). */
+    for (size_t i = 0; c->game && i < snap->n_recent; i++)
+        if (snap->recent[i] == c->game) return ACCT_OK;
     if (c->nrace) {
         if (c->nrace < 2 || c->nrace > ACCT_RACE_MAX || c->me < 0 || c->me >= c->nrace)
             return ACCT_BAD_SNAPSHOT;

@@ -239,7 +239,9 @@ void acct_snapshot_new(acct_snapshot *snap, const char *name,
                        const uint8_t salt[ACCT_SALT_BYTES]);
 /* Applies c to snap as acct_apply_rating and acct_record_game do to an
  * account: ACCT_OK, or ACCT_BAD_SNAPSHOT (snap unchanged) if the race cannot
- * be rated. */
+ * be rated. A change whose game is among snap's recent games was applied
+ * already: ACCT_OK, snap unchanged (a compare-and-set whose reply was lost
+ * and that is tried again counts once). */
 int acct_snapshot_apply(acct_snapshot *snap, const acct_change *c);
 
 /* Bytes one account costs, without the name table and the index (for the docs). */
