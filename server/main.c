@@ -22,6 +22,7 @@
 #include "recover.h"
 #include "room.h"
 #include "takeover.h"
+#include "accounts_kv.h"
 #include "transports.h"
 
 /* How long shutdown waits for clients to take their last bytes: a client that
@@ -631,6 +632,19 @@ static int open_remote(srv *s, takeover *failover) {
     takeover_set_remote(failover, s->remote);
     remote_on_resume_failed(s->remote, session_remote_resume_failed);
     remote_on_resume_here(s->remote, session_remote_resume_here);
+    /* Accounts and daily seeds across the cluster (NATS KV). */
+    if (s->game.accounts_ready &&
+        !(s->accounts_kv =
+              accounts_kv_open(&s->game, s->cluster, s->loop, err, sizeof err))) {
+        fprintf(stderr, "race2048d: --cluster %s: %s\n", s->cfg->cluster, err);
+        return -1;
+    }
+    if (s->accounts_kv) {
+        accounts_kv_on_done(s->accounts_kv, session_kv_registered, session_kv_fetched);
+        if (metrics_register(&s->metrics_reg, accounts_kv_write_metrics, s->accounts_kv) <
+            0)
+            return -1;
+    }
     return metrics_register(&s->metrics_reg, remote_write_metrics, s->remote);
 }
 
@@ -760,7 +774,9 @@ int main(int argc, char **argv) {
                 (unsigned long long)(s.cfg->grace_ms / 1000));
         uv_run(s.loop, UV_RUN_DEFAULT);
     }
-    bots_stop(&s.game);       /* if the loop never ran (start-up failed) */
+    bots_stop(&s.game);               /* if the loop never ran (start-up failed) */
+    accounts_kv_close(s.accounts_kv); /* its threads stopped: NATS is still up */
+    s.accounts_kv = NULL;
     remote_close(s.remote);   /* guests disconnected, homes told */
     cluster_close(s.cluster); /* a planned leave: the others see it at once */
     s.cluster = NULL;

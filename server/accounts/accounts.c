@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -395,4 +396,56 @@ bool acct_check(const acct_store *s) {
     }
     return ranked == s->by_rating.length && rank_check(&s->by_rating) &&
            2 * s->count <= s->n_slots;
+}
+
+/* --------------------------------------------------- changes (cluster) --- */
+
+void acct_snapshot_new(acct_snapshot *snap, const char *name,
+                       const uint8_t key[ACCT_KEY_BYTES],
+                       const uint8_t salt[ACCT_SALT_BYTES]) {
+    memset(snap, 0, sizeof *snap);
+    snprintf(snap->name, sizeof snap->name, "%s", name);
+    memcpy(snap->salt, salt, ACCT_SALT_BYTES);
+    key_hash(salt, key, snap->key_hash);
+    rating_skill initial = rating_initial();
+    snap->mu = initial.mu;
+    snap->sigma = initial.sigma;
+}
+
+int acct_snapshot_apply(acct_snapshot *snap, const acct_change *c) {
+    /* Applied already (a write whose reply was lost, then tried again). */
+    for (size_t i = 0; c->game && i < snap->n_recent; i++)
+        if (snap->recent[i] == c->game) return ACCT_OK;
+    if (c->nrace) {
+        if (c->nrace < 2 || c->nrace > ACCT_RACE_MAX || c->me < 0 || c->me >= c->nrace)
+            return ACCT_BAD_SNAPSHOT;
+        rating_skill skill[ACCT_RACE_MAX];
+        memcpy(skill, c->skill, sizeof skill);
+        skill[c->me] = (rating_skill){.mu = snap->mu, .sigma = snap->sigma};
+        if (!rating_update(skill, c->place, (size_t)c->nrace) ||
+            !skill_valid(skill[c->me].mu, skill[c->me].sigma))
+            return ACCT_BAD_SNAPSHOT;
+        snap->mu = skill[c->me].mu;
+        snap->sigma = skill[c->me].sigma;
+        if (snap->games < UINT32_MAX) snap->games++;
+        if (c->won && snap->wins < UINT32_MAX) snap->wins++;
+        if (snap->n_chart == ACCT_CHART) { /* oldest first: the oldest goes */
+            memmove(snap->chart, snap->chart + 1,
+                    (ACCT_CHART - 1) * sizeof snap->chart[0]);
+            snap->n_chart--;
+        }
+        snap->chart[snap->n_chart++] = rating_display(snap->mu);
+    }
+    if (c->game) { /* newest first */
+        size_t keep = snap->n_recent < ACCT_RECENT ? snap->n_recent : ACCT_RECENT - 1;
+        memmove(snap->recent + 1, snap->recent, keep * sizeof snap->recent[0]);
+        snap->recent[0] = c->game;
+        snap->n_recent = keep + 1;
+    }
+    if (c->counts_for_best && c->size >= ACCT_SIZE_MIN && c->size <= ACCT_SIZE_MAX) {
+        acct_best *b = &snap->best[c->size - ACCT_SIZE_MIN];
+        if (!b->game || c->score > b->score)
+            *b = (acct_best){c->score, c->max_tile, c->game};
+    }
+    return ACCT_OK;
 }

@@ -214,6 +214,36 @@ acct_account *acct_at(const acct_store *s, size_t i);
 void acct_snapshot_of(const acct_account *a, acct_snapshot *snap);
 int acct_restore(acct_store *s, const acct_snapshot *snap, acct_account **out);
 
+/* Cluster mode: one finished game of an account's, as a change that can be
+ * applied again to a fresher copy of the account (a compare-and-set that lost
+ * re-reads the account and re-applies its change). A rated race carries the
+ * race's places and the skills every player took part with: the update is
+ * recomputed from the account's current skill and the others' as they were. */
+#define ACCT_RACE_MAX 8
+typedef struct acct_change {
+    char name[ACCT_NAME_MAX + 1];
+    uint64_t game;
+    int size;
+    uint32_t score, max_tile;
+    bool counts_for_best;
+    int nrace; /* players of a rated race, 0 for a game that rates nothing */
+    int me;    /* the account's index in place and skill */
+    bool won;
+    int place[ACCT_RACE_MAX];
+    rating_skill skill[ACCT_RACE_MAX]; /* before the race */
+} acct_change;
+
+/* A new account's snapshot (mu 25, sigma 25/3), its key hashed with salt. */
+void acct_snapshot_new(acct_snapshot *snap, const char *name,
+                       const uint8_t key[ACCT_KEY_BYTES],
+                       const uint8_t salt[ACCT_SALT_BYTES]);
+/* Applies c to snap as acct_apply_rating and acct_record_game do to an
+ * account: ACCT_OK, or ACCT_BAD_SNAPSHOT (snap unchanged) if the race cannot
+ * be rated. A change whose game is among snap's recent games was applied
+ * already: ACCT_OK, snap unchanged (a compare-and-set whose reply was lost
+ * and that is tried again counts once). */
+int acct_snapshot_apply(acct_snapshot *snap, const acct_change *c);
+
 /* Bytes one account costs, without the name table and the index (for the docs). */
 size_t acct_account_bytes(void);
 

@@ -40,6 +40,8 @@ static size_t handle(conn *c, const char *data, size_t n) {
     if (!c->budget) return 0;
     /* A racer whose room's spectators are far behind waits (fanout.h). */
     if (c->player && fanout_holds(c->player)) return 0;
+    /* A hello waits for the cluster's copy of an account (accounts_kv.h). */
+    if (c->player && c->player->account_wait) return 0;
     return conn_transport_of(c)->input(c, data, n);
 }
 

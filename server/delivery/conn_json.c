@@ -29,7 +29,8 @@ static int on_json_line(void *ctx, const char *line, size_t len) {
     if (c->budget) c->budget--;
     /* A reply that filled half the output queue: the next request waits until
      * the client has read it (a large `replay` must not pile on another). */
-    return !conn_is_open(c) || !c->budget || c->in_front || conn_over_half(c);
+    return !conn_is_open(c) || !c->budget || c->in_front || conn_over_half(c) ||
+           (c->player && c->player->account_wait);
 }
 
 static int on_json_too_long(void *ctx) {

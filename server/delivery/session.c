@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "accounts_kv.h"
 #include "addr.h"
 #include "guard.h"
 #include "journal.h"
@@ -76,6 +77,7 @@ static void drop_player(conn *c) {
     srv_player *p = c->player;
     c->player = NULL;
     if (c->srv->remote) remote_player_gone(c->srv->remote, p);
+    accounts_kv_player_gone(c->srv->accounts_kv, p);
     lobby_player_gone(p);
 }
 
@@ -227,12 +229,40 @@ static void login_failed(conn *c, srv_player *me, guard_verdict verdict) {
     if (close) conn_close_after_flush(c);
 }
 
+/* Where a hello is: as sent, or run again after the cluster's accounts were
+ * read for its name (accounts_kv.h), with NATS answering or not. */
+typedef enum hello_pass { HELLO_SENT, HELLO_FETCHED, HELLO_UNREACHED } hello_pass;
+
+/* A login whose account could not be read from the cluster: unavailable,
+ * not a wrong key (nothing counts against the connection). */
+static bool fetched_unreached(conn *c, srv_player *me, proto_request *req,
+                              hello_pass pass) {
+    if (pass != HELLO_UNREACHED || !req->has_key ||
+        acct_find(&c->srv->game.accounts, req->name))
+        return false;
+    memset(req->key, 0, sizeof req->key);
+    srv_send_error(me, PROTO_ERR_UNAVAILABLE,
+                   "this node cannot reach the cluster's accounts now; try again");
+    return true;
+}
+
 /* `hello`: with `key`, a login (throttled like resume); without, a guest's
  * name, which may not be an account's. Returns true when the hello goes on
  * as any hello does (me->account set, req->name the account's spelling),
  * false when it was refused. */
-static bool hello_account(conn *c, srv_player *me, proto_request *req) {
+static bool hello_account(conn *c, srv_player *me, proto_request *req, hello_pass pass) {
     game *g = &c->srv->game;
+    /* Cluster mode: a name this node has not seen may be an account made on
+     * another node a moment ago: the hello waits for one KV read. */
+    if (pass == HELLO_SENT && c->srv->accounts_kv && g->accounts_ready &&
+        !acct_find(&g->accounts, req->name)) {
+        /* Cut off from NATS, a read would only wait its timeout. */
+        if (!cluster_connected(c->srv->cluster))
+            pass = HELLO_UNREACHED;
+        else if (accounts_kv_fetch(c->srv->accounts_kv, me, req) == 0)
+            return false;
+    }
+    if (fetched_unreached(c, me, req, pass)) return false;
     if (req->has_key) {
         guard_verdict verdict = guard_resume_check(c);
         acct_account *a = verdict == GUARD_OK && g->accounts_ready
@@ -255,6 +285,79 @@ static bool hello_account(conn *c, srv_player *me, proto_request *req) {
     }
     me->account = NULL; /* a guest from now on */
     return true;
+}
+
+/* `registered` to me for account a, once its journal record is durable. */
+static void send_registered(srv_player *me, acct_account *a, const char *hex) {
+    game *g = me->game;
+    me->account = a;
+    size_t len;
+    char *line = proto_enc_registered(a->name, hex, &len);
+    srv_msg m = {.type = SRV_MSG_ACCOUNT,
+                 .json = srv_buf_take(line, len),
+                 .durable_at = journal_account(g->journal, a)};
+    srv_send(me, &m);
+    if (m.json) srv_buf_unref(m.json);
+}
+
+/* Cluster mode: the account is created in NATS KV first (the first node's
+ * create wins); session_kv_registered answers. */
+static void register_in_cluster(conn *c, srv_player *me) {
+    if (!cluster_connected(c->srv->cluster)) { /* the create would only time out */
+        session_kv_registered(me, NULL, NULL, ACCOUNTS_KV_FAILED);
+        return;
+    }
+    uint8_t key[ACCT_KEY_BYTES], salt[ACCT_SALT_BYTES];
+    char hex[2 * ACCT_KEY_BYTES + 1];
+    acct_snapshot snap;
+    int rc = -1;
+    if (srv_random(key, sizeof key) == 0 && srv_random(salt, sizeof salt) == 0) {
+        acct_snapshot_new(&snap, me->name, key, salt);
+        acct_key_to_hex(key, hex);
+        rc = accounts_kv_register(c->srv->accounts_kv, me, &snap, hex);
+        memset(hex, 0, sizeof hex);
+    }
+    memset(key, 0, sizeof key);
+    if (rc < 0) {
+        srv_send_error(me, PROTO_ERR_BUSY, "the server cannot register now; try again");
+        return;
+    }
+    guard_registered(c);
+}
+
+void session_kv_registered(srv_player *me, acct_account *a, const char *key_hex,
+                           accounts_kv_result r) {
+    if (r == ACCOUNTS_KV_TAKEN)
+        srv_send_error(me, PROTO_ERR_NAME_TAKEN,
+                       "that name belongs to an account already");
+    else if (r != ACCOUNTS_KV_OK || !a)
+        srv_send_error(me, PROTO_ERR_UNAVAILABLE,
+                       "this node cannot reach the cluster's accounts now; try again");
+    else {
+        send_registered(me, a, key_hex);
+        srv_log(SRV_LOG_INFO, "account %s registered in the cluster", a->name);
+    }
+}
+
+void session_kv_fetched(srv_player *p, proto_request *req, bool reached,
+                        const char *later, size_t later_len) {
+    if (p->sink.ops != &conn_sink_ops) {
+        proto_request_clear(req);
+        return;
+    }
+    conn *c = p->sink.dest;
+    if (hello_account(c, p, req, reached ? HELLO_FETCHED : HELLO_UNREACHED) &&
+        (!c->srv->remote || !remote_route(c->srv->remote, p, req)))
+        lobby_request(p, req);
+    proto_request_clear(req);
+    /* The lines that came behind the hello, in order (one may hold again:
+     * the rest then waits behind it, see session_json_line). */
+    for (size_t at = 0; at < later_len && conn_is_open(c) && c->player == p;) {
+        const char *line = later + at, *nl = memchr(line, '\n', later_len - at);
+        size_t n = nl ? (size_t)(nl - line) : later_len - at;
+        at += n + 1;
+        session_json_line(c, line, n);
+    }
 }
 
 /* `register`: the connection's hello name becomes an account; `registered`
@@ -291,37 +394,38 @@ static void do_register(conn *c, srv_player *me) {
     }
     uint8_t key[ACCT_KEY_BYTES], salt[ACCT_SALT_BYTES];
     acct_account *a = NULL;
+    if (c->srv->accounts_kv) {
+        register_in_cluster(c, me);
+        return;
+    }
     if (srv_random(key, sizeof key) < 0 || srv_random(salt, sizeof salt) < 0 ||
         acct_register(&g->accounts, me->name, key, salt, &a) != ACCT_OK) {
         srv_send_error(me, PROTO_ERR_BUSY, "the server cannot register now; try again");
         return;
     }
     guard_registered(c);
-    me->account = a;
     char hex[2 * ACCT_KEY_BYTES + 1];
     acct_key_to_hex(key, hex);
     memset(key, 0, sizeof key);
-    size_t len;
-    char *line = proto_enc_registered(a->name, hex, &len);
-    memset(hex, 0, sizeof hex);
-    srv_msg m = {.type = SRV_MSG_ACCOUNT,
-                 .json = srv_buf_take(line, len),
-                 .durable_at = journal_account(g->journal, a)};
     srv_log(SRV_LOG_INFO, "account %s registered from %s", a->name, conn_peer(c));
-    srv_send(me, &m);
-    if (m.json) srv_buf_unref(m.json);
+    send_registered(me, a, hex);
+    memset(hex, 0, sizeof hex);
 }
 
 void session_request(conn *c, proto_request *req) {
     if (req->type == PROTO_REQ_RESUME) {
         do_resume(c, req);
     } else if (req->type == PROTO_REQ_REGISTER) {
-        /* This node's accounts (cluster mode too: accounts are local for now). */
+        /* Cluster mode: in NATS KV first (accounts_kv.h). */
         srv_player *p = session_player(c, false);
         if (p) do_register(c, p);
     } else {
         srv_player *p = session_player(c, false);
-        if (p && req->type == PROTO_REQ_HELLO && !hello_account(c, p, req)) p = NULL;
+        if (p && req->type == PROTO_REQ_HELLO && !hello_account(c, p, req, HELLO_SENT)) {
+            /* A hello held for the cluster's accounts owns req now. */
+            if (p->account_wait) return;
+            p = NULL;
+        }
         if (p) {
             /* A move is timed from here to its `state` handed out (room.c). */
             if (req->type == PROTO_REQ_MOVE)
@@ -338,6 +442,14 @@ void session_request(conn *c, proto_request *req) {
 }
 
 void session_json_line(conn *c, const char *line, size_t len) {
+    /* A hello waits for the cluster's accounts: what comes after it waits too
+     * (over a WebSocket every message of a read comes here at once). */
+    if (c->player && c->player->account_wait && c->srv->accounts_kv) {
+        if (accounts_kv_defer(c->srv->accounts_kv, c->player, line, len) == 0) return;
+        srv_send_error(c->player, PROTO_ERR_BUSY,
+                       "the server is short of memory; send that again");
+        return;
+    }
     proto_request req;
     proto_error err;
     if (proto_decode(line, len, &req, &err) == 0) {

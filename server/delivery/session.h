@@ -7,6 +7,7 @@
 #ifndef RACE2048_SESSION_H
 #define RACE2048_SESSION_H
 
+#include "accounts_kv.h"
 #include "conn.h"
 
 /* The player of c, made (named player-N) if c has none yet; NULL if memory
@@ -27,6 +28,12 @@ void session_remote_resume_failed(srv_player *p, bool by_code);
  * takeover found seat on this node (remote_on_resume_here): p's connection
  * takes it. */
 void session_remote_resume_here(srv_player *p, srv_player *seat);
+/* Cluster mode (accounts_kv.h): what became of a `register`, and a held
+ * `hello` run again once its account was looked up. */
+void session_kv_registered(srv_player *me, acct_account *a, const char *key_hex,
+                           accounts_kv_result r);
+void session_kv_fetched(srv_player *p, proto_request *req, bool reached,
+                        const char *later, size_t later_len);
 /* c is closing: its player is disconnected (a running game keeps the seat). */
 void session_conn_gone(conn *c);
 

@@ -65,6 +65,7 @@ typedef struct srv {
     struct journal *journal;
     struct cluster *cluster; /* the cluster link (--cluster), or NULL */
     struct remote *remote;   /* other nodes' players and rooms (remote.h), or NULL */
+    struct accounts_kv *accounts_kv; /* accounts across the cluster, or NULL */
     /* What each conn_mode does, indexed by mode: the layer's own (detect,
      * JSON, PROXY) from srv_init, text and web from transports_install. */
     const struct conn_transport *transports[SRV_MAX_TRANSPORTS];

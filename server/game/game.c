@@ -44,6 +44,12 @@ int64_t game_daily_now_ms(const game *g) {
     return journal_wall_ms() + g->daily_offset_ms;
 }
 
+void game_daily_entry(game *g, int32_t day, int size, const acct_account *a,
+                      const daily_result *r) {
+    journal_daily_entry(g->journal, day, size, a, r);
+    if (g->daily_changed) g->daily_changed(g->account_changed_ctx, day, size, a, r);
+}
+
 void game_free(game *g) {
     game_rooms_changed(g); /* frees the cached `rooms` reply */
     if (g->accounts_ready) {

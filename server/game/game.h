@@ -92,7 +92,8 @@ typedef struct game {
     uint64_t seeds_made; /* server seeds so far: the --seed derivation's counter */
     /* Rooms whose broadcasts still go out to spectators, a share per turn
      * (fanout.c); the idle handle runs while the list is not empty. */
-    /* Accounts (issue 27): local to this node; made durable through the
+    /* Accounts (issue 27): in cluster mode every account of the cluster
+     * (accounts_kv.c keeps them current); made durable through the
      * journal (an `account` record at register, ratings in the finished
      * games' records, snapshots at compaction). accounts_ready: acct_init
      * succeeded. */
@@ -104,6 +105,14 @@ typedef struct game {
     int64_t daily_offset_ms;
     /* The arenas (arena_host.c), made on first use; NULL until then. */
     struct arena_hosts *arenas;
+    /* Cluster mode: every finished game of an account, made a change the
+     * cluster's copy of the account takes (accounts_kv.c); NULL on one node. */
+    void (*account_changed)(void *ctx, const acct_change *c);
+    /* Cluster mode: a daily entry begun (r NULL) or finished, for the
+     * cluster's boards (same ctx); NULL on one node. */
+    void (*daily_changed)(void *ctx, int32_t day, int size, const acct_account *a,
+                          const daily_result *r);
+    void *account_changed_ctx;
     uv_idle_t fanout_idle;
     bool fanout_ready; /* fanout_idle and fanouts are set up (on first use) */
     srv_link fanouts;
@@ -119,6 +128,10 @@ void game_init(game *g, uv_loop_t *loop, const srv_config *cfg, srv_metrics *met
 bool game_init_accounts(game *g);
 /* Now for the daily challenge: Unix ms, shifted by the test-only offset. */
 int64_t game_daily_now_ms(const game *g);
+/* An account's daily game begun (r NULL) or finished: to the journal, and in
+ * cluster mode to the cluster's boards. */
+void game_daily_entry(game *g, int32_t day, int size, const acct_account *a,
+                      const daily_result *r);
 /* Frees what game_init and the game's life left (after room_close_all). */
 void game_free(game *g);
 

@@ -52,6 +52,9 @@ typedef struct srv_player {
     struct arena_host *arena;
     bool arena_wants;
     UT_hash_handle hh_arena; /* in its arena's entrants here, keyed by id */
+    /* Cluster mode: its `hello` waits for an account this node had not seen
+     * (accounts_kv.c); the connection's input is held until it is answered. */
+    bool account_wait;
 } srv_player;
 
 /* True while p has a destination. */

@@ -329,7 +329,7 @@ static void do_daily(srv_player *p, const proto_request *req) {
         reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
         return;
     }
-    journal_daily_entry(g->journal, day, size, p->account, NULL);
+    game_daily_entry(g, day, size, p->account, NULL);
     r->seed = ds.seed;
     r->seed_fixed = true;
     memcpy(r->salt, ds.salt, sizeof r->salt);

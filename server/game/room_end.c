@@ -1,4 +1,5 @@
 /* room_end.c - the end rules of a race, its ranking and verdict, its `end` and record. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +142,34 @@ static void log_end(const room *r, proto_end_reason reason, uint64_t winner) {
             proto_end_reason_name(reason), (unsigned long long)winner);
 }
 
+/* Cluster mode: each account's part of a finished game, for the cluster's
+ * copy of the account (a rated race with the places and the skills before,
+ * so that the update can be made again on a fresher copy). */
+static void account_changes(room *r, const room_seat *const *order, uint64_t winner,
+                            const proto_record_rating *rated) {
+    for (int i = 0; r->game_id && i < r->nseats; i++) {
+        const room_seat *s = order[i];
+        if (!s->account) continue;
+        uint64_t score = s->score > UINT32_MAX ? UINT32_MAX : s->score;
+        acct_change c = {.game = r->game_id,
+                         .size = r->settings.size,
+                         .score = (uint32_t)score,
+                         .max_tile = (uint32_t)eng_max_tile(&s->board),
+                         .counts_for_best = r->solo && r->seed.kind == ENG_SEED_SERVER,
+                         .me = i,
+                         .won = winner == s->id};
+        snprintf(c.name, sizeof c.name, "%s", s->account->name);
+        if (rated && r->nseats <= ACCT_RACE_MAX) {
+            c.nrace = r->nseats;
+            for (int k = 0; k < r->nseats; k++) {
+                c.place[k] = rated[k].place;
+                c.skill[k] = (rating_skill){.mu = rated[k].mu0, .sigma = rated[k].sigma0};
+            }
+        }
+        r->game->account_changed(r->game->account_changed_ctx, &c);
+    }
+}
+
 void room_end(room *r, proto_end_reason reason, uint64_t winner) {
     if (r->state != ROOM_RUNNING) return;
     r->state = ROOM_ENDED;
@@ -197,8 +226,8 @@ void room_end(room *r, proto_end_reason reason, uint64_t winner) {
             .end_ms = journal_wall_ms(),
             .game = r->game_id};
         /* Recorded before the end, so durable when the end is sent. */
-        journal_daily_entry(r->game->journal, r->daily_day, r->settings.size,
-                            player->account, &result);
+        game_daily_entry(r->game, r->daily_day, r->settings.size, player->account,
+                         &result);
         daily_finish(&r->game->daily, r->daily_day, r->settings.size, player->account,
                      &result);
     }
@@ -216,6 +245,8 @@ void room_end(room *r, proto_end_reason reason, uint64_t winner) {
                          (uint32_t)eng_max_tile(&s->board),
                          r->solo && r->seed.kind == ENG_SEED_SERVER);
     }
+    if (r->game->account_changed)
+        account_changes(r, order, winner, nchanges >= 0 ? rated : NULL);
     srv_msg m = {.type = SRV_MSG_END,
                  .durable_at = durable_at,
                  .json = srv_buf_take(line, len),

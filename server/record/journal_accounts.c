@@ -15,6 +15,11 @@
 char *jacct_record(const acct_account *a, size_t *len) {
     acct_snapshot snap;
     acct_snapshot_of(a, &snap);
+    return jacct_snapshot_record(&snap, len);
+}
+
+char *jacct_snapshot_record(const acct_snapshot *from, size_t *len) {
+    const acct_snapshot snap = *from;
     char salt[2 * ACCT_SALT_BYTES + 1], hash[2 * ACCT_HASH_BYTES + 1];
     proto_hex_encode(snap.salt, ACCT_SALT_BYTES, salt);
     proto_hex_encode(snap.key_hash, ACCT_HASH_BYTES, hash);
@@ -68,8 +73,8 @@ static int64_t juint(const json_t *o, const char *key) {
     return json_is_integer(v) && json_integer_value(v) >= 0 ? json_integer_value(v) : -1;
 }
 
-/* An `account` record to s: 0, or -1 if it is not one the server writes. */
-static int on_account(acct_store *s, const json_t *r) {
+/* An `account` record to snap: 0, or -1 if it is not one the server writes. */
+static int parse_account(const json_t *r, acct_snapshot *out) {
     acct_snapshot snap;
     memset(&snap, 0, sizeof snap);
     const char *name = json_string_value(json_object_get(r, "name"));
@@ -108,7 +113,22 @@ static int on_account(acct_store *s, const json_t *r) {
     for (size_t k = 0; k < json_array_size(chart); k++)
         snap.chart[snap.n_chart++] =
             (int32_t)json_integer_value(json_array_get(chart, k));
-    return acct_restore(s, &snap, NULL) == ACCT_OK ? 0 : -1;
+    *out = snap;
+    return 0;
+}
+
+int jacct_parse(const char *line, size_t len, acct_snapshot *snap) {
+    json_t *r = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+    int rc = r && proto_rec_is(line, len, "account") ? parse_account(r, snap) : -1;
+    json_decref(r);
+    return rc;
+}
+
+/* An `account` record to s: 0, or -1 if it is not one the server writes. */
+static int on_account(acct_store *s, const json_t *r) {
+    acct_snapshot snap;
+    return parse_account(r, &snap) == 0 && acct_restore(s, &snap, NULL) == ACCT_OK ? 0
+                                                                                   : -1;
 }
 
 void jacct_apply_game(acct_store *s, const proto_game_record *g) {

@@ -13,6 +13,11 @@
  * *len), or NULL if memory runs out. It holds the name, salt and key hash,
  * never the key. */
 char *jacct_record(const acct_account *a, size_t *len);
+/* The same from a snapshot (cluster mode: an account's value in NATS KV). */
+char *jacct_snapshot_record(const acct_snapshot *snap, size_t *len);
+/* An `account` record (one line, with or without its '\n') into *snap: 0, or -1
+ * if it is not one the server writes (nothing checked against a table). */
+int jacct_parse(const char *line, size_t len, acct_snapshot *snap);
 
 /* A finished game's effect on its accounts: a rated race's new skills (absolute
  * values: set, not added), the race counted and its win; the game in each

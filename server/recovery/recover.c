@@ -53,9 +53,11 @@ static int rebuild(game *s, const jrn_pending *g, bool adopt) {
     r->game_id = st->game;
     /* Accounts were rebuilt before the games (journal_open): a rated race
      * goes on rated, its seats' accounts as they are now. */
-    /* Not another node's game taken over: its accounts are that node's
-     * (accounts are local to a node for now), whatever their names here. */
-    for (int i = 0; s->accounts_ready && !adopt && i < st->nseats; i++) {
+    /* Another node's game taken over keeps its accounts only when accounts
+     * are the cluster's (accounts_kv.c sets account_changed): without it
+     * they were that node's, whatever their names here. */
+    bool shared = s->account_changed != NULL;
+    for (int i = 0; s->accounts_ready && (!adopt || shared) && i < st->nseats; i++) {
         room_seat *seat = &r->seats[i];
         seat->account = st->seats[i].account[0]
                             ? acct_find(&s->accounts, st->seats[i].account)

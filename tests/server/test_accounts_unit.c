@@ -741,6 +741,69 @@ static void test_days(void **state) {
     assert_int_equal(daily_day_of_ms(-1), -1);
 }
 
+/* Cluster mode's change to a snapshot (acct_snapshot_apply, what a node applies
+ * to an account's KV entry) leaves it as the table's own functions leave the
+ * account (rating_update from the account's skill, acct_apply_rating,
+ * acct_record_game): 300 random games, rated races of 2 to 8 and other games,
+ * through full rings; and a snapshot new with a key verifies that key. */
+static void test_snapshot_apply_matches_the_table(void **state) {
+    acct_store *s = *state;
+    uint8_t key[ACCT_KEY_BYTES], salt[ACCT_SALT_BYTES];
+    make_key(9, key, salt);
+    acct_account *a = reg(s, "Cass", 9);
+    acct_snapshot snap, from_table;
+    acct_snapshot_new(&snap, "Cass", key, salt);
+    acct_snapshot_of(a, &from_table);
+    assert_memory_equal(&snap, &from_table, sizeof snap);
+    for (int g = 0; g < 300; g++) {
+        acct_change c = {.game = (uint64_t)g + 1,
+                         .size = 3 + (int)rnd_below(7), /* 9 only goes to recent */
+                         .score = (uint32_t)rnd_below(5000),
+                         .max_tile = 2u << rnd_below(10),
+                         .counts_for_best = rnd_below(2)};
+        snprintf(c.name, sizeof c.name, "Cass");
+        rating_skill skill[ACCT_RACE_MAX];
+        if (rnd_below(3)) {
+            c.nrace = 2 + (int)rnd_below(ACCT_RACE_MAX - 1);
+            c.me = (int)rnd_below((size_t)c.nrace);
+            for (int k = 0; k < c.nrace; k++) {
+                c.place[k] = 1 + (int)rnd_below((size_t)c.nrace);
+                c.skill[k] =
+                    (rating_skill){10 + (double)rnd_below(30), 1 + (double)rnd_below(8)};
+            }
+            c.won = c.place[c.me] == 1;
+            memcpy(skill, c.skill, sizeof skill);
+            skill[c.me] = (rating_skill){a->mu, a->sigma};
+            assert_true(rating_update(skill, c.place, (size_t)c.nrace));
+            assert_int_equal(acct_apply_rating(s, a, skill[c.me], c.won), ACCT_OK);
+        }
+        acct_record_game(a, c.game, c.size, c.score, c.max_tile, c.counts_for_best);
+        assert_int_equal(acct_snapshot_apply(&snap, &c), ACCT_OK);
+        acct_snapshot_of(a, &from_table);
+        assert_true(snap.mu == from_table.mu && snap.sigma == from_table.sigma);
+        assert_int_equal(snap.games, from_table.games);
+        assert_int_equal(snap.wins, from_table.wins);
+        assert_int_equal(snap.n_recent, from_table.n_recent);
+        assert_memory_equal(snap.recent, from_table.recent,
+                            snap.n_recent * sizeof snap.recent[0]);
+        assert_int_equal(snap.n_chart, from_table.n_chart);
+        assert_memory_equal(snap.chart, from_table.chart,
+                            snap.n_chart * sizeof snap.chart[0]);
+        assert_memory_equal(snap.best, from_table.best, sizeof snap.best);
+    }
+    /* A game applied again (its write's reply lost) counts once. */
+    acct_snapshot before = snap;
+    acct_change again = {
+        .game = 300, .size = 4, .nrace = 2, .me = 0, .won = true, .place = {1, 2}};
+    again.skill[0] = again.skill[1] = rating_initial();
+    assert_int_equal(acct_snapshot_apply(&snap, &again), ACCT_OK);
+    assert_memory_equal(&snap, &before, sizeof snap);
+    /* A race the rating cannot take changes nothing. */
+    acct_change bad = {.nrace = 1, .game = 0};
+    assert_int_equal(acct_snapshot_apply(&snap, &bad), ACCT_BAD_SNAPSHOT);
+    assert_memory_equal(&snap, &before, sizeof snap);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_register_name_rules, setup_store,
@@ -760,6 +823,8 @@ int main(void) {
                                         setup_store, teardown_store),
         cmocka_unit_test_setup_teardown(test_snapshot_round_trip, setup_store,
                                         teardown_store),
+        cmocka_unit_test_setup_teardown(test_snapshot_apply_matches_the_table,
+                                        setup_store, teardown_store),
         cmocka_unit_test(test_rank_index_random),
         cmocka_unit_test(test_rank_index_random_with_keys),
         cmocka_unit_test_setup_teardown(test_daily_order_and_one_game, setup_store,
