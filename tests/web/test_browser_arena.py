@@ -2,7 +2,8 @@
 """test_browser_arena.py - arenas in a real headless Chromium against the real race2048d:
 page A makes a short arena on the first screen and enters it, page B finds it in the first
 screen's list and joins, both race (keys, until the arena's time is up), the standings
-update on both pages, and both show the final standings; the arena page's own link
+update on both pages, and both show the final standings (a second arena beyond
+--max-arenas 1 is refused beside the form); the arena page's own link
 (#arena=CODE, the server serves no /arena/CODE page) opens them again in a fresh page.
 
 The server runs with RACE2048_TEST_ARENA_SCALE=20 (tests/server/test_server_arena.c): a
@@ -37,7 +38,7 @@ def start_server():
     temp_dirs.append(tempfile.mkdtemp(prefix='race2048-arena-'))
     env = dict(os.environ, RACE2048_TEST_ARENA_SCALE=str(SCALE))
     p = subprocess.Popen([SERVER, '--host', '127.0.0.1', '--port', '0', '--http-port', '0',
-                          '--log-level', 'warn', '--journal',
+                          '--log-level', 'warn', '--max-arenas', '1', '--journal',
                           os.path.join(temp_dirs[-1], 'race2048.journal')],
                          stdout=subprocess.PIPE, text=True, env=env)
     procs.append(p)
@@ -135,6 +136,11 @@ def main():
         wait(b, 'the arena in the list', lambda d: d.find_elements(By.CSS_SELECTOR, row) and
              'Friday cup' in d.find_element(By.CSS_SELECTOR, row).text and
              'upcoming' in d.find_element(By.CSS_SELECTOR, row).text)
+        # --max-arenas 1: a second arena is refused, and the page says so in the form.
+        b.find_element(By.ID, 'b-arena-new').click()
+        wait(b, 'the refusal beside "New arena"', lambda d: d.find_elements(
+            By.CSS_SELECTOR, '#f-arena #error:not([hidden])') and shown('name')(d))
+        print('refused: %r' % text_of(b, 'error'))
         b.find_element(By.XPATH, '//li[@data-arena="%s"]//button[text()="Join"]' % code).click()
         wait(b, "bob's arena page", lambda d: shown('arena')(d) and
              'bob (you)' in text_of(d, 'arena-rows') and 'ann' in text_of(d, 'arena-rows'))
