@@ -130,7 +130,10 @@ def main():
         wait(a, "ann's row", lambda d: 'rank 1' in text_of(d, 'arena-you') and
              'ann (you)' in text_of(d, 'arena-rows'))
 
-        # B finds it on the first screen (the list is asked for again every 5 s) and joins.
+        # B finds it on the first screen (loaded again: the list comes on connecting, not
+        # only every 5 s, so that B is in well before the start) and joins.
+        b.get(url)
+        wait(b, 'the first screen again', shown('name'))
         b.find_element(By.ID, 'name').send_keys('bob')
         row = '#arenas li[data-arena="%s"]' % code
         wait(b, 'the arena in the list', lambda d: d.find_elements(By.CSS_SELECTOR, row) and
