@@ -40,6 +40,10 @@ const app = {
   link: (/^\/game\/([^/]+)\/?$/.exec(location.pathname) || [])[1] || null,
   // TV mode (see tvStart), or null.
   tv: null,
+  // The arena page's arena: { code, a (its last `arena` object) }, or null. The
+  // page's own link is #arena=CODE (the server serves no /arena/CODE page).
+  arena: null,
+  arenaFromLink: (/^#arena=([A-Za-z0-9]{1,16})$/.exec(location.hash) || [])[1] || null,
 };
 const GRACE_MS = 30000; // the server's default grace period
 
@@ -87,7 +91,7 @@ function drawAccount(name) {
 function show(view) {
   if (view !== app.view) hideError();
   app.view = view;
-  for (const v of ['name', 'lobby', 'wait', 'game', 'end', 'replay', 'board'])
+  for (const v of ['name', 'lobby', 'wait', 'game', 'end', 'replay', 'board', 'arena'])
     $('v-' + v).hidden = v !== view;
 }
 
@@ -431,8 +435,10 @@ function connect() {
       } else if (app.named) {
         enterLobby(); // entered with the name the server gives
       } else {
-        if (!app.link) show('name'); // a game link stays on its game
+        if (!app.link && !app.arena) show('name'); // a game link stays on its game
         send({ type: 'rooms' }); // for the first screen (the server names us meanwhile)
+        send({ type: 'arenas' });
+        if (app.arena) send({ type: 'arena_results', arena: app.arena.code });
       }
     }
   };
@@ -485,7 +491,7 @@ function handle(m) {
       app.name = m.name; // a race asked for with the hello: its answer comes next
     } else if (app.view === 'name' || app.view === 'wait' || !app.game || app.game.ended) {
       app.name = m.name;
-      if (app.view !== 'end' && app.view !== 'replay') enterLobby();
+      if (app.view !== 'end' && app.view !== 'replay' && app.view !== 'arena') enterLobby();
     }
     break;
   case 'queued':
@@ -497,6 +503,7 @@ function handle(m) {
     break;
   case 'room':
     app.pending = false;
+    if (m.arena) break; // an arena race: its `start` follows at once
     if (app.view === 'end' && app.lastEnd && m.room === app.lastEnd.room) {
       showRematch(m); // about the race that ended: who asked for a rematch
       break;
@@ -513,8 +520,15 @@ function handle(m) {
   case 'start': app.pending = false; startGame(m); if (app.tv) tvShowing(m); break;
   case 'state': onState(m); break;
   case 'player': onPlayer(m); break;
-  case 'end': if (app.tv) tvEnded(m); else onEnd(m); break;
+  case 'end':
+    if (app.tv) tvEnded(m);
+    else if (app.game && app.game.arena && app.game.you) arenaRaceEnded(m);
+    else onEnd(m);
+    break;
+  case 'arena': app.pending = false; onArena(m); break;
+  case 'arenas': drawArenas(m.arenas || []); break;
   case 'left':
+    if (app.arena && app.game && app.game.arena) { app.game = null; showArena(); break; }
     if (!app.tv && (app.view === 'game' || app.view === 'wait')) enterLobby();
     break;
   case 'rooms': drawRooms(m.rooms); drawFirstRooms(m.rooms); if (app.tv) tvRooms(m.rooms); break;
@@ -1079,7 +1093,7 @@ function startGame(m) {
   // what was recorded for verification.
   const same = g && !g.ended && g.commit === m.commit;
   app.game = {
-    room: m.room || null, you: m.you || 0, size: m.size, target: m.target,
+    room: m.room || null, you: m.you || 0, size: m.size, target: m.target, arena: m.arena || null,
     timeLimit: m.time_limit, commit: m.commit, ended: false,
     startedAt: same ? g.startedAt : Date.now(),
     startBoard: same ? g.startBoard : null,
@@ -1098,6 +1112,9 @@ function startGame(m) {
     if (isMe && !game.startBoard) game.startBoard = p.board;
   }
   meBox.hidden = !game.you;
+  $('b-game-arena').hidden = !game.arena;
+  if (game.arena && game.you && (!app.arena || app.arena.code !== game.arena))
+    app.arena = { code: game.arena, a: null };
   const what = game.room ? 'Race ' + game.room : 'Solo game';
   $('h-game').textContent = game.you ? what : 'Watching ' + what;
   $('game-info').textContent = m.size + '×' + m.size + ', first to ' + m.target +
@@ -1686,6 +1703,189 @@ function replayPlay() {
   }, 1000 / Number($('r-speed').value));
 }
 
+
+// ----------------------------------------------------------------- arenas ---
+
+// m:ss of a number of milliseconds (0 and up).
+function clockText(ms) {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  return Math.floor(s / 60) + ':' + String(s % 60).padStart(2, '0');
+}
+
+// When an arena starts or ends, from now (the server's clock in Unix ms).
+function arenaWhen(a) {
+  if (a.status === 'finished') return 'finished';
+  return a.status === 'upcoming' ? 'starts in ' + clockText(a.starts - Date.now())
+                                 : 'ends in ' + clockText(a.ends - Date.now());
+}
+
+// The first screen's list: upcoming, running and just finished arenas.
+function drawArenas(arenas) {
+  const ul = $('arenas');
+  ul.innerHTML = '';
+  if (!arenas.length) {
+    const li = item('No arena right now: make one below.', []);
+    li.className = 'empty';
+    ul.appendChild(li);
+  }
+  // Running first, then upcoming, then finished (the server lists oldest first).
+  const order = { running: 0, upcoming: 1, finished: 2 };
+  const sorted = arenas.slice().sort((x, y) => order[x.status] - order[y.status]);
+  for (const a of sorted.slice(0, 10)) {
+    const buttons = [['Open', () => openArena(a.arena)]];
+    if (a.status !== 'finished')
+      buttons.unshift(['Join', (e) => { openArena(a.arena); arenaJoin(e.target); }]);
+    const li = item('', buttons);
+    li.classList.add('race');
+    li.dataset.arena = a.arena;
+    const who = document.createElement('span');
+    who.className = 'race-who';
+    who.textContent = a.name;
+    const more = document.createElement('span');
+    more.className = 'race-what';
+    more.textContent = a.arena + ' · ' + a.status + ' · ' + arenaWhen(a) + ' · ' +
+      plural(a.entrants || 0, 'entrant') + ' · races of ' + a.players;
+    li.firstChild.append(who, more);
+    ul.appendChild(li);
+  }
+}
+
+// Opens the arena page of code (its `arena` object comes from the server).
+function openArena(code) {
+  app.arena = { code, a: app.arena && app.arena.code === code ? app.arena.a : null };
+  history.replaceState(null, '', '#arena=' + code);
+  showArena();
+  send({ type: 'arena_results', arena: code });
+}
+
+// Enters the arena on screen: with the name typed when the page has none yet.
+function arenaJoin(el) {
+  const msg = { type: 'arena_join', arena: app.arena.code };
+  if (app.named) act(el, msg);
+  else enterWith(el, msg);
+}
+
+function onArena(m) {
+  if (!app.arena || app.arena.code !== m.arena) {
+    // The reply to arena_create opens its page; other arenas' updates are dropped.
+    if (app.actionType !== 'arena_create') return;
+    app.arena = { code: m.arena, a: null };
+    history.replaceState(null, '', '#arena=' + m.arena);
+  }
+  // An update to everyone carries no `you` for who has not entered; a reply to
+  // arena_results after the end keeps the row we had.
+  const had = app.arena.a;
+  app.arena.a = m;
+  if (!m.you && had && had.you && m.status === 'finished') m.you = had.you;
+  app.arena.updates = (app.arena.updates || 0) + 1;
+  // The reply to our own request shows the page; an update only redraws it.
+  const asked = /^arena_/.test(app.actionType);
+  if (asked) app.actionType = '';
+  if (app.view === 'arena' || (asked && !app.tv)) showArena();
+}
+
+// The arena page: the countdown, your rank, points and streak, the standings
+// (the top 10 while it runs, up to 100 at the end), Join or Leave, the race on.
+function showArena() {
+  const ar = app.arena;
+  if (!ar) return;
+  if (app.view !== 'arena') show('arena');
+  const a = ar.a;
+  $('arena-link').textContent = location.origin + location.pathname + '#arena=' + ar.code;
+  if (!a) {
+    $('h-arena').textContent = 'Arena ' + ar.code;
+    $('arena-info').textContent = 'Loading…';
+    return;
+  }
+  $('h-arena').textContent = a.name + ' · ' + a.arena;
+  $('arena-info').textContent = a.size + '×' + a.size + ' to ' + a.target + ' · races of up to ' +
+    a.players + ' · ' + plural(a.entrants || 0, 'entrant') + ' · ' + a.status;
+  const you = a.you;
+  const racing = app.game && !app.game.ended && app.game.you && app.game.arena === a.arena;
+  $('arena-you').textContent = you
+    ? 'You: rank ' + you.rank + ' · ' + plural(you.points, 'point') + ' · ' + plural(you.races, 'race') +
+      ' · streak ' + you.streak + (a.status === 'finished' ? '' : racing ? ' · racing'
+        : you.waiting ? ' · waiting for the next race' : ' · not in the pool: press Join to race')
+    : a.status === 'finished' ? 'You did not take part.' : 'Press Join to take part.';
+  const open = a.status !== 'finished';
+  $('b-arena-join').hidden = !open || !!(you && you.waiting) || racing;
+  $('b-arena-leave').hidden = !open || !you || (!you.waiting && !racing);
+  $('b-arena-race').hidden = !racing;
+  $('h-standings').textContent = a.status === 'finished' ? 'Final standings' : 'Standings';
+  const tb = $('arena-rows');
+  tb.innerHTML = '';
+  const rows = a.standings || [];
+  if (!rows.length) {
+    const tr = document.createElement('tr');
+    const td = document.createElement('td');
+    td.colSpan = 6;
+    td.textContent = 'Nobody has entered yet.';
+    tr.appendChild(td);
+    tb.appendChild(tr);
+  }
+  for (const r of rows) {
+    const tr = document.createElement('tr');
+    if (you && r.id === you.id) tr.className = 'you';
+    for (const v of [r.rank, r.name + (you && r.id === you.id ? ' (you)' : ''), r.points, r.races, r.wins,
+                     r.streak >= 2 ? r.streak + ' 🔥' : r.streak])
+      tr.appendChild(Object.assign(document.createElement('td'), { textContent: String(v) }));
+    tb.appendChild(tr);
+  }
+  tickArena();
+}
+
+function tickArena() {
+  const a = app.arena && app.arena.a;
+  if (app.view !== 'arena' || !a) return;
+  $('arena-clock').textContent = a.status === 'finished' ? 'Finished'
+    : Date.now() < a.starts ? 'Starts in ' + clockText(a.starts - Date.now())
+      : 'Ends in ' + clockText(a.ends - Date.now());
+  clearTimeout(app.arenaTimer);
+  if (a.status !== 'finished') app.arenaTimer = setTimeout(tickArena, 500);
+}
+
+// An arena race's `end`: its results go to the end screen (one click away),
+// and the arena page comes back, where the next race starts by itself.
+function arenaRaceEnded(m) {
+  onEnd(m);
+  $('b-rematch').hidden = true; // the arena pairs again: no rematch
+  const mine = (m.results || []).findIndex((p) => p.id === app.me);
+  const winner = (m.results || []).find((p) => p.id === m.winner);
+  const last = $('arena-last');
+  last.innerHTML = '';
+  last.append('Last race: ' + (winner ? (winner.id === app.me ? 'you won' : winner.name + ' won') : 'a draw') +
+              (mine >= 0 ? ', you were ' + (mine + 1) + ' of ' + m.results.length : '') + '. ');
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.className = 'link';
+  b.textContent = 'See its boards';
+  b.onclick = () => show('end');
+  last.appendChild(b);
+  last.hidden = false;
+  showArena();
+}
+
+function wireArenas() {
+  $('f-arena').onsubmit = (e) => {
+    e.preventDefault();
+    const f = e.target;
+    const msg = { type: 'arena_create', name: f.elements.name.value.trim() || 'Arena',
+                  ...formObj(f, ['minutes', 'players', 'starts_in']) };
+    enterWith(f, msg);
+  };
+  $('b-arena-join').onclick = (e) => arenaJoin(e.target);
+  $('b-arena-leave').onclick = (e) => act(e.target, { type: 'arena_leave', arena: app.arena.code });
+  $('b-arena-race').onclick = () => { if (app.game && !app.game.ended) show('game'); };
+  $('b-game-arena').onclick = () => showArena();
+  $('b-arena-back').onclick = () => {
+    history.replaceState(null, '', location.pathname);
+    clearTimeout(app.arenaTimer);
+    app.arena = null; // its updates are dropped until its next race starts
+    if (app.named) enterLobby();
+    else { show('name'); send({ type: 'rooms' }); send({ type: 'arenas' }); }
+  };
+}
+
 // ------------------------------------------------------------------ wiring ---
 
 function formObj(form, keys) {
@@ -1772,6 +1972,7 @@ function wire() {
   $('b-wait-leave').onclick = () => send({ type: 'leave' });
   $('b-leave').onclick = () => { if (app.tv) tvStop(); else send({ type: 'leave' }); };
   $('b-tv').onclick = tvStart;
+  wireArenas();
   $('b-rematch').onclick = (e) => act(e.target, { type: 'rematch' });
   $('b-again').onclick = (e) => act(e.target, { type: 'solo', ...app.lastSolo });
   $('b-lobby').onclick = () => { send({ type: 'leave' }); enterLobby(); };
@@ -1813,12 +2014,17 @@ function wire() {
 }
 
 wire();
-if (!app.name && !app.link) show('name');
+if (app.arenaFromLink) openArena(app.arenaFromLink);
+else if (!app.name && !app.link) show('name');
 // The open rooms change as people come and go: the screens that list them ask again.
 // TV asks too while a race is on, to see it go if no `end` comes.
 setInterval(() => {
   if (app.view === 'name' || app.view === 'lobby' || (app.tv && app.tv.room && !app.tv.ended))
     send({ type: 'rooms' });
+  if (app.view === 'name') send({ type: 'arenas' });
+  // Who has not entered gets no `arena` updates: the arena page asks.
+  if (app.view === 'arena' && app.arena && !(app.arena.a && app.arena.a.you))
+    send({ type: 'arena_results', arena: app.arena.code });
 }, 5000);
 loadEngine().finally(() => {
   if (app.link) openLinkedGame();
