@@ -61,11 +61,19 @@ static void line_commit(const char *line, size_t len, char out[PROTO_COMMIT_TEXT
     json_decref(o);
 }
 
+/* How long before a takeover a finished game may have ended for its account
+ * changes to be made again: a node writes them within milliseconds of `end`,
+ * and is taken over a few beats after it died. Older games were written (or
+ * lost with NATS): a change counts once only while its game is among the
+ * account's recent games, which a long-lived node's old games are not. */
+#define ADOPT_CHANGES_MS (12 * CLUSTER_TTL_MS)
+
 /* A finished game's changes to its accounts, for the cluster's copies: its
  * node may have died between its `end` and its own KV write (a change it did
- * write counts once: acct_snapshot_apply). Only games with accounts are
- * parsed: most have none. */
-static void adopt_account_changes(game *g, const char *line, size_t len) {
+ * write counts once: acct_snapshot_apply). Only games with accounts that
+ * ended since since_ms (Unix ms) are parsed: most have none. */
+static void adopt_account_changes(game *g, const char *line, size_t len,
+                                  int64_t since_ms) {
     static const char member[] = ",\"accounts\":{";
     if (!g->account_changed) return;
     bool named = false;
@@ -78,7 +86,7 @@ static void adopt_account_changes(game *g, const char *line, size_t len) {
         return;
     }
     if (proto_dec_game_record(line, len, rec) == 0) {
-        game_account_changes_of(g, rec);
+        if (rec->ended >= since_ms) game_account_changes_of(g, rec);
         proto_game_record_clear(rec);
     }
     free(rec);
@@ -107,14 +115,16 @@ static size_t adopt_member(takeover *t, const job_member *m, commit_set *cs,
     free(done);
     /* Its finished games' changes to accounts, unplayed ones too (a rated race
      * whose other players left at once rates all the same): not only those
-     * kept for history. A copy met twice counts once (acct_snapshot_apply). */
+     * kept for history; only the last minute's (ADOPT_CHANGES_MS). A copy met
+     * twice counts once (acct_snapshot_apply). */
+    int64_t since_ms = journal_wall_ms() - ADOPT_CHANGES_MS;
     for (size_t at = 0; t->g->account_changed && at < m->len;) {
         const char *line = m->records + at, *nl = memchr(line, '\n', m->len - at);
         size_t n = nl ? (size_t)(nl - line) + 1 : m->len - at;
         at += n;
         uint64_t id;
         if (proto_rec_kind_of(line, n, &id) == PROTO_REC_GAME)
-            adopt_account_changes(t->g, line, n);
+            adopt_account_changes(t->g, line, n, since_ms);
     }
     /* Its running games, but for those seen (rec keeps its games to free). */
     jrn_recovery fresh = rec;
