@@ -65,6 +65,7 @@ struct accounts_kv {
     kv_job *todo, **todo_tail; /* FIFO: one account's changes in order */
     kv_job *done, **done_tail;
     bool stopping;
+    bool test_hold;        /* ACCOUNTS_KV_TEST_HOLD: changes are dropped */
     int64_t next_daily_ms; /* worker only */
     uv_async_t async;
     bool async_ready;
@@ -429,6 +430,7 @@ static void on_done(uv_async_t *a) {
 
 static void on_change(void *ctx, const acct_change *c) {
     accounts_kv *k = ctx;
+    if (k->test_hold) return;
     kv_job *j = calloc(1, sizeof *j);
     if (!j) {
         srv_log(SRV_LOG_ERROR, "cluster: out of memory: game %" PRIu64 " of %s not sent",
@@ -532,6 +534,7 @@ accounts_kv *accounts_kv_open(game *g, cluster *c, uv_loop_t *loop, char *err,
     k->todo_tail = &k->todo;
     k->done_tail = &k->done;
     srv_list_init(&k->waiting);
+    k->test_hold = getenv(ACCOUNTS_KV_TEST_HOLD) != NULL;
     if (uv_mutex_init(&k->lock) < 0 || uv_cond_init(&k->wake) < 0) {
         free(k);
         snprintf(err, errlen, "cannot make a lock");

@@ -44,6 +44,9 @@
 #define ACCOUNTS_KV_DAILY_TTL_MS (8 * 86400000LL)
 /* Test-only environment variable: set, the node starts no watcher. */
 #define ACCOUNTS_KV_TEST_NO_WATCH "RACE2048_TEST_NO_ACCOUNT_WATCH"
+/* Test-only environment variable: set, the node writes no finished game of an
+ * account to KV, as a node killed right after a race's `end`. */
+#define ACCOUNTS_KV_TEST_HOLD "RACE2048_TEST_ACCOUNTS_KV_HOLD"
 
 typedef struct accounts_kv accounts_kv;
 

@@ -3,6 +3,7 @@
 
 #include "journal.h"
 #include "journal_read.h"
+#include "record.h"
 #include "metrics.h"
 #include "recover.h"
 
@@ -60,6 +61,37 @@ static void line_commit(const char *line, size_t len, char out[PROTO_COMMIT_TEXT
     json_decref(o);
 }
 
+/* How long before a takeover a finished game may have ended for its account
+ * changes to be made again: a node writes them within milliseconds of `end`,
+ * and is taken over a few beats after it died. Older games were written (or
+ * lost with NATS): a change counts once only while its game is among the
+ * account's recent games, which a long-lived node's old games are not. */
+#define ADOPT_CHANGES_MS (12 * CLUSTER_TTL_MS)
+
+/* A finished game's changes to its accounts, for the cluster's copies: its
+ * node may have died between its `end` and its own KV write (a change it did
+ * write counts once: acct_snapshot_apply). Only games with accounts that
+ * ended since since_ms (Unix ms) are parsed: most have none. */
+static void adopt_account_changes(game *g, const char *line, size_t len,
+                                  int64_t since_ms) {
+    static const char member[] = ",\"accounts\":{";
+    if (!g->account_changed) return;
+    bool named = false;
+    for (size_t k = 0; !named && k + sizeof member - 1 <= len; k++)
+        named = line[k] == member[0] && !memcmp(line + k, member, sizeof member - 1);
+    if (!named) return;
+    proto_game_record *rec = malloc(sizeof *rec);
+    if (!rec) {
+        srv_log(SRV_LOG_ERROR, "cluster: out of memory: a taken over game's accounts");
+        return;
+    }
+    if (proto_dec_game_record(line, len, rec) == 0) {
+        if (rec->ended >= since_ms) game_account_changes_of(g, rec);
+        proto_game_record_clear(rec);
+    }
+    free(rec);
+}
+
 /* One member's records become this node's games, but for the games an
  * earlier member had (running or finished): those are older copies. Returns
  * how many running games were rebuilt. */
@@ -81,6 +113,19 @@ static size_t adopt_member(takeover *t, const job_member *m, commit_set *cs,
         if (commit[0]) commit_add(cs, commit);
     }
     free(done);
+    /* Its finished games' changes to accounts, unplayed ones too (a rated race
+     * whose other players left at once rates all the same): not only those
+     * kept for history; only the last minute's (ADOPT_CHANGES_MS). A copy met
+     * twice counts once (acct_snapshot_apply). */
+    int64_t since_ms = journal_wall_ms() - ADOPT_CHANGES_MS;
+    for (size_t at = 0; t->g->account_changed && at < m->len;) {
+        const char *line = m->records + at, *nl = memchr(line, '\n', m->len - at);
+        size_t n = nl ? (size_t)(nl - line) + 1 : m->len - at;
+        at += n;
+        uint64_t id;
+        if (proto_rec_kind_of(line, n, &id) == PROTO_REC_GAME)
+            adopt_account_changes(t->g, line, n, since_ms);
+    }
     /* Its running games, but for those seen (rec keeps its games to free). */
     jrn_recovery fresh = rec;
     fresh.games = malloc((rec.ngames ? rec.ngames : 1) * sizeof *fresh.games);

@@ -132,6 +132,12 @@ int64_t game_daily_now_ms(const game *g);
  * cluster mode to the cluster's boards. */
 void game_daily_entry(game *g, int32_t day, int size, const acct_account *a,
                       const daily_result *r);
+/* Cluster mode: a finished game another node recorded (taken over) as the
+ * changes the cluster's copies of its accounts take, one per account seat,
+ * as room_end makes them (a change already applied counts once); nothing
+ * unless the account_changed hook is set. */
+struct proto_game_record;
+void game_account_changes_of(game *g, const struct proto_game_record *rec);
 /* Frees what game_init and the game's life left (after room_close_all). */
 void game_free(game *g);
 

@@ -1,4 +1,5 @@
 /* room_end.c - the end rules of a race, its ranking and verdict, its `end` and record. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,31 +143,65 @@ static void log_end(const room *r, proto_end_reason reason, uint64_t winner) {
             proto_end_reason_name(reason), (unsigned long long)winner);
 }
 
-/* Cluster mode: each account's part of a finished game, for the cluster's
- * copy of the account (a rated race with the places and the skills before,
- * so that the update can be made again on a fresher copy). */
+/* Cluster mode: one account's part of a finished game, as the change the
+ * cluster's copy of the account takes (a rated race with the places and the
+ * skills before, so that the update can be made again on a fresher copy).
+ * rated: every player's update in results order (nrated of them), NULL if
+ * the game rated nothing; me: the account's index in it. The one conversion
+ * of room_end's and of a finished game taken over (game_account_changes_of). */
+static void send_account_change(game *g, const char *name, uint64_t game_id, int size,
+                                uint64_t score, uint32_t max_tile, bool counts_for_best,
+                                int me, bool won, const proto_record_rating *rated,
+                                int nrated) {
+    assert(g->account_changed);
+    acct_change c = {.game = game_id,
+                     .size = size,
+                     .score = score > UINT32_MAX ? UINT32_MAX : (uint32_t)score,
+                     .max_tile = max_tile,
+                     .counts_for_best = counts_for_best,
+                     .me = me,
+                     .won = won};
+    snprintf(c.name, sizeof c.name, "%s", name);
+    if (rated && nrated >= 2 && nrated <= ACCT_RACE_MAX && me >= 0 && me < nrated) {
+        c.nrace = nrated;
+        for (int k = 0; k < nrated; k++) {
+            c.place[k] = rated[k].place;
+            c.skill[k] = (rating_skill){.mu = rated[k].mu0, .sigma = rated[k].sigma0};
+        }
+    }
+    g->account_changed(g->account_changed_ctx, &c);
+}
+
 static void account_changes(room *r, const room_seat *const *order, uint64_t winner,
                             const proto_record_rating *rated) {
     for (int i = 0; r->game_id && i < r->nseats; i++) {
         const room_seat *s = order[i];
         if (!s->account) continue;
-        uint64_t score = s->score > UINT32_MAX ? UINT32_MAX : s->score;
-        acct_change c = {.game = r->game_id,
-                         .size = r->settings.size,
-                         .score = (uint32_t)score,
-                         .max_tile = (uint32_t)eng_max_tile(&s->board),
-                         .counts_for_best = r->solo && r->seed.kind == ENG_SEED_SERVER,
-                         .me = i,
-                         .won = winner == s->id};
-        snprintf(c.name, sizeof c.name, "%s", s->account->name);
-        if (rated && r->nseats <= ACCT_RACE_MAX) {
-            c.nrace = r->nseats;
-            for (int k = 0; k < r->nseats; k++) {
-                c.place[k] = rated[k].place;
-                c.skill[k] = (rating_skill){.mu = rated[k].mu0, .sigma = rated[k].sigma0};
-            }
+        send_account_change(r->game, s->account->name, r->game_id, r->settings.size,
+                            s->score, (uint32_t)eng_max_tile(&s->board),
+                            r->solo && r->seed.kind == ENG_SEED_SERVER, i,
+                            winner == s->id, rated, r->nseats);
+    }
+}
+
+void game_account_changes_of(game *g, const proto_game_record *rec) {
+    if (!g->account_changed || !rec->game) return;
+    /* As the record's reader counts it (jacct_apply_game). */
+    bool solo_server_seed = !rec->room[0] && rec->seed.kind == ENG_SEED_SERVER;
+    bool rated = rec->nratings == rec->nresults;
+    for (int i = 0; i < rec->naccounts; i++) {
+        uint64_t id = rec->accounts[i].id;
+        for (int k = 0; k < rec->nresults; k++) {
+            const proto_result *res = &rec->results[k];
+            if (res->id != id) continue;
+            /* The ratings are in results order, as room_end wrote them. */
+            bool in_step = rated && rec->ratings[k].id == id;
+            send_account_change(g, rec->accounts[i].name, rec->game, rec->size,
+                                res->score, (uint32_t)eng_max_tile(&res->board),
+                                solo_server_seed, k, rec->winner == id,
+                                in_step ? rec->ratings : NULL, rec->nratings);
+            break;
         }
-        r->game->account_changed(r->game->account_changed_ctx, &c);
     }
 }
 

@@ -1,7 +1,8 @@
 /* test_cluster_accounts.c - accounts across the cluster: registered on one node, logged
  * in on another, names kept from guests everywhere, two rated races of one account
- * ending on two nodes at once both counted, one leaderboard, one daily seed. The test
- * starts its own nats-server. */
+ * ending on two nodes at once both counted, a rated race ended on a node killed before
+ * its KV write counted once by the node that takes over, one leaderboard, one daily seed.
+ * The test starts its own nats-server. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -292,6 +293,69 @@ static void test_rated_race_taken_over(void **state) {
     assert_int_equal(jint(p, "wins"), 1);
 }
 
+/* A rated race that ended on a (its `end` says the account's new rating),
+ * then a dies (kill -9) and b takes over its records: the cluster's copy of
+ * the account has the race exactly once, with the rating `end` said. hold:
+ * a never wrote the change to KV (test-only), as a node killed between `end`
+ * and its KV write; else it did, and b's adoption of the game counts nothing
+ * again. Checked on b and on a node that reads the account from KV itself. */
+static void ended_race_taken_over(bool hold) {
+    const char *dir = harness_temp_dir(hold ? "acct-adopt-held" : "acct-adopt-written");
+    if (hold) setenv("RACE2048_TEST_ACCOUNTS_KV_HOLD", "1", 1);
+    th_server *a = node_with_journal("a", dir);
+    unsetenv("RACE2048_TEST_ACCOUNTS_KV_HOLD");
+    th_server *b = node_with_journal("b", dir);
+    natsd_wait_metric(a, "race2048_cluster_nodes", 2, 15000);
+    natsd_wait_metric(b, "race2048_cluster_nodes", 2, 15000);
+    char key[33];
+    client *rex = registered(a, "Rex", key);
+    client *guest = rated_room(a, rex);
+    client_send(guest, "{\"type\":\"leave\"}");
+    json_t *end = client_expect_skip(rex, "end", "state player", WAIT);
+    json_t *ratings = jarr(end, "ratings");
+    assert_int_equal(json_array_size(ratings), 1);
+    json_t *mine = json_array_get(ratings, 0);
+    assert_string_equal(jstr(mine, "name"), "Rex");
+    double mu = jreal(mine, "mu");
+    if (!hold) profile_with_games(b, "Rex", 1); /* a's own write, watched */
+    server_kill(a);
+    int64_t deadline = harness_now_ms() + harness_ms(15000);
+    while (natsd_metric(b, "race2048_accounts_kv_changes_total") < 1) {
+        if (harness_remaining(deadline) <= 0)
+            fail_msg("b never wrote the taken over game's change (takeovers %lld)",
+                     natsd_metric(b, "race2048_cluster_takeovers_total"));
+        poll(NULL, 0, 50);
+    }
+    assert_int_equal(natsd_metric(b, "race2048_accounts_kv_lost_total"), 0);
+    json_t *p = profile_with_games(b, "Rex", 1);
+    assert_int_equal(jint(p, "wins"), 1);
+    assert_true(fabs(jreal(json_object_get(p, "rating"), "mu") - mu) < 1e-9);
+    /* The KV entry as it is after b's write, read by a node that watches
+     * nothing (it fetches the account when Rex logs in). */
+    setenv("RACE2048_TEST_NO_ACCOUNT_WATCH", "1", 1);
+    th_server *c = natsd_node("c");
+    unsetenv("RACE2048_TEST_NO_ACCOUNT_WATCH");
+    client *on_c = logged_in(c, "Rex", key, NULL);
+    client_send(on_c, "{\"type\":\"profile\",\"name\":\"Rex\"}");
+    json_t *pc = client_expect(on_c, "profile", WAIT);
+    json_t *rc = json_object_get(pc, "rating");
+    assert_int_equal(jint(rc, "games"), 1);
+    assert_int_equal(jint(pc, "wins"), 1);
+    assert_true(fabs(jreal(rc, "mu") - mu) < 1e-9);
+}
+
+/* a died between `end` and its KV write: b's takeover writes the change. */
+static void test_ended_race_unwritten_taken_over(void **state) {
+    (void)state;
+    ended_race_taken_over(true);
+}
+
+/* a wrote the change before it died: b's takeover does not count it again. */
+static void test_ended_race_written_taken_over(void **state) {
+    (void)state;
+    ended_race_taken_over(false);
+}
+
 /* -------------------------------------------------------------- daily --- */
 
 /* Today's daily game of a size shows the same commit on a and on b; the
@@ -342,6 +406,10 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_two_nodes_rate_one_account, natsd_setup,
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_rated_race_taken_over, natsd_setup,
+                                        natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_ended_race_unwritten_taken_over, natsd_setup,
+                                        natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_ended_race_written_taken_over, natsd_setup,
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_daily_seed_is_the_clusters, natsd_setup,
                                         natsd_teardown),
