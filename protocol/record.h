@@ -141,6 +141,9 @@ typedef struct proto_start_record {
     int64_t started_ms;                        /* Unix ms */
     bool daily;                                /* a daily game (the record's "daily") */
     int32_t daily_day;                         /* its day, from 1970-01-01 */
+    /* An arena's race: settings.arena is the arena's code ("arena") and this
+     * its race number there ("arena_race"); 0 and "" else (older records). */
+    uint64_t arena_race;
 } proto_start_record;
 
 int proto_rec_put_start(byte_buf *b, const proto_start_record *st);

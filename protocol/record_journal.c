@@ -55,6 +55,13 @@ int proto_rec_put_start(byte_buf *b, const proto_start_record *st) {
         rec_put_s(&o, ",\"daily\":");
         rec_put_i(&o, st->daily_day);
     }
+    /* An arena's race says which, so that a restart counts it in its arena. */
+    if (st->settings.arena[0]) {
+        rec_put_s(&o, ",\"arena\":");
+        rec_put_str(&o, st->settings.arena);
+        rec_put_s(&o, ",\"arena_race\":");
+        rec_put_u(&o, st->arena_race);
+    }
     rec_put_s(&o, ",\"seats\":[");
     for (int i = 0; i < st->nseats; i++) {
         const proto_start_seat *seat = &st->seats[i];
@@ -309,6 +316,9 @@ int proto_dec_start_record(const char *line, size_t len, proto_start_record *out
     json_int_t day = json_integer_value(daily);
     out->daily = json_is_integer(daily) && day >= 0 && day < INT32_MAX;
     out->daily_day = out->daily ? (int32_t)day : 0;
+    /* Older records have neither: an ordinary race. */
+    if (copy_text(r, "arena", out->settings.arena, sizeof out->settings.arena))
+        out->arena_race = juint(r, "arena_race");
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(seats, i);
         proto_start_seat *seat = &out->seats[i];

@@ -694,8 +694,9 @@ static int open_record(process *pr) {
                     "node rejoins empty)",
                     journal_path(s->journal), rec.ngames);
     } else if (rc == 0) {
+        arena_host_restore(&s->game); /* first: the running races rejoin their arenas */
         recover_games(&s->game, &rec);
-        arena_host_restore(&s->game);
+        arena_host_restored(&s->game);
         arena_host_schedule(&s->game); /* --arena-every: single node only, for now */
     }
     if (rc == 0 && s->cluster && s->cfg->arena_every)

@@ -783,9 +783,10 @@ void arena_host_schedule(game *g) {
 
 /* ------------------------------------------------------------ start-up --- */
 
-/* One arena from its record: its races (their rooms are ordinary races now)
- * count for nobody and every entrant is away until it joins again (nobody is
- * connected after a restart). False if the record is inconsistent. */
+/* One arena from its record. Its races stay formed: the rooms recovery rebuilds
+ * claim theirs (arena_host_relink), and arena_host_restored gives up the rest.
+ * Every other entrant is away until it joins again (nobody is connected after
+ * a restart). False if the record is inconsistent. */
 static bool restore_one(game *g, const proto_arena_record *rec, int64_t now) {
     arena_snapshot snap = {.config = {.players = rec->players,
                                       .starts_ms = rec->starts_ms,
@@ -812,20 +813,8 @@ static bool restore_one(game *g, const proto_arena_record *rec, int64_t now) {
         snprintf(snap.entrants[i].name, sizeof snap.entrants[i].name, "%s", e->name);
     }
     arena *a = arena_restore(&snap);
-    for (size_t i = 0; a && i < rec->count; i++) {
-        const proto_arena_rec_entrant *e = &rec->entrants[i];
-        if (e->state == ARENA_RACING) {
-            uint64_t ids[ARENA_MAX_PLAYERS];
-            size_t n = 0;
-            for (size_t k = 0; k < rec->count && n < ARENA_MAX_PLAYERS; k++)
-                if (rec->entrants[k].state == ARENA_RACING &&
-                    rec->entrants[k].race == e->race)
-                    ids[n++] = rec->entrants[k].id;
-            arena_abandon_race(a, e->race, ids, n, now); /* once: then APPLIED_BEFORE */
-        }
-    }
     for (size_t i = 0; a && i < rec->count; i++)
-        arena_away(a, rec->entrants[i].id);
+        if (rec->entrants[i].state != ARENA_RACING) arena_away(a, rec->entrants[i].id);
     free(snap.entrants);
     if (!a) return false;
     proto_settings st = {
@@ -868,4 +857,94 @@ void arena_host_restore(game *g) {
         free(rec.entrants);
     }
     srv_log(SRV_LOG_INFO, "arenas: %u restored from the journal", g->arenas->open);
+}
+
+/* The snapshot's entrant with that id, or NULL. */
+static const arena_snapshot_entrant *snap_entrant(const arena_snapshot *snap,
+                                                  uint64_t id) {
+    for (size_t i = 0; i < snap->count; i++)
+        if (snap->entrants[i].id == id) return &snap->entrants[i];
+    return NULL;
+}
+
+/* Whether r's seats other than bots are exactly the entrants of race `race`. */
+static bool race_is_room(const arena_snapshot *snap, uint64_t race, const room *r) {
+    int seated = 0, racing = -1;
+    for (int i = 0; i < r->nseats; i++) {
+        const room_seat *seat = &r->seats[i];
+        if (seat->bot_level) continue;
+        const arena_snapshot_entrant *e = snap_entrant(snap, seat->id);
+        if (!seat->player || !e || e->state != ARENA_RACING || e->race != race)
+            return false;
+        racing = e->race_entrants;
+        seated++;
+    }
+    return seated > 0 && seated == racing;
+}
+
+bool arena_host_relink(room *r, const char *code, uint64_t race) {
+    game *g = r->game;
+    arena_host *h = code[0] ? find(g, code) : NULL;
+    /* An arena whose end passed while the server was down ends at start: its
+     * races count for nobody (arena_host_restored gives them up). */
+    if (!h || h->finished || now_ms() >= arena_get_config(h->a)->ends_ms) return false;
+    arena_snapshot *snap = arena_snapshot_new(h->a);
+    bool ok = snap && race_is_room(snap, race, r);
+    for (int i = 0; ok && i < r->nseats; i++) {
+        srv_player *p = r->seats[i].player;
+        if (r->seats[i].bot_level || p->arena == h) continue;
+        assert(!p->arena); /* a restored player, in this room only */
+        int hash_oom = 0;
+        HASH_ADD(hh_arena, h->by_id, id, sizeof p->id, p);
+        if (hash_oom) {
+            ok = false;
+            for (int k = 0; k < i; k++) { /* undone: the race counts for nobody */
+                srv_player *q = r->seats[k].player;
+                if (r->seats[k].bot_level || q->arena != h) continue;
+                HASH_DELETE(hh_arena, h->by_id, q);
+                q->arena = NULL;
+                q->arena_wants = false;
+            }
+            break;
+        }
+        p->arena = h;
+        /* Back in the pool after the race unless it had left it (sent away). */
+        p->arena_wants = !snap_entrant(snap, p->id)->sent_away;
+    }
+    arena_snapshot_free(snap);
+    if (!ok) return false;
+    r->arena = h;
+    r->arena_race = race;
+    return true;
+}
+
+void arena_host_restored(game *g) {
+    if (!g->arenas) return;
+    int64_t now = now_ms();
+    for (srv_link *l = g->arenas->all.next; l != &g->arenas->all; l = l->next) {
+        arena_host *h = srv_container(l, arena_host, link);
+        if (h->finished || !arena_racing_count(h->a)) continue;
+        arena_snapshot *snap = arena_snapshot_new(h->a);
+        for (size_t i = 0; snap && i < snap->count; i++) {
+            const arena_snapshot_entrant *e = &snap->entrants[i];
+            if (arena_entrant_state(h->a, e->id, NULL) != ARENA_RACING) continue;
+            srv_player *p = entrant_player(h, e->id);
+            if (p && p->room && p->room->arena == h && p->room->arena_race == e->race)
+                continue; /* its rebuilt room counts it */
+            uint64_t ids[ARENA_MAX_PLAYERS];
+            size_t n = 0;
+            for (size_t k = i; k < snap->count && n < ARENA_MAX_PLAYERS; k++)
+                if (snap->entrants[k].state == ARENA_RACING &&
+                    snap->entrants[k].race == e->race)
+                    ids[n++] = snap->entrants[k].id;
+            /* No room came back for it: it counts for nobody, once. */
+            arena_abandon_race(h->a, e->race, ids, n, now);
+            for (size_t k = 0; k < n; k++)
+                arena_away(h->a, ids[k]);
+        }
+        if (!snap) srv_log(SRV_LOG_ERROR, "arena %s: out of memory at start", h->code);
+        arena_snapshot_free(snap);
+        h->recorded_revision = arena_revision(h->a);
+        kick(h);
+    }
 }

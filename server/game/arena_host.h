@@ -44,12 +44,22 @@ void arena_host_race_end(struct room *r, const struct room_seat *const *order,
  * least 1), 4-player races on 4x4 to 2048. */
 void arena_host_schedule(game *g);
 
-/* Start-up, after the journal is read: the arenas it keeps come back (their
- * standings; every entrant away until it joins again; races that were
- * running count for nobody, their rooms go on as ordinary races). */
+/* Start-up, after the journal is read and before its running games are
+ * rebuilt: the arenas it keeps come back (their standings; every entrant that
+ * was not racing away until it joins again; the races that were running wait
+ * for their rooms: arena_host_relink, arena_host_restored). */
 void arena_host_restore(game *g);
 
 /* Frees every arena (server shutdown, after room_close_all). */
 void arena_host_close_all(game *g);
+
+/* Start-up: a running race rebuilt from the journal (recover.c, before its
+ * end can come) is arena `code`'s race `race` again, its players that arena's
+ * entrants, if the arena (arena_host_restore) still has exactly its seats
+ * racing in it; false otherwise (then it is an ordinary race). */
+bool arena_host_relink(struct room *r, const char *code, uint64_t race);
+/* Start-up, after the running races: an arena race no rebuilt room claimed
+ * counts for nobody and its entrants are away until they join again. */
+void arena_host_restored(game *g);
 
 #endif

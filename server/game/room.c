@@ -367,7 +367,9 @@ static void start_event(const room *r, jrn_start *ev) {
                       .nseats = r->nseats,
                       .started_ms = journal_wall_ms(),
                       .daily = r->daily,
-                      .daily_day = r->daily_day};
+                      .daily_day = r->daily_day,
+                      .arena_race = r->arena ? r->arena_race : 0};
+    if (!r->arena) ev->settings.arena[0] = '\0';
     memcpy(ev->room, r->code, sizeof ev->room);
     memcpy(ev->salt, r->salt, sizeof ev->salt);
     memcpy(ev->commit, r->commit, sizeof ev->commit);

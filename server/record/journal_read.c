@@ -213,6 +213,8 @@ static bool start_valid(const jrn_start *st) {
         return false;
     for (const char *k = st->room; *k; k++)
         if (!((*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9'))) return false;
+    for (const char *k = st->settings.arena; *k; k++)
+        if (!((*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9'))) return false;
     return true;
 }
 

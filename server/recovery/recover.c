@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "arena_host.h"
 #include "bot.h"
 #include "lobby.h"
 #include "room.h"
@@ -49,6 +50,12 @@ static int rebuild(game *s, const jrn_pending *g, bool adopt) {
                     (unsigned long long)st->game);
     }
     if (seat_players(s, r, st) < 0) return -1;
+    /* An arena's race counts in its arena again when it ends (here: another
+     * node's arenas are not this one's). */
+    if (!adopt && st->settings.arena[0] &&
+        !arena_host_relink(r, st->settings.arena, st->arena_race))
+        srv_log(SRV_LOG_WARN, "journal: game %llu goes on outside its arena %s",
+                (unsigned long long)st->game, st->settings.arena);
     room_restore_begin(r);
     r->game_id = st->game;
     /* Accounts were rebuilt before the games (journal_open): a rated race

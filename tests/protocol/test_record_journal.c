@@ -215,6 +215,35 @@ static void test_strings_escaped(void **state) {
     byte_buf_free(&b);
 }
 
+/* An arena race's start record names its arena and race number (read back the
+ * same, ids scanned as before); an older one without them reads as no arena. */
+static void test_arena_start_record(void **state) {
+    (void)state;
+    static const char line[] =
+        "{\"j\":\"start\",\"game\":9,\"room\":\"CD34\",\"size\":4,\"target\":8,"
+        "\"time_limit\":150,\"seed\":\"" HEX64 "\",\"salt\":\"" SALT
+        "\",\"commit\":\"" COMMIT
+        "\",\"started\":5,\"rated\":true,\"arena\":\"AB12CD\",\"arena_race\":3,"
+        "\"seats\":[{\"id\":3,\"name\":\"ann\",\"token\":\"" HEX64 "\"}]}\n";
+    proto_start_record st;
+    assert_int_equal(proto_dec_start_record(line, sizeof line - 1, &st), 0);
+    assert_string_equal(st.settings.arena, "AB12CD");
+    assert_int_equal(st.arena_race, 3);
+    byte_buf b = {0};
+    assert_int_equal(proto_rec_put_start(&b, &st), 0);
+    assert_string_equal(text_of(&b), line);
+    byte_buf_free(&b);
+    uint64_t game, ids[PROTO_PLAYERS_MAX];
+    int n;
+    assert_int_equal(proto_scan_start_ids(line, sizeof line - 1, &game, ids, &n), 0);
+    assert_int_equal(game, 9);
+    assert_int_equal(n, 1);
+    assert_int_equal(ids[0], 3);
+    assert_int_equal(proto_dec_start_record(old_race, sizeof old_race - 1, &st), 0);
+    assert_string_equal(st.settings.arena, "");
+    assert_int_equal(st.arena_race, 0);
+}
+
 /* The `arena` record: its exact line, read back to the same values, its code read
  * alone, and a record altered out of range refused. */
 static void test_arena_record(void **state) {
@@ -287,6 +316,7 @@ static void test_arena_record(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arena_record),
+        cmocka_unit_test(test_arena_start_record),
         cmocka_unit_test(test_old_start_records),
         cmocka_unit_test(test_old_other_records),
         cmocka_unit_test(test_strings_escaped),

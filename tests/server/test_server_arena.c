@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "natsd.h"
 #include "wsclient.h"
 
 /* Minutes and waits are divided by this (RACE2048_TEST_ARENA_SCALE): a 5-minute
@@ -525,6 +526,88 @@ static void test_kill_9_and_restart(void **state) {
     assert_int_equal(server_stop(late), 0);
 }
 
+/* Alice moves until the race ends (she reaches the target 8 first): the end. */
+static json_t *play_to_end(client *a, json_int_t alice) {
+    static const char *const dirs[] = {"left", "up", "right", "down"};
+    for (int k = 0;; k++) {
+        client_send(a, "{\"type\":\"move\",\"dir\":\"%s\"}", dirs[k % 4]);
+        for (;;) {
+            json_t *m = client_next(a, WAIT);
+            assert_non_null(m);
+            if (!strcmp(jstr(m, "type"), "end")) return m;
+            if (!strcmp(jstr(m, "type"), "state") && jint(m, "id") == alice) break;
+        }
+    }
+}
+
+/* kill -9 during an arena race: after the restart both entrants resume their
+ * seats, the race ends and counts in the arena once, with its points, and
+ * both are back in the pool (the next race forms). */
+static void test_kill_9_mid_race(void **state) {
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/j", harness_temp_dir("arena-kill9-race"));
+    th_server *s = arena_server((const char *const[]){"--journal", path, NULL});
+    client *a = client_connect(s);
+    client *b = client_connect(s);
+    json_int_t alice = jint(client_hello(a, "alice"), "id");
+    json_int_t bob = jint(client_hello(b, "bob"), "id");
+    char tokens[2][64];
+    snprintf(tokens[0], sizeof tokens[0], "%s", client_token(a));
+    snprintf(tokens[1], sizeof tokens[1], "%s", client_token(b));
+    const char *code = create(a, "\"name\":\"midrace\",\"minutes\":60,\"players\":2,"
+                                 "\"target\":8,\"starts_in\":0");
+    char arena[16];
+    snprintf(arena, sizeof arena, "%s", code);
+    join(a, arena);
+    join(b, arena);
+    json_t *start = wait_for(a, "start", 10000);
+    assert_string_equal(jstr(start, "arena"), arena);
+    char room[16];
+    snprintf(room, sizeof room, "%s", jstr(start, "room"));
+    wait_for(b, "start", WAIT);
+    /* The race's start is on file; then the server dies mid-race. */
+    natsd_wait_metric(s, "race2048_journal_waiting_bytes", 0, 10000);
+    server_kill(s);
+    th_server *again = arena_server((const char *const[]){"--journal", path, NULL});
+    client *q[2];
+    for (int i = 0; i < 2; i++) {
+        q[i] = client_connect(again);
+        client_send(q[i], "{\"type\":\"resume\",\"token\":\"%s\"}", tokens[i]);
+        client_expect(q[i], "welcome", WAIT);
+        json_t *back = wait_for(q[i], "start", WAIT);
+        assert_string_equal(jstr(back, "room"), room);
+    }
+    json_t *end = play_to_end(q[0], alice);
+    assert_int_equal(jint(end, "winner"), alice);
+    wait_for(q[1], "end", WAIT);
+    /* Both are entrants again: the next race forms, with both. */
+    json_t *next[2];
+    for (int i = 0; i < 2; i++) {
+        next[i] = wait_for(q[i], "start", 10000);
+        assert_string_equal(jstr(next[i], "arena"), arena);
+        assert_int_equal(bots_in(jarr(next[i], "players")), 0);
+    }
+    assert_string_equal(jstr(next[0], "room"), jstr(next[1], "room"));
+    assert_string_not_equal(jstr(next[0], "room"), room);
+    /* The race counted once: alice 1 point and a win, bob 0, one race each. */
+    client *c = client_named(again, "carol");
+    client_send(c, "{\"type\":\"arena_results\",\"arena\":\"%s\"}", arena);
+    json_t *res = client_expect(c, "arena", WAIT);
+    assert_int_equal(jint(res, "entrants"), 2);
+    json_t *rows = jarr(res, "standings");
+    assert_int_equal(json_array_size(rows), 2);
+    json_t *first = json_array_get(rows, 0), *second = json_array_get(rows, 1);
+    assert_int_equal(jint(first, "id"), alice);
+    assert_int_equal(jint(first, "points"), 1);
+    assert_int_equal(jint(first, "races"), 1);
+    assert_int_equal(jint(first, "wins"), 1);
+    assert_int_equal(jint(second, "id"), bob);
+    assert_int_equal(jint(second, "points"), 0);
+    assert_int_equal(jint(second, "races"), 1);
+    assert_int_equal(server_stop(again), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_create_bounds, harness_teardown),
@@ -536,6 +619,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_disconnect_past_grace, harness_teardown),
         cmocka_unit_test_teardown(test_arena_every, harness_teardown),
         cmocka_unit_test_teardown(test_kill_9_and_restart, harness_teardown),
+        cmocka_unit_test_teardown(test_kill_9_mid_race, harness_teardown),
     };
     const char *only = getenv("RACE2048_TEST");
     if (only) cmocka_set_test_filter(only);
