@@ -12,55 +12,9 @@
 #include "journal.h"
 #include "lobby_internal.h"
 #include "room_internal.h"
+#include "arena_host_internal.h"
 
-#define HOUR_MS        3600000LL
-#define UPDATE_MS      1000 /* the standings go out at most this often */
-#define CREATES_A_HOUR 5    /* arenas one address creates an hour */
-
-typedef struct arena_host {
-    srv_link link;     /* in arena_hosts.all */
-    UT_hash_handle hh; /* in arena_hosts.by_code */
-    game *g;
-    char code[ARENA_HOST_CODE_LEN + 1];
-    char name[PROTO_ARENA_NAME_MAX + 1];
-    proto_settings settings; /* the races': players, size, target, rated, arena */
-    arena *a;
-    bool finished;
-    int64_t finished_ms;
-    uv_timer_t timer;  /* pairing's next_ms, the start, the end, the next update */
-    srv_player *by_id; /* the entrants' players here, by id (hh_arena) */
-    uint64_t sent_revision;
-    uint64_t recorded_revision; /* arena_revision when it was last recorded */
-    /* Room for one pairing round's groups: at most entrants / 2 + 1 (every
-     * group has two entrants but one lone entrant's), grown as they join. */
-    arena_group *groups;
-    size_t groups_cap;
-    int64_t sent_ms;
-    /* The final `arena` without `you` (finished arenas), for every reader. */
-    char *final_shared;
-    size_t final_len;
-} arena_host;
-
-/* One address's creations in the last hour (the oldest first). */
-typedef struct arena_addr {
-    unsigned char key[SINK_ADDR_KEY_MAX];
-    size_t len;
-    int n;
-    int64_t at[CREATES_A_HOUR];
-} arena_addr;
-
-struct arena_hosts {
-    srv_link all;
-    arena_host *by_code;
-    unsigned open; /* upcoming and running: --max-arenas counts these */
-    int64_t scale; /* RACE2048_TEST_ARENA_SCALE: minutes and waits divided by it */
-    arena_addr *addrs;
-    size_t naddrs, cap_addrs;
-    uv_timer_t every; /* --arena-every's schedule */
-    bool every_ready;
-};
-
-static struct arena_hosts *hosts_of(game *g) {
+struct arena_hosts *ah_hosts_of(game *g) {
     if (g->arenas) return g->arenas;
     struct arena_hosts *hs = calloc(1, sizeof *hs);
     if (!hs) return NULL;
@@ -73,7 +27,7 @@ static struct arena_hosts *hosts_of(game *g) {
     return hs;
 }
 
-static int64_t now_ms(void) {
+int64_t ah_now_ms(void) {
     return journal_wall_ms();
 }
 
@@ -108,14 +62,14 @@ static proto_arena_info info_of(const arena_host *h, int64_t now) {
 }
 
 /* The shared part of `arena` with max rows of standings (malloc'd). */
-static char *shared_line(const arena_host *h, size_t max, size_t *len) {
+char *ah_shared_line(const arena_host *h, size_t max, size_t *len) {
     arena_row rows[ARENA_FINAL_ROWS];
     proto_arena_row views[ARENA_FINAL_ROWS];
     assert(max <= ARENA_FINAL_ROWS);
     size_t n = arena_standings(h->a, 0, rows, max);
     for (size_t i = 0; i < n; i++)
         views[i] = row_view(&rows[i]);
-    proto_arena_info info = info_of(h, now_ms());
+    proto_arena_info info = info_of(h, ah_now_ms());
     info.rows = views;
     info.nrows = (int)n;
     return proto_enc_arena_shared(&info, len);
@@ -137,7 +91,7 @@ static void send_arena(arena_host *h, srv_player *p, const char *shared, size_t 
 
 static void reply_arena(arena_host *h, srv_player *p) {
     size_t len;
-    char *shared = h->final_shared ? NULL : shared_line(h, ARENA_TOP, &len);
+    char *shared = h->final_shared ? NULL : ah_shared_line(h, ARENA_TOP, &len);
     if (h->final_shared) {
         send_arena(h, p, h->final_shared, h->final_len);
         return;
@@ -158,16 +112,12 @@ static void broadcast(arena_host *h, const char *shared, size_t len) {
 }
 
 static void arm(arena_host *h, int64_t at, int64_t now);
-static void on_timer(uv_timer_t *t);
 
-static void kick(arena_host *h) {
-    if (!h->finished) uv_timer_start(&h->timer, on_timer, 0, 0);
+void ah_kick(arena_host *h) {
+    if (!h->finished) uv_timer_start(&h->timer, ah_on_timer, 0, 0);
 }
 
 /* ------------------------------------------------------------ the record --- */
-
-static arena_host *host_add(game *g, const char *name, const proto_settings *settings,
-                            const char *code, arena *a);
 
 /* The arena's whole state to the journal (record_arena.c's `arena` record):
  * after each change of its rows, its start of a race and its end. O(entrants). */
@@ -223,7 +173,7 @@ static void record(arena_host *h) {
 
 /* ------------------------------------------------------------- the races --- */
 
-static srv_player *entrant_player(arena_host *h, uint64_t id) {
+srv_player *ah_entrant_player(arena_host *h, uint64_t id) {
     srv_player *p = NULL;
     HASH_FIND(hh_arena, h->by_id, &id, sizeof id, p);
     return p;
@@ -240,7 +190,7 @@ static bool start_race(arena_host *h, const arena_group *grp, int64_t now) {
     room *r = room_new(g, false, &st);
     if (!r) return false;
     for (int i = 0; i < grp->entrants; i++) {
-        srv_player *p = entrant_player(h, grp->ids[i]);
+        srv_player *p = ah_entrant_player(h, grp->ids[i]);
         /* The pool holds connected players only (disconnects leave it). */
         if (!p || !player_connected(p) || room_in_running_race(p)) {
             room_abandon(r);
@@ -260,7 +210,7 @@ static bool start_race(arena_host *h, const arena_group *grp, int64_t now) {
 }
 
 /* Makes room for the groups of n entrants; false if memory ran out. */
-static bool groups_room(arena_host *h, size_t n) {
+bool ah_groups_room(arena_host *h, size_t n) {
     size_t need = n / 2 + 1;
     if (need <= h->groups_cap) return true;
     size_t cap = h->groups_cap ? h->groups_cap : 4;
@@ -296,7 +246,7 @@ static int64_t pair_now(arena_host *h, int64_t now) {
                            (size_t)groups[i].entrants, now);
         /* Those who could not be seated wait no more. */
         for (int k = 0; k < groups[i].entrants; k++) {
-            srv_player *p = entrant_player(h, groups[i].ids[k]);
+            srv_player *p = ah_entrant_player(h, groups[i].ids[k]);
             if (!p || !player_connected(p)) arena_away(h->a, groups[i].ids[k]);
         }
     }
@@ -306,7 +256,7 @@ static int64_t pair_now(arena_host *h, int64_t now) {
 void arena_host_race_end(room *r, const room_seat *const *order, uint64_t winner) {
     arena_host *h = r->arena;
     assert(h);
-    int64_t now = now_ms();
+    int64_t now = ah_now_ms();
     arena_place places[ARENA_MAX_PLAYERS];
     size_t n = 0;
     int place = 1;
@@ -326,12 +276,12 @@ void arena_host_race_end(room *r, const room_seat *const *order, uint64_t winner
                 (unsigned long long)r->arena_race, arena_strerror(rc));
     /* Who is not connected waits no more (a disconnect within the grace). */
     for (size_t i = 0; i < n; i++) {
-        srv_player *p = entrant_player(h, places[i].id);
+        srv_player *p = ah_entrant_player(h, places[i].id);
         if (!p || !player_connected(p) || !p->arena_wants) arena_away(h->a, places[i].id);
     }
     r->arena = NULL;
     record(h); /* the result counts once: it is in the record with the end */
-    kick(h);
+    ah_kick(h);
 }
 
 /* ----------------------------------------------------------- the arena --- */
@@ -342,13 +292,13 @@ static void finish(arena_host *h, int64_t now) {
     h->finished_ms = now;
     assert(hs->open > 0);
     hs->open--;
-    h->final_shared = shared_line(h, ARENA_FINAL_ROWS, &h->final_len);
+    h->final_shared = ah_shared_line(h, ARENA_FINAL_ROWS, &h->final_len);
     record(h);
     if (h->final_shared) broadcast(h, h->final_shared, h->final_len);
     srv_log(SRV_LOG_INFO, "arena %s finished: %zu entrants", h->code,
             arena_entrant_count(h->a));
     /* Kept readable an hour, then freed. */
-    uv_timer_start(&h->timer, on_timer, HOUR_MS, 0);
+    uv_timer_start(&h->timer, ah_on_timer, HOUR_MS, 0);
 }
 
 static void on_timer_closed(uv_handle_t *t) {
@@ -359,7 +309,7 @@ static void on_timer_closed(uv_handle_t *t) {
     free(h);
 }
 
-static void host_free(arena_host *h) {
+void ah_host_free(arena_host *h) {
     struct arena_hosts *hs = h->g->arenas;
     srv_player *p, *tmp;
     HASH_ITER(hh_arena, h->by_id, p, tmp) {
@@ -373,12 +323,12 @@ static void host_free(arena_host *h) {
     uv_close((uv_handle_t *)&h->timer, on_timer_closed);
 }
 
-static void on_timer(uv_timer_t *t) {
+void ah_on_timer(uv_timer_t *t) {
     arena_host *h = t->data;
-    if (game_defer_until_io(h->g, t, on_timer)) return;
-    int64_t now = now_ms();
+    if (game_defer_until_io(h->g, t, ah_on_timer)) return;
+    int64_t now = ah_now_ms();
     if (h->finished) {
-        host_free(h);
+        ah_host_free(h);
         return;
     }
     const arena_config *c = arena_get_config(h->a);
@@ -396,7 +346,7 @@ static void on_timer(uv_timer_t *t) {
     if (rev != h->sent_revision) {
         if (now - h->sent_ms >= UPDATE_MS) {
             size_t len;
-            char *shared = shared_line(h, ARENA_TOP, &len);
+            char *shared = ah_shared_line(h, ARENA_TOP, &len);
             if (shared) {
                 broadcast(h, shared, len);
                 free(shared);
@@ -415,12 +365,12 @@ static void arm(arena_host *h, int64_t at, int64_t now) {
         uv_timer_stop(&h->timer);
         return;
     }
-    uv_timer_start(&h->timer, on_timer, at > now ? (uint64_t)(at - now) : 0, 0);
+    uv_timer_start(&h->timer, ah_on_timer, at > now ? (uint64_t)(at - now) : 0, 0);
 }
 
 /* --------------------------------------------------------- the requests --- */
 
-static arena_host *find(game *g, const char *code) {
+arena_host *ah_find(game *g, const char *code) {
     if (!g->arenas) return NULL;
     arena_host *h = NULL;
     HASH_FIND_STR(g->arenas->by_code, code, h);
@@ -478,17 +428,17 @@ static arena_host *host_new(game *g, const char *name, int64_t starts, int64_t e
     cfg.bots_wait_ms /= hs->scale;
     cfg.max_entrants = ARENA_HOST_MAX_ENTRANTS;
     arena *a = arena_new(&cfg);
-    arena_host *h = a ? host_add(g, name, settings, NULL, a) : NULL;
+    arena_host *h = a ? ah_host_add(g, name, settings, NULL, a) : NULL;
     if (!h) return NULL;
     record(h);
-    kick(h);
+    ah_kick(h);
     return h;
 }
 
 /* An arena host for a (taken) with code (NULL: a fresh one), counted open;
  * NULL (a freed) if memory or codes run out. */
-static arena_host *host_add(game *g, const char *name, const proto_settings *settings,
-                            const char *code, arena *a) {
+arena_host *ah_host_add(game *g, const char *name, const proto_settings *settings,
+                        const char *code, arena *a) {
     struct arena_hosts *hs = g->arenas;
     arena_host *h = calloc(1, sizeof *h);
     if (!h) {
@@ -511,7 +461,7 @@ static arena_host *host_add(game *g, const char *name, const proto_settings *set
         }
         for (int i = 0; i < ARENA_HOST_CODE_LEN; i++)
             h->code[i] = code_alphabet[rnd[i] % 32];
-        if (!find(g, h->code)) break;
+        if (!ah_find(g, h->code)) break;
     }
     snprintf(h->settings.arena, sizeof h->settings.arena, "%s", h->code);
     int hash_oom = 0;
@@ -533,7 +483,7 @@ static arena_host *host_add(game *g, const char *name, const proto_settings *set
 
 static void do_create(srv_player *p, const proto_request *req) {
     game *g = p->game;
-    struct arena_hosts *hs = hosts_of(g);
+    struct arena_hosts *hs = ah_hosts_of(g);
     if (!hs) {
         srv_send_error(p, PROTO_ERR_BUSY, "the server is short of memory");
         return;
@@ -548,7 +498,7 @@ static void do_create(srv_player *p, const proto_request *req) {
         srv_send_error(p, PROTO_ERR_SERVER_FULL, message);
         return;
     }
-    int64_t now = now_ms();
+    int64_t now = ah_now_ms();
     if (!allow_create(hs, p, now)) {
         srv_send_error(p, PROTO_ERR_RATE_LIMITED,
                        "your address has created 5 arenas in the last hour; try later");
@@ -568,7 +518,7 @@ static void do_create(srv_player *p, const proto_request *req) {
 char *arena_host_list_line(game *g, size_t *len) {
     size_t n = 0, cap = 0;
     proto_arena_info *rows = NULL;
-    int64_t now = now_ms();
+    int64_t now = ah_now_ms();
     if (g->arenas)
         for (srv_link *l = g->arenas->all.next; l != &g->arenas->all; l = l->next) {
             arena_host *h = srv_container(l, arena_host, link);
@@ -586,13 +536,13 @@ char *arena_host_list_line(game *g, size_t *len) {
 }
 
 char *arena_host_results_line(game *g, const char *code, bool *found, size_t *len) {
-    arena_host *h = find(g, code);
+    arena_host *h = ah_find(g, code);
     *found = h != NULL;
     if (!h) return NULL;
     if (h->final_shared)
         return proto_arena_finish(h->final_shared, h->final_len, NULL, len);
     size_t slen;
-    char *shared = shared_line(h, ARENA_TOP, &slen);
+    char *shared = ah_shared_line(h, ARENA_TOP, &slen);
     char *line = shared ? proto_arena_finish(shared, slen, NULL, len) : NULL;
     free(shared);
     return line;
@@ -616,7 +566,7 @@ static void unlink_player(srv_player *p) {
     HASH_DELETE(hh_arena, h->by_id, p);
     p->arena = NULL;
     p->arena_wants = false;
-    kick(h);
+    ah_kick(h);
 }
 
 static void do_join(srv_player *p, arena_host *h) {
@@ -627,8 +577,8 @@ static void do_join(srv_player *p, arena_host *h) {
                        "you are in a room on another node; send leave first");
         return;
     }
-    int rc = groups_room(h, arena_entrant_count(h->a) + 1)
-                 ? arena_join(h->a, p->id, p->name, now_ms())
+    int rc = ah_groups_room(h, arena_entrant_count(h->a) + 1)
+                 ? arena_join(h->a, p->id, p->name, ah_now_ms())
                  : ARENA_ERR_NOMEM;
     if (rc == ARENA_ERR_FULL) {
         srv_send_error(p, PROTO_ERR_SERVER_FULL,
@@ -652,7 +602,7 @@ static void do_join(srv_player *p, arena_host *h) {
     }
     p->arena_wants = true;
     if (!player_connected(p)) arena_away(h->a, p->id);
-    kick(h);
+    ah_kick(h);
     reply_arena(h, p);
 }
 
@@ -660,7 +610,7 @@ static void do_leave(srv_player *p, arena_host *h) {
     if (p->arena == h) {
         arena_away(h->a, p->id);
         p->arena_wants = false;
-        kick(h);
+        ah_kick(h);
     }
     reply_arena(h, p);
 }
@@ -674,7 +624,7 @@ void arena_host_request(srv_player *p, const proto_request *req) {
         do_list(p);
         return;
     }
-    arena_host *h = find(p->game, req->room);
+    arena_host *h = ah_find(p->game, req->room);
     if (!h) {
         srv_send_error(p, PROTO_ERR_ARENA_NOT_FOUND, "no arena has that code");
         return;
@@ -683,7 +633,7 @@ void arena_host_request(srv_player *p, const proto_request *req) {
         reply_arena(h, p);
         return;
     }
-    if (h->finished || now_ms() >= arena_get_config(h->a)->ends_ms) {
+    if (h->finished || ah_now_ms() >= arena_get_config(h->a)->ends_ms) {
         srv_send_error(p, PROTO_ERR_ARENA_OVER, "that arena has finished");
         return;
     }
@@ -699,22 +649,22 @@ void arena_host_busy(srv_player *p) {
     if (!p->arena || !p->arena_wants) return;
     p->arena_wants = false;
     arena_away(p->arena->a, p->id);
-    kick(p->arena);
+    ah_kick(p->arena);
 }
 
 void arena_host_disconnected(srv_player *p) {
     if (!p->arena) return;
     arena_state st = arena_entrant_state(p->arena->a, p->id, NULL);
     if (st == ARENA_WAITING) arena_away(p->arena->a, p->id);
-    kick(p->arena);
+    ah_kick(p->arena);
 }
 
 void arena_host_reconnected(srv_player *p) {
     arena_host *h = p->arena;
     if (!h || !p->arena_wants || h->finished) return;
     if (arena_entrant_state(h->a, p->id, NULL) == ARENA_AWAY && !room_in_running_race(p))
-        arena_wait(h->a, p->id, now_ms());
-    kick(h);
+        arena_wait(h->a, p->id, ah_now_ms());
+    ah_kick(h);
 }
 
 void arena_host_forget(srv_player *p) {
@@ -729,7 +679,7 @@ void arena_host_close_all(game *g) {
     struct arena_hosts *hs = g->arenas;
     if (!hs) return;
     while (!srv_list_empty(&hs->all))
-        host_free(srv_container(hs->all.next, arena_host, link));
+        ah_host_free(srv_container(hs->all.next, arena_host, link));
     free(hs->addrs);
     g->arenas = NULL;
     if (hs->every_ready)
@@ -746,7 +696,7 @@ static void on_every(uv_timer_t *t);
 static void every_arm(struct arena_hosts *hs, game *g) {
     int64_t period = (int64_t)g->cfg->arena_every * 60000 / hs->scale;
     if (period < 1000) period = 1000;
-    int64_t now = now_ms();
+    int64_t now = ah_now_ms();
     int64_t next = (now / period + 1) * period;
     uv_timer_start(&hs->every, on_every, (uint64_t)(next - now), 0);
 }
@@ -756,7 +706,7 @@ static void on_every(uv_timer_t *t) {
     struct arena_hosts *hs = g->arenas;
     int64_t period = (int64_t)g->cfg->arena_every * 60000 / hs->scale;
     if (period < 1000) period = 1000;
-    int64_t now = now_ms();
+    int64_t now = ah_now_ms();
     int64_t starts = now - now % period; /* the multiple that has just come */
     unsigned minutes = g->cfg->arena_every / 2 ? g->cfg->arena_every / 2 : 1;
     int64_t ends = starts + (int64_t)minutes * 60000 / hs->scale;
@@ -773,178 +723,10 @@ static void on_every(uv_timer_t *t) {
 
 void arena_host_schedule(game *g) {
     if (!g->cfg->arena_every) return;
-    struct arena_hosts *hs = hosts_of(g);
+    struct arena_hosts *hs = ah_hosts_of(g);
     if (!hs) return;
     uv_timer_init(g->loop, &hs->every);
     hs->every.data = g;
     hs->every_ready = true;
     every_arm(hs, g);
-}
-
-/* ------------------------------------------------------------ start-up --- */
-
-/* One arena from its record. Its races stay formed: the rooms recovery rebuilds
- * claim theirs (arena_host_relink), and arena_host_restored gives up the rest.
- * Every other entrant is away until it joins again (nobody is connected after
- * a restart). False if the record is inconsistent. */
-static bool restore_one(game *g, const proto_arena_record *rec, int64_t now) {
-    arena_snapshot snap = {.config = {.players = rec->players,
-                                      .starts_ms = rec->starts_ms,
-                                      .ends_ms = rec->ends_ms,
-                                      .pair_wait_ms = rec->pair_wait_ms,
-                                      .bots_wait_ms = rec->bots_wait_ms,
-                                      .max_entrants = (size_t)rec->max_entrants},
-                           .next_race = rec->next_race,
-                           .count = rec->count};
-    snap.entrants = rec->count ? calloc(rec->count, sizeof *snap.entrants) : NULL;
-    if (rec->count && !snap.entrants) return false;
-    for (size_t i = 0; i < rec->count; i++) {
-        const proto_arena_rec_entrant *e = &rec->entrants[i];
-        snap.entrants[i] = (arena_snapshot_entrant){.id = e->id,
-                                                    .points = e->points,
-                                                    .races = e->races,
-                                                    .wins = e->wins,
-                                                    .streak = e->streak,
-                                                    .state = (arena_state)e->state,
-                                                    .sent_away = e->sent_away,
-                                                    .since_ms = e->since_ms,
-                                                    .race = e->race,
-                                                    .race_entrants = e->race_entrants};
-        snprintf(snap.entrants[i].name, sizeof snap.entrants[i].name, "%s", e->name);
-    }
-    arena *a = arena_restore(&snap);
-    for (size_t i = 0; a && i < rec->count; i++)
-        if (rec->entrants[i].state != ARENA_RACING) arena_away(a, rec->entrants[i].id);
-    free(snap.entrants);
-    if (!a) return false;
-    proto_settings st = {
-        .players = rec->players, .size = rec->size, .target = rec->target, .rated = true};
-    arena_host *h = host_add(g, rec->name, &st, rec->code, a);
-    if (!h) return false;
-    if (!groups_room(h, rec->count)) {
-        host_free(h);
-        return false;
-    }
-    if (rec->finished) {
-        h->finished = true;
-        h->finished_ms = rec->finished_ms;
-        g->arenas->open--;
-        h->final_shared = shared_line(h, ARENA_FINAL_ROWS, &h->final_len);
-        int64_t left = rec->finished_ms + HOUR_MS - now;
-        uv_timer_start(&h->timer, on_timer, left > 0 ? (uint64_t)left : 0, 0);
-    } else {
-        kick(h); /* an arena whose end passed while down ends now */
-    }
-    h->recorded_revision = arena_revision(a);
-    return true;
-}
-
-void arena_host_restore(game *g) {
-    size_t n = journal_arena_count(g->journal);
-    if (!n || !hosts_of(g)) return;
-    int64_t now = now_ms();
-    for (size_t i = 0; i < n; i++) {
-        size_t len;
-        const char *line = journal_arena_line(g->journal, i, &len);
-        proto_arena_record rec;
-        if (proto_dec_arena_record(line, len, &rec) < 0) {
-            srv_log(SRV_LOG_WARN, "journal: an arena record could not be read");
-            continue;
-        }
-        if (!(rec.finished && rec.finished_ms + HOUR_MS <= now) && !find(g, rec.code) &&
-            !restore_one(g, &rec, now))
-            srv_log(SRV_LOG_WARN, "arena %s could not be restored", rec.code);
-        free(rec.entrants);
-    }
-    srv_log(SRV_LOG_INFO, "arenas: %u restored from the journal", g->arenas->open);
-}
-
-/* The snapshot's entrant with that id, or NULL. */
-static const arena_snapshot_entrant *snap_entrant(const arena_snapshot *snap,
-                                                  uint64_t id) {
-    for (size_t i = 0; i < snap->count; i++)
-        if (snap->entrants[i].id == id) return &snap->entrants[i];
-    return NULL;
-}
-
-/* Whether r's seats other than bots are exactly the entrants of race `race`. */
-static bool race_is_room(const arena_snapshot *snap, uint64_t race, const room *r) {
-    int seated = 0, racing = -1;
-    for (int i = 0; i < r->nseats; i++) {
-        const room_seat *seat = &r->seats[i];
-        if (seat->bot_level) continue;
-        const arena_snapshot_entrant *e = snap_entrant(snap, seat->id);
-        if (!seat->player || !e || e->state != ARENA_RACING || e->race != race)
-            return false;
-        racing = e->race_entrants;
-        seated++;
-    }
-    return seated > 0 && seated == racing;
-}
-
-bool arena_host_relink(room *r, const char *code, uint64_t race) {
-    game *g = r->game;
-    arena_host *h = code[0] ? find(g, code) : NULL;
-    /* An arena whose end passed while the server was down ends at start: its
-     * races count for nobody (arena_host_restored gives them up). */
-    if (!h || h->finished || now_ms() >= arena_get_config(h->a)->ends_ms) return false;
-    arena_snapshot *snap = arena_snapshot_new(h->a);
-    bool ok = snap && race_is_room(snap, race, r);
-    for (int i = 0; ok && i < r->nseats; i++) {
-        srv_player *p = r->seats[i].player;
-        if (r->seats[i].bot_level || p->arena == h) continue;
-        assert(!p->arena); /* a restored player, in this room only */
-        int hash_oom = 0;
-        HASH_ADD(hh_arena, h->by_id, id, sizeof p->id, p);
-        if (hash_oom) {
-            ok = false;
-            for (int k = 0; k < i; k++) { /* undone: the race counts for nobody */
-                srv_player *q = r->seats[k].player;
-                if (r->seats[k].bot_level || q->arena != h) continue;
-                HASH_DELETE(hh_arena, h->by_id, q);
-                q->arena = NULL;
-                q->arena_wants = false;
-            }
-            break;
-        }
-        p->arena = h;
-        /* Back in the pool after the race unless it had left it (sent away). */
-        p->arena_wants = !snap_entrant(snap, p->id)->sent_away;
-    }
-    arena_snapshot_free(snap);
-    if (!ok) return false;
-    r->arena = h;
-    r->arena_race = race;
-    return true;
-}
-
-void arena_host_restored(game *g) {
-    if (!g->arenas) return;
-    int64_t now = now_ms();
-    for (srv_link *l = g->arenas->all.next; l != &g->arenas->all; l = l->next) {
-        arena_host *h = srv_container(l, arena_host, link);
-        if (h->finished || !arena_racing_count(h->a)) continue;
-        arena_snapshot *snap = arena_snapshot_new(h->a);
-        for (size_t i = 0; snap && i < snap->count; i++) {
-            const arena_snapshot_entrant *e = &snap->entrants[i];
-            if (arena_entrant_state(h->a, e->id, NULL) != ARENA_RACING) continue;
-            srv_player *p = entrant_player(h, e->id);
-            if (p && p->room && p->room->arena == h && p->room->arena_race == e->race)
-                continue; /* its rebuilt room counts it */
-            uint64_t ids[ARENA_MAX_PLAYERS];
-            size_t n = 0;
-            for (size_t k = i; k < snap->count && n < ARENA_MAX_PLAYERS; k++)
-                if (snap->entrants[k].state == ARENA_RACING &&
-                    snap->entrants[k].race == e->race)
-                    ids[n++] = snap->entrants[k].id;
-            /* No room came back for it: it counts for nobody, once. */
-            arena_abandon_race(h->a, e->race, ids, n, now);
-            for (size_t k = 0; k < n; k++)
-                arena_away(h->a, ids[k]);
-        }
-        if (!snap) srv_log(SRV_LOG_ERROR, "arena %s: out of memory at start", h->code);
-        arena_snapshot_free(snap);
-        h->recorded_revision = arena_revision(h->a);
-        kick(h);
-    }
 }

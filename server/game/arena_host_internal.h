@@ -1,0 +1,71 @@
+/* arena_host_internal.h - what arena_host.c and arena_restore.c share: an arena's
+ * state on this server, and the helpers both use. */
+#ifndef RACE2048_ARENA_HOST_INTERNAL_H
+#define RACE2048_ARENA_HOST_INTERNAL_H
+
+#include "arena.h"
+#include "arena_host.h"
+#include "hash.h"
+#include "room_internal.h"
+
+#define HOUR_MS        3600000LL
+#define UPDATE_MS      1000 /* the standings go out at most this often */
+#define CREATES_A_HOUR 5    /* arenas one address creates an hour */
+
+typedef struct arena_host {
+    srv_link link;     /* in arena_hosts.all */
+    UT_hash_handle hh; /* in arena_hosts.by_code */
+    game *g;
+    char code[ARENA_HOST_CODE_LEN + 1];
+    char name[PROTO_ARENA_NAME_MAX + 1];
+    proto_settings settings; /* the races': players, size, target, rated, arena */
+    arena *a;
+    bool finished;
+    int64_t finished_ms;
+    uv_timer_t timer;  /* pairing's next_ms, the start, the end, the next update */
+    srv_player *by_id; /* the entrants' players here, by id (hh_arena) */
+    uint64_t sent_revision;
+    uint64_t recorded_revision; /* arena_revision when it was last recorded */
+    /* Room for one pairing round's groups: at most entrants / 2 + 1 (every
+     * group has two entrants but one lone entrant's), grown as they join. */
+    arena_group *groups;
+    size_t groups_cap;
+    int64_t sent_ms;
+    /* The final `arena` without `you` (finished arenas), for every reader. */
+    char *final_shared;
+    size_t final_len;
+} arena_host;
+
+/* One address's creations in the last hour (the oldest first). */
+typedef struct arena_addr {
+    unsigned char key[SINK_ADDR_KEY_MAX];
+    size_t len;
+    int n;
+    int64_t at[CREATES_A_HOUR];
+} arena_addr;
+
+struct arena_hosts {
+    srv_link all;
+    arena_host *by_code;
+    unsigned open; /* upcoming and running: --max-arenas counts these */
+    int64_t scale; /* RACE2048_TEST_ARENA_SCALE: minutes and waits divided by it */
+    arena_addr *addrs;
+    size_t naddrs, cap_addrs;
+    uv_timer_t every; /* --arena-every's schedule */
+    bool every_ready;
+};
+
+srv_player *ah_entrant_player(arena_host *h, uint64_t id);
+arena_host *ah_find(game *g, const char *code);
+bool ah_groups_room(arena_host *h, size_t n);
+arena_host *ah_host_add(game *g, const char *name, const proto_settings *settings,
+                        const char *code, arena *a);
+void ah_host_free(arena_host *h);
+struct arena_hosts *ah_hosts_of(game *g);
+void ah_kick(arena_host *h);
+int64_t ah_now_ms(void);
+char *ah_shared_line(const arena_host *h, size_t max, size_t *len);
+/* Pairing, the start, the end and the next update: an arena's one timer. */
+void ah_on_timer(uv_timer_t *t);
+
+#endif

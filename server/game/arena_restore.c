@@ -1,0 +1,183 @@
+/* arena_restore.c - arenas at start-up: rebuilt from their records, their running
+ * races relinked to the rooms recovery rebuilds. */
+#include "arena_host.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "hash.h"
+#include "journal.h"
+#include "lobby_internal.h"
+#include "room_internal.h"
+#include "arena_host_internal.h"
+
+/* ------------------------------------------------------------ start-up --- */
+
+/* One arena from its record. Its races stay formed: the rooms recovery rebuilds
+ * claim theirs (arena_host_relink), and arena_host_restored gives up the rest.
+ * Every other entrant is away until it joins again (nobody is connected after
+ * a restart). False if the record is inconsistent. */
+static bool restore_one(game *g, const proto_arena_record *rec, int64_t now) {
+    arena_snapshot snap = {.config = {.players = rec->players,
+                                      .starts_ms = rec->starts_ms,
+                                      .ends_ms = rec->ends_ms,
+                                      .pair_wait_ms = rec->pair_wait_ms,
+                                      .bots_wait_ms = rec->bots_wait_ms,
+                                      .max_entrants = (size_t)rec->max_entrants},
+                           .next_race = rec->next_race,
+                           .count = rec->count};
+    snap.entrants = rec->count ? calloc(rec->count, sizeof *snap.entrants) : NULL;
+    if (rec->count && !snap.entrants) return false;
+    for (size_t i = 0; i < rec->count; i++) {
+        const proto_arena_rec_entrant *e = &rec->entrants[i];
+        snap.entrants[i] = (arena_snapshot_entrant){.id = e->id,
+                                                    .points = e->points,
+                                                    .races = e->races,
+                                                    .wins = e->wins,
+                                                    .streak = e->streak,
+                                                    .state = (arena_state)e->state,
+                                                    .sent_away = e->sent_away,
+                                                    .since_ms = e->since_ms,
+                                                    .race = e->race,
+                                                    .race_entrants = e->race_entrants};
+        snprintf(snap.entrants[i].name, sizeof snap.entrants[i].name, "%s", e->name);
+    }
+    arena *a = arena_restore(&snap);
+    for (size_t i = 0; a && i < rec->count; i++)
+        if (rec->entrants[i].state != ARENA_RACING) arena_away(a, rec->entrants[i].id);
+    free(snap.entrants);
+    if (!a) return false;
+    proto_settings st = {
+        .players = rec->players, .size = rec->size, .target = rec->target, .rated = true};
+    arena_host *h = ah_host_add(g, rec->name, &st, rec->code, a);
+    if (!h) return false;
+    if (!ah_groups_room(h, rec->count)) {
+        ah_host_free(h);
+        return false;
+    }
+    if (rec->finished) {
+        h->finished = true;
+        h->finished_ms = rec->finished_ms;
+        g->arenas->open--;
+        h->final_shared = ah_shared_line(h, ARENA_FINAL_ROWS, &h->final_len);
+        int64_t left = rec->finished_ms + HOUR_MS - now;
+        uv_timer_start(&h->timer, ah_on_timer, left > 0 ? (uint64_t)left : 0, 0);
+    } else {
+        ah_kick(h); /* an arena whose end passed while down ends now */
+    }
+    h->recorded_revision = arena_revision(a);
+    return true;
+}
+
+void arena_host_restore(game *g) {
+    size_t n = journal_arena_count(g->journal);
+    if (!n || !ah_hosts_of(g)) return;
+    int64_t now = ah_now_ms();
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        const char *line = journal_arena_line(g->journal, i, &len);
+        proto_arena_record rec;
+        if (proto_dec_arena_record(line, len, &rec) < 0) {
+            srv_log(SRV_LOG_WARN, "journal: an arena record could not be read");
+            continue;
+        }
+        if (!(rec.finished && rec.finished_ms + HOUR_MS <= now) &&
+            !ah_find(g, rec.code) && !restore_one(g, &rec, now))
+            srv_log(SRV_LOG_WARN, "arena %s could not be restored", rec.code);
+        free(rec.entrants);
+    }
+    srv_log(SRV_LOG_INFO, "arenas: %u restored from the journal", g->arenas->open);
+}
+
+/* The snapshot's entrant with that id, or NULL. */
+static const arena_snapshot_entrant *snap_entrant(const arena_snapshot *snap,
+                                                  uint64_t id) {
+    for (size_t i = 0; i < snap->count; i++)
+        if (snap->entrants[i].id == id) return &snap->entrants[i];
+    return NULL;
+}
+
+/* Whether r's seats other than bots are exactly the entrants of race `race`. */
+static bool race_is_room(const arena_snapshot *snap, uint64_t race, const room *r) {
+    int seated = 0, racing = -1;
+    for (int i = 0; i < r->nseats; i++) {
+        const room_seat *seat = &r->seats[i];
+        if (seat->bot_level) continue;
+        const arena_snapshot_entrant *e = snap_entrant(snap, seat->id);
+        if (!seat->player || !e || e->state != ARENA_RACING || e->race != race)
+            return false;
+        racing = e->race_entrants;
+        seated++;
+    }
+    return seated > 0 && seated == racing;
+}
+
+bool arena_host_relink(room *r, const char *code, uint64_t race) {
+    game *g = r->game;
+    arena_host *h = code[0] ? ah_find(g, code) : NULL;
+    /* An arena whose end passed while the server was down ends at start: its
+     * races count for nobody (arena_host_restored gives them up). */
+    if (!h || h->finished || ah_now_ms() >= arena_get_config(h->a)->ends_ms) return false;
+    arena_snapshot *snap = arena_snapshot_new(h->a);
+    bool ok = snap && race_is_room(snap, race, r);
+    for (int i = 0; ok && i < r->nseats; i++) {
+        srv_player *p = r->seats[i].player;
+        if (r->seats[i].bot_level || p->arena == h) continue;
+        assert(!p->arena); /* a restored player, in this room only */
+        int hash_oom = 0;
+        HASH_ADD(hh_arena, h->by_id, id, sizeof p->id, p);
+        if (hash_oom) {
+            ok = false;
+            for (int k = 0; k < i; k++) { /* undone: the race counts for nobody */
+                srv_player *q = r->seats[k].player;
+                if (r->seats[k].bot_level || q->arena != h) continue;
+                HASH_DELETE(hh_arena, h->by_id, q);
+                q->arena = NULL;
+                q->arena_wants = false;
+            }
+            break;
+        }
+        p->arena = h;
+        /* Back in the pool after the race unless it had left it (sent away). */
+        p->arena_wants = !snap_entrant(snap, p->id)->sent_away;
+    }
+    arena_snapshot_free(snap);
+    if (!ok) return false;
+    r->arena = h;
+    r->arena_race = race;
+    return true;
+}
+
+void arena_host_restored(game *g) {
+    if (!g->arenas) return;
+    int64_t now = ah_now_ms();
+    for (srv_link *l = g->arenas->all.next; l != &g->arenas->all; l = l->next) {
+        arena_host *h = srv_container(l, arena_host, link);
+        if (h->finished || !arena_racing_count(h->a)) continue;
+        arena_snapshot *snap = arena_snapshot_new(h->a);
+        for (size_t i = 0; snap && i < snap->count; i++) {
+            const arena_snapshot_entrant *e = &snap->entrants[i];
+            if (arena_entrant_state(h->a, e->id, NULL) != ARENA_RACING) continue;
+            srv_player *p = ah_entrant_player(h, e->id);
+            if (p && p->room && p->room->arena == h && p->room->arena_race == e->race)
+                continue; /* its rebuilt room counts it */
+            uint64_t ids[ARENA_MAX_PLAYERS];
+            size_t n = 0;
+            for (size_t k = i; k < snap->count && n < ARENA_MAX_PLAYERS; k++)
+                if (snap->entrants[k].state == ARENA_RACING &&
+                    snap->entrants[k].race == e->race)
+                    ids[n++] = snap->entrants[k].id;
+            /* No room came back for it: it counts for nobody, once. */
+            arena_abandon_race(h->a, e->race, ids, n, now);
+            for (size_t k = 0; k < n; k++)
+                arena_away(h->a, ids[k]);
+        }
+        if (!snap) srv_log(SRV_LOG_ERROR, "arena %s: out of memory at start", h->code);
+        arena_snapshot_free(snap);
+        h->recorded_revision = arena_revision(h->a);
+        ah_kick(h);
+    }
+}
