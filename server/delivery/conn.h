@@ -187,6 +187,12 @@ void conn_write(conn *c, const char *data, size_t len);
  * until the journal is durable up to m->durable_at). Ignored unless open. */
 void conn_deliver(conn *c, const srv_msg *m);
 
+/* Writes c's queue now, as the end of the loop turn would. For a timer's
+ * output that is all the connection gets this turn: its copy is freed before
+ * the next connection's player is made, not left between them (a crowd of
+ * silent clients being greeted, text.c). */
+void conn_flush_now(conn *c);
+
 /* Closes now; the player is detached in the close callback, so a close in
  * the middle of a broadcast never changes a room under the broadcaster. */
 void conn_close(conn *c);
