@@ -144,6 +144,13 @@ typedef struct conn {
     char detect_buf[20];
 } conn;
 
+/* The idle budget (issues 9 and 26; srv_player's is in player.h): with
+ * libuv's 248-byte uv_tcp_t (64-bit Linux) a connection is 584 bytes, a
+ * 592-byte malloc chunk. What is ours is held here, whatever the size of
+ * another libuv's handle; test_conn_fits_its_chunk checks the whole. */
+_Static_assert(sizeof(conn) - sizeof(uv_tcp_t) <= 584 - 248,
+               "struct conn outgrew the idle-connection budget");
+
 /* The peer's address and port ("1.2.3.4:5678"), for the logs: in a buffer
  * the next call reuses. */
 const char *conn_peer(const conn *c);
@@ -186,6 +193,12 @@ void conn_write(conn *c, const char *data, size_t len);
 /* Delivers a message as the connection's transport shows it (held back
  * until the journal is durable up to m->durable_at). Ignored unless open. */
 void conn_deliver(conn *c, const srv_msg *m);
+
+/* Writes c's queue now, as the end of the loop turn would. For a timer's
+ * output that is all the connection gets this turn: its copy is freed before
+ * the next connection's player is made, not left between them (a crowd of
+ * silent clients being greeted, text.c). */
+void conn_flush_now(conn *c);
 
 /* Closes now; the player is detached in the close callback, so a close in
  * the middle of a broadcast never changes a room under the broadcaster. */

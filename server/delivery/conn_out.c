@@ -340,6 +340,11 @@ void conn_out_free(conn *c) {
     c->out = NULL;
 }
 
+void conn_flush_now(conn *c) {
+    srv_list_remove(&c->flush_link); /* what conn_flush_all does for each */
+    conn_flush(c);
+}
+
 void conn_flush_all(srv *s) {
     while (!srv_list_empty(&s->flush_list)) {
         srv_link *l = s->flush_list.next;

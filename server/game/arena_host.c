@@ -107,8 +107,8 @@ static void reply_arena(arena_host *h, srv_player *p) {
 /* The standings to every entrant here: one shared part per update, and each
  * receiver's own row (`you`) appended to a copy of it. */
 static void broadcast(arena_host *h, const char *shared, size_t len) {
-    for (srv_player *p = h->by_id; p; p = p->hh_arena.next)
-        if (player_connected(p)) send_arena(h, p, shared, len);
+    for (arena_entry *e = h->by_id; e; e = e->hh.next)
+        if (player_connected(e->player)) send_arena(h, e->player, shared, len);
 }
 
 static void arm(arena_host *h, int64_t at, int64_t now);
@@ -174,9 +174,32 @@ static void record(arena_host *h) {
 /* ------------------------------------------------------------- the races --- */
 
 srv_player *ah_entrant_player(arena_host *h, uint64_t id) {
-    srv_player *p = NULL;
-    HASH_FIND(hh_arena, h->by_id, &id, sizeof id, p);
-    return p;
+    arena_entry *e = NULL;
+    HASH_FIND(hh, h->by_id, &id, sizeof id, e);
+    return e ? e->player : NULL;
+}
+
+bool ah_entry_add(arena_host *h, srv_player *p) {
+    assert(!p->arena);
+    arena_entry *e = malloc(sizeof *e);
+    if (!e) return false;
+    *e = (arena_entry){.host = h, .player = p, .id = p->id};
+    int hash_oom = 0;
+    HASH_ADD(hh, h->by_id, id, sizeof e->id, e);
+    if (hash_oom) {
+        free(e);
+        return false;
+    }
+    p->arena = e;
+    return true;
+}
+
+void ah_entry_remove(srv_player *p) {
+    arena_entry *e = p->arena;
+    assert(e && e->player == p);
+    HASH_DELETE(hh, e->host->by_id, e);
+    p->arena = NULL;
+    free(e);
 }
 
 /* Makes group's room: its entrants, then bots; false if it could not. */
@@ -277,7 +300,7 @@ void arena_host_race_end(room *r, const room_seat *const *order, uint64_t winner
     /* Who is not connected waits no more (a disconnect within the grace). */
     for (size_t i = 0; i < n; i++) {
         srv_player *p = ah_entrant_player(h, places[i].id);
-        if (!p || !player_connected(p) || !p->arena_wants) arena_away(h->a, places[i].id);
+        if (!p || !player_connected(p) || !ah_wants(p)) arena_away(h->a, places[i].id);
     }
     r->arena = NULL;
     record(h); /* the result counts once: it is in the record with the end */
@@ -311,11 +334,9 @@ static void on_timer_closed(uv_handle_t *t) {
 
 void ah_host_free(arena_host *h) {
     struct arena_hosts *hs = h->g->arenas;
-    srv_player *p, *tmp;
-    HASH_ITER(hh_arena, h->by_id, p, tmp) {
-        HASH_DELETE(hh_arena, h->by_id, p);
-        p->arena = NULL;
-    }
+    arena_entry *e, *tmp;
+    HASH_ITER(hh, h->by_id, e, tmp)
+    ah_entry_remove(e->player);
     if (!h->finished) hs->open--;
     if (h->finished) journal_arena_drop(h->g->journal, h->code);
     srv_list_remove(&h->link);
@@ -560,12 +581,10 @@ static void do_list(srv_player *p) {
 
 /* p stops being an entrant's player here (another arena, or it is freed). */
 static void unlink_player(srv_player *p) {
-    arena_host *h = p->arena;
+    arena_host *h = ah_of(p);
     if (!h) return;
     arena_away(h->a, p->id);
-    HASH_DELETE(hh_arena, h->by_id, p);
-    p->arena = NULL;
-    p->arena_wants = false;
+    ah_entry_remove(p);
     ah_kick(h);
 }
 
@@ -589,27 +608,24 @@ static void do_join(srv_player *p, arena_host *h) {
         srv_send_error(p, PROTO_ERR_BUSY, "the server is short of memory");
         return;
     }
-    if (p->arena != h) {
+    if (ah_of(p) != h) {
         unlink_player(p);
-        int hash_oom = 0;
-        HASH_ADD(hh_arena, h->by_id, id, sizeof p->id, p);
-        if (hash_oom) {
+        if (!ah_entry_add(h, p)) {
             arena_away(h->a, p->id);
             srv_send_error(p, PROTO_ERR_BUSY, "the server is short of memory");
             return;
         }
-        p->arena = h;
     }
-    p->arena_wants = true;
+    ah_set_wants(p, true);
     if (!player_connected(p)) arena_away(h->a, p->id);
     ah_kick(h);
     reply_arena(h, p);
 }
 
 static void do_leave(srv_player *p, arena_host *h) {
-    if (p->arena == h) {
+    if (ah_of(p) == h) {
         arena_away(h->a, p->id);
-        p->arena_wants = false;
+        ah_set_wants(p, false);
         ah_kick(h);
     }
     reply_arena(h, p);
@@ -646,22 +662,23 @@ void arena_host_request(srv_player *p, const proto_request *req) {
 /* ------------------------------------------------------ the player's life --- */
 
 void arena_host_busy(srv_player *p) {
-    if (!p->arena || !p->arena_wants) return;
-    p->arena_wants = false;
-    arena_away(p->arena->a, p->id);
-    ah_kick(p->arena);
+    if (!ah_wants(p)) return;
+    ah_set_wants(p, false);
+    arena_away(ah_of(p)->a, p->id);
+    ah_kick(ah_of(p));
 }
 
 void arena_host_disconnected(srv_player *p) {
-    if (!p->arena) return;
-    arena_state st = arena_entrant_state(p->arena->a, p->id, NULL);
-    if (st == ARENA_WAITING) arena_away(p->arena->a, p->id);
-    ah_kick(p->arena);
+    arena_host *h = ah_of(p);
+    if (!h) return;
+    arena_state st = arena_entrant_state(h->a, p->id, NULL);
+    if (st == ARENA_WAITING) arena_away(h->a, p->id);
+    ah_kick(h);
 }
 
 void arena_host_reconnected(srv_player *p) {
-    arena_host *h = p->arena;
-    if (!h || !p->arena_wants || h->finished) return;
+    arena_host *h = ah_of(p);
+    if (!h || !ah_wants(p) || h->finished) return;
     if (arena_entrant_state(h->a, p->id, NULL) == ARENA_AWAY && !room_in_running_race(p))
         arena_wait(h->a, p->id, ah_now_ms());
     ah_kick(h);

@@ -3,6 +3,8 @@
 #ifndef RACE2048_ARENA_HOST_INTERNAL_H
 #define RACE2048_ARENA_HOST_INTERNAL_H
 
+#include <assert.h>
+
 #include "arena.h"
 #include "arena_host.h"
 #include "hash.h"
@@ -22,8 +24,8 @@ typedef struct arena_host {
     arena *a;
     bool finished;
     int64_t finished_ms;
-    uv_timer_t timer;  /* pairing's next_ms, the start, the end, the next update */
-    srv_player *by_id; /* the entrants' players here, by id (hh_arena) */
+    uv_timer_t timer; /* pairing's next_ms, the start, the end, the next update */
+    struct arena_entry *by_id; /* the entrants' players here, by id */
     uint64_t sent_revision;
     uint64_t recorded_revision; /* arena_revision when it was last recorded */
     /* Room for one pairing round's groups: at most entrants / 2 + 1 (every
@@ -55,6 +57,36 @@ struct arena_hosts {
     bool every_ready;
 };
 
+/* A player's membership of an arena here, the side entry player.h points to
+ * (p->arena): made when it enters, freed when it stops being that arena's
+ * entrant's player (another arena, the player or the arena is freed). */
+typedef struct arena_entry {
+    arena_host *host;
+    srv_player *player;
+    uint64_t id; /* the player's: host->by_id's key */
+    /* It has not left the arena's pool (it waits whenever connected and not
+     * racing). */
+    bool wants;
+    UT_hash_handle hh; /* in host->by_id */
+} arena_entry;
+
+/* The arena p entered last, or NULL. */
+static inline arena_host *ah_of(const srv_player *p) {
+    return p->arena ? p->arena->host : NULL;
+}
+/* Whether p still waits in that arena's pool. */
+static inline bool ah_wants(const srv_player *p) {
+    return p->arena && p->arena->wants;
+}
+static inline void ah_set_wants(srv_player *p, bool wants) {
+    assert(p->arena);
+    p->arena->wants = wants;
+}
+/* Makes p (in no arena) an entrant's player of h, not waiting yet; false if
+ * memory runs out (p is then in none). */
+bool ah_entry_add(arena_host *h, srv_player *p);
+/* p (in an arena) is in none any more. */
+void ah_entry_remove(srv_player *p);
 srv_player *ah_entrant_player(arena_host *h, uint64_t id);
 arena_host *ah_find(game *g, const char *code);
 bool ah_groups_room(arena_host *h, size_t n);

@@ -125,24 +125,19 @@ bool arena_host_relink(room *r, const char *code, uint64_t race) {
     bool ok = snap && race_is_room(snap, race, r);
     for (int i = 0; ok && i < r->nseats; i++) {
         srv_player *p = r->seats[i].player;
-        if (r->seats[i].bot_level || p->arena == h) continue;
+        if (r->seats[i].bot_level || ah_of(p) == h) continue;
         assert(!p->arena); /* a restored player, in this room only */
-        int hash_oom = 0;
-        HASH_ADD(hh_arena, h->by_id, id, sizeof p->id, p);
-        if (hash_oom) {
+        if (!ah_entry_add(h, p)) {
             ok = false;
             for (int k = 0; k < i; k++) { /* undone: the race counts for nobody */
                 srv_player *q = r->seats[k].player;
-                if (r->seats[k].bot_level || q->arena != h) continue;
-                HASH_DELETE(hh_arena, h->by_id, q);
-                q->arena = NULL;
-                q->arena_wants = false;
+                if (r->seats[k].bot_level || ah_of(q) != h) continue;
+                ah_entry_remove(q);
             }
             break;
         }
-        p->arena = h;
         /* Back in the pool after the race unless it had left it (sent away). */
-        p->arena_wants = !snap_entrant(snap, p->id)->sent_away;
+        ah_set_wants(p, !snap_entrant(snap, p->id)->sent_away);
     }
     arena_snapshot_free(snap);
     if (!ok) return false;

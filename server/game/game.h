@@ -80,8 +80,8 @@ typedef struct game {
     /* Matchmaking: one queue per settings (lobby.c), so that a `quick`
      * looks only at players who want the same race. */
     struct lobby_queue *queues;
-    srv_player *by_token;  /* every player, by resume token */
-    srv_player *by_resume; /* players with a resume code, by code (resume.c) */
+    srv_player *by_token;           /* every player, by resume token */
+    struct resume_entry *by_resume; /* players' resume codes, by code (resume.c) */
     /* The game-wide pace of resume-code attempts (resume.c). */
     uint64_t resume_window_start;
     int resume_window_attempts;

@@ -158,12 +158,19 @@ static queue_key key_of(const proto_settings *settings) {
     return k;
 }
 
+/* The settings of the race p's `quick` asked for. */
+static proto_settings settings_of(const player_queue_key *k) {
+    return (proto_settings){
+        .players = k->players, .size = k->size, .target = k->target, .rated = k->rated};
+}
+
 /* Puts p (not queued) at the back of the queue for its queue_key. Returns 0,
  * or -1 if memory runs out (p is then not queued). */
 static int enqueue(srv_player *p) {
     game *g = p->game;
     assert(!p->queued && !p->queue && !p->room);
-    queue_key key = key_of(&p->queue_key);
+    proto_settings settings = settings_of(&p->queue_key);
+    queue_key key = key_of(&settings);
     lobby_queue *q = NULL;
     HASH_FIND(hh, g->queues, &key, sizeof key, q);
     if (!q) {
@@ -305,7 +312,7 @@ static void fill_with_bots(game *g, lobby_queue *q) {
     srv_player *match[PROTO_PLAYERS_MAX] = {NULL};
     int n = queue_alive(q, match, PROTO_PLAYERS_MAX);
     if (n == 0) return; /* everyone waiting is on the way out */
-    proto_settings settings = match[0]->queue_key;
+    proto_settings settings = settings_of(&match[0]->queue_key);
     if (n > settings.players) n = settings.players;
     room *r = room_new(g, false, &settings);
     /* Matchmaking goes straight to `start`: nobody is sent `room`. */
@@ -343,8 +350,14 @@ static void on_quick_timer(uv_timer_t *t) {
 /* Matchmaking's half of `quick` (lobby_internal.h). */
 void lobby_quick(srv_player *p, const proto_settings *settings) {
     game *g = p->game;
-    p->queue_key = *settings;
-    p->queue_key.time_limit = 0;
+    /* Matchmaking's races have no time limit, and no arena (only an arena
+     * makes its races); both decoders (message.c, wire.c) bound the rest. */
+    assert(settings->players >= 0 && settings->players <= PROTO_PLAYERS_MAX);
+    assert(settings->size >= 0 && settings->size <= UINT8_MAX && !settings->arena[0]);
+    p->queue_key = (player_queue_key){.players = (uint8_t)settings->players,
+                                      .size = (uint8_t)settings->size,
+                                      .target = settings->target,
+                                      .rated = settings->rated};
     if (enqueue(p) < 0) {
         srv_send_error(p, PROTO_ERR_BUSY, "the server is short of memory; try again");
         return;
@@ -370,7 +383,8 @@ void lobby_quick(srv_player *p, const proto_settings *settings) {
         return;
     }
 
-    room *r = room_new(g, false, &p->queue_key);
+    proto_settings race = settings_of(&p->queue_key);
+    room *r = room_new(g, false, &race);
     if (!r) {
         srv_log_client(SRV_LOG_ERROR, "out of memory making a matchmaking room");
         return; /* everyone stays queued; the next request retries */

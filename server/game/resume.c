@@ -2,7 +2,9 @@
  */
 #include "resume.h"
 
+#include <assert.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/evp.h>
@@ -13,15 +15,22 @@
 #include "room.h"
 
 void resume_code_forget(srv_player *p) {
-    if (!p->resume_code[0]) return;
-    HASH_DELETE(hh_resume, p->game->by_resume, p);
-    p->resume_code[0] = '\0';
+    resume_entry *e = p->resume;
+    if (!e) return;
+    assert(e->player == p);
+    HASH_DELETE(hh, p->game->by_resume, e);
+    p->resume = NULL;
+    free(e);
+}
+
+const char *resume_code_of(const srv_player *p) {
+    return p->resume ? p->resume->code : "";
 }
 
 static srv_player *lookup(game *g, const char *code) {
-    srv_player *p = NULL;
-    HASH_FIND(hh_resume, g->by_resume, code, strlen(code), p);
-    return p;
+    resume_entry *e = NULL;
+    HASH_FIND(hh, g->by_resume, code, strlen(code), e);
+    return e ? e->player : NULL;
 }
 
 /* code = 8 characters of base 32 from SHA-256("resume:SHA-256(TOKEN):ROOM:SEAT"). From
@@ -60,13 +69,21 @@ void resume_code_assign(srv_player *p) {
         resume_code_forget(p);
         return;
     }
-    if (strcmp(code, p->resume_code) == 0) return; /* already indexed */
+    if (strcmp(code, resume_code_of(p)) == 0) return; /* already indexed */
     resume_code_forget(p);
     if (lookup(p->game, code)) return; /* someone else's: none rather than a shared one */
-    memcpy(p->resume_code, code, sizeof code);
+    /* Out of memory: no code, and the seat waits out its grace. */
+    resume_entry *e = malloc(sizeof *e);
+    if (!e) return;
+    *e = (resume_entry){.player = p};
+    memcpy(e->code, code, sizeof code);
     int hash_oom = 0;
-    HASH_ADD(hh_resume, p->game->by_resume, resume_code, strlen(p->resume_code), p);
-    if (hash_oom) p->resume_code[0] = '\0'; /* no code: the seat waits out its grace */
+    HASH_ADD(hh, p->game->by_resume, code, strlen(e->code), e);
+    if (hash_oom) {
+        free(e);
+        return;
+    }
+    p->resume = e;
 }
 
 srv_player *resume_code_find(game *g, const char *code) {

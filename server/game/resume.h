@@ -14,17 +14,28 @@
 #define RESUME_ADDR_BURST 5
 #define RESUME_ADDR_PER_S 2
 
+/* A player's code and its place in game.by_resume: a side entry (player.h),
+ * since only humans seated in a race have one. */
+typedef struct resume_entry {
+    srv_player *player;
+    char code[PROTO_RESUME_CODE_LEN + 1];
+    UT_hash_handle hh; /* in game.by_resume, keyed by code */
+} resume_entry;
+
 /* Gives p, seated in a running race, the code of that seat (a digest of its
  * token, the room and the seat, so nobody can work it out from what is
- * shown to others), writes it to p->resume_code and indexes it in
- * srv.by_resume in place of p's previous code. Leaves p without a code on
+ * shown to others) and indexes it in game.by_resume in place of p's
+ * previous code. Leaves p without a code on
  * the 2^-40 chance that another player holds the same one, or if the digest
  * or the index runs out of memory. */
 void resume_code_assign(srv_player *p);
 
-/* Takes p's code out of the index; p->resume_code becomes "". Safe for a
- * player without a code. */
+/* Takes p's code out of the index; p has none any more. Safe for a player
+ * without a code. */
 void resume_code_forget(srv_player *p);
+
+/* p's code (PROTO_RESUME_CODE_LEN characters), or "" if it has none. */
+const char *resume_code_of(const srv_player *p);
 
 /* The player whose seat has this code (normalised, see
  * proto_resume_code_parse) if that seat is in a running race and within its

@@ -120,7 +120,7 @@ static void send_start(room *r, srv_player *to, srv_view *view) {
         line = proto_line_daily(line, &len, day, false, 0);
     }
     srv_msg m = {.type = SRV_MSG_START, .json = srv_buf_take(line, len), .view = view};
-    memcpy(m.resume_code, to->resume_code, sizeof m.resume_code);
+    snprintf(m.resume_code, sizeof m.resume_code, "%s", resume_code_of(to));
     srv_send(to, &m);
     if (m.json) srv_buf_unref(m.json);
 }

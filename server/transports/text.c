@@ -307,6 +307,7 @@ static void on_greet_due(conn *c) {
     c->text_asleep = 0;
     text_on_timer(c); /* greets; then text_arm sets the pace for sleeping */
     c->text = NULL;
+    conn_flush_now(c);
     if (conn_is_open(c) && conn_timer_runs(c, text_on_sleep_due)) {
         c->text = &tmp;
         bool sleeps = text_can_sleep(c);

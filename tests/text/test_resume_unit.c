@@ -64,27 +64,27 @@ static void test_code_is_8_unambiguous_characters(void **state) {
     (void)state;
     srv_player *p = &players[0];
     resume_code_assign(p);
-    assert_int_equal(strlen(p->resume_code), PROTO_RESUME_CODE_LEN);
+    assert_int_equal(strlen(resume_code_of(p)), PROTO_RESUME_CODE_LEN);
     for (int i = 0; i < PROTO_RESUME_CODE_LEN; i++) {
-        assert_non_null(strchr(PROTO_RESUME_ALPHABET, p->resume_code[i]));
-        assert_null(strchr("ILOU", p->resume_code[i]));
+        assert_non_null(strchr(PROTO_RESUME_ALPHABET, resume_code_of(p)[i]));
+        assert_null(strchr("ILOU", resume_code_of(p)[i]));
     }
     /* The same seat gives the same code; another seat or room another. */
     char first[9];
-    memcpy(first, p->resume_code, sizeof first);
+    snprintf(first, sizeof first, "%s", resume_code_of(p));
     resume_code_assign(p);
-    assert_string_equal(p->resume_code, first);
+    assert_string_equal(resume_code_of(p), first);
     p->seat = 1;
     resume_code_assign(p);
-    assert_string_not_equal(p->resume_code, first);
+    assert_string_not_equal(resume_code_of(p), first);
     p->seat = 0;
     p->room = &rooms[1];
     resume_code_assign(p);
-    assert_string_not_equal(p->resume_code, first);
+    assert_string_not_equal(resume_code_of(p), first);
     /* The old code no longer finds anyone. */
     seat_waiting(p);
     assert_null(resume_code_find(&S, first));
-    assert_ptr_equal(resume_code_find(&S, p->resume_code), p);
+    assert_ptr_equal(resume_code_find(&S, resume_code_of(p)), p);
 }
 
 static void test_found_only_while_waiting_out_the_grace(void **state) {
@@ -92,7 +92,7 @@ static void test_found_only_while_waiting_out_the_grace(void **state) {
     srv_player *p = &players[2];
     resume_code_assign(p);
     char code[9];
-    memcpy(code, p->resume_code, sizeof code);
+    snprintf(code, sizeof code, "%s", resume_code_of(p));
     seat_waiting(p);
     assert_ptr_equal(resume_code_find(&S, code), p);
     room_seat *seat = &p->room->seats[p->seat];
@@ -109,7 +109,7 @@ static void test_found_only_while_waiting_out_the_grace(void **state) {
     assert_null(resume_code_find(&S, code));
     seat_waiting(p);
     resume_code_forget(p);
-    assert_string_equal(p->resume_code, "");
+    assert_string_equal(resume_code_of(p), "");
     assert_null(resume_code_find(&S, code));
     resume_code_forget(p); /* twice is harmless */
 }
@@ -121,18 +121,18 @@ static void test_many_players_each_found(void **state) {
     int found = 0;
     for (int i = 0; i < PLAYERS; i++) {
         seat_waiting(&players[i]);
-        if (resume_code_find(&S, players[i].resume_code) == &players[i]) found++;
+        if (resume_code_find(&S, resume_code_of(&players[i])) == &players[i]) found++;
     }
     /* Each is found while it holds its seat (test players share seats). */
     assert_int_equal(found, PLAYERS);
     for (int i = 0; i < PLAYERS; i++)
-        assert_int_equal(strlen(players[i].resume_code), PROTO_RESUME_CODE_LEN);
+        assert_int_equal(strlen(resume_code_of(&players[i])), PROTO_RESUME_CODE_LEN);
     /* Forgetting every other one leaves the rest indexed. */
     for (int i = 0; i < PLAYERS; i += 2)
         resume_code_forget(&players[i]);
     for (int i = 1; i < PLAYERS; i += 2) {
         seat_waiting(&players[i]);
-        assert_ptr_equal(resume_code_find(&S, players[i].resume_code), &players[i]);
+        assert_ptr_equal(resume_code_find(&S, resume_code_of(&players[i])), &players[i]);
     }
 }
 
@@ -153,24 +153,23 @@ static void test_code_survives_a_restart(void **state) {
     srv_player *before = &players[3];
     resume_code_assign(before);
     char seen[9];
-    memcpy(seen, before->resume_code, sizeof seen);
+    snprintf(seen, sizeof seen, "%s", resume_code_of(before));
     assert_int_equal(strlen(seen), PROTO_RESUME_CODE_LEN);
     resume_code_forget(before);
 
     srv_player restored = *before;
-    memset(&restored.hh_resume, 0, sizeof restored.hh_resume);
-    restored.resume_code[0] = '\0';
+    restored.resume = NULL; /* forgotten above: it holds no code */
     char hash[65];
     assert_int_equal(journal_token_hash(before->token, hash), 0);
     restored.token_hash = hash;
     restored.token[0] = '\0';
     resume_code_assign(&restored);
-    assert_string_equal(restored.resume_code, seen);
+    assert_string_equal(resume_code_of(&restored), seen);
     /* Without a token or its hash there is nothing to derive a code from. */
     resume_code_forget(&restored);
     restored.token_hash = NULL;
     resume_code_assign(&restored);
-    assert_string_equal(restored.resume_code, "");
+    assert_string_equal(resume_code_of(&restored), "");
 }
 
 int main(void) {

@@ -14,6 +14,7 @@
 #include "conn.h"
 #include "fake_conn.h"
 #include "harness.h"
+#include "resume.h"
 #include "session.h"
 #include "room.h"
 #include "text.h"
@@ -257,11 +258,11 @@ static void test_codes_only_for_who_wants_them(void **state) {
     size_t mark = h->len;
     session_request(j->c, &join);
     assert_int_equal(p->room->state, ROOM_RUNNING);
-    assert_int_equal(strlen(p->resume_code), PROTO_RESUME_CODE_LEN);
-    assert_string_equal(j->c->player->resume_code, "");
-    assert_int_equal(HASH_CNT(hh_resume, S.game.by_resume), 1);
+    assert_int_equal(strlen(resume_code_of(p)), PROTO_RESUME_CODE_LEN);
+    assert_string_equal(resume_code_of(j->c->player), "");
+    assert_int_equal(HASH_CNT(hh, S.game.by_resume), 1);
     char line[32];
-    snprintf(line, sizeof line, "resume %s", p->resume_code);
+    snprintf(line, sizeof line, "resume %s", resume_code_of(p));
     wait_screen(h, mark, line);
 }
 
