@@ -632,6 +632,38 @@ static void test_shutdown_bye(void **state) {
     }
 }
 
+/* Spread over two nodes: the node of a rematch asker's partner stops first
+ * (the timing under which test_shutdown_bye once saw a `room` before `bye`).
+ * The partner gets `bye`; on the asker's node, still running, that is a
+ * leave of the ended race, so the asker waits alone in a new rematch room
+ * and is told so (`room`), then gets its own `bye` when its node stops. */
+static void test_shutdown_partner_node_first(void **state) {
+    if (!harness_spread()) skip(); /* one server stops as a whole */
+    th_server *s = SERVER(NULL);
+    client *first =
+        client_named(s, "first"); /* on s: the race's creator is on its peer */
+    client *ended[2];
+    const char *code = race_start(s, 2, "\"time_limit\":1", ended, NULL);
+    client_expect(ended[0], "end", WAIT + 1000);
+    client_expect(ended[1], "end", WAIT + 1000);
+    client_send(ended[0], "{\"type\":\"rematch\"}");
+    client_expect(ended[0], "room", WAIT);
+    client_expect(ended[1], "room", WAIT);
+
+    th_server *asker_node = s->peer;
+    s->peer = NULL; /* stops the partner's node alone */
+    assert_int_equal(server_stop(s), 0);
+    client_expect(first, "bye", WAIT);
+    client_expect(ended[1], "bye", WAIT);
+    json_t *alone = client_expect(ended[0], "room", WAIT);
+    assert_int_equal(json_array_size(jarr(alone, "players")), 1);
+    assert_int_equal(jint(alone, "need"), 2);
+    assert_string_not_equal(jstr(alone, "room"), code);
+    assert_int_equal(server_stop(asker_node), 0);
+    client_expect(ended[0], "bye", WAIT);
+    client_expect_eof(ended[0], WAIT);
+}
+
 static void test_shutdown_on_sigint(void **state) {
     th_server *s = SERVER(NULL);
     client *c = client_named(s, "c");
@@ -659,6 +691,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_line_too_long, harness_teardown),
         cmocka_unit_test_teardown(test_server_full, harness_teardown),
         cmocka_unit_test_teardown(test_shutdown_bye, harness_teardown),
+        cmocka_unit_test_teardown(test_shutdown_partner_node_first, harness_teardown),
         cmocka_unit_test_teardown(test_shutdown_on_sigint, harness_teardown),
     };
     /* RACE2048_TEST=NAME runs one case (to loop a single one). */
