@@ -557,6 +557,26 @@ static void test_server_full(void **state) {
     client_expect(e, "pong", WAIT);
 }
 
+/* c's `bye`. One server stops as a whole: nothing comes before it (its rooms
+ * are closed without a word, then everyone is told). Spread over two nodes
+ * (RACE2048_TEST_SPREAD), the nodes are two servers that get SIGTERM at the
+ * same moment but stop one after the other: a client of the later one may
+ * first hear, rightly, what the earlier one's stop did to its room (shown by
+ * stopping one node alone): its rematch partner left, so it now waits alone
+ * in the rematch room (`room`); a racer of the race it watches dropped
+ * (`player`); the node that ran its room stopped (`error unavailable`). */
+static json_t *expect_bye(client *c) {
+    for (;;) {
+        json_t *m = client_next(c, WAIT);
+        const char *type = jstr(m, "type");
+        if (!strcmp(type, "bye") || !harness_spread()) return m;
+        if (!strcmp(type, "error"))
+            assert_string_equal(jstr(m, "code"), "unavailable");
+        else if (strcmp(type, "room") != 0 && strcmp(type, "player") != 0)
+            fail_msg("`%s` before `bye`", type);
+    }
+}
+
 /* SIGTERM with something of every kind going on: everyone gets bye then EOF,
  * and the server exits 0 (under ASan or valgrind: nothing leaked). */
 static void test_shutdown_bye(void **state) {
@@ -605,10 +625,43 @@ static void test_shutdown_bye(void **state) {
 
     assert_int_equal(server_stop(s), 0);
     for (int i = 0; i < n; i++) {
-        json_t *bye = client_expect(all[i], "bye", WAIT);
+        json_t *bye = expect_bye(all[i]);
+        assert_string_equal(jstr(bye, "type"), "bye");
         assert_string_equal(jstr(bye, "reason"), "shutdown");
         client_expect_eof(all[i], WAIT);
     }
+}
+
+/* Spread over two nodes: the node of a rematch asker's partner stops first
+ * (the timing under which test_shutdown_bye once saw a `room` before `bye`).
+ * The partner gets `bye`; on the asker's node, still running, that is a
+ * leave of the ended race, so the asker waits alone in a new rematch room
+ * and is told so (`room`), then gets its own `bye` when its node stops. */
+static void test_shutdown_partner_node_first(void **state) {
+    if (!harness_spread()) skip(); /* one server stops as a whole */
+    th_server *s = SERVER(NULL);
+    client *first =
+        client_named(s, "first"); /* on s: the race's creator is on its peer */
+    client *ended[2];
+    const char *code = race_start(s, 2, "\"time_limit\":1", ended, NULL);
+    client_expect(ended[0], "end", WAIT + 1000);
+    client_expect(ended[1], "end", WAIT + 1000);
+    client_send(ended[0], "{\"type\":\"rematch\"}");
+    client_expect(ended[0], "room", WAIT);
+    client_expect(ended[1], "room", WAIT);
+
+    th_server *asker_node = s->peer;
+    s->peer = NULL; /* stops the partner's node alone */
+    assert_int_equal(server_stop(s), 0);
+    client_expect(first, "bye", WAIT);
+    client_expect(ended[1], "bye", WAIT);
+    json_t *alone = client_expect(ended[0], "room", WAIT);
+    assert_int_equal(json_array_size(jarr(alone, "players")), 1);
+    assert_int_equal(jint(alone, "need"), 2);
+    assert_string_not_equal(jstr(alone, "room"), code);
+    assert_int_equal(server_stop(asker_node), 0);
+    client_expect(ended[0], "bye", WAIT);
+    client_expect_eof(ended[0], WAIT);
 }
 
 static void test_shutdown_on_sigint(void **state) {
@@ -638,7 +691,11 @@ int main(void) {
         cmocka_unit_test_teardown(test_line_too_long, harness_teardown),
         cmocka_unit_test_teardown(test_server_full, harness_teardown),
         cmocka_unit_test_teardown(test_shutdown_bye, harness_teardown),
+        cmocka_unit_test_teardown(test_shutdown_partner_node_first, harness_teardown),
         cmocka_unit_test_teardown(test_shutdown_on_sigint, harness_teardown),
     };
+    /* RACE2048_TEST=NAME runs one case (to loop a single one). */
+    const char *only = getenv("RACE2048_TEST");
+    if (only) cmocka_set_test_filter(only);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
