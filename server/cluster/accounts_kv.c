@@ -30,8 +30,9 @@ typedef enum job_kind {
     JOB_CHANGE,
     JOB_WATCHED,
     JOB_DAILY,
-    JOB_ENTRY,        /* a daily entry of this node's, to KV */
-    JOB_ENTRY_WATCHED /* a daily entry from KV, to the boards */
+    JOB_ENTRY,         /* a daily entry of this node's, to KV */
+    JOB_ENTRY_WATCHED, /* a daily entry from KV, to the boards */
+    JOB_CLAIM          /* a `daily`: the account's day and size, claimed once */
 } job_kind;
 
 typedef struct kv_job {
@@ -43,13 +44,15 @@ typedef struct kv_job {
     char key[KEY_MAX]; /* the KV key */
     char key_hex[2 * ACCT_KEY_BYTES + 1]; /* JOB_REGISTER: the key, until answered */
     proto_request req;                    /* JOB_FETCH: the hello to run again */
-    byte_buf later;           /* JOB_FETCH: lines that came after the hello, in order */
+    byte_buf later; /* JOB_FETCH, _CLAIM: lines that came after the request, in order */
     acct_snapshot snap;       /* REGISTER: the new account; FETCH, WATCHED: the value */
     bool found;               /* FETCH: snap holds the entry */
     acct_change change;       /* JOB_CHANGE */
     int conflicts;            /* JOB_CHANGE: other nodes' writes met */
     proto_daily_record daily; /* JOB_DAILY */
     proto_daily_entry_record entry; /* JOB_ENTRY, JOB_ENTRY_WATCHED */
+    int32_t claim_day;              /* JOB_CLAIM: the day and the `daily`'s settings */
+    proto_settings claim_settings;
     uint64_t started_ns;
 } kv_job;
 
@@ -72,8 +75,10 @@ struct accounts_kv {
     srv_link waiting; /* loop: jobs with a player */
     accounts_kv_registered_fn registered;
     accounts_kv_fetched_fn fetched;
+    accounts_kv_claimed_fn claimed;
     /* loop only, for /metrics */
     uint64_t conflicts, changes, lost, fetches, fetch_ns, watched;
+    uint64_t claims, claims_played, claims_failed;
 };
 
 static int64_t now_ms(void) {
@@ -187,6 +192,36 @@ static void do_entry(accounts_kv *k, kv_job *j) {
     byte_buf_free(&b);
 }
 
+/* A `daily`'s claim: the create of "c.DAY.SIZE.name", its value the node
+ * that made it. Only the first create of the cluster succeeds; one that finds
+ * another node's claim is TAKEN (daily_played). One that finds this node's own
+ * is OK: the loop, which decides one request at a time, starts the game only
+ * if its boards have no game of that day and size begun (lobby_daily_claimed),
+ * so a claim whose answer was lost (NATS away, the client library sending it
+ * once back) does not cost the player the day. Anything else is FAILED:
+ * unavailable, no game. */
+static void do_claim(accounts_kv *k, kv_job *j) {
+    const char *node = cluster_name(k->c);
+    size_t node_len = strlen(node);
+    uint64_t rev;
+    natsStatus s = kvStore_Create(&rev, k->daily_kv, j->key, node, (int)node_len);
+    if (s == NATS_OK) {
+        j->status = ACCOUNTS_KV_OK;
+        return;
+    }
+    /* A refusal from JetStream (the key is there) is NATS_ERR; a timeout or a
+     * lost connection is not: another read would only wait again. */
+    kvEntry *e = NULL;
+    if (s != NATS_ERR || kvStore_Get(&e, k->daily_kv, j->key) != NATS_OK) {
+        j->status = ACCOUNTS_KV_FAILED;
+        return;
+    }
+    bool own =
+        kvEntry_ValueLen(e) == (int)node_len && !memcmp(kvEntry_Value(e), node, node_len);
+    j->status = own ? ACCOUNTS_KV_OK : ACCOUNTS_KV_TAKEN;
+    kvEntry_Destroy(e);
+}
+
 static void do_fetch(accounts_kv *k, kv_job *j) {
     int got = get_account(k, j->key, &j->snap, NULL);
     j->found = got == 1;
@@ -272,6 +307,8 @@ static void worker_main(void *arg) {
             do_change(k, j);
         else if (j->kind == JOB_ENTRY)
             do_entry(k, j);
+        else if (j->kind == JOB_CLAIM)
+            do_claim(k, j);
         else
             do_fetch(k, j);
         push_done(k, j);
@@ -356,6 +393,18 @@ static void on_fetched(accounts_kv *k, kv_job *j) {
     k->fetched(j->p, &j->req, j->status == ACCOUNTS_KV_OK, j->later.data, j->later.len);
 }
 
+static void on_claimed(accounts_kv *k, kv_job *j) {
+    k->claims++;
+    if (j->status == ACCOUNTS_KV_TAKEN) k->claims_played++;
+    if (j->status == ACCOUNTS_KV_FAILED) k->claims_failed++;
+    /* Gone meanwhile: a claimed day counts as played, as a game begun and
+     * left on one node does. */
+    if (!j->p) return;
+    j->p->account_wait = false;
+    k->claimed(j->p, j->claim_day, &j->claim_settings, (accounts_kv_result)j->status,
+               j->later.data, j->later.len);
+}
+
 /* Another node's daily entry (or this node's own, back): on the boards,
  * unless the board has it already or the day is gone. */
 static void on_entry(accounts_kv *k, const proto_daily_entry_record *e) {
@@ -416,6 +465,9 @@ static void on_done(uv_async_t *a) {
         case JOB_ENTRY_WATCHED:
             on_entry(k, &j->entry);
             break;
+        case JOB_CLAIM:
+            on_claimed(k, j);
+            break;
         case JOB_DAILY:
             if (journal_daily_learn(k->g->journal, j->daily.day, j->daily.size,
                                     &j->daily.seed, j->daily.salt) < 0)
@@ -465,6 +517,29 @@ static void on_daily(void *ctx, int32_t day, int size, const acct_account *a,
     submit(k, j);
 }
 
+/* game.h's daily_claim: p's `daily` waits, its input held, for the claim. */
+static void on_daily_claim(void *ctx, srv_player *p, int32_t day,
+                           const proto_settings *settings) {
+    accounts_kv *k = ctx;
+    assert(p->account && k->claimed);
+    kv_job *j = cluster_connected(k->c) ? calloc(1, sizeof *j) : NULL;
+    if (!j) { /* the create would only wait its timeout (or no memory) */
+        k->claims++;
+        k->claims_failed++;
+        k->claimed(p, day, settings, ACCOUNTS_KV_FAILED, NULL, 0);
+        return;
+    }
+    j->kind = JOB_CLAIM;
+    j->p = p;
+    j->claim_day = day;
+    j->claim_settings = *settings;
+    char folded[ACCT_NAME_MAX + 1];
+    fold_name(p->account->name, folded);
+    snprintf(j->key, sizeof j->key, "c.%" PRId32 ".%d.%s", day, settings->size, folded);
+    p->account_wait = true;
+    submit(k, j);
+}
+
 int accounts_kv_register(accounts_kv *k, srv_player *p, const acct_snapshot *snap,
                          const char *key_hex) {
     kv_job *j = calloc(1, sizeof *j);
@@ -493,7 +568,7 @@ int accounts_kv_fetch(accounts_kv *k, srv_player *p, proto_request *req) {
 int accounts_kv_defer(accounts_kv *k, srv_player *p, const char *line, size_t len) {
     for (srv_link *l = k->waiting.next; l != &k->waiting; l = l->next) {
         kv_job *j = (kv_job *)((char *)l - offsetof(kv_job, all));
-        if (j->p != p || j->kind != JOB_FETCH) continue;
+        if (j->p != p || (j->kind != JOB_FETCH && j->kind != JOB_CLAIM)) continue;
         return byte_buf_append(&j->later, line, len) == 0 &&
                        byte_buf_append(&j->later, "\n", 1) == 0
                    ? 0
@@ -518,6 +593,11 @@ void accounts_kv_on_done(accounts_kv *k, accounts_kv_registered_fn registered,
                          accounts_kv_fetched_fn fetched) {
     k->registered = registered;
     k->fetched = fetched;
+}
+
+void accounts_kv_on_claimed(accounts_kv *k, accounts_kv_claimed_fn claimed) {
+    k->claimed = claimed;
+    k->g->daily_claim = claimed ? on_daily_claim : NULL;
 }
 
 /* ------------------------------------------------------------ lifetime --- */
@@ -614,6 +694,7 @@ void accounts_kv_close(accounts_kv *k) {
     if (k->g->account_changed_ctx == k) {
         k->g->account_changed = NULL;
         k->g->daily_changed = NULL;
+        k->g->daily_claim = NULL;
         k->g->account_changed_ctx = NULL;
     }
     uv_mutex_lock(&k->lock);
@@ -655,4 +736,14 @@ void accounts_kv_write_metrics(metrics_out *o, void *ctx) {
     metrics_one(o, "race2048_accounts_kv_watched_total", "counter",
                 "Account entries this node took in from the cluster's watch.",
                 k->watched);
+    metrics_one(o, "race2048_accounts_kv_daily_claims_total", "counter",
+                "Daily games asked here that were claimed in the cluster first.",
+                k->claims);
+    metrics_one(o, "race2048_accounts_kv_daily_claims_played_total", "counter",
+                "Daily claims another claim of the account's day and size had won "
+                "(daily_played).",
+                k->claims_played);
+    metrics_one(o, "race2048_accounts_kv_daily_claims_failed_total", "counter",
+                "Daily claims NATS did not answer (unavailable: no game).",
+                k->claims_failed);
 }
