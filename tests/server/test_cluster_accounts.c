@@ -356,6 +356,54 @@ static void test_ended_race_written_taken_over(void **state) {
     ended_race_taken_over(false);
 }
 
+/* Accounts of a node's single-node history go to the cluster when it joins
+ * one: Olga, registered on a alone, logs in on b once a runs in the cluster;
+ * Zed, registered on a alone and then by another player on b (in the
+ * cluster), is b's: the cluster's account wins on a too, and a's log reports
+ * the conflict. A second start in the cluster carries nothing again. */
+static void test_single_node_accounts_join_the_cluster(void **state) {
+    (void)state;
+    if (harness_spread()) skip(); /* a node of its own first */
+    const char *dir = harness_temp_dir("acct-adopt-journal");
+    char journal[512], log[512];
+    snprintf(journal, sizeof journal, "%s/a.journal", dir);
+    snprintf(log, sizeof log, "%s/a.log", dir);
+    th_server *alone = SERVER("--journal", journal);
+    char olga[33], zed_a[33], zed_b[33];
+    registered(alone, "Olga", olga);
+    registered(alone, "Zed", zed_a);
+    assert_int_equal(server_stop(alone), 0);
+
+    th_server *b = natsd_node("b");
+    registered(b, "Zed", zed_b);
+    harness_server_stderr(log);
+    th_server *a = node_with_journal("a", dir);
+    harness_server_stderr(NULL);
+    natsd_wait_metric(a, "race2048_cluster_nodes", 2, 15000);
+    natsd_wait_metric(a, "race2048_accounts_kv_adopted_total", 1, 15000);
+    assert_int_equal(natsd_metric(a, "race2048_accounts_kv_adopt_conflicts_total"), 1);
+    logged_in(b, "Olga", olga, NULL);
+    /* b's Zed everywhere; a's own key for it no longer opens it. */
+    logged_in(a, "Zed", zed_b, NULL);
+    client *old = client_connect(a);
+    client_send(old, "{\"type\":\"hello\",\"name\":\"Zed\",\"key\":\"%s\"}", zed_a);
+    client_expect_error(old, "bad_key", WAIT);
+    size_t len;
+    char *text = harness_read_file(log, &len);
+    assert_non_null(strstr(text, "account conflict: Zed"));
+    assert_null(strstr(text, zed_a)); /* never the key */
+    free(text);
+
+    /* Started again in the cluster: every account is in KV now, and the
+     * journal has the cluster's Zed: nothing to carry, no conflict. */
+    assert_int_equal(server_stop(a), 0);
+    a = node_with_journal("a", dir);
+    natsd_wait_metric(a, "race2048_accounts_kv_watched_total", 2, 15000);
+    assert_int_equal(natsd_metric(a, "race2048_accounts_kv_adopt_conflicts_total"), 0);
+    assert_int_equal(natsd_metric(a, "race2048_accounts_kv_adopted_total"), 0);
+    logged_in(a, "Zed", zed_b, NULL);
+}
+
 /* -------------------------------------------------------------- daily --- */
 
 /* Today's daily game of a size shows the same commit on a and on b; the
@@ -495,6 +543,8 @@ int main(void) {
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_ended_race_written_taken_over, natsd_setup,
                                         natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_single_node_accounts_join_the_cluster,
+                                        natsd_setup, natsd_teardown),
         cmocka_unit_test_setup_teardown(test_daily_seed_is_the_clusters, natsd_setup,
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_daily_at_once_on_two_nodes, natsd_setup,
