@@ -28,6 +28,10 @@
  *     is put as "e.DAY.SIZE.name" there, and a second watcher puts other
  *     nodes' on this node's boards: one daily board for the cluster, and
  *     `daily_played` for a day's size played on another node;
+ *   - a node whose journal holds accounts from before it ran in the cluster
+ *     creates those KV lacks once the watch has brought KV's entries (a name
+ *     KV has with another key: KV's account wins, the conflict is logged;
+ *     accounts_kv_adopt.c);
  *   - before a `daily` starts, the account's day and size is claimed: a KV
  *     create of "c.DAY.SIZE.name" there, so that the same account asking on
  *     two nodes within the same millisecond gets one game; the other create
