@@ -143,8 +143,13 @@ static void do_entry(accounts_kv *k, kv_job *j) {
 static void do_claim(accounts_kv *k, kv_job *j) {
     const char *node = cluster_name(k->c);
     size_t node_len = strlen(node);
+    /* Created only if the key has no message at all (JetStream's expected
+     * last subject sequence 0): atomic, one round trip. kvStore_Create would
+     * read the key again after a refusal, to see through a delete marker; a
+     * claim is never deleted (only aged out whole), and that read doubles the
+     * wait when NATS does not answer. */
     uint64_t rev;
-    natsStatus s = kvStore_Create(&rev, k->daily_kv, j->key, node, (int)node_len);
+    natsStatus s = kvStore_Update(&rev, k->daily_kv, j->key, node, (int)node_len, 0);
     if (s == NATS_OK) {
         j->status = ACCOUNTS_KV_OK;
         return;
