@@ -34,8 +34,13 @@ typedef struct compaction {
      * loop made them, tests/bench/compact_turn.c). */
     acct_account *account_copies;
     size_t naccounts, copied;
-    /* Then the daily seeds, the daily entries and the arenas (made on the loop). */
+    /* Then the daily seeds (made on the loop), the daily entries (copied on
+     * the loop, their records made on the thread pool) and the arenas (made on
+     * the loop). */
     byte_buf accounts;
+    proto_daily_entry_record *entries;
+    size_t nentries;
+    byte_buf arenas;
     uint64_t *running; /* ids of the running games, sorted */
     size_t nrunning;
     uint64_t pos; /* j->appended when it began: durable once it is done */
@@ -165,6 +170,18 @@ static int encode_accounts(compaction *c) {
     return err;
 }
 
+/* Then the daily seeds, the daily entries' records and the arenas: 0 or -ENOMEM. */
+static int append_tail(compaction *c) {
+    if (byte_buf_append(&c->fresh, c->accounts.data, c->accounts.len) < 0) return -ENOMEM;
+    int err = 0;
+    for (size_t k = 0; k < c->nentries && !err; k++)
+        if (proto_rec_put_daily_entry(&c->fresh, &c->entries[k]) < 0) err = -ENOMEM;
+    free(c->entries); /* here, not on the loop */
+    c->entries = NULL;
+    if (err) return err;
+    return byte_buf_append(&c->fresh, c->arenas.data, c->arenas.len) < 0 ? -ENOMEM : 0;
+}
+
 /* On the thread pool: moves the old journal's finished games to the archive,
  * then puts the new journal in place (the running games' records and the
  * pending finished games): write, fsync, rename, fsync the directory. The
@@ -194,10 +211,7 @@ static void compact_work(uv_work_t *w) {
     }
     if ((c->err = sort_records(c, old, got, &games)) < 0 ||
         (c->err = sort_records(c, c->taken.data, c->taken.len, NULL)) < 0 ||
-        (c->err = encode_accounts(c)) < 0 ||
-        (c->err = byte_buf_append(&c->fresh, c->accounts.data, c->accounts.len) < 0
-                      ? -ENOMEM
-                      : 0) < 0)
+        (c->err = encode_accounts(c)) < 0 || (c->err = append_tail(c)) < 0)
         goto out;
     c->step = "writing the results archive";
     if (games.len) {
@@ -262,6 +276,8 @@ static void compaction_free(compaction *c) {
     free(c->fresh.data);
     free(c->taken.data);
     free(c->accounts.data);
+    free(c->entries);
+    free(c->arenas.data);
     free(c->account_copies);
     free(c->running);
     free(c);
@@ -416,11 +432,13 @@ bool jrn_compact_maybe(journal *j) {
     for (size_t k = 0; k < j->ndailies && !bad; k++)
         bad |= jrn_daily_line(&j->dailies[k], &c->accounts) < 0;
     if (j->daily && !bad) {
-        jrn_entries_out out = {.keep_from = keep_from, .to = &c->accounts};
+        jrn_entries_out out = {.keep_from = keep_from};
         daily_each(j->daily, jrn_entry_out, &out);
+        c->entries = out.entries;
+        c->nentries = out.n;
         bad |= out.bad;
     }
-    bad |= !bad && jrn_arenas_out(j, &c->accounts) < 0;
+    bad |= !bad && jrn_arenas_out(j, &c->arenas) < 0;
     if (bad) {
         compaction_free(c);
         srv_log(SRV_LOG_ERROR, "journal: out of memory for a compaction");

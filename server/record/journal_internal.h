@@ -186,10 +186,12 @@ void jrn_arenas_free(journal *j);
 int jrn_daily_line(const jrn_daily *d, byte_buf *out);
 /* The `daily` and `daily_entry` records of data (the file at start-up). */
 void jrn_dailies_replay(journal *j, const char *data, size_t len);
-/* daily_each's callback for compaction: the `daily_entry` records of the days kept. */
+/* daily_each's callback for compaction: the `daily_entry` records of the days
+ * kept, as plain records (encoded on the thread pool: proto_rec_put_daily_entry). */
 typedef struct jrn_entries_out {
     int32_t keep_from;
-    byte_buf *to;
+    proto_daily_entry_record *entries; /* malloc'd, n of cap */
+    size_t n, cap;
     bool bad;
 } jrn_entries_out;
 void jrn_entry_out(void *ctx, int32_t day, int size, const daily_entry *e);

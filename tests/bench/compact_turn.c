@@ -2,7 +2,10 @@
  * compaction with N accounts (every ring full), against the longest turn of the
  * same loop's plain commits before it.
  *
- *   compact_turn [ACCOUNTS [DIR]]     (100000, /tmp)
+ *   compact_turn [ACCOUNTS [DIR [DAILY]]]     (100000, /tmp, 0)
+ *
+ * DAILY of the accounts have played today's daily game of size 4 (a finished
+ * entry each on the daily board, which the compaction writes too).
  *
  * The loop runs with an idle handle, so that it never blocks in poll and every
  * turn (check to check) is work: timers, I/O callbacks, the compaction's start
@@ -17,6 +20,7 @@
 #include <uv.h>
 
 #include "accounts.h"
+#include "daily.h"
 #include "journal.h"
 
 static uv_loop_t loop;
@@ -97,16 +101,34 @@ static void close_handle(uv_handle_t *h, void *arg) {
 int main(int argc, char **argv) {
     size_t n = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : 100000;
     const char *dir = argc > 2 ? argv[2] : "/tmp";
+    size_t ndaily = argc > 3 ? (size_t)strtoull(argv[3], NULL, 10) : 0;
     char path[512];
     snprintf(path, sizeof path, "%s/compact_turn.%d.journal", dir, (int)getpid());
     acct_store accounts;
     if (uv_loop_init(&loop) < 0 || acct_init(&accounts, 1) != ACCT_OK) return 1;
     fill(&accounts, n);
+    daily_boards boards;
+    daily_init(&boards, 2);
+    int32_t today = daily_day_of_ms(journal_wall_ms());
+    for (size_t i = 0; i < ndaily && i < n; i++) {
+        const acct_account *a = acct_at(&accounts, i);
+        daily_result r = {.score = (uint32_t)(1000 + i),
+                          .max_tile = 256,
+                          .moves = 300,
+                          .end_ms = journal_wall_ms(),
+                          .game = 9000000 + i};
+        if (daily_begin(&boards, today, 4, a) != DAILY_OK ||
+            daily_finish(&boards, today, 4, a, &r) != DAILY_OK) {
+            fprintf(stderr, "compact_turn: daily entry %zu failed\n", i);
+            return 1;
+        }
+    }
     journal_config cfg = {.path = path,
                           .sync_ms = 5,
                           .max = 1u << 20,
                           .next_player_id = &next_player_id,
-                          .accounts = &accounts};
+                          .accounts = &accounts,
+                          .daily = &boards};
     jrn_recovery rec;
     if (journal_open(&jrn, &loop, &cfg, &rec) < 0) return 1;
     journal_recovery_free(&rec);
@@ -135,6 +157,7 @@ int main(int argc, char **argv) {
      * thread's CPU time per turn is the compaction's own cost. */
     qsort(took_ns, nturns, sizeof *took_ns, cmp_u64);
     qsort(cpu_ns, nturns, sizeof *cpu_ns, cmp_u64);
+    printf("daily_entries=%zu\n", ndaily < n ? ndaily : n);
     printf("accounts=%zu\nturns=%zu\nlongest_turn_wall_ms=%.3f\n"
            "longest_turn_cpu_ms=%.3f\nsecond_longest_turn_cpu_ms=%.3f\n"
            "p999_turn_cpu_ms=%.3f\n",
@@ -147,6 +170,7 @@ int main(int argc, char **argv) {
     uv_walk(&loop, close_handle, NULL);
     uv_run(&loop, UV_RUN_DEFAULT);
     journal_close(jrn);
+    daily_free(&boards);
     acct_free(&accounts);
     unlink(path);
     char results[600];
