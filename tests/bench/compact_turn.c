@@ -176,5 +176,7 @@ int main(int argc, char **argv) {
     char results[600];
     snprintf(results, sizeof results, "%s.results", path);
     unlink(results);
+    snprintf(results, sizeof results, "%s.lock", path);
+    unlink(results);
     return 0;
 }
