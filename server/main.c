@@ -641,6 +641,7 @@ static int open_remote(srv *s, takeover *failover) {
     }
     if (s->accounts_kv) {
         accounts_kv_on_done(s->accounts_kv, session_kv_registered, session_kv_fetched);
+        accounts_kv_on_claimed(s->accounts_kv, session_kv_claimed);
         if (metrics_register(&s->metrics_reg, accounts_kv_write_metrics, s->accounts_kv) <
             0)
             return -1;

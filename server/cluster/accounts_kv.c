@@ -1,6 +1,6 @@
 /* accounts_kv.c - accounts and daily seeds across the cluster: NATS KV calls on threads
  * of their own, their results applied on the loop. */
-#include "accounts_kv.h"
+#include "accounts_kv_internal.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -21,90 +21,36 @@
  * lost (each retry follows another node's write: only a storm of them on one
  * account gets there). */
 #define CAS_TRIES 64
-/* A KV key: "e.DAY.SIZE.name" at most 2 + 11 + 2 + 1 + 16 bytes. */
-#define KEY_MAX 48
-
-typedef enum job_kind {
-    JOB_REGISTER,
-    JOB_FETCH,
-    JOB_CHANGE,
-    JOB_WATCHED,
-    JOB_DAILY,
-    JOB_ENTRY,        /* a daily entry of this node's, to KV */
-    JOB_ENTRY_WATCHED /* a daily entry from KV, to the boards */
-} job_kind;
-
-typedef struct kv_job {
-    struct kv_job *next; /* in todo or done (under lock) */
-    srv_link all;        /* loop only: in k->waiting while it has a player */
-    job_kind kind;
-    int status;        /* the result: ACCOUNTS_KV_OK, _TAKEN (or not found), _FAILED */
-    srv_player *p;     /* loop only: who waits (NULL once gone) */
-    char key[KEY_MAX]; /* the KV key */
-    char key_hex[2 * ACCT_KEY_BYTES + 1]; /* JOB_REGISTER: the key, until answered */
-    proto_request req;                    /* JOB_FETCH: the hello to run again */
-    byte_buf later;           /* JOB_FETCH: lines that came after the hello, in order */
-    acct_snapshot snap;       /* REGISTER: the new account; FETCH, WATCHED: the value */
-    bool found;               /* FETCH: snap holds the entry */
-    acct_change change;       /* JOB_CHANGE */
-    int conflicts;            /* JOB_CHANGE: other nodes' writes met */
-    proto_daily_record daily; /* JOB_DAILY */
-    proto_daily_entry_record entry; /* JOB_ENTRY, JOB_ENTRY_WATCHED */
-    uint64_t started_ns;
-} kv_job;
-
-struct accounts_kv {
-    game *g;
-    cluster *c;
-    kvStore *kv, *daily_kv;
-    kvWatcher *watcher, *daily_watcher;
-    uv_thread_t worker, watch_thread, daily_thread;
-    bool worker_started, watch_started, daily_started;
-    uv_mutex_t lock;
-    uv_cond_t wake;
-    kv_job *todo, **todo_tail; /* FIFO: one account's changes in order */
-    kv_job *done, **done_tail;
-    bool stopping;
-    bool test_hold;        /* ACCOUNTS_KV_TEST_HOLD: changes are dropped */
-    int64_t next_daily_ms; /* worker only */
-    uv_async_t async;
-    bool async_ready;
-    srv_link waiting; /* loop: jobs with a player */
-    accounts_kv_registered_fn registered;
-    accounts_kv_fetched_fn fetched;
-    /* loop only, for /metrics */
-    uint64_t conflicts, changes, lost, fetches, fetch_ns, watched;
-};
 
 static int64_t now_ms(void) {
     return (int64_t)(uv_hrtime() / 1000000);
 }
 
 /* A name in lower case: KV keys are compared as they are. */
-static void fold_name(const char *name, char out[ACCT_NAME_MAX + 1]) {
+void kv_fold_name(const char *name, char out[ACCT_NAME_MAX + 1]) {
     size_t i = 0;
     for (; name[i] && i < ACCT_NAME_MAX; i++)
         out[i] = (char)tolower((unsigned char)name[i]);
     out[i] = '\0';
 }
 
-static void account_key(const char *name, char out[KEY_MAX]) {
+void kv_account_key(const char *name, char out[KEY_MAX]) {
     char folded[ACCT_NAME_MAX + 1];
-    fold_name(name, folded);
+    kv_fold_name(name, folded);
     snprintf(out, KEY_MAX, "a.%s", folded);
 }
 
 /* ------------------------------------------------------------- threads --- */
 
 /* True once accounts_kv_close began: a thread stops between KV calls. */
-static bool stopping(accounts_kv *k) {
+bool kv_stopping(accounts_kv *k) {
     uv_mutex_lock(&k->lock);
     bool stop = k->stopping;
     uv_mutex_unlock(&k->lock);
     return stop;
 }
 
-static void push_done(accounts_kv *k, kv_job *j) {
+void kv_push_done(accounts_kv *k, kv_job *j) {
     uv_mutex_lock(&k->lock);
     j->next = NULL;
     *k->done_tail = j;
@@ -114,8 +60,7 @@ static void push_done(accounts_kv *k, kv_job *j) {
 }
 
 /* The entry of key into *snap: 1 found (rev in *rev), 0 none, -1 NATS failed. */
-static int get_account(accounts_kv *k, const char *key, acct_snapshot *snap,
-                       uint64_t *rev) {
+int kv_get_account(accounts_kv *k, const char *key, acct_snapshot *snap, uint64_t *rev) {
     kvEntry *e = NULL;
     natsStatus s = kvStore_Get(&e, k->kv, key);
     if (s == NATS_NOT_FOUND) return 0;
@@ -144,18 +89,18 @@ static void do_register(accounts_kv *k, kv_job *j) {
         return;
     }
     acct_snapshot other;
-    j->status = get_account(k, j->key, &other, NULL) == 1 ? ACCOUNTS_KV_TAKEN
-                                                          : ACCOUNTS_KV_FAILED;
+    j->status = kv_get_account(k, j->key, &other, NULL) == 1 ? ACCOUNTS_KV_TAKEN
+                                                             : ACCOUNTS_KV_FAILED;
 }
 
 /* Compare-and-set until the change is in (the lost count goes to status). */
 static void do_change(accounts_kv *k, kv_job *j) {
     j->status = ACCOUNTS_KV_FAILED;
     int failures = 0;
-    for (int t = 0; t < CAS_TRIES && !stopping(k); t++) {
+    for (int t = 0; t < CAS_TRIES && !kv_stopping(k); t++) {
         acct_snapshot snap;
         uint64_t rev = 0;
-        int got = get_account(k, j->key, &snap, &rev);
+        int got = kv_get_account(k, j->key, &snap, &rev);
         if (got < 0 && ++failures < 3) continue; /* a NATS hiccup: try again */
         if (got < 0) break;  /* NATS out of reach: each try would wait its timeout */
         if (got == 0) break; /* not in KV (made before the cluster knew it) */
@@ -187,8 +132,43 @@ static void do_entry(accounts_kv *k, kv_job *j) {
     byte_buf_free(&b);
 }
 
+/* A `daily`'s claim: the create of "c.DAY.SIZE.name", its value the node
+ * that made it. Only the first create of the cluster succeeds; one that finds
+ * another node's claim is TAKEN (daily_played). One that finds this node's own
+ * is OK: the loop, which decides one request at a time, starts the game only
+ * if its boards have no game of that day and size begun (lobby_daily_claimed),
+ * so a claim whose answer was lost (NATS away, the client library sending it
+ * once back) does not cost the player the day. Anything else is FAILED:
+ * unavailable, no game. */
+static void do_claim(accounts_kv *k, kv_job *j) {
+    const char *node = cluster_name(k->c);
+    size_t node_len = strlen(node);
+    /* Created only if the key has no message at all (JetStream's expected
+     * last subject sequence 0): atomic, one round trip. kvStore_Create would
+     * read the key again after a refusal, to see through a delete marker; a
+     * claim is never deleted (only aged out whole), and that read doubles the
+     * wait when NATS does not answer. */
+    uint64_t rev;
+    natsStatus s = kvStore_Update(&rev, k->daily_kv, j->key, node, (int)node_len, 0);
+    if (s == NATS_OK) {
+        j->status = ACCOUNTS_KV_OK;
+        return;
+    }
+    /* A refusal from JetStream (the key is there) is NATS_ERR; a timeout or a
+     * lost connection is not: another read would only wait again. */
+    kvEntry *e = NULL;
+    if (s != NATS_ERR || kvStore_Get(&e, k->daily_kv, j->key) != NATS_OK) {
+        j->status = ACCOUNTS_KV_FAILED;
+        return;
+    }
+    bool own =
+        kvEntry_ValueLen(e) == (int)node_len && !memcmp(kvEntry_Value(e), node, node_len);
+    j->status = own ? ACCOUNTS_KV_OK : ACCOUNTS_KV_TAKEN;
+    kvEntry_Destroy(e);
+}
+
 static void do_fetch(accounts_kv *k, kv_job *j) {
-    int got = get_account(k, j->key, &j->snap, NULL);
+    int got = kv_get_account(k, j->key, &j->snap, NULL);
     j->found = got == 1;
     j->status = got < 0 ? ACCOUNTS_KV_FAILED : ACCOUNTS_KV_OK;
 }
@@ -210,7 +190,7 @@ static void learn_daily(accounts_kv *k, int32_t day, int size) {
                 j->daily.day == day && j->daily.size == size;
             kvEntry_Destroy(e);
             if (ok) {
-                push_done(k, j);
+                kv_push_done(k, j);
                 return;
             }
             break;
@@ -228,7 +208,7 @@ static void learn_daily(accounts_kv *k, int32_t day, int size) {
         byte_buf_free(&b);
         if (s == NATS_OK) {
             j->daily = d;
-            push_done(k, j);
+            kv_push_done(k, j);
             return;
         }
         /* Another node's create came first: read it. */
@@ -242,7 +222,7 @@ static void learn_dailies(accounts_kv *k) {
     if (!cluster_connected(k->c)) return;
     int32_t today = daily_day_of_ms(journal_wall_ms() + k->g->daily_offset_ms);
     for (int32_t day = today; day <= today + 1; day++)
-        for (int size = ACCT_SIZE_MIN; size <= ACCT_SIZE_MAX && !stopping(k); size++)
+        for (int size = ACCT_SIZE_MIN; size <= ACCT_SIZE_MAX && !kv_stopping(k); size++)
             learn_daily(k, day, size);
 }
 
@@ -272,9 +252,13 @@ static void worker_main(void *arg) {
             do_change(k, j);
         else if (j->kind == JOB_ENTRY)
             do_entry(k, j);
+        else if (j->kind == JOB_CLAIM)
+            do_claim(k, j);
+        else if (j->kind == JOB_ADOPT)
+            adopt_do(k, j);
         else
             do_fetch(k, j);
-        push_done(k, j);
+        kv_push_done(k, j);
         uv_mutex_lock(&k->lock);
     }
     uv_mutex_unlock(&k->lock);
@@ -298,32 +282,39 @@ static kv_job *watched_job(kvEntry *e) {
     return NULL;
 }
 
-static void watch(accounts_kv *k, kvWatcher *w) {
+static void watch(accounts_kv *k, kvWatcher *w, bool accounts) {
     for (;;) {
         kvEntry *e = NULL;
         natsStatus s = kvWatcher_Next(&e, w, 1000);
         if (s == NATS_TIMEOUT) continue;
         if (s != NATS_OK) break; /* stopped */
-        if (!e) continue;        /* the initial values are all in */
+        if (!e) {                /* the initial values are all in */
+            kv_job *j = accounts ? calloc(1, sizeof *j) : NULL;
+            if (j) {
+                j->kind = JOB_CAUGHT_UP;
+                kv_push_done(k, j);
+            }
+            continue;
+        }
         kv_job *j = watched_job(e);
-        if (j) push_done(k, j);
+        if (j) kv_push_done(k, j);
         kvEntry_Destroy(e);
     }
 }
 
 static void watch_main(void *arg) {
     accounts_kv *k = arg;
-    watch(k, k->watcher);
+    watch(k, k->watcher, true);
 }
 
 static void daily_watch_main(void *arg) {
     accounts_kv *k = arg;
-    watch(k, k->daily_watcher);
+    watch(k, k->daily_watcher, false);
 }
 
 /* ---------------------------------------------------------------- loop --- */
 
-static void submit(accounts_kv *k, kv_job *j) {
+void kv_submit(accounts_kv *k, kv_job *j) {
     j->started_ns = uv_hrtime();
     if (j->p) srv_list_push(&k->waiting, &j->all);
     uv_mutex_lock(&k->lock);
@@ -354,6 +345,29 @@ static void on_fetched(accounts_kv *k, kv_job *j) {
     j->p->account_wait = false;
     /* clears req; runs the later lines */
     k->fetched(j->p, &j->req, j->status == ACCOUNTS_KV_OK, j->later.data, j->later.len);
+}
+
+static void on_claimed(accounts_kv *k, kv_job *j) {
+    k->claims++;
+    if (j->status == ACCOUNTS_KV_TAKEN) k->claims_played++;
+    if (j->status == ACCOUNTS_KV_FAILED) k->claims_failed++;
+    /* Gone meanwhile: a claimed day counts as played, as a game begun and
+     * left on one node does. */
+    if (!j->p) return;
+    j->p->account_wait = false;
+    k->claimed(j->p, j->claim_day, &j->claim_settings, (accounts_kv_result)j->status,
+               j->later.data, j->later.len);
+}
+
+/* An account entry from the watch, into the table (a conflict with an
+ * account of this node's journal: the cluster's wins, journaled too). */
+static void on_watched(accounts_kv *k, const acct_snapshot *snap) {
+    bool conflict = adopt_watched(k, snap);
+    acct_account *a = NULL;
+    if (acct_restore(&k->g->accounts, snap, &a) != ACCT_OK)
+        srv_log(SRV_LOG_WARN, "cluster: account %s could not be taken in", snap->name);
+    else if (conflict)
+        (void)journal_account(k->g->journal, a);
 }
 
 /* Another node's daily entry (or this node's own, back): on the boards,
@@ -404,9 +418,7 @@ static void on_done(uv_async_t *a) {
             break;
         case JOB_WATCHED:
             k->watched++;
-            if (acct_restore(&k->g->accounts, &j->snap, NULL) != ACCT_OK)
-                srv_log(SRV_LOG_WARN, "cluster: account %s could not be taken in",
-                        j->snap.name);
+            on_watched(k, &j->snap);
             break;
         case JOB_ENTRY:
             if (j->status != ACCOUNTS_KV_OK)
@@ -415,6 +427,15 @@ static void on_done(uv_async_t *a) {
             break;
         case JOB_ENTRY_WATCHED:
             on_entry(k, &j->entry);
+            break;
+        case JOB_CLAIM:
+            on_claimed(k, j);
+            break;
+        case JOB_CAUGHT_UP:
+            adopt_caught_up(k);
+            break;
+        case JOB_ADOPT:
+            adopt_done(k, j);
             break;
         case JOB_DAILY:
             if (journal_daily_learn(k->g->journal, j->daily.day, j->daily.size,
@@ -439,8 +460,8 @@ static void on_change(void *ctx, const acct_change *c) {
     }
     j->kind = JOB_CHANGE;
     j->change = *c;
-    account_key(c->name, j->key);
-    submit(k, j);
+    kv_account_key(c->name, j->key);
+    kv_submit(k, j);
 }
 
 static void on_daily(void *ctx, int32_t day, int size, const acct_account *a,
@@ -460,9 +481,32 @@ static void on_daily(void *ctx, int32_t day, int size, const acct_account *a,
         j->entry.game = r->game;
     }
     char folded[ACCT_NAME_MAX + 1];
-    fold_name(a->name, folded);
+    kv_fold_name(a->name, folded);
     snprintf(j->key, sizeof j->key, "e.%" PRId32 ".%d.%s", day, size, folded);
-    submit(k, j);
+    kv_submit(k, j);
+}
+
+/* game.h's daily_claim: p's `daily` waits, its input held, for the claim. */
+static void on_daily_claim(void *ctx, srv_player *p, int32_t day,
+                           const proto_settings *settings) {
+    accounts_kv *k = ctx;
+    assert(p->account && k->claimed);
+    kv_job *j = cluster_connected(k->c) ? calloc(1, sizeof *j) : NULL;
+    if (!j) { /* the create would only wait its timeout (or no memory) */
+        k->claims++;
+        k->claims_failed++;
+        k->claimed(p, day, settings, ACCOUNTS_KV_FAILED, NULL, 0);
+        return;
+    }
+    j->kind = JOB_CLAIM;
+    j->p = p;
+    j->claim_day = day;
+    j->claim_settings = *settings;
+    char folded[ACCT_NAME_MAX + 1];
+    kv_fold_name(p->account->name, folded);
+    snprintf(j->key, sizeof j->key, "c.%" PRId32 ".%d.%s", day, settings->size, folded);
+    p->account_wait = true;
+    kv_submit(k, j);
 }
 
 int accounts_kv_register(accounts_kv *k, srv_player *p, const acct_snapshot *snap,
@@ -473,8 +517,8 @@ int accounts_kv_register(accounts_kv *k, srv_player *p, const acct_snapshot *sna
     j->p = p;
     j->snap = *snap;
     snprintf(j->key_hex, sizeof j->key_hex, "%s", key_hex);
-    account_key(snap->name, j->key);
-    submit(k, j);
+    kv_account_key(snap->name, j->key);
+    kv_submit(k, j);
     return 0;
 }
 
@@ -484,16 +528,16 @@ int accounts_kv_fetch(accounts_kv *k, srv_player *p, proto_request *req) {
     j->kind = JOB_FETCH;
     j->p = p;
     j->req = *req;
-    account_key(req->name, j->key);
+    kv_account_key(req->name, j->key);
     p->account_wait = true;
-    submit(k, j);
+    kv_submit(k, j);
     return 0;
 }
 
 int accounts_kv_defer(accounts_kv *k, srv_player *p, const char *line, size_t len) {
     for (srv_link *l = k->waiting.next; l != &k->waiting; l = l->next) {
         kv_job *j = (kv_job *)((char *)l - offsetof(kv_job, all));
-        if (j->p != p || j->kind != JOB_FETCH) continue;
+        if (j->p != p || (j->kind != JOB_FETCH && j->kind != JOB_CLAIM)) continue;
         return byte_buf_append(&j->later, line, len) == 0 &&
                        byte_buf_append(&j->later, "\n", 1) == 0
                    ? 0
@@ -518,6 +562,11 @@ void accounts_kv_on_done(accounts_kv *k, accounts_kv_registered_fn registered,
                          accounts_kv_fetched_fn fetched) {
     k->registered = registered;
     k->fetched = fetched;
+}
+
+void accounts_kv_on_claimed(accounts_kv *k, accounts_kv_claimed_fn claimed) {
+    k->claimed = claimed;
+    k->g->daily_claim = claimed ? on_daily_claim : NULL;
 }
 
 /* ------------------------------------------------------------ lifetime --- */
@@ -564,6 +613,11 @@ accounts_kv *accounts_kv_open(game *g, cluster *c, uv_loop_t *loop, char *err,
     /* Test-only: a node that takes in no other node's writes (it learns an
      * account only when a hello asks for it), as a node that never saw it. */
     if (getenv(ACCOUNTS_KV_TEST_NO_WATCH)) goto no_watch;
+    /* The accounts of this node's journal, before the watch brings KV's. */
+    if (adopt_begin(k) < 0) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
     if (kvStore_WatchAll(&k->watcher, k->kv, NULL) != NATS_OK) {
         snprintf(err, errlen, "cannot watch the accounts' KV bucket");
         goto fail;
@@ -614,6 +668,7 @@ void accounts_kv_close(accounts_kv *k) {
     if (k->g->account_changed_ctx == k) {
         k->g->account_changed = NULL;
         k->g->daily_changed = NULL;
+        k->g->daily_claim = NULL;
         k->g->account_changed_ctx = NULL;
     }
     uv_mutex_lock(&k->lock);
@@ -632,6 +687,7 @@ void accounts_kv_close(accounts_kv *k) {
     kvStore_Destroy(k->daily_kv);
     free_jobs(k->todo);
     free_jobs(k->done);
+    adopt_free(k);
     uv_mutex_destroy(&k->lock);
     uv_cond_destroy(&k->wake);
     if (k->async.data)
@@ -655,4 +711,22 @@ void accounts_kv_write_metrics(metrics_out *o, void *ctx) {
     metrics_one(o, "race2048_accounts_kv_watched_total", "counter",
                 "Account entries this node took in from the cluster's watch.",
                 k->watched);
+    metrics_one(o, "race2048_accounts_kv_daily_claims_total", "counter",
+                "Daily games asked here that were claimed in the cluster first.",
+                k->claims);
+    metrics_one(o, "race2048_accounts_kv_daily_claims_played_total", "counter",
+                "Daily claims another claim of the account's day and size had won "
+                "(daily_played).",
+                k->claims_played);
+    metrics_one(o, "race2048_accounts_kv_daily_claims_failed_total", "counter",
+                "Daily claims NATS did not answer (unavailable: no game).",
+                k->claims_failed);
+    metrics_one(o, "race2048_accounts_kv_adopted_total", "counter",
+                "Accounts of this node's journal from before it ran in the cluster, "
+                "created in the cluster's copy at start.",
+                k->adopted);
+    metrics_one(o, "race2048_accounts_kv_adopt_conflicts_total", "counter",
+                "Accounts of this node's journal whose name the cluster has with "
+                "another key (the cluster's account won; each is in the log).",
+                k->adopt_conflicts);
 }

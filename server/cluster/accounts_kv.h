@@ -27,7 +27,16 @@
  *   - each daily entry (begun, finished: the journal's `daily_entry` record)
  *     is put as "e.DAY.SIZE.name" there, and a second watcher puts other
  *     nodes' on this node's boards: one daily board for the cluster, and
- *     `daily_played` for a day's size played on another node.
+ *     `daily_played` for a day's size played on another node;
+ *   - a node whose journal holds accounts from before it ran in the cluster
+ *     creates those KV lacks once the watch has brought KV's entries (a name
+ *     KV has with another key: KV's account wins, the conflict is logged;
+ *     accounts_kv_adopt.c);
+ *   - before a `daily` starts, the account's day and size is claimed: a KV
+ *     create of "c.DAY.SIZE.name" there, so that the same account asking on
+ *     two nodes within the same millisecond gets one game; the other create
+ *     fails and gets daily_played, and a claim NATS does not answer gets
+ *     unavailable (no game) within the JetStream wait.
  * KV calls block: they run on a thread of this module's, and the watcher on
  * another; results are handed to the loop through a uv_async. */
 #ifndef RACE2048_ACCOUNTS_KV_H
@@ -64,6 +73,13 @@ typedef void (*accounts_kv_registered_fn)(srv_player *p, acct_account *a,
  * to clear), then the JSON lines that came after it (later: '\n'-ended). */
 typedef void (*accounts_kv_fetched_fn)(srv_player *p, proto_request *req, bool reached,
                                        const char *later, size_t later_len);
+/* A `daily` of p's was claimed (OK: the game may start), found the account's
+ * day and size claimed already (TAKEN: daily_played), or NATS could not say
+ * (FAILED: no game); then the JSON lines that came after it, as for a hello. */
+typedef void (*accounts_kv_claimed_fn)(srv_player *p, int32_t day,
+                                       const proto_settings *settings,
+                                       accounts_kv_result r, const char *later,
+                                       size_t later_len);
 
 /* Makes or binds the bucket, learns the daily seeds of today and tomorrow,
  * starts the threads and sets g's account_changed hook. Blocking: call before
@@ -72,6 +88,10 @@ accounts_kv *accounts_kv_open(game *g, cluster *c, uv_loop_t *loop, char *err,
                               size_t errlen);
 void accounts_kv_on_done(accounts_kv *k, accounts_kv_registered_fn registered,
                          accounts_kv_fetched_fn fetched);
+/* Sets game.h's daily_claim: from then on each `daily` is claimed in KV first
+ * (the key "c.DAY.SIZE.name" of ACCOUNTS_KV_DAILY_BUCKET, created once in the
+ * cluster), p's input held meanwhile (p->account_wait), and claimed answers. */
+void accounts_kv_on_claimed(accounts_kv *k, accounts_kv_claimed_fn claimed);
 /* Stops the threads (what is in flight is dropped) and frees everything;
  * before cluster_close. NULL does nothing. */
 void accounts_kv_close(accounts_kv *k);
@@ -84,7 +104,7 @@ int accounts_kv_register(accounts_kv *k, srv_player *p, const acct_snapshot *sna
  * callback runs with *req (moved: the caller must not clear it). p's input is
  * held meanwhile (p->account_wait). -1 (nothing moved) if memory runs out. */
 int accounts_kv_fetch(accounts_kv *k, srv_player *p, proto_request *req);
-/* A JSON line of p's that came while its hello waits (a WebSocket hands
+/* A JSON line of p's that came while its hello or daily waits (a WebSocket hands
  * over every message of a read): kept to run after the hello. 0, or -1 if
  * p waits for nothing or memory runs out. */
 int accounts_kv_defer(accounts_kv *k, srv_player *p, const char *line, size_t len);

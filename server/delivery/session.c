@@ -339,6 +339,17 @@ void session_kv_registered(srv_player *me, acct_account *a, const char *key_hex,
     }
 }
 
+/* The lines that came behind a held request, in order (one may hold again:
+ * the rest then waits behind it, see session_json_line). */
+static void run_later(conn *c, srv_player *p, const char *later, size_t later_len) {
+    for (size_t at = 0; at < later_len && conn_is_open(c) && c->player == p;) {
+        const char *line = later + at, *nl = memchr(line, '\n', later_len - at);
+        size_t n = nl ? (size_t)(nl - line) : later_len - at;
+        at += n + 1;
+        session_json_line(c, line, n);
+    }
+}
+
 void session_kv_fetched(srv_player *p, proto_request *req, bool reached,
                         const char *later, size_t later_len) {
     if (p->sink.ops != &conn_sink_ops) {
@@ -350,14 +361,21 @@ void session_kv_fetched(srv_player *p, proto_request *req, bool reached,
         (!c->srv->remote || !remote_route(c->srv->remote, p, req)))
         lobby_request(p, req);
     proto_request_clear(req);
-    /* The lines that came behind the hello, in order (one may hold again:
-     * the rest then waits behind it, see session_json_line). */
-    for (size_t at = 0; at < later_len && conn_is_open(c) && c->player == p;) {
-        const char *line = later + at, *nl = memchr(line, '\n', later_len - at);
-        size_t n = nl ? (size_t)(nl - line) : later_len - at;
-        at += n + 1;
-        session_json_line(c, line, n);
-    }
+    run_later(c, p, later, later_len);
+}
+
+void session_kv_claimed(srv_player *p, int32_t day, const proto_settings *settings,
+                        accounts_kv_result r, const char *later, size_t later_len) {
+    if (r == ACCOUNTS_KV_OK)
+        lobby_daily_claimed(p, day, settings);
+    else if (r == ACCOUNTS_KV_TAKEN)
+        srv_send_error(p, PROTO_ERR_DAILY_PLAYED,
+                       "this account has played today's daily game of that size");
+    else /* never a game NATS could not vouch for: a second one may be running */
+        srv_send_error(p, PROTO_ERR_UNAVAILABLE,
+                       "this node cannot reach the cluster's daily challenge now; try "
+                       "again");
+    if (p->sink.ops == &conn_sink_ops) run_later(p->sink.dest, p, later, later_len);
 }
 
 /* `register`: the connection's hello name becomes an account; `registered`

@@ -34,6 +34,9 @@ void session_kv_registered(srv_player *me, acct_account *a, const char *key_hex,
                            accounts_kv_result r);
 void session_kv_fetched(srv_player *p, proto_request *req, bool reached,
                         const char *later, size_t later_len);
+/* Cluster mode: what became of a `daily`'s claim (accounts_kv_on_claimed). */
+void session_kv_claimed(srv_player *p, int32_t day, const proto_settings *settings,
+                        accounts_kv_result r, const char *later, size_t later_len);
 /* c is closing: its player is disconnected (a running game keeps the seat). */
 void session_conn_gone(conn *c);
 

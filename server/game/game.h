@@ -112,6 +112,12 @@ typedef struct game {
      * cluster's boards (same ctx); NULL on one node. */
     void (*daily_changed)(void *ctx, int32_t day, int size, const acct_account *a,
                           const daily_result *r);
+    /* Cluster mode: a `daily` that passed this node's checks, to be granted
+     * once in the cluster (one game per account, day and size on every
+     * node); the claimer then calls lobby_daily_claimed or answers p itself
+     * (same ctx). NULL on one node: the game starts at once. */
+    void (*daily_claim)(void *ctx, srv_player *p, int32_t day,
+                        const proto_settings *settings);
     void *account_changed_ctx;
     uv_idle_t fanout_idle;
     bool fanout_ready; /* fanout_idle and fanouts are set up (on first use) */

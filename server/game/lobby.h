@@ -46,6 +46,10 @@ char *lobby_profile_line(game *g, const char *name, bool *found, size_t *len);
  * when memory runs out. */
 char *lobby_daily_board_line(game *g, int size, const char *date, int limit,
                              bool *bad_date, size_t *len);
+/* p's `daily` of day (today when it was asked) with settings, granted by the
+ * cluster (game.h's daily_claim) or on one node at once: the game starts, or
+ * an error says why not (the day changed meanwhile, no memory). */
+void lobby_daily_claimed(srv_player *p, int32_t day, const proto_settings *settings);
 /* The player whose token this is, if its seat (in a game or room that has
  * not ended) can be taken back; else NULL. */
 srv_player *lobby_find_resumable(game *g, const char *token);

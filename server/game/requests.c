@@ -1,4 +1,5 @@
 /* requests.c - each decoded request of a player to its action, move included. */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -288,7 +289,9 @@ char *lobby_daily_board_line(game *g, int size, const char *date, int limit,
                                  revealed ? ds.salt : NULL, len);
 }
 
-/* `daily`: today's daily game of that size, for an account that has not begun it. */
+/* `daily`: today's daily game of that size, for an account that has not begun it.
+ * In cluster mode the game starts only once the cluster granted the account
+ * that day and size (game.h's daily_claim; lobby_daily_claimed). */
 static void do_daily(srv_player *p, const proto_request *req) {
     game *g = p->game;
     if (!p->account || !g->accounts_ready) {
@@ -307,6 +310,31 @@ static void do_daily(srv_player *p, const proto_request *req) {
         return;
     }
     if (!lobby_allow_game(p)) return;
+    if (g->daily_claim) {
+        /* Out of its queue or finished room now, as the start would: nothing
+         * can seat it in a race while the claim is out (its input is held). */
+        lobby_leave_quietly(p);
+        g->daily_claim(g->account_changed_ctx, p, day, &req->settings);
+        return;
+    }
+    lobby_daily_claimed(p, day, &req->settings);
+}
+
+void lobby_daily_claimed(srv_player *p, int32_t day, const proto_settings *settings) {
+    game *g = p->game;
+    assert(p->account && g->accounts_ready);
+    int size = settings->size;
+    if (day != daily_day_of_ms(game_daily_now_ms(g))) { /* claimed before midnight */
+        reply_error(p, PROTO_ERR_BUSY, "the day changed meanwhile; send daily again");
+        return;
+    }
+    /* Granted twice on this node (two connections of the account at once):
+     * the second finds the first's game. */
+    if (daily_played(&g->daily, day, size, p->account)) {
+        reply_error(p, PROTO_ERR_DAILY_PLAYED,
+                    "this account has played today's daily game of that size");
+        return;
+    }
     jrn_daily_seed ds;
     if (!journal_daily_get(g->journal, day, size, &ds)) {
         /* The day's first game: a seed is drawn (from --seed's sequence if set). */
@@ -318,15 +346,20 @@ static void do_daily(srv_player *p, const proto_request *req) {
         }
     }
     lobby_leave_quietly(p);
-    room *r = room_new(g, true, &req->settings);
+    room *r = room_new(g, true, settings);
     if (!r) {
         reply_error(p, PROTO_ERR_BUSY, "the server could not start a game; try again");
         return;
     }
     daily_prune(&g->daily, day - 7); /* the days the journal keeps (journal.c) */
-    if (daily_begin(&g->daily, day, size, p->account) != DAILY_OK) {
+    int begun = daily_begin(&g->daily, day, size, p->account);
+    if (begun != DAILY_OK) {
         room_abandon(r);
-        reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+        if (begun == DAILY_PLAYED)
+            reply_error(p, PROTO_ERR_DAILY_PLAYED,
+                        "this account has played today's daily game of that size");
+        else
+            reply_error(p, PROTO_ERR_BUSY, "the server is short of memory");
         return;
     }
     game_daily_entry(g, day, size, p->account, NULL);

@@ -131,11 +131,22 @@ static int on_account(acct_store *s, const json_t *r) {
                                                                                    : -1;
 }
 
+/* Whether game is among a's recent games (it has been applied to a). */
+static bool applied_already(const acct_account *a, uint64_t game) {
+    uint64_t recent[ACCT_RECENT];
+    size_t n = acct_recent(a, recent);
+    for (size_t k = 0; k < n; k++)
+        if (recent[k] == game) return true;
+    return false;
+}
+
 void jacct_apply_game(acct_store *s, const proto_game_record *g) {
     bool solo_server_seed = !g->room[0] && g->seed.kind == ENG_SEED_SERVER;
     for (int i = 0; i < g->naccounts; i++) {
         acct_account *a = acct_find(s, g->accounts[i].name);
-        if (!a) continue;
+        /* Applied already: the account's record came from a compaction that
+         * copied it after this game had ended (journal_compact.c). */
+        if (!a || applied_already(a, g->game)) continue;
         uint64_t id = g->accounts[i].id;
         for (int k = 0; k < g->nratings; k++) {
             const proto_record_rating *r = &g->ratings[k];

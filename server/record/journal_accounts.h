@@ -23,7 +23,10 @@ int jacct_parse(const char *line, size_t len, acct_snapshot *snap);
  * values: set, not added), the race counted and its win; the game in each
  * account's recent games, and a solo game with a server seed offered as the
  * size's best. Accounts the store does not have are skipped (a compaction
- * writes the accounts after the finished games it keeps). */
+ * writes the accounts after the finished games it keeps), and so are those
+ * that have the game among their recent games already (a compaction copies
+ * the accounts over a few loop turns, so one copied late may hold a game
+ * whose record follows the accounts' records). */
 void jacct_apply_game(acct_store *s, const proto_game_record *g);
 
 /* Start-up: applies the journal's records to s in file order: `account`

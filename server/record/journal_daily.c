@@ -82,10 +82,12 @@ int journal_daily(journal *j, int32_t day, int size, const eng_seed *fresh,
     return 0;
 }
 
-static int entry_line(int32_t day, int size, const char *name, const daily_result *r,
-                      byte_buf *out) {
+static proto_daily_entry_record entry_record(int32_t day, int size, const char *name,
+                                             const daily_result *r) {
     proto_daily_entry_record e = {.day = day, .size = size, .finished = r != NULL};
-    snprintf(e.name, sizeof e.name, "%s", name);
+    size_t len = strnlen(name, sizeof e.name - 1); /* a compaction makes 10^5 of these */
+    memcpy(e.name, name, len);
+    e.name[len] = '\0';
     if (r) {
         e.score = r->score;
         e.max_tile = r->max_tile;
@@ -93,14 +95,30 @@ static int entry_line(int32_t day, int size, const char *name, const daily_resul
         e.end_ms = r->end_ms;
         e.game = r->game;
     }
+    return e;
+}
+
+static int entry_line(int32_t day, int size, const char *name, const daily_result *r,
+                      byte_buf *out) {
+    proto_daily_entry_record e = entry_record(day, size, name, r);
     return proto_rec_put_daily_entry(out, &e);
 }
 
 void jrn_entry_out(void *ctx, int32_t day, int size, const daily_entry *e) {
     jrn_entries_out *out = ctx;
     if (day < out->keep_from || out->bad) return;
-    out->bad = entry_line(day, size, e->account->name, e->finished ? &e->result : NULL,
-                          out->to) < 0;
+    if (out->n == out->cap) {
+        size_t cap = out->cap ? 2 * out->cap : 1024;
+        proto_daily_entry_record *more = realloc(out->entries, cap * sizeof *more);
+        if (!more) {
+            out->bad = true;
+            return;
+        }
+        out->entries = more;
+        out->cap = cap;
+    }
+    out->entries[out->n++] =
+        entry_record(day, size, e->account->name, e->finished ? &e->result : NULL);
 }
 
 void journal_daily_entry(journal *j, int32_t day, int size, const acct_account *a,

@@ -89,6 +89,8 @@ struct journal {
     uint64_t compact_retry_at; /* after a failed compaction: size to try again at */
     uv_work_t compact_work;
     struct compaction *compaction; /* the one in progress, or NULL */
+    uv_idle_t compact_idle; /* a compaction's slices of account copies, a turn each */
+    bool compact_idle_ready;
     /* Replication (journal_config.replicate): records written but not yet
      * replicated, the batch on its way, and the position it makes durable. */
     int (*replicate)(void *ctx, const char *bytes, size_t len, size_t base_len);
@@ -169,6 +171,9 @@ void jrn_note_game(journal *j, uint64_t game);
 /* journal_compact.c: starts a compaction once the file has reached its
  * threshold; true if one began. */
 bool jrn_compact_maybe(journal *j);
+/* A compaction still copying accounts on the loop is dropped (its records go
+ * back to pending); one on the thread pool runs on. For journal_close. */
+void jrn_compact_abandon(journal *j);
 
 /* journal_arena.c: the `arena` records of data (the file at start-up), kept;
  * their lines appended to out (compaction): 0, or -1; and freed. */
@@ -181,10 +186,12 @@ void jrn_arenas_free(journal *j);
 int jrn_daily_line(const jrn_daily *d, byte_buf *out);
 /* The `daily` and `daily_entry` records of data (the file at start-up). */
 void jrn_dailies_replay(journal *j, const char *data, size_t len);
-/* daily_each's callback for compaction: the `daily_entry` records of the days kept. */
+/* daily_each's callback for compaction: the `daily_entry` records of the days
+ * kept, as plain records (encoded on the thread pool: proto_rec_put_daily_entry). */
 typedef struct jrn_entries_out {
     int32_t keep_from;
-    byte_buf *to;
+    proto_daily_entry_record *entries; /* malloc'd, n of cap */
+    size_t n, cap;
     bool bad;
 } jrn_entries_out;
 void jrn_entry_out(void *ctx, int32_t day, int size, const daily_entry *e);

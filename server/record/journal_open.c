@@ -268,6 +268,7 @@ void journal_recovery_free(jrn_recovery *rec) {
 /* The loop has stopped: writes what is pending synchronously. */
 void journal_close(journal *j) {
     if (!j) return;
+    jrn_compact_abandon(j); /* the loop has stopped: its slices never come */
     if (j->on && !j->busy) jrn_write_pending_now(j);
     if (j->fd >= 0) close(j->fd);
     if (j->lock_fd >= 0) close(j->lock_fd); /* the next server may have it */

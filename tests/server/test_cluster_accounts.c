@@ -356,6 +356,54 @@ static void test_ended_race_written_taken_over(void **state) {
     ended_race_taken_over(false);
 }
 
+/* Accounts of a node's single-node history go to the cluster when it joins
+ * one: Olga, registered on a alone, logs in on b once a runs in the cluster;
+ * Zed, registered on a alone and then by another player on b (in the
+ * cluster), is b's: the cluster's account wins on a too, and a's log reports
+ * the conflict. A second start in the cluster carries nothing again. */
+static void test_single_node_accounts_join_the_cluster(void **state) {
+    (void)state;
+    if (harness_spread()) skip(); /* a node of its own first */
+    const char *dir = harness_temp_dir("acct-adopt-journal");
+    char journal[512], log[512];
+    snprintf(journal, sizeof journal, "%s/a.journal", dir);
+    snprintf(log, sizeof log, "%s/a.log", dir);
+    th_server *alone = SERVER("--journal", journal);
+    char olga[33], zed_a[33], zed_b[33];
+    registered(alone, "Olga", olga);
+    registered(alone, "Zed", zed_a);
+    assert_int_equal(server_stop(alone), 0);
+
+    th_server *b = natsd_node("b");
+    registered(b, "Zed", zed_b);
+    harness_server_stderr(log);
+    th_server *a = node_with_journal("a", dir);
+    harness_server_stderr(NULL);
+    natsd_wait_metric(a, "race2048_cluster_nodes", 2, 15000);
+    natsd_wait_metric(a, "race2048_accounts_kv_adopted_total", 1, 15000);
+    assert_int_equal(natsd_metric(a, "race2048_accounts_kv_adopt_conflicts_total"), 1);
+    logged_in(b, "Olga", olga, NULL);
+    /* b's Zed everywhere; a's own key for it no longer opens it. */
+    logged_in(a, "Zed", zed_b, NULL);
+    client *old = client_connect(a);
+    client_send(old, "{\"type\":\"hello\",\"name\":\"Zed\",\"key\":\"%s\"}", zed_a);
+    client_expect_error(old, "bad_key", WAIT);
+    size_t len;
+    char *text = harness_read_file(log, &len);
+    assert_non_null(strstr(text, "account conflict: Zed"));
+    assert_null(strstr(text, zed_a)); /* never the key */
+    free(text);
+
+    /* Started again in the cluster: every account is in KV now, and the
+     * journal has the cluster's Zed: nothing to carry, no conflict. */
+    assert_int_equal(server_stop(a), 0);
+    a = node_with_journal("a", dir);
+    natsd_wait_metric(a, "race2048_accounts_kv_watched_total", 2, 15000);
+    assert_int_equal(natsd_metric(a, "race2048_accounts_kv_adopt_conflicts_total"), 0);
+    assert_int_equal(natsd_metric(a, "race2048_accounts_kv_adopted_total"), 0);
+    logged_in(a, "Zed", zed_b, NULL);
+}
+
 /* -------------------------------------------------------------- daily --- */
 
 /* Today's daily game of a size shows the same commit on a and on b; the
@@ -397,6 +445,100 @@ static void test_daily_seed_is_the_clusters(void **state) {
     client_expect_error(dee_on_b, "daily_played", WAIT);
 }
 
+/* The first reply of c's daily (a WebSocket client if ws): "start" (its
+ * game) or an error's code. */
+static const char *daily_answer_of(client *c, bool ws) {
+    for (;;) {
+        json_t *m = ws ? ws_next(c, WAIT) : client_next(c, WAIT);
+        if (!m) fail_msg("no answer to daily");
+        const char *type = jstr(m, "type");
+        if (!strcmp(type, "start")) return "start";
+        if (!strcmp(type, "error")) return jstr(m, "code");
+        if (!strcmp(type, "pong")) fail_msg("the ping behind the daily came first");
+    }
+}
+
+static const char *daily_answer(client *c) {
+    return daily_answer_of(c, false);
+}
+
+/* One account asks today's daily game of a size on a (JSON lines) and on b
+ * (WebSocket) at once, a ping behind each (all sent, then the answers read):
+ * one start, one daily_played, each before its pong, size after size. Without
+ * the cluster's claim each node found the day unplayed and both started. */
+static void test_daily_at_once_on_two_nodes(void **state) {
+    (void)state;
+    th_server *n[2];
+    two_nodes(n);
+    char key[33];
+    client *c[2] = {registered(n[0], "Clara", key), ws_connect(n[1])};
+    ws_send(c[1], "{\"type\":\"hello\",\"name\":\"Clara\",\"key\":\"%s\"}", key);
+    assert_true(jbool(ws_expect(c[1], "welcome", WAIT), "account"));
+    for (int size = 3; size <= 8; size++) {
+        client_send(c[0], "{\"type\":\"daily\",\"size\":%d}", size);
+        ws_send(c[1], "{\"type\":\"daily\",\"size\":%d}", size);
+        client_send(c[0], "{\"type\":\"ping\",\"t\":%d}", size);
+        ws_send(c[1], "{\"type\":\"ping\",\"t\":%d}", size);
+        const char *answer[2] = {daily_answer(c[0]), daily_answer_of(c[1], true)};
+        print_message("daily size %d: a %s, b %s\n", size, answer[0], answer[1]);
+        int winner = !strcmp(answer[0], "start") ? 0 : 1;
+        assert_string_equal(answer[winner], "start");
+        assert_string_equal(answer[!winner], "daily_played");
+        /* The requests behind the daily waited for it, then ran. */
+        assert_int_equal(
+            jint(client_expect_skip(c[0], "pong", "state player", WAIT), "t"), size);
+        assert_int_equal(jint(ws_expect_skip(c[1], "pong", "state player", WAIT), "t"),
+                         size);
+        if (winner == 0) {
+            client_send(c[0], "{\"type\":\"leave\"}");
+            client_expect_skip(c[0], "left", "state end player", WAIT);
+        } else {
+            ws_send(c[1], "{\"type\":\"leave\"}");
+            ws_expect_skip(c[1], "left", "state end player", WAIT);
+        }
+    }
+    long long claims = 0, played = 0;
+    for (int i = 0; i < 2; i++) {
+        claims += natsd_metric(n[i], "race2048_accounts_kv_daily_claims_total");
+        played += natsd_metric(n[i], "race2048_accounts_kv_daily_claims_played_total");
+    }
+    /* A loser whose node had the winner's entry by watch already was
+     * refused before claiming; every other one lost its claim. */
+    print_message("claims %lld, of which found played %lld\n", claims, played);
+    assert_true(claims >= 6 && claims <= 12);
+    assert_int_equal(claims - played, 6);
+}
+
+/* NATS gone: a daily is answered unavailable (no game NATS could not vouch
+ * for), in bounded time; NATS back, the same daily starts on that node. */
+static void test_daily_without_nats(void **state) {
+    (void)state;
+    th_server *n[2];
+    two_nodes(n);
+    char key[33];
+    client *c = registered(n[0], "Nora", key);
+    natsd_stop();
+    int64_t t0 = harness_now_ms();
+    client_send(c, "{\"type\":\"daily\",\"size\":4}");
+    assert_string_equal(daily_answer(c), "unavailable");
+    print_message("daily with NATS gone: unavailable after %lld ms\n",
+                  (long long)(harness_now_ms() - t0));
+    natsd_start();
+    natsd_wait_metric(n[0], "race2048_cluster_connected", 1, 15000);
+    /* JetStream may take a moment more after the connection: unavailable
+     * means "try again", as the contract says. */
+    int64_t deadline = harness_now_ms() + harness_ms(15000);
+    for (;;) {
+        client_send(c, "{\"type\":\"daily\",\"size\":4}");
+        const char *answer = daily_answer(c);
+        if (!strcmp(answer, "start")) break;
+        assert_string_equal(answer, "unavailable");
+        if (harness_remaining(deadline) <= 0)
+            fail_msg("daily never started after NATS came back");
+        poll(NULL, 0, 100);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_register_on_a_log_in_on_b, natsd_setup,
@@ -411,7 +553,13 @@ int main(void) {
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_ended_race_written_taken_over, natsd_setup,
                                         natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_single_node_accounts_join_the_cluster,
+                                        natsd_setup, natsd_teardown),
         cmocka_unit_test_setup_teardown(test_daily_seed_is_the_clusters, natsd_setup,
+                                        natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_daily_at_once_on_two_nodes, natsd_setup,
+                                        natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_daily_without_nats, natsd_setup,
                                         natsd_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -138,6 +138,34 @@ static void test_games_applied_in_order(void **state) {
     assert_int_equal(jacct_replay(&s, junk, sizeof junk - 1), 0);
     assert_int_equal(acct_count(&s), 2);
     assert_int_equal(bob->games, 1);
+
+    /* A compaction copies the accounts over a few loop turns: an account's
+     * record may already hold a game whose record follows it. Replayed, that
+     * game changes it once, not twice. */
+    size_t alen, blen;
+    char *arec = jacct_record(alice, &alen), *brec = jacct_record(bob, &blen);
+    assert_non_null(arec);
+    assert_non_null(brec);
+    size_t cap = alen + blen + both_len + 1;
+    char *compacted = malloc(cap);
+    assert_non_null(compacted);
+    snprintf(compacted, cap, "%s%s%s", arec, brec, both);
+    acct_store again;
+    assert_int_equal(acct_init(&again, 4), ACCT_OK);
+    (void)jacct_replay(&again, compacted, strlen(compacted));
+    const acct_account *bob2 = acct_find(&again, "Bob"),
+                       *alice2 = acct_find(&again, "Alice");
+    assert_non_null(bob2);
+    assert_non_null(alice2);
+    assert_int_equal(bob2->games, 1);
+    assert_int_equal(bob2->wins, 1);
+    assert_int_equal(alice2->games, 1);
+    assert_true(bob2->mu == bob->mu && alice2->mu == alice->mu);
+    assert_int_equal(acct_recent(alice2, recent), 1);
+    free(arec);
+    free(brec);
+    free(compacted);
+    acct_free(&again);
     acct_free(&s);
 }
 
