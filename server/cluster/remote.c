@@ -36,7 +36,9 @@ static void release_subscriptions(void *ctx) {
     natsSubscription_Destroy(r->sub_probe);
     r->sub_node = r->sub_find = r->sub_dir = r->sub_probe = NULL;
     kvStore_Destroy(r->dir_kv);
+    if (r->every_kv) kvStore_Destroy(r->every_kv);
     r->dir_kv = NULL;
+    r->every_kv = NULL;
 }
 
 static void on_closed(uv_handle_t *h) {
@@ -135,6 +137,7 @@ void remote_free(remote *r) {
     if (!r) return;
     assert(r->nholds == 0); /* remote_close sent them all */
     kvStore_Destroy(r->dir_kv);
+    if (r->every_kv) kvStore_Destroy(r->every_kv);
     outbox *ob, *otmp;
     HASH_ITER(hh, r->outboxes, ob, otmp) {
         outbox_forget_last(ob);

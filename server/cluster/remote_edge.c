@@ -82,8 +82,7 @@ void home_forward(remote *r, remote_home *h, const proto_request *req) {
  * its present home is asked first, as the lobby there must refuse it in a
  * running race (busy) like any lobby; if it agrees it lets p go ("moved")
  * and req goes on from there (home_on_moved). False if p has no home to ask. */
-static bool move_home(remote *r, srv_player *p, const proto_request *req,
-                      const char *target) {
+bool move_home(remote *r, srv_player *p, const proto_request *req, const char *target) {
     remote_home *h = p->home;
     if (!h || h->resume_deadline) return false;
     if (!h->introduced || !node_reachable(r, h->node)) {
@@ -173,14 +172,20 @@ static bool route(remote *r, srv_player *p, proto_request *req) {
     case PROTO_REQ_PING:
     case PROTO_REQ_RESUME:
     case PROTO_REQ_NONE:
-    /* Arenas run on the node that got arena_create, for its own clients (the
-     * cluster's part of issue 28 is not built yet): never forwarded. */
-    case PROTO_REQ_ARENA_CREATE:
+    case PROTO_REQ_ARENA_CREATE: /* an arena runs on the node that got its create */
+        return false;
     case PROTO_REQ_ARENAS:
+        lobby_welcome(p);
+        taken = gather_ask_shared(r, &r->arenas_asked, GATHER_ARENAS, p, 0);
+        break;
     case PROTO_REQ_ARENA_JOIN:
     case PROTO_REQ_ARENA_LEAVE:
     case PROTO_REQ_ARENA_RESULTS:
-        return false;
+        /* To the node that runs the arena: an entrant there is a guest like
+         * a racer in a room there (remote_arena.c). */
+        lobby_welcome(p);
+        taken = arena_route(r, p, req);
+        break;
     case PROTO_REQ_ROOMS:
         lobby_welcome(p);
         taken = gather_ask_shared(r, &r->rooms_asked, GATHER_ROOMS, p, 0);
