@@ -581,6 +581,15 @@ static void do_join(srv_player *p, arena_host *h) {
                        "you are in a room on another node; send leave first");
         return;
     }
+    /* Cluster mode: after a takeover the entrant's seat in a race of this
+     * arena waits here as the seat's own player (its id is the entrant's):
+     * that one stays the entrant; the race is resumed, not joined twice. */
+    srv_player *seat = ah_entrant_player(h, p->id);
+    if (seat && seat != p) {
+        srv_send_error(p, PROTO_ERR_BUSY,
+                       "your race in this arena waits for you: resume it first");
+        return;
+    }
     int rc = ah_groups_room(h, arena_entrant_count(h->a) + 1)
                  ? arena_join(h->a, p->id, p->name, ah_now_ms())
                  : ARENA_ERR_NOMEM;
