@@ -101,6 +101,11 @@ void remote_close(remote *r) {
     HASH_ITER(hh, r->guests, gs, gtmp) guest_gone(gs);
     remote_home *h, *htmp;
     HASH_ITER(hh, r->homes, h, htmp) home_release(r, h, true);
+    while (r->rejoins) {
+        rejoin *next = r->rejoins->next;
+        free(r->rejoins);
+        r->rejoins = next;
+    }
     while (r->gathers) {
         gather *next = r->gathers->next;
         gather_free(r->gathers);

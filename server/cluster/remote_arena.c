@@ -87,9 +87,13 @@ static void arenas_done(remote *r, gather *gt) {
     free(line);
 }
 
+static void rejoin_found(remote *r, gather *gt);
+
 void arena_gather_done(remote *r, gather *gt) {
     if (gt->kind == GATHER_ARENAS)
         arenas_done(r, gt);
+    else if (gt->rejoin)
+        rejoin_found(r, gt);
     else
         arena_found(r, gt->p, gt, gt->found_at);
 }
@@ -177,6 +181,86 @@ void arena_gather_answer(remote *r, const char *kind, const json_t *q, json_t *o
     char *line = arena_host_results_line(r->g, code, &found, &len);
     if (line) json_object_set_new(op, "line", json_stringn(line, len));
     free(line);
+}
+
+/* ------------------------------------------------- entering again --- */
+
+/* How long an entrant of a lost node's arena waits for it to be taken over
+ * (the contract's 10 s, and the round trips to find it). */
+#define REJOIN_WAIT_MS (REMOTE_RESUME_WAIT_MS + 5000)
+
+void arena_home_lost(remote *r, const remote_home *h) {
+    /* A racer resumes its race (its seat is taken over), and is back in the
+     * pool after it; an entrant that waited enters again by itself. */
+    if (!h->arena[0] || h->racing) return;
+    rejoin *rj = calloc(1, sizeof *rj);
+    if (!rj) return; /* it sends arena_join itself */
+    rj->p = h->p;
+    snprintf(rj->arena, sizeof rj->arena, "%s", h->arena);
+    rj->next_at = now_ms(r) + REMOTE_REASK_MS;
+    rj->until = now_ms(r) + REJOIN_WAIT_MS;
+    rj->next = r->rejoins;
+    r->rejoins = rj;
+}
+
+static rejoin **rejoin_of(remote *r, const srv_player *p) {
+    rejoin **at = &r->rejoins;
+    while (*at && (*at)->p != p)
+        at = &(*at)->next;
+    return at;
+}
+
+void arena_rejoins_forget(remote *r, const srv_player *p) {
+    rejoin **at = rejoin_of(r, p);
+    if (!*at) return;
+    rejoin *rj = *at;
+    *at = rj->next;
+    free(rj);
+}
+
+/* The arena of p's rejoin was looked for: entered where it runs, or asked
+ * again at the next tick. */
+static void rejoin_found(remote *r, gather *gt) {
+    rejoin *rj = *rejoin_of(r, gt->p);
+    if (!rj) return; /* it went, or asked for something else meanwhile */
+    if (!gt->found_at[0]) {
+        rj->asking = false;
+        rj->next_at = now_ms(r) + REMOTE_REASK_MS;
+        return;
+    }
+    srv_log(SRV_LOG_INFO, "player %llu enters arena %s again, on node %s",
+            (unsigned long long)gt->p->id, rj->arena, gt->found_at);
+    arena_rejoins_forget(r, gt->p);
+    home_route_to_node(r, gt->p, &gt->req, gt->found_at);
+}
+
+void arena_rejoins_tick(remote *r) {
+    uint64_t now = now_ms(r);
+    for (rejoin **at = &r->rejoins; *at;) {
+        rejoin *rj = *at;
+        srv_player *p = rj->p;
+        proto_request req = {.type = PROTO_REQ_ARENA_JOIN};
+        snprintf(req.room, sizeof req.room, "%s", rj->arena);
+        /* Its player went elsewhere meanwhile (a room, a resume, a home),
+         * or the takeover did not come: it is left to the player. */
+        bool done = p->home || p->room || p->watching || now >= rj->until;
+        if (!done && !rj->asking && now >= rj->next_at &&
+            arena_host_runs(r->g, rj->arena, NULL)) {
+            /* Taken over by this node. */
+            lobby_request(p, &req);
+            done = true;
+        } else if (!done && !rj->asking && now >= rj->next_at &&
+                   gather_ask_everyone(r, p, GATHER_ARENA, &req)) {
+            r->gathers->rejoin = true; /* the gather just asked */
+            rj->asking = true;
+        }
+        if (done) {
+            *at = rj->next;
+            free(rj);
+        } else {
+            at = &rj->next;
+        }
+    }
 }
 
 /* ------------------------------------------------------- --arena-every --- */

@@ -63,6 +63,10 @@ void home_forward(remote *r, remote_home *h, const proto_request *req) {
     json_t *op = json_pack("{s:s,s:I,s:o}", "k", "req", "h", (json_int_t)h->handle, "q",
                            wire_request(req));
     if (!op) return;
+    if (req->type == PROTO_REQ_ARENA_JOIN)
+        snprintf(h->arena, sizeof h->arena, "%s", req->room);
+    else if (req->type == PROTO_REQ_ARENA_LEAVE && !strcmp(h->arena, req->room))
+        h->arena[0] = '\0';
     if (!h->introduced) {
         srv_player *p = h->p;
         json_object_set_new(op, "new", json_true());
@@ -245,6 +249,7 @@ bool remote_connected(remote *r) {
 void remote_player_gone(remote *r, srv_player *p) {
     if (p->home) home_release(r, p->home, true);
     gathers_forget(r, p);
+    arena_rejoins_forget(r, p);
 }
 
 /* A welcome from the owner (a resume found the seat there): p is the
@@ -290,6 +295,8 @@ void home_on_messages(remote *r, const char *from, const json_t *op) {
         }
         assert(h->p->home == h);
         h->p->id = (uint64_t)id; /* a resumed seat's id: text mode finds its board */
+        if (m.type == SRV_MSG_START) h->racing = true;
+        if (m.type == SRV_MSG_END) h->racing = false;
         if (m.type == SRV_MSG_WELCOME) welcomed_as(h->p, &m);
         srv_send(h->p, &m);
     }

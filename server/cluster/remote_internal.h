@@ -56,8 +56,24 @@ typedef struct remote_home {
     int resume_asked, resume_refused;
     uint64_t reask_at, resume_until;
     char resume_key[PROTO_TOKEN_MAX + 1];
+    /* The arena p entered through this home (its node runs it), "" if none
+     * or left; racing: a `start` came through it and no `end` yet. If the
+     * node is lost while p waits in the arena's pool, p enters it again
+     * where it is taken over (remote_arena.c). */
+    char arena[PROTO_ROOM_MAX + 1];
+    bool racing;
     UT_hash_handle hh;
 } remote_home;
+
+/* Edge side: an entrant whose arena's node was lost while it waited in the
+ * pool, entering it again once a node has taken it over. */
+typedef struct rejoin {
+    struct rejoin *next;
+    srv_player *p;
+    char arena[PROTO_ROOM_MAX + 1];
+    uint64_t next_at, until; /* loop ms: the next ask, the last */
+    bool asking;             /* a GATHER_ARENA of it is on its way */
+} rejoin;
 
 /* Owner side: a player of another node's connection, in this node's game. */
 typedef struct guest {
@@ -173,6 +189,7 @@ typedef struct gather {
     proto_request req; /* what p asked (join/watch: done once the room is found) */
     int expected, answered;
     uint64_t deadline;
+    bool rejoin;                  /* GATHER_ARENA of a rejoin (not asked by the player) */
     char found_at[NODE_NAME_MAX]; /* GATHER_ROOM: the node that has it */
     proto_game_record *games;     /* GATHER_HISTORY, REPLAY: what came back */
     int ngames, cap;
@@ -248,6 +265,7 @@ struct remote {
      * ARENA_EVERY_BUCKET, on the libuv thread pool; NULL: not scheduled. */
     kvStore *every_kv;
     unsigned every_claims; /* on their way */
+    rejoin *rejoins;
     void (*resume_failed)(srv_player *p, bool by_code);
     void (*resume_here)(srv_player *asker, srv_player *seat);
 };
@@ -286,6 +304,9 @@ void arena_gather_ask(gather_kind kind, const proto_request *req, json_t *q);
 void arena_gather_done(remote *r, gather *gt);
 void arena_gather_on_answer(gather *gt, const char *from, const json_t *op);
 void arena_gather_answer(remote *r, const char *kind, const json_t *q, json_t *op);
+void arena_home_lost(remote *r, const remote_home *h);
+void arena_rejoins_tick(remote *r);
+void arena_rejoins_forget(remote *r, const srv_player *p);
 
 /* remote_gather.c */
 void *room_for_one(void *items, int *cap, int n, size_t size);

@@ -17,15 +17,18 @@
 #include "natsd.h"
 
 /* Minutes and waits are divided by this (RACE2048_TEST_ARENA_SCALE): a
- * 5-minute arena lasts 15 s, starts_in 100 is 5 s. */
-#define SCALE "20"
+ * 5-minute arena lasts 15 s, starts_in 100 is 5 s. The kill's test divides
+ * them by 2 only: an entrant waits alone 7.5 s before bots come, long enough
+ * to be killed with it while it waits. */
+#define SCALE      "20"
+#define SCALE_KILL "2"
 /* The contract's bound: a race goes on within 10 s of its node's death. */
 #define TAKEOVER_MS 10000
 
 /* A node of the test's cluster with arenas scaled (extra: more flags). */
 static th_server *arena_node(const char *name, const char *journal, const char *extra,
                              const char *value) {
-    setenv("RACE2048_TEST_ARENA_SCALE", SCALE, 1);
+    setenv("RACE2048_TEST_ARENA_SCALE", journal ? SCALE_KILL : SCALE, 1);
     th_server *s = journal ? SERVER("--cluster", natsd_url, "--node", name, "--journal",
                                     journal, "--grace", "120")
                    : extra ? SERVER("--cluster", natsd_url, "--node", name, extra, value)
@@ -197,8 +200,10 @@ static void test_entrants_on_three_nodes(void **state) {
 }
 
 /* kill -9 of the node that runs the arena, with a race of entrants of two
- * other nodes running: the node that takes its races over runs the arena on;
- * the race goes on (resume), counts in the arena, and the entrants race again. */
+ * other nodes running and a third entrant waiting in the pool: the node that
+ * takes its races over runs the arena on; the race goes on (resume) and
+ * counts in the arena, the waiting entrant is in the pool again by itself,
+ * and the entrants race again. */
 static void test_kill_arena_node(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("cluster-arena-kill");
@@ -212,9 +217,8 @@ static void test_kill_arena_node(void **state) {
     for (int i = 0; i < 2; i++)
         natsd_wait_metric(n[i], "race2048_cluster_nodes", 3, 15000);
     client *host = client_named(a, "host");
-    /* 20 minutes scaled: a minute, long enough for the takeover. */
     client_send(host, "{\"type\":\"arena_create\",\"name\":\"survives\",\"minutes\":20,"
-                      "\"players\":2,\"target\":2048,\"starts_in\":40}");
+                      "\"players\":2,\"target\":2048,\"starts_in\":0}");
     char code[16];
     snprintf(code, sizeof code, "%s", jstr(wait_for(host, "arena", WAIT), "arena"));
     static const char *const names[2] = {"bob", "cat"};
@@ -236,6 +240,12 @@ static void test_kill_arena_node(void **state) {
     for (int k = 0; k < 3; k++)
         for (int i = 0; i < 2; i++)
             last[i] = move_any(e[i], id[i]);
+    /* dan (on c) enters now: alone in the pool, he waits (bots would come
+     * only after 7.5 s). */
+    client *dan = client_connect(n[1]);
+    json_int_t dan_id = jint(client_hello(dan, "dan"), "id");
+    json_t *waiting = join(dan, code);
+    assert_true(jbool(jobj(waiting, "you"), "waiting"));
     natsd_wait_metric(a, "race2048_journal_waiting_bytes", 0, 10000);
     server_kill(a);
     /* The race goes on where it is taken over: its players resume. */
@@ -245,7 +255,7 @@ static void test_kill_arena_node(void **state) {
         for (;;) {
             q[i] = client_connect(n[i]);
             client_send(q[i], "{\"type\":\"resume\",\"token\":\"%s\"}", token[i]);
-            json_t *m = client_next(q[i], 2 * WAIT);
+            json_t *m = client_next(q[i], 3 * WAIT);
             assert_non_null(m);
             if (!strcmp(jstr(m, "type"), "welcome")) break;
             assert_true(harness_remaining(deadline) > 0);
@@ -258,22 +268,29 @@ static void test_kill_arena_node(void **state) {
         json_t *me = jplayer(jarr(st, "players"), id[i]);
         assert_int_equal(jint(me, "moves"), jint(last[i], "moves"));
     }
+    /* dan is back in the pool by himself, where the arena runs now. */
+    assert_string_equal(jstr(wait_for(dan, "error", TAKEOVER_MS), "code"), "unavailable");
+    json_t *back = wait_for(dan, "arena", 2 * TAKEOVER_MS);
+    assert_int_equal(jint(jobj(back, "you"), "id"), dan_id);
+    assert_string_equal(jstr(back, "status"), "running");
     /* bob forfeits; cat's win counts in the arena, now run by the taker. */
     move_any(q[1], id[1]);
     client_send(q[0], "{\"type\":\"leave\"}");
     json_t *end = wait_for(q[1], "end", WAIT);
     assert_int_equal(jint(end, "winner"), id[1]);
+    /* cat, back in the pool, races dan, who waited there (at once: the
+     * standings may come after its start). */
+    json_t *next = wait_for(q[1], "start", 15000);
+    assert_string_equal(jstr(next, "arena"), code);
+    assert_non_null(jplayer(jarr(next, "players"), dan_id));
+    assert_string_equal(jstr(wait_for(dan, "start", WAIT), "room"), jstr(next, "room"));
     json_t *up = wait_standing(q[1], 1, 10000);
     assert_int_equal(jint(jobj(up, "you"), "wins"), 1);
     assert_string_equal(jstr(up, "status"), "running");
-    /* Listed by both survivors; bob enters again through his node and the
-     * two race again there. */
+    /* Listed by both survivors; bob enters again through his node. */
     for (int i = 0; i < 2; i++)
         assert_string_equal(jstr(listed(n[i], code), "status"), "running");
     join(q[0], code);
-    json_t *next = wait_for(q[0], "start", 15000);
-    assert_string_equal(jstr(next, "arena"), code);
-    assert_string_equal(jstr(wait_for(q[1], "start", WAIT), "room"), jstr(next, "room"));
     for (int i = 0; i < 2; i++)
         assert_int_equal(server_stop(n[i]), 0);
 }
