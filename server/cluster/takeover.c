@@ -189,7 +189,8 @@ static size_t adopt_member(takeover *t, const job_member *m, commit_set *cs,
     size_t narenas = 0;
     arena_line *arenas = member_arenas(m, &narenas);
     for (size_t k = 0; k < narenas; k++)
-        arenas[k].adopted = arena_host_adopt(t->g, arenas[k].line, arenas[k].len);
+        arenas[k].adopted = !arena_host_runs(t->g, arenas[k].code, NULL) &&
+                            arena_host_adopt(t->g, arenas[k].line, arenas[k].len);
     size_t n = fresh.games ? recover_adopt(t->g, &fresh) : recover_adopt(t->g, &rec);
     for (size_t k = 0; k < narenas; k++)
         if (arenas[k].adopted) arena_host_adopted(t->g, arenas[k].code);
