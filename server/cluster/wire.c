@@ -298,7 +298,9 @@ int wire_msg_parse(const json_t *v, uint64_t now_ms, srv_msg *out, char *text,
     memset(out, 0, sizeof *out);
     if (!ok) return -1;
     out->type = (srv_msg_type)get_int(v, "t", 0, SRV_MSG_VIEW, &ok);
-    out->error = (proto_err)get_int(v, "e", 0, PROTO_ERR_UNAVAILABLE, &ok);
+    /* Up to the last code (the arenas'): a room of this node may answer an
+     * entrant of another node with any. */
+    out->error = (proto_err)get_int(v, "e", 0, PROTO_ERR_ARENA_OVER, &ok);
     get_str(v, "x", text, cap, &ok);
     out->text = text[0] ? text : NULL;
     out->subject = (uint64_t)get_int(v, "sb", 0, WIRE_INT_MAX, &ok);

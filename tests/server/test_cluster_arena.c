@@ -124,7 +124,9 @@ static json_t *listed(th_server *s, const char *code) {
 
 /* One arena on node a, entrants on a, b and c: they are paired together (one
  * race of three, no bots), every entrant gets the standings through its own
- * node, and they race again; `arenas` and `arena_results` on any node show it. */
+ * node, and they race again; `arenas` and `arena_results` on any node show it;
+ * at its end every entrant gets the final standings, and any node says it is
+ * over. */
 static void test_entrants_on_three_nodes(void **state) {
     (void)state;
     th_server *n[3] = {arena_node("a", NULL, NULL, NULL),
@@ -195,6 +197,26 @@ static void test_entrants_on_three_nodes(void **state) {
     client_send(e[1], "{\"type\":\"arena_leave\",\"arena\":\"%s\"}", code);
     json_t *left = wait_for(e[1], "arena", WAIT);
     assert_true(jhas(left, "you"));
+    /* The end: the final standings reach every entrant through its node. */
+    for (int i = 0; i < 3; i++) {
+        json_t *final;
+        do {
+            final = wait_for(e[i], "arena", 30000);
+        } while (strcmp(jstr(final, "status"), "finished") != 0);
+        assert_int_equal(json_array_size(jarr(final, "standings")), 3);
+        assert_int_equal(jint(jobj(final, "you"), "id"), id[i]);
+        assert_int_equal(jint(json_array_get(jarr(final, "standings"), 0), "id"), id[2]);
+    }
+    /* Over, from any node: to an entrant and to someone who is none. */
+    client_send(e[1], "{\"type\":\"arena_join\",\"arena\":\"%s\"}", code);
+    client_expect_error(e[1], "arena_over", WAIT);
+    client *late = client_named(n[2], "late");
+    client_send(late, "{\"type\":\"arena_leave\",\"arena\":\"%s\"}", code);
+    client_expect_error(late, "arena_over", WAIT);
+    client_send(late, "{\"type\":\"arena_results\",\"arena\":\"%s\"}", code);
+    json_t *res = client_expect(late, "arena", WAIT);
+    assert_string_equal(jstr(res, "status"), "finished");
+    assert_false(jhas(res, "you"));
     for (int i = 0; i < 3; i++)
         assert_int_equal(server_stop(n[i]), 0);
 }

@@ -207,6 +207,16 @@ static void test_msg_round_trip(void **state) {
     json_object_set_new(j, "t", json_integer(SRV_MSG_VIEW + 1));
     assert_int_equal(wire_msg_parse(j, 0, &back, text, sizeof text), -1);
     json_decref(j);
+    /* Every error code travels (an arena's, issue 28, to an entrant on
+     * another node), and none past the last. */
+    for (int code = PROTO_ERR_BAD_JSON; code <= PROTO_ERR_ARENA_OVER + 1; code++) {
+        srv_msg e = {.type = SRV_MSG_ERROR, .error = (proto_err)code, .text = "x"};
+        j = wire_msg(&e, 0);
+        int rc = wire_msg_parse(j, 0, &back, text, sizeof text);
+        assert_int_equal(rc, code <= PROTO_ERR_ARENA_OVER ? 0 : -1);
+        if (rc == 0) assert_int_equal(back.error, code);
+        json_decref(j);
+    }
 }
 
 int main(void) {
