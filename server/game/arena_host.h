@@ -89,5 +89,9 @@ void arena_host_every_open(game *g, int64_t starts_ms);
  * rebuilt room claimed. */
 bool arena_host_adopt(game *g, const char *line, size_t len);
 void arena_host_adopted(game *g, const char *code);
+/* Fencing (this node lost the cluster; its records are another node's now,
+ * which takes its arenas over): every arena here is let go, as its rooms are
+ * (room_give_up_all, first), without a record. The schedule goes on. */
+void arena_host_give_up_all(game *g);
 
 #endif

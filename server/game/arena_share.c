@@ -91,3 +91,17 @@ void arena_host_adopted(game *g, const char *code) {
     arena_snapshot_free(snap);
     ah_kick(h); /* its record and standings go out with its next turn */
 }
+
+void arena_host_give_up_all(game *g) {
+    struct arena_hosts *hs = g->arenas;
+    if (!hs) return;
+    /* No room points at an arena any more (their races end unrecorded). */
+    for (srv_link *l = g->rooms.next; l != &g->rooms; l = l->next)
+        srv_container(l, room, link)->arena = NULL;
+    size_t n = 0;
+    while (!srv_list_empty(&hs->all)) {
+        ah_host_free(srv_container(hs->all.next, arena_host, link));
+        n++;
+    }
+    if (n) srv_log(SRV_LOG_WARN, "cluster: %zu arenas given up with the rooms", n);
+}
