@@ -269,6 +269,7 @@ static void test_kill_arena_node(void **state) {
     json_t *waiting = join(dan, code);
     assert_true(jbool(jobj(waiting, "you"), "waiting"));
     natsd_wait_metric(a, "race2048_journal_waiting_bytes", 0, 10000);
+    int64_t killed = harness_now_ms();
     server_kill(a);
     /* The race goes on where it is taken over: its players resume. */
     client *q[2];
@@ -295,6 +296,8 @@ static void test_kill_arena_node(void **state) {
     json_t *back = wait_for(dan, "arena", 2 * TAKEOVER_MS);
     assert_int_equal(jint(jobj(back, "you"), "id"), dan_id);
     assert_string_equal(jstr(back, "status"), "running");
+    print_message("kill -9 to the waiting entrant back in the pool: %lld ms\n",
+                  (long long)(harness_now_ms() - killed));
     /* bob forfeits; cat's win counts in the arena, now run by the taker. */
     move_any(q[1], id[1]);
     client_send(q[0], "{\"type\":\"leave\"}");
