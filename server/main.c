@@ -632,6 +632,15 @@ static int open_remote(srv *s, takeover *failover) {
     takeover_set_remote(failover, s->remote);
     remote_on_resume_failed(s->remote, session_remote_resume_failed);
     remote_on_resume_here(s->remote, session_remote_resume_here);
+    /* --arena-every: each period's arena is claimed; one node opens it. */
+    if (s->cfg->arena_every) {
+        if (remote_arena_every(s->remote) < 0) {
+            fprintf(stderr, "race2048d: --cluster %s: the arenas' bucket (NATS KV %s)\n",
+                    s->cfg->cluster, ARENA_EVERY_BUCKET);
+            return -1;
+        }
+        arena_host_schedule(&s->game);
+    }
     /* Accounts and daily seeds across the cluster (NATS KV). */
     if (s->game.accounts_ready &&
         !(s->accounts_kv =
@@ -698,10 +707,9 @@ static int open_record(process *pr) {
         arena_host_restore(&s->game); /* first: the running races rejoin their arenas */
         recover_games(&s->game, &rec);
         arena_host_restored(&s->game);
-        arena_host_schedule(&s->game); /* --arena-every: single node only, for now */
+        arena_host_schedule(&s->game); /* --arena-every */
     }
-    if (rc == 0 && s->cluster && s->cfg->arena_every)
-        srv_log(SRV_LOG_WARN, "--arena-every is not yet run in cluster mode: ignored");
+
     journal_recovery_free(&rec);
     if (rc == 0 && failover && takeover_start(failover, &s->game, s->loop) < 0) {
         fprintf(stderr, "race2048d: cannot start the cluster's takeover\n");

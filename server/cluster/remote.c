@@ -36,7 +36,9 @@ static void release_subscriptions(void *ctx) {
     natsSubscription_Destroy(r->sub_probe);
     r->sub_node = r->sub_find = r->sub_dir = r->sub_probe = NULL;
     kvStore_Destroy(r->dir_kv);
+    if (r->every_kv) kvStore_Destroy(r->every_kv);
     r->dir_kv = NULL;
+    r->every_kv = NULL;
 }
 
 static void on_closed(uv_handle_t *h) {
@@ -99,6 +101,11 @@ void remote_close(remote *r) {
     HASH_ITER(hh, r->guests, gs, gtmp) guest_gone(gs);
     remote_home *h, *htmp;
     HASH_ITER(hh, r->homes, h, htmp) home_release(r, h, true);
+    while (r->rejoins) {
+        rejoin *next = r->rejoins->next;
+        free(r->rejoins);
+        r->rejoins = next;
+    }
     while (r->gathers) {
         gather *next = r->gathers->next;
         gather_free(r->gathers);
@@ -135,6 +142,7 @@ void remote_free(remote *r) {
     if (!r) return;
     assert(r->nholds == 0); /* remote_close sent them all */
     kvStore_Destroy(r->dir_kv);
+    if (r->every_kv) kvStore_Destroy(r->every_kv);
     outbox *ob, *otmp;
     HASH_ITER(hh, r->outboxes, ob, otmp) {
         outbox_forget_last(ob);

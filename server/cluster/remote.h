@@ -75,6 +75,19 @@ void remote_on_resume_here(remote *r, void (*here)(srv_player *asker, srv_player
 /* p's connection is gone: its home (if any) is told, and forgotten. */
 void remote_player_gone(remote *r, srv_player *p);
 
+/* Arenas (remote_arena.c): arena_join, arena_leave and arena_results go to
+ * the node that runs the arena (found by asking every node), where the
+ * entrant is a guest like a racer of a room there; `arenas` lists every
+ * node's; arena_create runs the arena on the node that got it. */
+
+/* --arena-every in a cluster: each period's arena is opened by the one node
+ * whose create-only put of the period's key in this bucket goes through (the
+ * others' fail: the key is there). Blocking (the bucket is made or bound):
+ * call before the loop runs, before arena_host_schedule. 0, or -1. */
+#define ARENA_EVERY_BUCKET "race2048-arena-every"
+#define ARENA_EVERY_TTL_MS (24 * 3600 * 1000LL)
+int remote_arena_every(remote *r);
+
 /* How long a resume waits for another node's answer. */
 #define REMOTE_FIND_MS 1500
 /* How long a resume waits for a takeover (the contract's 10 s for a race to

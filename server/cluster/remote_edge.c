@@ -63,6 +63,10 @@ void home_forward(remote *r, remote_home *h, const proto_request *req) {
     json_t *op = json_pack("{s:s,s:I,s:o}", "k", "req", "h", (json_int_t)h->handle, "q",
                            wire_request(req));
     if (!op) return;
+    if (req->type == PROTO_REQ_ARENA_JOIN)
+        snprintf(h->arena, sizeof h->arena, "%s", req->room);
+    else if (req->type == PROTO_REQ_ARENA_LEAVE && !strcmp(h->arena, req->room))
+        h->arena[0] = '\0';
     if (!h->introduced) {
         srv_player *p = h->p;
         json_object_set_new(op, "new", json_true());
@@ -82,8 +86,7 @@ void home_forward(remote *r, remote_home *h, const proto_request *req) {
  * its present home is asked first, as the lobby there must refuse it in a
  * running race (busy) like any lobby; if it agrees it lets p go ("moved")
  * and req goes on from there (home_on_moved). False if p has no home to ask. */
-static bool move_home(remote *r, srv_player *p, const proto_request *req,
-                      const char *target) {
+bool move_home(remote *r, srv_player *p, const proto_request *req, const char *target) {
     remote_home *h = p->home;
     if (!h || h->resume_deadline) return false;
     if (!h->introduced || !node_reachable(r, h->node)) {
@@ -173,14 +176,20 @@ static bool route(remote *r, srv_player *p, proto_request *req) {
     case PROTO_REQ_PING:
     case PROTO_REQ_RESUME:
     case PROTO_REQ_NONE:
-    /* Arenas run on the node that got arena_create, for its own clients (the
-     * cluster's part of issue 28 is not built yet): never forwarded. */
-    case PROTO_REQ_ARENA_CREATE:
+    case PROTO_REQ_ARENA_CREATE: /* an arena runs on the node that got its create */
+        return false;
     case PROTO_REQ_ARENAS:
+        lobby_welcome(p);
+        taken = gather_ask_shared(r, &r->arenas_asked, GATHER_ARENAS, p, 0);
+        break;
     case PROTO_REQ_ARENA_JOIN:
     case PROTO_REQ_ARENA_LEAVE:
     case PROTO_REQ_ARENA_RESULTS:
-        return false;
+        /* To the node that runs the arena: an entrant there is a guest like
+         * a racer in a room there (remote_arena.c). */
+        lobby_welcome(p);
+        taken = arena_route(r, p, req);
+        break;
     case PROTO_REQ_ROOMS:
         lobby_welcome(p);
         taken = gather_ask_shared(r, &r->rooms_asked, GATHER_ROOMS, p, 0);
@@ -240,6 +249,7 @@ bool remote_connected(remote *r) {
 void remote_player_gone(remote *r, srv_player *p) {
     if (p->home) home_release(r, p->home, true);
     gathers_forget(r, p);
+    arena_rejoins_forget(r, p);
 }
 
 /* A welcome from the owner (a resume found the seat there): p is the
@@ -285,6 +295,8 @@ void home_on_messages(remote *r, const char *from, const json_t *op) {
         }
         assert(h->p->home == h);
         h->p->id = (uint64_t)id; /* a resumed seat's id: text mode finds its board */
+        if (m.type == SRV_MSG_START) h->racing = true;
+        if (m.type == SRV_MSG_END) h->racing = false;
         if (m.type == SRV_MSG_WELCOME) welcomed_as(h->p, &m);
         srv_send(h->p, &m);
     }

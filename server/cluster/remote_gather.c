@@ -15,7 +15,8 @@ bool gather_ask_everyone(remote *r, srv_player *p, gather_kind kind,
     if (!cluster_connected(r->c) || others < 2) return false;
     gather *gt = calloc(1, sizeof *gt);
     if (!gt) return false;
-    static const char *const kinds[] = {"room", "hist", "replay", "rooms"};
+    static const char *const kinds[] = {"room",  "hist",  "replay",
+                                        "rooms", "arena", "arenas"};
     json_t *q = json_pack("{s:s,s:s,s:I}", "k", kinds[kind], "from", r->name, "q",
                           (json_int_t)(r->next_gather + 1));
     if (!q) {
@@ -26,6 +27,7 @@ bool gather_ask_everyone(remote *r, srv_player *p, gather_kind kind,
     if (kind == GATHER_HISTORY) json_object_set_new(q, "limit", json_integer(req->limit));
     if (kind == GATHER_REPLAY)
         json_object_set_new(q, "game", json_integer((json_int_t)req->game));
+    arena_gather_ask(kind, req, q);
     gt->id = ++r->next_gather;
     gt->kind = kind;
     gt->p = p;
@@ -43,7 +45,7 @@ bool gather_ask_everyone(remote *r, srv_player *p, gather_kind kind,
 /* items (n of them, of size bytes, room for *cap) with room for one more:
  * the same array or a bigger one (*cap doubled); NULL if memory runs out
  * (items and *cap unchanged). */
-static void *room_for_one(void *items, int *cap, int n, size_t size) {
+void *room_for_one(void *items, int *cap, int n, size_t size) {
     if (n < *cap) return items;
     int more = *cap ? *cap * 2 : 16;
     void *grown = realloc(items, size * (size_t)more);
@@ -57,6 +59,8 @@ void gather_free(gather *gt) {
     free(gt->games);
     free(gt->rows);
     free(gt->waiters);
+    free(gt->arena_line);
+    free(gt->arenas);
     proto_request_clear(&gt->req); /* the gather made it: it clears it */
     free(gt);
 }
@@ -67,8 +71,9 @@ void gather_free(gather *gt) {
 bool gather_ask_shared(remote *r, gather **slot, gather_kind kind, srv_player *p,
                        int limit) {
     if (!*slot) {
-        proto_request req = {.type = kind == GATHER_ROOMS ? PROTO_REQ_ROOMS
-                                                          : PROTO_REQ_HISTORY,
+        proto_request req = {.type = kind == GATHER_ROOMS    ? PROTO_REQ_ROOMS
+                                     : kind == GATHER_ARENAS ? PROTO_REQ_ARENAS
+                                                             : PROTO_REQ_HISTORY,
                              .limit = PROTO_HISTORY_MAX};
         if (!gather_ask_everyone(r, NULL, kind, &req)) return false;
         *slot = r->gathers;
@@ -216,7 +221,10 @@ static void gather_done(remote *r, gather *gt) {
     size_t len;
     if (gt == r->rooms_asked) r->rooms_asked = NULL;
     if (gt == r->history_asked) r->history_asked = NULL;
-    if (gt->kind == GATHER_ROOMS) {
+    if (gt == r->arenas_asked) r->arenas_asked = NULL;
+    if (gt->kind == GATHER_ARENA || gt->kind == GATHER_ARENAS) {
+        arena_gather_done(r, gt);
+    } else if (gt->kind == GATHER_ROOMS) {
         rooms_done(gt);
     } else if (gt->kind == GATHER_HISTORY) {
         history_done(r, gt);
@@ -250,6 +258,8 @@ void gather_on_answer(remote *r, const char *from, const json_t *op) {
             snprintf(gt->found_at, sizeof gt->found_at, "%s", from);
     } else if (gt->kind == GATHER_ROOMS) {
         rooms_add(gt, json_object_get(op, "rows"));
+    } else if (gt->kind == GATHER_ARENA || gt->kind == GATHER_ARENAS) {
+        arena_gather_on_answer(gt, from, op);
     } else {
         size_t i;
         const json_t *line;
@@ -301,6 +311,8 @@ void gather_answer(remote *r, const char *from, const char *kind, const json_t *
         const char *code = json_string_value(json_object_get(q, "room"));
         room *rm = code ? room_find(r->g, code) : NULL;
         json_object_set_new(op, "has", json_boolean(rm && rm->state != ROOM_ENDED));
+    } else if (!strcmp(kind, "arena") || !strcmp(kind, "arenas")) {
+        arena_gather_answer(r, kind, q, op);
     } else {
         const proto_game_record *games[PROTO_HISTORY_MAX];
         int n = 0;
@@ -337,8 +349,8 @@ void gathers_expire(remote *r) {
 }
 
 void gathers_forget(remote *r, const srv_player *p) {
-    gather *shared[2] = {r->rooms_asked, r->history_asked};
-    for (int k = 0; k < 2; k++) {
+    gather *shared[3] = {r->rooms_asked, r->history_asked, r->arenas_asked};
+    for (int k = 0; k < 3; k++) {
         gather *gt = shared[k];
         for (int i = 0; gt && i < gt->nwaiters; i++)
             if (gt->waiters[i].p == p) gt->waiters[i--] = gt->waiters[--gt->nwaiters];
@@ -347,7 +359,8 @@ void gathers_forget(remote *r, const srv_player *p) {
         gather *gt = *at;
         if (gt->p == p) {
             /* The shared questions (rooms, history) are nobody's own. */
-            assert(gt != r->rooms_asked && gt != r->history_asked);
+            assert(gt != r->rooms_asked && gt != r->history_asked &&
+                   gt != r->arenas_asked);
             *at = gt->next;
             gather_free(gt);
         } else {

@@ -56,8 +56,24 @@ typedef struct remote_home {
     int resume_asked, resume_refused;
     uint64_t reask_at, resume_until;
     char resume_key[PROTO_TOKEN_MAX + 1];
+    /* The arena p entered through this home (its node runs it), "" if none
+     * or left; racing: a `start` came through it and no `end` yet. If the
+     * node is lost while p waits in the arena's pool, p enters it again
+     * where it is taken over (remote_arena.c). */
+    char arena[PROTO_ROOM_MAX + 1];
+    bool racing;
     UT_hash_handle hh;
 } remote_home;
+
+/* Edge side: an entrant whose arena's node was lost while it waited in the
+ * pool, entering it again once a node has taken it over. */
+typedef struct rejoin {
+    struct rejoin *next;
+    srv_player *p;
+    char arena[PROTO_ROOM_MAX + 1];
+    uint64_t next_at, until; /* loop ms: the next ask, the last */
+    bool asking;             /* a GATHER_ARENA of it is on its way */
+} rejoin;
 
 /* Owner side: a player of another node's connection, in this node's game. */
 typedef struct guest {
@@ -146,8 +162,18 @@ typedef enum gather_kind {
     GATHER_ROOM,
     GATHER_HISTORY,
     GATHER_REPLAY,
-    GATHER_ROOMS
+    GATHER_ROOMS,
+    GATHER_ARENA, /* which node runs arena req.room (remote_arena.c) */
+    GATHER_ARENAS /* every node's arenas */
 } gather_kind;
+
+/* An arena another node listed (GATHER_ARENAS): its row and the strings the
+ * row points to (set when the list is sent). */
+typedef struct arena_listed {
+    char code[PROTO_ROOM_MAX + 1];
+    char name[PROTO_ARENA_NAME_MAX + 1];
+    proto_arena_info info;
+} arena_listed;
 /* One who waits for a shared question (rooms, history) and how many rows
  * it asked for. */
 typedef struct waiter {
@@ -163,6 +189,7 @@ typedef struct gather {
     proto_request req; /* what p asked (join/watch: done once the room is found) */
     int expected, answered;
     uint64_t deadline;
+    bool rejoin;                  /* GATHER_ARENA of a rejoin (not asked by the player) */
     char found_at[NODE_NAME_MAX]; /* GATHER_ROOM: the node that has it */
     proto_game_record *games;     /* GATHER_HISTORY, REPLAY: what came back */
     int ngames, cap;
@@ -172,6 +199,14 @@ typedef struct gather {
     int nrows, rows_cap;
     struct waiter *waiters;
     int nwaiters, waiters_cap;
+    /* GATHER_ARENA: the node that runs it said whether it is over, and its
+     * `arena` as a reader who is no entrant sees it (malloc'd, or NULL). */
+    bool arena_over;
+    char *arena_line;
+    size_t arena_len;
+    /* GATHER_ARENAS: the other nodes' arenas. */
+    arena_listed *arenas;
+    int narenas, arenas_cap;
 } gather;
 
 typedef struct inbox_msg {
@@ -210,7 +245,7 @@ struct remote {
     /* The GATHER_ROOMS and GATHER_HISTORY on their way, or NULL: one of each
      * at a time, however many ask, so that a flood of them costs the other
      * nodes nothing more. */
-    gather *rooms_asked, *history_asked;
+    gather *rooms_asked, *history_asked, *arenas_asked;
     uint64_t next_gather;
     uint64_t next_handle;
     uint64_t rooms_gen; /* the game's, as last put in the directory */
@@ -226,6 +261,11 @@ struct remote {
     uint64_t published, published_bytes, guest_messages;
     int open_handles;      /* of wake, flush, tick */
     bool free_when_closed; /* remote_open failed: the last close frees r */
+    /* --arena-every (remote_arena.c): each period's claim, in the bucket
+     * ARENA_EVERY_BUCKET, on the libuv thread pool; NULL: not scheduled. */
+    kvStore *every_kv;
+    unsigned every_claims; /* on their way */
+    rejoin *rejoins;
     void (*resume_failed)(srv_player *p, bool by_code);
     void (*resume_here)(srv_player *asker, srv_player *seat);
 };
@@ -251,13 +291,25 @@ remote_home *home_new(remote *r, srv_player *p, const char *node);
 void home_release(remote *r, remote_home *h, bool tell_owner);
 bool remote_settled(const remote *r, uint64_t now);
 void home_forward(remote *r, remote_home *h, const proto_request *req);
+bool move_home(remote *r, srv_player *p, const proto_request *req, const char *target);
 void home_route_to_node(remote *r, srv_player *p, const proto_request *req,
                         const char *node);
 void home_on_messages(remote *r, const char *from, const json_t *op);
 void home_on_moved(remote *r, const char *from, const json_t *op);
 void home_on_close(remote *r, const char *from, const json_t *op);
 
+/* remote_arena.c */
+bool arena_route(remote *r, srv_player *p, const proto_request *req);
+void arena_gather_ask(gather_kind kind, const proto_request *req, json_t *q);
+void arena_gather_done(remote *r, gather *gt);
+void arena_gather_on_answer(gather *gt, const char *from, const json_t *op);
+void arena_gather_answer(remote *r, const char *kind, const json_t *q, json_t *op);
+void arena_home_lost(remote *r, const remote_home *h);
+void arena_rejoins_tick(remote *r);
+void arena_rejoins_forget(remote *r, const srv_player *p);
+
 /* remote_gather.c */
+void *room_for_one(void *items, int *cap, int n, size_t size);
 bool gather_ask_everyone(remote *r, srv_player *p, gather_kind kind,
                          const proto_request *req);
 void gather_free(gather *gt);

@@ -16,6 +16,7 @@ static void node_gone(remote *r, const char *node) {
     HASH_ITER(hh, r->homes, h, htmp) {
         if (h->resume_deadline || strcmp(h->node, node) != 0) continue;
         srv_player *p = h->p;
+        arena_home_lost(r, h);
         home_release(r, h, true);
         send_unavailable(p, NODE_GONE_MESSAGE);
     }
@@ -94,6 +95,7 @@ void remote_check_nodes(remote *r) {
         if (!h->resume_deadline && is_settled && now >= h->since + HOME_GRACE_MS &&
             !cluster_node_alive(r->c, h->node)) {
             srv_player *p = h->p;
+            arena_home_lost(r, h);
             home_release(r, h, false);
             r->takeover_until = now + REMOTE_RESUME_WAIT_MS;
             send_unavailable(p, NODE_GONE_MESSAGE);
@@ -111,6 +113,7 @@ void remote_on_tick(uv_timer_t *t) {
     quick_move_waiters(r);
     gathers_expire(r);
     resume_expire(r);
+    arena_rejoins_tick(r);
     probe_homes(r);
     if (now_ms(r) >= r->dead_check_at) {
         r->dead_check_at = now_ms(r) + DEAD_CHECK_MS;

@@ -6,6 +6,7 @@
 #include "record.h"
 #include "metrics.h"
 #include "recover.h"
+#include "arena_host.h"
 
 void job_free_records(job *j) {
     assert(j->nmembers >= 0 && j->nmembers <= JOB_MEMBERS_MAX);
@@ -92,6 +93,50 @@ static void adopt_account_changes(game *g, const char *line, size_t len,
     free(rec);
 }
 
+/* A member's arenas: each code's latest `arena` record (a line of its records). */
+typedef struct arena_line {
+    char code[PROTO_ROOM_MAX + 1];
+    const char *line;
+    size_t len;
+    bool adopted;
+} arena_line;
+
+/* The arenas of m's records, their latest lines (malloc'd; *n of them). */
+static arena_line *member_arenas(const job_member *m, size_t *n) {
+    arena_line *out = NULL;
+    size_t cap = 0;
+    *n = 0;
+    for (size_t at = 0; at < m->len;) {
+        const char *line = m->records + at, *nl = memchr(line, '\n', m->len - at);
+        size_t len = nl ? (size_t)(nl - line) + 1 : m->len - at;
+        at += len;
+        char code[PROTO_ROOM_MAX + 1];
+        if (!proto_rec_is(line, len, "arena") ||
+            proto_arena_record_code(line, len, code) < 0)
+            continue;
+        size_t k = 0;
+        while (k < *n && strcmp(out[k].code, code) != 0)
+            k++;
+        if (k == *n) {
+            if (*n == cap) {
+                size_t more = cap ? 2 * cap : 8;
+                arena_line *grown = realloc(out, more * sizeof *grown);
+                if (!grown) {
+                    srv_log(SRV_LOG_ERROR, "takeover: out of memory for the arenas");
+                    break;
+                }
+                out = grown;
+                cap = more;
+            }
+            snprintf(out[(*n)++].code, sizeof out[0].code, "%s", code);
+        }
+        out[k].line = line;
+        out[k].len = len;
+        out[k].adopted = false;
+    }
+    return out;
+}
+
 /* One member's records become this node's games, but for the games an
  * earlier member had (running or finished): those are older copies. Returns
  * how many running games were rebuilt. */
@@ -138,7 +183,18 @@ static size_t adopt_member(takeover *t, const job_member *m, commit_set *cs,
         fresh.games[fresh.ngames++] = rec.games[k];
         commit_add(cs, rec.games[k].start.commit);
     }
+    /* Its arenas first (but for those an earlier member had: they run here
+     * by now), so that their running races relink to them as they are rebuilt,
+     * as at start-up; then the races no rebuilt room claimed are given up. */
+    size_t narenas = 0;
+    arena_line *arenas = member_arenas(m, &narenas);
+    for (size_t k = 0; k < narenas; k++)
+        arenas[k].adopted = !arena_host_runs(t->g, arenas[k].code, NULL) &&
+                            arena_host_adopt(t->g, arenas[k].line, arenas[k].len);
     size_t n = fresh.games ? recover_adopt(t->g, &fresh) : recover_adopt(t->g, &rec);
+    for (size_t k = 0; k < narenas; k++)
+        if (arenas[k].adopted) arena_host_adopted(t->g, arenas[k].code);
+    free(arenas);
     free(fresh.games);
     journal_recovery_free(&rec);
     commit_seal(cs);

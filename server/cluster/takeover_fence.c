@@ -3,6 +3,7 @@
 
 #include "journal.h"
 #include "room.h"
+#include "arena_host.h"
 
 void takeover_on_fence(takeover *t, size_t (*close_connections)(void *ctx), void *ctx) {
     t->close_connections = close_connections;
@@ -32,6 +33,7 @@ static void fence(takeover *t, uint64_t epoch) {
     t->fences++;
     size_t closed = t->close_connections ? t->close_connections(t->close_ctx) : 0;
     room_give_up_all(t->g);
+    arena_host_give_up_all(t->g); /* the node that takes the rooms over runs them */
     if (t->remote) remote_give_up(t->remote);
     srv_log(SRV_LOG_WARN, "cluster: rooms given up, %zu players' connections closed",
             closed);

@@ -100,14 +100,26 @@ json_t *wire_request(const proto_request *req) {
     set_bool(o, "hg", req->has_game);
     set_int(o, "g", (json_int_t)req->game);
     set_str(o, "c", req->code);
+    set_str(o, "an", req->arena_name);
+    set_int(o, "mi", req->minutes);
+    set_int(o, "si", req->starts_in);
     return o;
+}
+
+/* The request types one node forwards to another: the room's requests up to
+ * replay, and the arenas' (issue 28). Accounts' requests are each node's own. */
+static bool forwarded_type(json_int_t t) {
+    return (t >= 0 && t <= PROTO_REQ_REPLAY) ||
+           (t >= PROTO_REQ_ARENA_CREATE && t <= PROTO_REQ_ARENA_RESULTS);
 }
 
 int wire_request_parse(const json_t *v, proto_request *out) {
     bool ok = json_is_object(v);
     memset(out, 0, sizeof *out);
     if (!ok) return -1;
-    out->type = (proto_req_type)get_int(v, "t", 0, PROTO_REQ_REPLAY, &ok);
+    json_int_t type = get_int(v, "t", 0, PROTO_REQ_ARENA_RESULTS, &ok);
+    if (!forwarded_type(type)) ok = false;
+    out->type = (proto_req_type)type;
     get_str(v, "n", out->name, sizeof out->name, &ok);
     const json_t *s = json_object_get(v, "s");
     if (!s || settings_parse(s, &out->settings) < 0) ok = false;
@@ -124,6 +136,9 @@ int wire_request_parse(const json_t *v, proto_request *out) {
     out->has_game = get_bool(v, "hg");
     out->game = (uint64_t)get_int(v, "g", 0, WIRE_INT_MAX, &ok);
     get_str(v, "c", out->code, sizeof out->code, &ok);
+    get_str(v, "an", out->arena_name, sizeof out->arena_name, &ok);
+    out->minutes = (int)get_int(v, "mi", 0, PROTO_ARENA_MINUTES_MAX, &ok);
+    out->starts_in = (int)get_int(v, "si", 0, PROTO_ARENA_STARTS_MAX, &ok);
     if (!ok) memset(out, 0, sizeof *out);
     return ok ? 0 : -1;
 }
@@ -283,7 +298,9 @@ int wire_msg_parse(const json_t *v, uint64_t now_ms, srv_msg *out, char *text,
     memset(out, 0, sizeof *out);
     if (!ok) return -1;
     out->type = (srv_msg_type)get_int(v, "t", 0, SRV_MSG_VIEW, &ok);
-    out->error = (proto_err)get_int(v, "e", 0, PROTO_ERR_UNAVAILABLE, &ok);
+    /* Up to the last code (the arenas'): a room of this node may answer an
+     * entrant of another node with any. */
+    out->error = (proto_err)get_int(v, "e", 0, PROTO_ERR_ARENA_OVER, &ok);
     get_str(v, "x", text, cap, &ok);
     out->text = text[0] ? text : NULL;
     out->subject = (uint64_t)get_int(v, "sb", 0, WIRE_INT_MAX, &ok);

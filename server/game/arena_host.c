@@ -61,6 +61,10 @@ static proto_arena_info info_of(const arena_host *h, int64_t now) {
                               .entrants = arena_entrant_count(h->a)};
 }
 
+proto_arena_info ah_info_of(const arena_host *h, int64_t now) {
+    return info_of(h, now);
+}
+
 /* The shared part of `arena` with max rows of standings (malloc'd). */
 char *ah_shared_line(const arena_host *h, size_t max, size_t *len) {
     arena_row rows[ARENA_FINAL_ROWS];
@@ -596,6 +600,15 @@ static void do_join(srv_player *p, arena_host *h) {
                        "you are in a room on another node; send leave first");
         return;
     }
+    /* Cluster mode: after a takeover the entrant's seat in a race of this
+     * arena waits here as the seat's own player (its id is the entrant's):
+     * that one stays the entrant; the race is resumed, not joined twice. */
+    srv_player *seat = ah_entrant_player(h, p->id);
+    if (seat && seat != p) {
+        srv_send_error(p, PROTO_ERR_BUSY,
+                       "your race in this arena waits for you: resume it first");
+        return;
+    }
     int rc = ah_groups_room(h, arena_entrant_count(h->a) + 1)
                  ? arena_join(h->a, p->id, p->name, ah_now_ms())
                  : ARENA_ERR_NOMEM;
@@ -725,6 +738,17 @@ static void on_every(uv_timer_t *t) {
     if (period < 1000) period = 1000;
     int64_t now = ah_now_ms();
     int64_t starts = now - now % period; /* the multiple that has just come */
+    every_arm(hs, g);
+    /* Cluster mode: the node that claims the period opens its arena. */
+    if (hs->every_claim)
+        hs->every_claim(hs->every_claim_ctx, g, starts);
+    else
+        arena_host_every_open(g, starts);
+}
+
+void arena_host_every_open(game *g, int64_t starts) {
+    struct arena_hosts *hs = g->arenas;
+    if (!hs) return; /* closed while a claim was on its way */
     unsigned minutes = g->cfg->arena_every / 2 ? g->cfg->arena_every / 2 : 1;
     int64_t ends = starts + (int64_t)minutes * 60000 / hs->scale;
     unsigned most = g->cfg->max_arenas;
@@ -735,7 +759,6 @@ static void on_every(uv_timer_t *t) {
         srv_log(SRV_LOG_WARN, "--arena-every: --max-arenas reached; none opened");
     else if (!host_new(g, name, starts, ends, &st))
         srv_log(SRV_LOG_WARN, "--arena-every: out of memory; none opened");
-    every_arm(hs, g);
 }
 
 void arena_host_schedule(game *g) {

@@ -62,4 +62,36 @@ bool arena_host_relink(struct room *r, const char *code, uint64_t race);
  * counts for nobody and its entrants are away until they join again. */
 void arena_host_restored(game *g);
 
+/* ---------------------------------------- cluster mode (arena_share.c) --- */
+/* What the layer above (the cluster's link) asks of this node's arenas, and
+ * the hooks it registers: the game never calls up. */
+
+/* This node's arenas as `arenas` lists them (no standings), at most max:
+ * returns how many. Their strings point into the arenas: use them before the
+ * loop turns. */
+int arena_host_infos(game *g, proto_arena_info *out, int max);
+/* Whether this node runs arena code (finished ones an hour on); *over: it has
+ * finished or its end has passed (join and leave get arena_over). */
+bool arena_host_runs(game *g, const char *code, bool *over);
+/* --arena-every in a cluster: before a period's arena opens, claim(ctx, g,
+ * starts_ms) is asked (on the loop); it calls arena_host_every_open(g,
+ * starts_ms) later if this node is the one to open it, else nothing. Set
+ * before arena_host_schedule. */
+void arena_host_on_every_claim(game *g,
+                               void (*claim)(void *ctx, game *g, int64_t starts_ms),
+                               void *ctx);
+void arena_host_every_open(game *g, int64_t starts_ms);
+/* Takeover: another node's arena (its latest `arena` record, line) runs here
+ * now, restored as at start-up (arena_host_restore) and written into this
+ * node's journal; false if it is not (already here, an hour past its end,
+ * unreadable). Call before its running races are rebuilt (they relink as at
+ * start-up); then arena_host_adopted(g, code) gives up its races that no
+ * rebuilt room claimed. */
+bool arena_host_adopt(game *g, const char *line, size_t len);
+void arena_host_adopted(game *g, const char *code);
+/* Fencing (this node lost the cluster; its records are another node's now,
+ * which takes its arenas over): every arena here is let go, as its rooms are
+ * (room_give_up_all, first), without a record. The schedule goes on. */
+void arena_host_give_up_all(game *g);
+
 #endif

@@ -55,6 +55,9 @@ struct arena_hosts {
     size_t naddrs, cap_addrs;
     uv_timer_t every; /* --arena-every's schedule */
     bool every_ready;
+    /* Cluster mode: who claims each period's arena (arena_host_on_every_claim). */
+    void (*every_claim)(void *ctx, game *g, int64_t starts_ms);
+    void *every_claim_ctx;
 };
 
 /* A player's membership of an arena here, the side entry player.h points to
@@ -96,7 +99,12 @@ void ah_host_free(arena_host *h);
 struct arena_hosts *ah_hosts_of(game *g);
 void ah_kick(arena_host *h);
 int64_t ah_now_ms(void);
+/* An arena as `arenas` lists it (no standings). */
+proto_arena_info ah_info_of(const arena_host *h, int64_t now);
 char *ah_shared_line(const arena_host *h, size_t max, size_t *len);
+/* One arena from its record (arena_restore.c, as at start-up): false if it
+ * could not be restored. */
+bool ah_restore_record(game *g, const proto_arena_record *rec, int64_t now);
 /* Pairing, the start, the end and the next update: an arena's one timer. */
 void ah_on_timer(uv_timer_t *t);
 

@@ -72,6 +72,10 @@ static bool restore_one(game *g, const proto_arena_record *rec, int64_t now) {
     return true;
 }
 
+bool ah_restore_record(game *g, const proto_arena_record *rec, int64_t now) {
+    return restore_one(g, rec, now);
+}
+
 void arena_host_restore(game *g) {
     size_t n = journal_arena_count(g->journal);
     if (!n || !ah_hosts_of(g)) return;

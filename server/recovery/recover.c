@@ -50,9 +50,9 @@ static int rebuild(game *s, const jrn_pending *g, bool adopt) {
                     (unsigned long long)st->game);
     }
     if (seat_players(s, r, st) < 0) return -1;
-    /* An arena's race counts in its arena again when it ends (here: another
-     * node's arenas are not this one's). */
-    if (!adopt && st->settings.arena[0] &&
+    /* An arena's race counts in its arena again when it ends (taken over
+     * from another node: if its arena was adopted first, arena_host_adopt). */
+    if (st->settings.arena[0] &&
         !arena_host_relink(r, st->settings.arena, st->arena_race))
         srv_log(SRV_LOG_WARN, "journal: game %llu goes on outside its arena %s",
                 (unsigned long long)st->game, st->settings.arena);

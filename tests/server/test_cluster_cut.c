@@ -428,6 +428,43 @@ static void test_nats_hang(void **state) {
 
 /* argv[1], if given, runs only the tests it matches (each case is a ctest of
  * its own). */
+/* The arenas listed on s (this node's only while it cannot reach NATS). */
+static size_t arenas_on(th_server *s) {
+    client *c = client_named(s, "lister");
+    client_send(c, "{\"type\":\"arenas\"}");
+    size_t n = json_array_size(jarr(client_expect(c, "arenas", WAIT), "arenas"));
+    client_close(c);
+    return n;
+}
+
+/* Issue 28: a node cut off from NATS gives its arenas up with its rooms: the
+ * node that takes them over runs them, and the cut-off node no longer does
+ * (an arena never has two nodes running it). */
+static void test_cut_arena(void **state) {
+    (void)state;
+    const char *dir = harness_temp_dir("cluster-cut-arena");
+    char via[64];
+    snprintf(via, sizeof via, "nats://127.0.0.1:%d", px.port);
+    th_server *a = node("a", via, journal_of(dir, "a"));
+    th_server *b = node("b", natsd_url, journal_of(dir, "b"));
+    natsd_wait_metric(a, "race2048_cluster_nodes", 2, 10000);
+    natsd_wait_metric(b, "race2048_cluster_nodes", 2, 10000);
+    client *host = client_named(a, "host");
+    client_send(host, "{\"type\":\"arena_create\",\"name\":\"cut\",\"minutes\":60,"
+                      "\"starts_in\":0}");
+    char code[16];
+    snprintf(code, sizeof code, "%s", jstr(client_expect(host, "arena", WAIT), "arena"));
+    natsd_wait_metric(a, "race2048_journal_waiting_bytes", 0, 10000);
+    proxy_set(PROXY_DROP);
+    assert_int_equal(arenas_on(a), 1); /* until it gives up */
+    natsd_wait_metric(b, "race2048_cluster_takeovers_total", 1, 30000);
+    client *r = client_named(b, "reader");
+    client_send(r, "{\"type\":\"arena_results\",\"arena\":\"%s\"}", code);
+    assert_string_equal(jstr(client_expect(r, "arena", WAIT), "status"), "running");
+    natsd_wait_metric(a, "race2048_cluster_fences_total", 1, 30000);
+    assert_int_equal(arenas_on(a), 0);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     signal(SIGPIPE, SIG_IGN); /* the proxy writes to sockets the node may close */
@@ -435,6 +472,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup_teardown(test_cut_drop, cut_setup, cut_teardown),
         cmocka_unit_test_setup_teardown(test_cut_hold, cut_setup, cut_teardown),
         cmocka_unit_test_setup_teardown(test_nats_hang, cut_setup, cut_teardown),
+        cmocka_unit_test_setup_teardown(test_cut_arena, cut_setup, cut_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

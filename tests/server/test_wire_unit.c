@@ -33,6 +33,37 @@ static void test_request_round_trip(void **state) {
     assert_true(back.has_seq);
     assert_int_equal(back.seq, 77);
     json_decref(v);
+
+    /* Issue 28: the arenas' requests travel with their fields (an arena's
+     * code in room). */
+    proto_request create;
+    memset(&create, 0, sizeof create);
+    create.type = PROTO_REQ_ARENA_CREATE;
+    create.settings = (proto_settings){.players = 6, .size = 5, .target = 1024};
+    create.minutes = 240;
+    create.starts_in = 86400;
+    snprintf(create.arena_name, sizeof create.arena_name, "%s",
+             "Friday night 2048, all welcome!!");
+    v = wire_request(&create);
+    assert_int_equal(wire_request_parse(v, &back), 0);
+    assert_int_equal(back.type, PROTO_REQ_ARENA_CREATE);
+    assert_string_equal(back.arena_name, create.arena_name);
+    assert_int_equal(back.minutes, 240);
+    assert_int_equal(back.starts_in, 86400);
+    assert_int_equal(back.settings.players, 6);
+    assert_int_equal(back.settings.size, 5);
+    assert_int_equal(back.settings.target, 1024);
+    json_decref(v);
+    proto_request join;
+    memset(&join, 0, sizeof join);
+    join.type = PROTO_REQ_ARENA_JOIN;
+    join.settings.players = 2;
+    snprintf(join.room, sizeof join.room, "AB3DEF");
+    v = wire_request(&join);
+    assert_int_equal(wire_request_parse(v, &back), 0);
+    assert_int_equal(back.type, PROTO_REQ_ARENA_JOIN);
+    assert_string_equal(back.room, "AB3DEF");
+    json_decref(v);
 }
 
 static void test_request_refused(void **state) {
@@ -46,6 +77,13 @@ static void test_request_refused(void **state) {
                                                                           */
         "{\"t\":0}",                                                     /* no settings */
         "{\"t\":3,\"s\":[2,4,2048,0],\"r\":\"ABCDEFGHIJ\"}", /* code too long */
+        /* Accounts' requests are not forwarded (register: its node's own). */
+        "{\"t\":14,\"s\":[2,4,2048,0]}",
+        /* An arena's fields past their bounds. */
+        "{\"t\":19,\"s\":[4,4,2048,0],\"mi\":241}",
+        "{\"t\":19,\"s\":[4,4,2048,0],\"si\":86401}",
+        "{\"t\":19,\"s\":[4,4,2048,0],\"an\":\"012345678901234567890123456789012\"}",
+        "{\"t\":19,\"s\":[4,4,2048,0],\"mi\":-1}",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         json_t *v = json_loads(bad[i], 0, NULL);
@@ -169,6 +207,16 @@ static void test_msg_round_trip(void **state) {
     json_object_set_new(j, "t", json_integer(SRV_MSG_VIEW + 1));
     assert_int_equal(wire_msg_parse(j, 0, &back, text, sizeof text), -1);
     json_decref(j);
+    /* Every error code travels (an arena's, issue 28, to an entrant on
+     * another node), and none past the last. */
+    for (int code = PROTO_ERR_BAD_JSON; code <= PROTO_ERR_ARENA_OVER + 1; code++) {
+        srv_msg e = {.type = SRV_MSG_ERROR, .error = (proto_err)code, .text = "x"};
+        j = wire_msg(&e, 0);
+        int rc = wire_msg_parse(j, 0, &back, text, sizeof text);
+        assert_int_equal(rc, code <= PROTO_ERR_ARENA_OVER ? 0 : -1);
+        if (rc == 0) assert_int_equal(back.error, code);
+        json_decref(j);
+    }
 }
 
 int main(void) {

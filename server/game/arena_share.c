@@ -1,0 +1,107 @@
+/* arena_share.c - arenas as a cluster sees them: the list's rows, where an arena runs,
+ * another node's arenas adopted at a takeover, and --arena-every's claim hook. */
+#include "arena_host.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "journal.h"
+#include "record.h"
+#include "arena_host_internal.h"
+
+int arena_host_infos(game *g, proto_arena_info *out, int max) {
+    int n = 0;
+    if (!g->arenas) return 0;
+    int64_t now = ah_now_ms();
+    for (srv_link *l = g->arenas->all.next; l != &g->arenas->all && n < max; l = l->next)
+        out[n++] = ah_info_of(srv_container(l, arena_host, link), now);
+    return n;
+}
+
+bool arena_host_runs(game *g, const char *code, bool *over) {
+    arena_host *h = ah_find(g, code);
+    if (!h) return false;
+    if (over) *over = h->finished || ah_now_ms() >= arena_get_config(h->a)->ends_ms;
+    return true;
+}
+
+void arena_host_on_every_claim(game *g,
+                               void (*claim)(void *ctx, game *g, int64_t starts_ms),
+                               void *ctx) {
+    struct arena_hosts *hs = ah_hosts_of(g);
+    if (!hs) return; /* out of memory: arena_host_schedule finds none either */
+    hs->every_claim = claim;
+    hs->every_claim_ctx = ctx;
+}
+
+bool arena_host_adopt(game *g, const char *line, size_t len) {
+    if (!ah_hosts_of(g)) return false;
+    proto_arena_record rec;
+    if (proto_dec_arena_record(line, len, &rec) < 0) {
+        srv_log(SRV_LOG_WARN, "takeover: an arena record could not be read");
+        return false;
+    }
+    int64_t now = ah_now_ms();
+    bool adopted = false;
+    if (ah_find(g, rec.code)) {
+        srv_log(SRV_LOG_WARN, "takeover: arena %s runs here already", rec.code);
+    } else if (rec.finished && rec.finished_ms + HOUR_MS <= now) {
+        /* freed by now where it ran: nothing to keep */
+    } else if (!ah_restore_record(g, &rec, now)) {
+        srv_log(SRV_LOG_WARN, "takeover: arena %s could not be restored", rec.code);
+    } else {
+        /* Its state as its node last recorded it is this node's record now,
+         * before its races are rebuilt into this journal. */
+        journal_arena(g->journal, rec.code, line, len);
+        srv_log(SRV_LOG_INFO, "takeover: arena %s (%zu entrants) runs here now", rec.code,
+                rec.count);
+        adopted = true;
+    }
+    free(rec.entrants);
+    return adopted;
+}
+
+void arena_host_adopted(game *g, const char *code) {
+    arena_host *h = ah_find(g, code);
+    if (!h || h->finished || !arena_racing_count(h->a)) return;
+    int64_t now = ah_now_ms();
+    arena_snapshot *snap = arena_snapshot_new(h->a);
+    if (!snap) srv_log(SRV_LOG_ERROR, "arena %s: out of memory at a takeover", h->code);
+    for (size_t i = 0; snap && i < snap->count; i++) {
+        const arena_snapshot_entrant *e = &snap->entrants[i];
+        if (arena_entrant_state(h->a, e->id, NULL) != ARENA_RACING) continue;
+        srv_player *p = ah_entrant_player(h, e->id);
+        if (p && p->room && p->room->arena == h && p->room->arena_race == e->race)
+            continue; /* its rebuilt room counts it */
+        uint64_t ids[ARENA_MAX_PLAYERS];
+        size_t n = 0;
+        for (size_t k = i; k < snap->count && n < ARENA_MAX_PLAYERS; k++)
+            if (snap->entrants[k].state == ARENA_RACING &&
+                snap->entrants[k].race == e->race)
+                ids[n++] = snap->entrants[k].id;
+        /* No room came back for it (it ended unrecorded): it counts for
+         * nobody, once, as after a restart. */
+        arena_abandon_race(h->a, e->race, ids, n, now);
+        for (size_t k = 0; k < n; k++)
+            arena_away(h->a, ids[k]);
+    }
+    arena_snapshot_free(snap);
+    ah_kick(h); /* its record and standings go out with its next turn */
+}
+
+void arena_host_give_up_all(game *g) {
+    struct arena_hosts *hs = g->arenas;
+    if (!hs) return;
+    /* No room points at an arena any more (their races end unrecorded). */
+    for (srv_link *l = g->rooms.next; l != &g->rooms; l = l->next)
+        srv_container(l, room, link)->arena = NULL;
+    size_t n = 0;
+    while (!srv_list_empty(&hs->all)) {
+        ah_host_free(srv_container(hs->all.next, arena_host, link));
+        n++;
+    }
+    if (n) srv_log(SRV_LOG_WARN, "cluster: %zu arenas given up with the rooms", n);
+}
