@@ -91,6 +91,32 @@ static void check_request(const proto_request *req) {
     case PROTO_REQ_DAILY:
         CHECK(st->size >= ENG_SIZE_MIN && st->size <= ENG_SIZE_MAX && st->target == 2048);
         break;
+    case PROTO_REQ_ARENA_CREATE: {
+        size_t n = strlen(req->arena_name);
+        CHECK(n >= 1 && n <= PROTO_ARENA_NAME_MAX);
+        for (size_t i = 0; i < n; i++)
+            CHECK(req->arena_name[i] >= 0x20 && req->arena_name[i] < 0x7F);
+        CHECK(req->minutes >= PROTO_ARENA_MINUTES_MIN &&
+              req->minutes <= PROTO_ARENA_MINUTES_MAX);
+        CHECK(req->starts_in >= 0 && req->starts_in <= PROTO_ARENA_STARTS_MAX);
+        CHECK(st->players >= PROTO_PLAYERS_MIN && st->players <= PROTO_PLAYERS_MAX);
+        CHECK(st->size >= ENG_SIZE_MIN && st->size <= ENG_SIZE_MAX);
+        CHECK(st->target >= 8 && st->target <= PROTO_TARGET_MAX);
+        CHECK((st->target & (st->target - 1)) == 0);
+        break;
+    }
+    case PROTO_REQ_ARENAS:
+        break;
+    case PROTO_REQ_ARENA_JOIN:
+    case PROTO_REQ_ARENA_LEAVE:
+    case PROTO_REQ_ARENA_RESULTS: {
+        /* The code is read into room, upper-cased, like join's. */
+        size_t n = strlen(req->room);
+        CHECK(n >= PROTO_ROOM_MIN && n <= PROTO_ROOM_MAX);
+        for (size_t i = 0; i < n; i++)
+            CHECK(is_upper_alnum(req->room[i]));
+        break;
+    }
     default:
         CHECK(0);
     }
