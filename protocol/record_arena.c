@@ -42,6 +42,13 @@ int proto_rec_put_arena(byte_buf *b, const proto_arena_record *a) {
         if (!row || json_array_append_new(list, row) != 0) ok = false;
     }
     put(o, "entrants", list, &ok);
+    json_t *back = a->nback ? json_array() : NULL;
+    for (size_t i = 0; back && ok && i < a->nback; i++) {
+        const proto_arena_rec_back *e = &a->back[i];
+        json_t *row = json_pack("[I,s,s]", (json_int_t)e->id, e->token_hash, e->account);
+        if (!row || json_array_append_new(back, row) != 0) ok = false;
+    }
+    if (a->nback) put(o, "back", back, &ok);
     size_t before = b->len;
     int rc =
         ok ? json_dump_callback(o, out_write, b, JSON_COMPACT | JSON_PRESERVE_ORDER) : -1;
@@ -137,11 +144,32 @@ int proto_dec_arena_record(const char *line, size_t len, proto_arena_record *out
                                        .race_entrants = (int)race_entrants};
         memcpy(e->name, name, strlen(name) + 1);
     }
+    const json_t *back = json_object_get(o, "back");
+    if (ok && back) {
+        ok = json_is_array(back);
+        out->nback = ok ? json_array_size(back) : 0;
+        out->back = out->nback ? calloc(out->nback, sizeof *out->back) : NULL;
+        ok = ok && (!out->nback || out->back);
+    }
+    for (size_t i = 0; ok && i < out->nback; i++) {
+        json_int_t id;
+        const char *hash, *account;
+        ok =
+            json_unpack(json_array_get(back, i), "[I,s,s!]", &id, &hash, &account) == 0 &&
+            id >= 0 && (strlen(hash) == 64 || !hash[0]) &&
+            strlen(account) <= PROTO_NAME_MAX;
+        if (!ok) break;
+        out->back[i].id = (uint64_t)id;
+        memcpy(out->back[i].token_hash, hash, strlen(hash) + 1);
+        memcpy(out->back[i].account, account, strlen(account) + 1);
+    }
     json_decref(o);
     if (!ok) {
         free(out->entrants);
+        free(out->back);
         out->entrants = NULL;
-        out->count = 0;
+        out->back = NULL;
+        out->count = out->nback = 0;
         return -1;
     }
     return 0;

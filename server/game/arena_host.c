@@ -89,7 +89,7 @@ static void send_arena(arena_host *h, srv_player *p, const char *shared, size_t 
     srv_send_line(p, SRV_MSG_ACCOUNT, line, n);
 }
 
-static void reply_arena(arena_host *h, srv_player *p) {
+void ah_reply_arena(arena_host *h, srv_player *p) {
     size_t len;
     char *shared = h->final_shared ? NULL : ah_shared_line(h, ARENA_TOP, &len);
     if (h->final_shared) {
@@ -121,8 +121,40 @@ void ah_kick(arena_host *h) {
 
 /* The arena's whole state to the journal (record_arena.c's `arena` record):
  * after each change of its rows, its start of a race and its end. O(entrants). */
+/* The entrants to put back in the pool if they come back after a restart:
+ * those that wait now or will after their race (their players' token hashes
+ * and accounts), and the held ones that have not come back yet. n: how many
+ * (malloc'd; NULL and 0 if none, or if memory ran out: then none come back). */
+static proto_arena_rec_back *back_list(arena_host *h, const arena_snapshot *snap,
+                                       size_t *n) {
+    *n = 0;
+    proto_arena_rec_back *back =
+        snap->count + h->nheld ? calloc(snap->count + h->nheld, sizeof *back) : NULL;
+    if (!back) return NULL;
+    for (size_t i = 0; i < snap->count; i++) {
+        const arena_snapshot_entrant *e = &snap->entrants[i];
+        if (!(e->state == ARENA_WAITING || (e->state == ARENA_RACING && !e->sent_away)))
+            continue;
+        srv_player *p = ah_entrant_player(h, e->id);
+        if (!p || p->bot_level) continue;
+        proto_arena_rec_back *b = &back[*n];
+        b->id = e->id;
+        if (p->token[0]) {
+            if (journal_token_hash(p->token, b->token_hash) < 0) b->token_hash[0] = '\0';
+        } else if (p->token_hash) {
+            snprintf(b->token_hash, sizeof b->token_hash, "%s", p->token_hash);
+        }
+        if (p->account) snprintf(b->account, sizeof b->account, "%s", p->account->name);
+        if (b->token_hash[0] || b->account[0]) ++*n;
+    }
+    for (size_t k = 0; k < h->nheld; k++)
+        back[(*n)++] = h->held[k];
+    return back;
+}
+
 static void record(arena_host *h) {
     h->recorded_revision = arena_revision(h->a);
+    h->record_due = false;
     if (!h->g->journal) return;
     arena_snapshot *snap = arena_snapshot_new(h->a);
     proto_arena_rec_entrant *rows =
@@ -161,12 +193,14 @@ static void record(arena_host *h) {
                               .entrants = rows};
     snprintf(rec.code, sizeof rec.code, "%s", h->code);
     snprintf(rec.name, sizeof rec.name, "%s", h->name);
+    if (!h->finished) rec.back = back_list(h, snap, &rec.nback);
     byte_buf b = {0};
     if (proto_rec_put_arena(&b, &rec) == 0)
         journal_arena(h->g->journal, h->code, b.data, b.len);
     else
         srv_log(SRV_LOG_ERROR, "arena %s: out of memory for its record", h->code);
     byte_buf_free(&b);
+    free(rec.back);
     free(rows);
     arena_snapshot_free(snap);
 }
@@ -303,6 +337,7 @@ static void finish(arena_host *h, int64_t now) {
 
 static void on_timer_closed(uv_handle_t *t) {
     arena_host *h = t->data;
+    free(h->held);
     arena_free(h->a);
     free(h->final_shared);
     free(h->groups);
@@ -342,9 +377,13 @@ void ah_on_timer(uv_timer_t *t) {
     if (now < c->starts_ms && c->starts_ms < next) next = c->starts_ms;
     if (now < c->ends_ms && c->ends_ms < next) next = c->ends_ms;
     uint64_t rev = arena_revision(h->a);
+    /* Pairing's changes at once (a race's room names its race); joins, leaves
+     * and returns with the next update, at most once a second, so that a crowd
+     * joining costs one record a second rather than one per entrant. */
     if (rev != h->recorded_revision && arena_racing_count(h->a)) record(h);
     if (rev != h->sent_revision) {
         if (now - h->sent_ms >= UPDATE_MS) {
+            if (h->record_due) record(h); /* before the update that shows it */
             size_t len;
             char *shared = ah_shared_line(h, ARENA_TOP, &len);
             if (shared) {
@@ -512,7 +551,7 @@ static void do_create(srv_player *p, const proto_request *req) {
                        "the server could not make an arena; try again");
         return;
     }
-    reply_arena(h, p);
+    ah_reply_arena(h, p);
 }
 
 char *arena_host_list_line(game *g, size_t *len) {
@@ -602,17 +641,20 @@ static void do_join(srv_player *p, arena_host *h) {
     }
     p->arena_wants = true;
     if (!player_connected(p)) arena_away(h->a, p->id);
+    ah_held_drop(h, p->id);
+    h->record_due = true;
     ah_kick(h);
-    reply_arena(h, p);
+    ah_reply_arena(h, p);
 }
 
 static void do_leave(srv_player *p, arena_host *h) {
     if (p->arena == h) {
         arena_away(h->a, p->id);
         p->arena_wants = false;
+        h->record_due = true;
         ah_kick(h);
     }
-    reply_arena(h, p);
+    ah_reply_arena(h, p);
 }
 
 void arena_host_request(srv_player *p, const proto_request *req) {
@@ -630,7 +672,7 @@ void arena_host_request(srv_player *p, const proto_request *req) {
         return;
     }
     if (req->type == PROTO_REQ_ARENA_RESULTS) {
-        reply_arena(h, p);
+        ah_reply_arena(h, p);
         return;
     }
     if (h->finished || ah_now_ms() >= arena_get_config(h->a)->ends_ms) {

@@ -50,6 +50,15 @@ void arena_host_schedule(game *g);
  * for their rooms: arena_host_relink, arena_host_restored). */
 void arena_host_restore(game *g);
 
+/* After a restart, an entrant that waited in an arena's pool (or was racing,
+ * to wait again after its race, and its race did not come back) is put back
+ * in the pool when it comes back: by `resume` with its token (no seat had it)
+ * or by `hello` with its account's key. p, a player that is in nothing yet,
+ * then becomes that entrant (its id and name), gets `welcome` and the
+ * `arena`, and true is returned; false: no arena holds such an entrant. */
+bool arena_host_resume(srv_player *p, const char *token);
+bool arena_host_login(srv_player *p);
+
 /* Frees every arena (server shutdown, after room_close_all). */
 void arena_host_close_all(game *g);
 

@@ -34,6 +34,13 @@ typedef struct arena_host {
     /* The final `arena` without `you` (finished arenas), for every reader. */
     char *final_shared;
     size_t final_len;
+    /* Restored: the entrants that waited when the server stopped and have not
+     * come back yet (arena_host_resume, arena_host_login), nheld of them. */
+    proto_arena_rec_back *held;
+    size_t nheld;
+    /* The record misses a join, leave or return (no pairing change records
+     * it): written with the next update (at most once a second). */
+    bool record_due;
 } arena_host;
 
 /* One address's creations in the last hour (the oldest first). */
@@ -65,6 +72,10 @@ struct arena_hosts *ah_hosts_of(game *g);
 void ah_kick(arena_host *h);
 int64_t ah_now_ms(void);
 char *ah_shared_line(const arena_host *h, size_t max, size_t *len);
+/* Sends p the arena (its own row if an entrant), or an error. */
+void ah_reply_arena(arena_host *h, srv_player *p);
+/* Forgets entrant id's held claim, if it has one (it is here again). */
+void ah_held_drop(arena_host *h, uint64_t id);
 /* Pairing, the start, the end and the next update: an arena's one timer. */
 void ah_on_timer(uv_timer_t *t);
 

@@ -1,5 +1,6 @@
 /* arena_restore.c - arenas at start-up: rebuilt from their records, their running
- * races relinked to the rooms recovery rebuilds. */
+ * races relinked to the rooms recovery rebuilds, their waiting entrants put back in
+ * the pool when they come back. */
 #include "arena_host.h"
 
 #include <assert.h>
@@ -58,6 +59,18 @@ static bool restore_one(game *g, const proto_arena_record *rec, int64_t now) {
         ah_host_free(h);
         return false;
     }
+    /* Who waited comes back by its token or its account (arena_host_resume,
+     * arena_host_login); ids handed out from now on are none of the
+     * entrants' (a single server: a cluster hands out blocks). */
+    if (!rec->finished && rec->nback) {
+        h->held = malloc(rec->nback * sizeof *h->held);
+        if (h->held) {
+            memcpy(h->held, rec->back, rec->nback * sizeof *h->held);
+            h->nheld = rec->nback;
+        }
+    }
+    for (size_t i = 0; !g->id_limit && i < rec->count; i++)
+        if (rec->entrants[i].id >= g->next_id) g->next_id = rec->entrants[i].id + 1;
     if (rec->finished) {
         h->finished = true;
         h->finished_ms = rec->finished_ms;
@@ -88,6 +101,7 @@ void arena_host_restore(game *g) {
             !ah_find(g, rec.code) && !restore_one(g, &rec, now))
             srv_log(SRV_LOG_WARN, "arena %s could not be restored", rec.code);
         free(rec.entrants);
+        free(rec.back);
     }
     srv_log(SRV_LOG_INFO, "arenas: %u restored from the journal", g->arenas->open);
 }
@@ -146,6 +160,8 @@ bool arena_host_relink(room *r, const char *code, uint64_t race) {
     }
     arena_snapshot_free(snap);
     if (!ok) return false;
+    for (int i = 0; i < r->nseats; i++) /* its seat comes back by resume */
+        if (!r->seats[i].bot_level) ah_held_drop(h, r->seats[i].id);
     r->arena = h;
     r->arena_race = race;
     return true;
@@ -180,4 +196,117 @@ void arena_host_restored(game *g) {
         h->recorded_revision = arena_revision(h->a);
         ah_kick(h);
     }
+}
+
+/* ------------------------------------------------- entrants coming back --- */
+
+void ah_held_drop(arena_host *h, uint64_t id) {
+    for (size_t k = 0; k < h->nheld; k++)
+        if (h->held[k].id == id) {
+            h->held[k] = h->held[--h->nheld];
+            return;
+        }
+}
+
+/* Whether p is nothing yet here (no room, queue, watch, arena or other node's
+ * room), so that it may become a held entrant. */
+static bool bare(const srv_player *p) {
+    return !p->room && !p->queued && !p->watching && !p->arena && !p->home &&
+           !p->bot_level;
+}
+
+/* p becomes held entrant k of h (same id and name) and waits in its pool
+ * again; it gets `welcome` (its id) and the arena. */
+static void claim(arena_host *h, size_t k, srv_player *p) {
+    uint64_t id = h->held[k].id;
+    assert(bare(p) && !ah_entrant_player(h, id));
+    int hash_oom = 0;
+    uint64_t was = p->id;
+    p->id = id;
+    HASH_ADD(hh_arena, h->by_id, id, sizeof p->id, p);
+    if (hash_oom) {
+        p->id = was;
+        srv_send_error(p, PROTO_ERR_BUSY, "the server is short of memory");
+        return;
+    }
+    ah_held_drop(h, id);
+    arena_row row;
+    if (arena_row_of(h->a, id, &row)) snprintf(p->name, sizeof p->name, "%s", row.name);
+    p->arena = h;
+    p->arena_wants = true;
+    arena_wait(h->a, id, ah_now_ms());
+    h->record_due = true;
+    ah_kick(h);
+    srv_log(SRV_LOG_INFO, "arena %s: entrant %llu is back after the restart", h->code,
+            (unsigned long long)id);
+    p->welcomed = false; /* its id is the entrant's now */
+    lobby_welcome(p);
+    ah_reply_arena(h, p);
+}
+
+/* The running arena and its held entrant that `match` accepts, or NULL. */
+static arena_host *find_held(game *g,
+                             bool (*match)(const proto_arena_rec_back *, const void *),
+                             const void *what, size_t *k) {
+    if (!g->arenas) return NULL;
+    int64_t now = ah_now_ms();
+    for (srv_link *l = g->arenas->all.next; l != &g->arenas->all; l = l->next) {
+        arena_host *h = srv_container(l, arena_host, link);
+        if (h->finished || now >= arena_get_config(h->a)->ends_ms) continue;
+        for (size_t i = 0; i < h->nheld; i++)
+            if (match(&h->held[i], what) && !ah_entrant_player(h, h->held[i].id) &&
+                arena_entrant_state(h->a, h->held[i].id, NULL) == ARENA_AWAY) {
+                *k = i;
+                return h;
+            }
+    }
+    return NULL;
+}
+
+static bool token_matches(const proto_arena_rec_back *b, const void *hash) {
+    return b->token_hash[0] && !strcmp(b->token_hash, hash);
+}
+
+static bool account_matches(const proto_arena_rec_back *b, const void *account) {
+    return b->account[0] && !strcmp(b->account, account);
+}
+
+bool arena_host_resume(srv_player *p, const char *token) {
+    game *g = p->game;
+    char hash[65];
+    size_t k;
+    if (!bare(p) || !p->token[0] || strlen(token) != sizeof p->token - 1 ||
+        journal_token_hash(token, hash) < 0)
+        return false;
+    arena_host *h = find_held(g, token_matches, hash, &k);
+    if (!h) return false;
+    /* The connection's player takes the token its client kept (nobody else
+     * holds it: no seat had it, or resume would have found that one). */
+    srv_player *holder = NULL;
+    HASH_FIND(hh_token, g->by_token, token, strlen(token), holder);
+    if (holder && holder != p) return false;
+    if (!holder) {
+        char old[sizeof p->token];
+        memcpy(old, p->token, sizeof old);
+        HASH_DELETE(hh_token, g->by_token, p);
+        memcpy(p->token, token, sizeof p->token);
+        int hash_oom = 0;
+        HASH_ADD(hh_token, g->by_token, token, strlen(p->token), p);
+        if (hash_oom) { /* back under its own, which had its place */
+            memcpy(p->token, old, sizeof p->token);
+            HASH_ADD(hh_token, g->by_token, token, strlen(p->token), p);
+            return false;
+        }
+    }
+    claim(h, k, p);
+    return true;
+}
+
+bool arena_host_login(srv_player *p) {
+    size_t k;
+    if (!p->account || !bare(p)) return false;
+    arena_host *h = find_held(p->game, account_matches, p->account->name, &k);
+    if (!h) return false;
+    claim(h, k, p);
+    return true;
 }

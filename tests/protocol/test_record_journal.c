@@ -296,7 +296,25 @@ static void test_arena_record(void **state) {
     assert_int_equal(back.entrants[0].state, 2);
     assert_string_equal(back.entrants[1].name, "bo");
     assert_int_equal(back.entrants[1].since_ms, 1500);
+    assert_int_equal(back.nback, 0); /* none written: no member */
     free(back.entrants);
+    /* The entrants to put back after a restart: a guest's token hash, an
+     * account's name. */
+    proto_arena_rec_back held[2] = {{.id = 9, .account = ""},
+                                    {.id = 7, .account = "Ann"}};
+    memset(held[0].token_hash, 'a', 64);
+    a.back = held;
+    a.nback = 2;
+    b.len = 0;
+    assert_int_equal(proto_rec_put_arena(&b, &a), 0);
+    assert_int_equal(proto_dec_arena_record(b.data, b.len, &back), 0);
+    assert_int_equal(back.nback, 2);
+    assert_int_equal(back.back[0].id, 9);
+    assert_string_equal(back.back[0].token_hash, held[0].token_hash);
+    assert_string_equal(back.back[1].account, "Ann");
+    assert_string_equal(back.back[1].token_hash, "");
+    free(back.entrants);
+    free(back.back);
     static const char *const bad[] = {
         "{\"j\":\"arena\",\"arena\":\"AB12CD\"}",
         "{\"j\":\"arena\",\"arena\":\"AB12CD\",\"name\":\"x\",\"players\":9,\"size\":4,"
@@ -307,6 +325,10 @@ static void test_arena_record(void **state) {
         "\"target\":2048,\"starts\":1,\"ends\":2,\"pair_wait\":0,\"bots_wait\":0,"
         "\"max_entrants\":1,\"next_race\":1,\"finished\":false,\"finished_at\":0,"
         "\"entrants\":[[1,\"a\",0,0,0,0,3,false,0,0,0]]}",
+        "{\"j\":\"arena\",\"arena\":\"AB12CD\",\"name\":\"x\",\"players\":2,\"size\":4,"
+        "\"target\":2048,\"starts\":1,\"ends\":2,\"pair_wait\":0,\"bots_wait\":0,"
+        "\"max_entrants\":1,\"next_race\":1,\"finished\":false,\"finished_at\":0,"
+        "\"entrants\":[],\"back\":[[1,\"abc\",\"\"]]}",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(proto_dec_arena_record(bad[i], strlen(bad[i]), &back), -1);
