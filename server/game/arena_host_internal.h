@@ -11,6 +11,7 @@
 #define HOUR_MS        3600000LL
 #define UPDATE_MS      1000 /* the standings go out at most this often */
 #define CREATES_A_HOUR 5    /* arenas one address creates an hour */
+#define STARTS_A_TURN  8    /* races of one pairing round started a loop turn */
 
 typedef struct arena_host {
     srv_link link;     /* in arena_hosts.all */
@@ -25,11 +26,13 @@ typedef struct arena_host {
     uv_timer_t timer;  /* pairing's next_ms, the start, the end, the next update */
     srv_player *by_id; /* the entrants' players here, by id (hh_arena) */
     uint64_t sent_revision;
-    uint64_t recorded_revision; /* arena_revision when it was last recorded */
     /* Room for one pairing round's groups: at most entrants / 2 + 1 (every
      * group has two entrants but one lone entrant's), grown as they join. */
     arena_group *groups;
     size_t groups_cap;
+    /* groups[pending_from, pending_count): formed, their rooms not started
+     * yet (the next turns start them; no pairing round meanwhile). */
+    size_t pending_from, pending_count;
     int64_t sent_ms;
     /* The final `arena` without `you` (finished arenas), for every reader. */
     char *final_shared;
@@ -38,9 +41,11 @@ typedef struct arena_host {
      * come back yet (arena_host_resume, arena_host_login), nheld of them. */
     proto_arena_rec_back *held;
     size_t nheld;
-    /* The record misses a join, leave or return (no pairing change records
-     * it): written with the next update (at most once a second). */
-    bool record_due;
+    /* The journal: bytes of the last `arena` record (the whole state) and of
+     * the `arena_ev` records since; a new `arena` record is written once the
+     * events outweigh it, so replay and compaction stay bounded and each
+     * event costs O(1) amortised. */
+    size_t state_bytes, event_bytes;
 } arena_host;
 
 /* One address's creations in the last hour (the oldest first). */
@@ -72,6 +77,14 @@ struct arena_hosts *ah_hosts_of(game *g);
 void ah_kick(arena_host *h);
 int64_t ah_now_ms(void);
 char *ah_shared_line(const arena_host *h, size_t max, size_t *len);
+/* The arena's whole state to the journal (an `arena` record). */
+void ah_record(arena_host *h);
+/* One event to the journal (an `arena_ev` record; e's code is set here). */
+void ah_event(arena_host *h, proto_arena_event *e);
+/* An `in` event for entrant p (its token's hash and account, to come back by). */
+void ah_event_in(arena_host *h, const srv_player *p);
+/* An `out` event: entrant id left the pool. */
+void ah_event_out(arena_host *h, uint64_t id);
 /* Sends p the arena (its own row if an entrant), or an error. */
 void ah_reply_arena(arena_host *h, srv_player *p);
 /* Forgets entrant id's held claim, if it has one (it is here again). */
