@@ -251,7 +251,7 @@ int proto_dec_arena_event(const char *line, size_t len, proto_arena_event *out) 
         if (!strcmp(json_string_value(ev), ev_names[k])) kind = k;
     ok = ok && kind >= 0;
     out->kind = (proto_arena_ev_kind)kind;
-    json_int_t x;
+    json_int_t x = 0;
     const json_int_t big = INT64_MAX;
     if (ok && (kind == PROTO_ARENA_EV_IN || kind == PROTO_ARENA_EV_OUT)) {
         ok = get_i(o, "id", 0, big, &x);
