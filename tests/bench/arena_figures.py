@@ -40,8 +40,8 @@ def start_server(binary, scale, journal=None):
     args = [binary, "--host", "127.0.0.1", "--port", "0", "--http-port", "off",
             "--max-games-per-min", "0", "--max-clients", "20000", "--max-per-ip", "20000",
             "--log-level", "warn"]
-    if journal:
-        args += ["--journal", journal, "--journal-max", str(1 << 40)]
+    args += ["--journal", journal, "--journal-max", str(1 << 40)] if journal else \
+        ["--journal", "none"]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, env=env)
     port = int(proc.stdout.readline().decode().strip().rsplit(":", 1)[1])
     return proc, port
