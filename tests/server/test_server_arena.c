@@ -684,6 +684,53 @@ static void test_kill_9_waiting_come_back(void **state) {
     assert_int_equal(server_stop(again), 0);
 }
 
+/* kill -9 after more events than the arena's last record weighs (30 joins: a
+ * new record is written among them, events follow it): after the restart
+ * every entrant is there, and the first and the last to join come back by
+ * their tokens into the pool. */
+static void test_kill_9_after_many_events(void **state) {
+    (void)state;
+    enum { N = 30 };
+    char path[512];
+    snprintf(path, sizeof path, "%s/j", harness_temp_dir("arena-kill9-events"));
+    th_server *s = arena_server((const char *const[]){"--journal", path, NULL});
+    client *host = client_named(s, "host");
+    const char *code = create(host, "\"name\":\"many\",\"minutes\":60,\"players\":8,"
+                                    "\"starts_in\":200");
+    char arena[16];
+    snprintf(arena, sizeof arena, "%s", code);
+    char tokens[2][64];
+    json_int_t ids[2];
+    for (int i = 0; i < N; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "e%d", i);
+        client *c = client_connect(s);
+        json_int_t id = jint(client_hello(c, name), "id");
+        if (i == 0 || i == N - 1) {
+            snprintf(tokens[i ? 1 : 0], sizeof tokens[0], "%s", client_token(c));
+            ids[i ? 1 : 0] = id;
+        }
+        join(c, arena);
+    }
+    natsd_wait_metric(s, "race2048_journal_waiting_bytes", 0, 10000);
+    server_kill(s);
+    th_server *again = arena_server((const char *const[]){"--journal", path, NULL});
+    client *c = client_named(again, "reader");
+    client_send(c, "{\"type\":\"arena_results\",\"arena\":\"%s\"}", arena);
+    json_t *res = client_expect(c, "arena", WAIT);
+    assert_int_equal(jint(res, "entrants"), N);
+    assert_string_equal(jstr(res, "status"), "upcoming");
+    for (int k = 0; k < 2; k++) {
+        client *q = client_connect(again);
+        client_send(q, "{\"type\":\"resume\",\"token\":\"%s\"}", tokens[k]);
+        assert_int_equal(jint(client_expect(q, "welcome", WAIT), "id"), ids[k]);
+        json_t *back = client_expect(q, "arena", WAIT);
+        assert_true(jbool(jobj(back, "you"), "waiting"));
+        assert_int_equal(jint(back, "entrants"), N);
+    }
+    assert_int_equal(server_stop(again), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_create_bounds, harness_teardown),
@@ -697,6 +744,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_kill_9_and_restart, harness_teardown),
         cmocka_unit_test_teardown(test_kill_9_mid_race, harness_teardown),
         cmocka_unit_test_teardown(test_kill_9_waiting_come_back, harness_teardown),
+        cmocka_unit_test_teardown(test_kill_9_after_many_events, harness_teardown),
     };
     const char *only = getenv("RACE2048_TEST");
     if (only) cmocka_set_test_filter(only);
