@@ -301,7 +301,8 @@ bool ah_groups_room(arena_host *h, size_t n) {
  * memory, --max-bots), so that a failing start does not spin. */
 static int64_t pair_now(arena_host *h, int64_t now) {
     int64_t next = ARENA_NEVER;
-    if (h->pending_from == h->pending_count) {
+    bool paired = h->pending_from == h->pending_count;
+    if (paired) {
         h->pending_from = h->pending_count = 0;
         /* No race of 0 seconds: in the arena's last second nobody is paired. */
         if (arena_seconds_left(h->a, now) <= 0) return ARENA_NEVER;
@@ -341,6 +342,8 @@ static int64_t pair_now(arena_host *h, int64_t now) {
         }
     }
     if (h->pending_from < h->pending_count) return now + 1; /* after I/O: see above */
+    /* The round's last races started: the next round says when one could form. */
+    if (!paired) next = now + 1;
     return failed && next < now + 1000 ? now + 1000 : next;
 }
 
@@ -441,7 +444,9 @@ void ah_on_timer(uv_timer_t *t) {
     }
     const arena_config *c = arena_get_config(h->a);
     int64_t next = ARENA_NEVER;
-    if (now < c->ends_ms) {
+    /* Groups formed before the end and not started yet are given up there
+     * (no race of 0 seconds), so that their entrants race no more. */
+    if (now < c->ends_ms || h->pending_from < h->pending_count) {
         next = pair_now(h, now);
     } else if (arena_racing_count(h->a) == 0) {
         finish(h, now);

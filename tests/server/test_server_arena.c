@@ -731,6 +731,36 @@ static void test_kill_9_after_many_events(void **state) {
     assert_int_equal(server_stop(again), 0);
 }
 
+/* 19 entrants of a 2-player arena at its start: one pairing round forms 9
+ * races (started over two loop turns) and leaves one entrant, who races a bot
+ * once it has waited alone (the round after the last start says when). */
+static void test_round_over_turns_and_the_rest(void **state) {
+    (void)state;
+    enum { N = 19 };
+    th_server *s = arena_server(NULL);
+    client *host = client_named(s, "host");
+    const char *code = create(host, "\"name\":\"turns\",\"minutes\":60,\"players\":2,"
+                                    "\"starts_in\":100");
+    char arena[16];
+    snprintf(arena, sizeof arena, "%s", code);
+    client *c[N];
+    for (int i = 0; i < N; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "t%d", i);
+        c[i] = client_named(s, name);
+        join(c[i], arena);
+    }
+    int with_bots = 0;
+    for (int i = 0; i < N; i++) {
+        json_t *st = wait_for(c[i], "start", 20000);
+        assert_string_equal(jstr(st, "arena"), arena);
+        assert_int_equal(json_array_size(jarr(st, "players")), 2);
+        with_bots += bots_in(jarr(st, "players"));
+    }
+    assert_int_equal(with_bots, 1);
+    assert_int_equal(server_stop(s), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_create_bounds, harness_teardown),
@@ -738,6 +768,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_races_points_streak_and_end, harness_teardown),
         cmocka_unit_test_teardown(test_pairing_sizes_and_bots, harness_teardown),
         cmocka_unit_test_teardown(test_pairing_2_to_8, harness_teardown),
+        cmocka_unit_test_teardown(test_round_over_turns_and_the_rest, harness_teardown),
         cmocka_unit_test_teardown(test_leave_forfeits, harness_teardown),
         cmocka_unit_test_teardown(test_disconnect_past_grace, harness_teardown),
         cmocka_unit_test_teardown(test_arena_every, harness_teardown),
