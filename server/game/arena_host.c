@@ -119,8 +119,6 @@ void ah_kick(arena_host *h) {
 
 /* ------------------------------------------------------------ the record --- */
 
-/* The arena's whole state to the journal (record_arena.c's `arena` record):
- * after each change of its rows, its start of a race and its end. O(entrants). */
 /* The entrants to put back in the pool if they come back after a restart:
  * those that wait now or will after their race (their players' token hashes
  * and accounts), and the held ones that have not come back yet. n: how many
@@ -152,6 +150,9 @@ static proto_arena_rec_back *back_list(arena_host *h, const arena_snapshot *snap
     return back;
 }
 
+/* The arena's whole state to the journal (record_arena.c's `arena` record): at
+ * its creation, its end, after a restart, and once the events since the last
+ * outweigh it (ah_event). O(entrants). */
 void ah_record(arena_host *h) {
     h->event_bytes = 0;
     if (!h->g->journal) return;
