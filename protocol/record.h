@@ -242,6 +242,16 @@ typedef struct proto_arena_rec_entrant {
     int race_entrants;
 } proto_arena_rec_entrant;
 
+/* An entrant to put back in the pool when it comes back after a restart: it
+ * was waiting (or racing, to wait again after its race) when the record was
+ * written. Its client proves who it is by `resume` with its token (kept only
+ * as the token's SHA-256) or by `hello` with its account's key. */
+typedef struct proto_arena_rec_back {
+    uint64_t id;
+    char token_hash[65];              /* 64 hex digits, or "" if not known */
+    char account[PROTO_NAME_MAX + 1]; /* its account's name, or "" for a guest */
+} proto_arena_rec_back;
+
 /* An arena's whole state: {"j":"arena","arena":CODE,...,"entrants":[[...],...]}.
  * The last record of a code is its state (one module owns the format). */
 typedef struct proto_arena_record {
@@ -255,13 +265,48 @@ typedef struct proto_arena_record {
     int64_t finished_ms;
     size_t count;
     proto_arena_rec_entrant *entrants; /* count of them; decode mallocs them */
+    size_t nback;                      /* "back" (absent in older records: none) */
+    proto_arena_rec_back *back;        /* nback of them; decode mallocs them */
 } proto_arena_record;
+
+/* What happened in an arena since its last `arena` record, one `arena_ev`
+ * record each: {"j":"arena_ev","arena":CODE,"ev":KIND,...}. Replayed in order
+ * on the last `arena` record they rebuild the arena exactly, so that each
+ * race costs a record of its own size, not the whole standings. */
+typedef enum proto_arena_ev_kind {
+    PROTO_ARENA_EV_IN,      /* entrant id (name) joined or is back: back.* */
+    PROTO_ARENA_EV_OUT,     /* entrant id left the pool (left, gone, busy) */
+    PROTO_ARENA_EV_FORM,    /* race formed of ids (standing order) */
+    PROTO_ARENA_EV_RACE,    /* race's result: players, places of ids, at */
+    PROTO_ARENA_EV_ABANDON, /* race given up: its ids, at */
+} proto_arena_ev_kind;
+
+typedef struct proto_arena_event {
+    char code[PROTO_ROOM_MAX + 1];
+    proto_arena_ev_kind kind;
+    char name[PROTO_NAME_MAX + 1]; /* in */
+    proto_arena_rec_back back;     /* in: id, token hash, account; out: id */
+    uint64_t race;                 /* form, race, abandon */
+    int players;                   /* race: P', bots included, 2..8 */
+    int64_t at_ms;                 /* in, race, abandon */
+    int n;                         /* form, race, abandon: entrants, 1..8 */
+    uint64_t ids[8];
+    int places[8]; /* race: 1..players */
+    bool left[8];  /* race */
+} proto_arena_event;
+
+/* Appends the event's line to b: 0, or -1 if memory ran out. */
+int proto_rec_put_arena_event(byte_buf *b, const proto_arena_event *e);
+/* Reads an `arena_ev` record: 0, or -1 if it is not a valid one. */
+int proto_dec_arena_event(const char *line, size_t len, proto_arena_event *out);
 
 /* Appends the record's line to b: 0, or -1 if memory ran out. */
 int proto_rec_put_arena(byte_buf *b, const proto_arena_record *a);
-/* Reads an `arena` record: 0 (free out->entrants), or -1 if it is not one. */
+/* Reads an `arena` record: 0 (free out->entrants and out->back), or -1 if it
+ * is not one. */
 int proto_dec_arena_record(const char *line, size_t len, proto_arena_record *out);
-/* The code of an `arena` record, read without decoding the entrants: 0, or -1. */
+/* The code of an `arena` or `arena_ev` record, read without decoding the
+ * entrants: 0, or -1. */
 int proto_arena_record_code(const char *line, size_t len, char code[PROTO_ROOM_MAX + 1]);
 
 #endif

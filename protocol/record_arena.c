@@ -42,6 +42,13 @@ int proto_rec_put_arena(byte_buf *b, const proto_arena_record *a) {
         if (!row || json_array_append_new(list, row) != 0) ok = false;
     }
     put(o, "entrants", list, &ok);
+    json_t *back = a->nback ? json_array() : NULL;
+    for (size_t i = 0; back && ok && i < a->nback; i++) {
+        const proto_arena_rec_back *e = &a->back[i];
+        json_t *row = json_pack("[I,s,s]", (json_int_t)e->id, e->token_hash, e->account);
+        if (!row || json_array_append_new(back, row) != 0) ok = false;
+    }
+    if (a->nback) put(o, "back", back, &ok);
     size_t before = b->len;
     int rc =
         ok ? json_dump_callback(o, out_write, b, JSON_COMPACT | JSON_PRESERVE_ORDER) : -1;
@@ -71,7 +78,9 @@ static bool get_s(const json_t *o, const char *key, char *out, size_t cap) {
 int proto_arena_record_code(const char *line, size_t len, char code[PROTO_ROOM_MAX + 1]) {
     json_t *o = json_loadb(line, len, 0, NULL);
     const json_t *j = json_object_get(o, "j");
-    bool ok = json_is_string(j) && !strcmp(json_string_value(j), "arena") &&
+    bool ok = json_is_string(j) &&
+              (!strcmp(json_string_value(j), "arena") ||
+               !strcmp(json_string_value(j), "arena_ev")) &&
               get_s(o, "arena", code, PROTO_ROOM_MAX + 1) && code[0];
     json_decref(o);
     return ok ? 0 : -1;
@@ -137,12 +146,137 @@ int proto_dec_arena_record(const char *line, size_t len, proto_arena_record *out
                                        .race_entrants = (int)race_entrants};
         memcpy(e->name, name, strlen(name) + 1);
     }
+    const json_t *back = json_object_get(o, "back");
+    if (ok && back) {
+        ok = json_is_array(back);
+        out->nback = ok ? json_array_size(back) : 0;
+        out->back = out->nback ? calloc(out->nback, sizeof *out->back) : NULL;
+        ok = ok && (!out->nback || out->back);
+    }
+    for (size_t i = 0; ok && i < out->nback; i++) {
+        json_int_t id;
+        const char *hash, *account;
+        ok =
+            json_unpack(json_array_get(back, i), "[I,s,s!]", &id, &hash, &account) == 0 &&
+            id >= 0 && (strlen(hash) == 64 || !hash[0]) &&
+            strlen(account) <= PROTO_NAME_MAX;
+        if (!ok) break;
+        out->back[i].id = (uint64_t)id;
+        memcpy(out->back[i].token_hash, hash, strlen(hash) + 1);
+        memcpy(out->back[i].account, account, strlen(account) + 1);
+    }
     json_decref(o);
     if (!ok) {
         free(out->entrants);
+        free(out->back);
         out->entrants = NULL;
-        out->count = 0;
+        out->back = NULL;
+        out->count = out->nback = 0;
         return -1;
     }
     return 0;
+}
+
+/* ------------------------------------------------------------- events --- */
+
+static const char *const ev_names[] = {"in", "out", "form", "race", "abandon"};
+
+int proto_rec_put_arena_event(byte_buf *b, const proto_arena_event *e) {
+    bool ok = e->kind >= PROTO_ARENA_EV_IN && e->kind <= PROTO_ARENA_EV_ABANDON;
+    json_t *o = ok ? json_object() : NULL;
+    put(o, "j", json_string("arena_ev"), &ok);
+    put(o, "arena", json_string(e->code), &ok);
+    put(o, "ev", json_string(ok ? ev_names[e->kind] : ""), &ok);
+    if (e->kind == PROTO_ARENA_EV_IN || e->kind == PROTO_ARENA_EV_OUT)
+        put(o, "id", json_integer((json_int_t)e->back.id), &ok);
+    if (e->kind == PROTO_ARENA_EV_IN) {
+        put(o, "name", json_string(e->name), &ok);
+        put(o, "token_hash", json_string(e->back.token_hash), &ok);
+        put(o, "account", json_string(e->back.account), &ok);
+    }
+    if (e->kind >= PROTO_ARENA_EV_FORM) {
+        put(o, "race", json_integer((json_int_t)e->race), &ok);
+        ok = ok && e->n >= 1 && e->n <= 8;
+        json_t *list = json_array();
+        for (int i = 0; ok && list && i < e->n; i++) {
+            json_t *v = e->kind == PROTO_ARENA_EV_RACE
+                            ? json_pack("[I,i,b]", (json_int_t)e->ids[i], e->places[i],
+                                        e->left[i])
+                            : json_integer((json_int_t)e->ids[i]);
+            if (!v || json_array_append_new(list, v) != 0) ok = false;
+        }
+        put(o, e->kind == PROTO_ARENA_EV_RACE ? "places" : "ids", list, &ok);
+    }
+    if (e->kind == PROTO_ARENA_EV_RACE) put(o, "players", json_integer(e->players), &ok);
+    if (e->kind != PROTO_ARENA_EV_OUT && e->kind != PROTO_ARENA_EV_FORM)
+        put(o, "at", json_integer(e->at_ms), &ok);
+    size_t before = b->len;
+    int rc =
+        ok ? json_dump_callback(o, out_write, b, JSON_COMPACT | JSON_PRESERVE_ORDER) : -1;
+    json_decref(o);
+    if (rc == 0) rc = byte_buf_append(b, "\n", 1);
+    if (rc != 0) b->len = before;
+    return rc == 0 ? 0 : -1;
+}
+
+/* The list of a form, race or abandon event into out; false if it is bad. */
+static bool dec_ev_list(const json_t *list, bool places, proto_arena_event *out) {
+    if (!json_is_array(list) || json_array_size(list) < 1 || json_array_size(list) > 8)
+        return false;
+    out->n = (int)json_array_size(list);
+    for (int i = 0; i < out->n; i++) {
+        const json_t *v = json_array_get(list, (size_t)i);
+        json_int_t id, place = 0;
+        int left = 0;
+        if (places ? json_unpack((json_t *)v, "[I,I,b!]", &id, &place, &left) != 0
+                   : !json_is_integer(v))
+            return false;
+        if (!places) id = json_integer_value(v);
+        if (id < 0 || (places && (place < 1 || place > 8))) return false;
+        out->ids[i] = (uint64_t)id;
+        out->places[i] = (int)place;
+        out->left[i] = left;
+    }
+    return true;
+}
+
+int proto_dec_arena_event(const char *line, size_t len, proto_arena_event *out) {
+    memset(out, 0, sizeof *out);
+    json_t *o = json_loadb(line, len, 0, NULL);
+    const json_t *j = json_object_get(o, "j"), *ev = json_object_get(o, "ev");
+    bool ok = json_is_string(j) && !strcmp(json_string_value(j), "arena_ev") &&
+              get_s(o, "arena", out->code, sizeof out->code) && json_is_string(ev);
+    int kind = -1;
+    for (int k = 0; ok && k < 5; k++)
+        if (!strcmp(json_string_value(ev), ev_names[k])) kind = k;
+    ok = ok && kind >= 0;
+    out->kind = (proto_arena_ev_kind)kind;
+    json_int_t x = 0;
+    const json_int_t big = INT64_MAX;
+    if (ok && (kind == PROTO_ARENA_EV_IN || kind == PROTO_ARENA_EV_OUT)) {
+        ok = get_i(o, "id", 0, big, &x);
+        out->back.id = (uint64_t)x;
+    }
+    if (ok && kind == PROTO_ARENA_EV_IN)
+        ok = get_s(o, "name", out->name, sizeof out->name) && out->name[0] &&
+             get_s(o, "token_hash", out->back.token_hash, sizeof out->back.token_hash) &&
+             (strlen(out->back.token_hash) == 64 || !out->back.token_hash[0]) &&
+             get_s(o, "account", out->back.account, sizeof out->back.account);
+    if (ok && kind >= PROTO_ARENA_EV_FORM) {
+        ok = get_i(o, "race", 1, big, &x) &&
+             dec_ev_list(
+                 json_object_get(o, kind == PROTO_ARENA_EV_RACE ? "places" : "ids"),
+                 kind == PROTO_ARENA_EV_RACE, out);
+        out->race = (uint64_t)x;
+    }
+    if (ok && kind == PROTO_ARENA_EV_RACE) {
+        ok = get_i(o, "players", 2, 8, &x);
+        out->players = (int)x;
+    }
+    if (ok && kind != PROTO_ARENA_EV_OUT && kind != PROTO_ARENA_EV_FORM) {
+        ok = get_i(o, "at", 0, big, &x);
+        out->at_ms = x;
+    }
+    json_decref(o);
+    return ok ? 0 : -1;
 }

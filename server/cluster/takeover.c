@@ -93,15 +93,25 @@ static void adopt_account_changes(game *g, const char *line, size_t len,
     free(rec);
 }
 
-/* A member's arenas: each code's latest `arena` record (a line of its records). */
+/* A member's arenas: each code's latest `arena` record (a line of its records)
+ * and the `arena_ev` records of that arena after it, which the arena's state
+ * is only with. */
 typedef struct arena_line {
     char code[PROTO_ROOM_MAX + 1];
     const char *line;
     size_t len;
+    byte_buf events;
     bool adopted;
 } arena_line;
 
-/* The arenas of m's records, their latest lines (malloc'd; *n of them). */
+static void arena_lines_free(arena_line *lines, size_t n) {
+    for (size_t k = 0; k < n; k++)
+        byte_buf_free(&lines[k].events);
+    free(lines);
+}
+
+/* The arenas of m's records, their latest lines and the events after them
+ * (malloc'd; *n of them; arena_lines_free). */
 static arena_line *member_arenas(const job_member *m, size_t *n) {
     arena_line *out = NULL;
     size_t cap = 0;
@@ -111,12 +121,19 @@ static arena_line *member_arenas(const job_member *m, size_t *n) {
         size_t len = nl ? (size_t)(nl - line) + 1 : m->len - at;
         at += len;
         char code[PROTO_ROOM_MAX + 1];
-        if (!proto_rec_is(line, len, "arena") ||
+        bool is_event = proto_rec_is(line, len, "arena_ev");
+        if ((!is_event && !proto_rec_is(line, len, "arena")) ||
             proto_arena_record_code(line, len, code) < 0)
             continue;
         size_t k = 0;
         while (k < *n && strcmp(out[k].code, code) != 0)
             k++;
+        if (is_event) { /* an arena's events follow its first record */
+            if (k < *n && byte_buf_append(&out[k].events, line, len) < 0)
+                srv_log(SRV_LOG_ERROR, "takeover: out of memory for arena %s's events",
+                        code);
+            continue;
+        }
         if (k == *n) {
             if (*n == cap) {
                 size_t more = cap ? 2 * cap : 8;
@@ -128,10 +145,12 @@ static arena_line *member_arenas(const job_member *m, size_t *n) {
                 out = grown;
                 cap = more;
             }
+            out[*n] = (arena_line){0};
             snprintf(out[(*n)++].code, sizeof out[0].code, "%s", code);
         }
         out[k].line = line;
         out[k].len = len;
+        out[k].events.len = 0; /* a new base: the events before it are in it */
         out[k].adopted = false;
     }
     return out;
@@ -190,11 +209,12 @@ static size_t adopt_member(takeover *t, const job_member *m, commit_set *cs,
     arena_line *arenas = member_arenas(m, &narenas);
     for (size_t k = 0; k < narenas; k++)
         arenas[k].adopted = !arena_host_runs(t->g, arenas[k].code, NULL) &&
-                            arena_host_adopt(t->g, arenas[k].line, arenas[k].len);
+                            arena_host_adopt(t->g, arenas[k].line, arenas[k].len,
+                                             arenas[k].events.data, arenas[k].events.len);
     size_t n = fresh.games ? recover_adopt(t->g, &fresh) : recover_adopt(t->g, &rec);
     for (size_t k = 0; k < narenas; k++)
         if (arenas[k].adopted) arena_host_adopted(t->g, arenas[k].code);
-    free(arenas);
+    arena_lines_free(arenas, narenas);
     free(fresh.games);
     journal_recovery_free(&rec);
     commit_seal(cs);

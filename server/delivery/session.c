@@ -9,6 +9,7 @@
 #include "addr.h"
 #include "guard.h"
 #include "journal.h"
+#include "arena_host.h"
 #include "lobby.h"
 #include "remote.h"
 #include "room.h"
@@ -170,6 +171,12 @@ static void do_resume(conn *c, const proto_request *req) {
     game *g = &c->srv->game;
     srv_player *p =
         by_code ? lobby_find_by_code(g, req->code) : lobby_find_resumable(g, req->token);
+    /* No seat has the token: an arena's entrant that waited when the server
+     * stopped may (arena_host.h). */
+    if (!p && !by_code) {
+        srv_player *me = session_player(c, false);
+        if (!me || arena_host_resume(me, req->token)) return;
+    }
     if (!p && c->srv->remote) {
         srv_player *me = session_player(c, false);
         if (!me) return;

@@ -93,7 +93,7 @@ static void send_arena(arena_host *h, srv_player *p, const char *shared, size_t 
     srv_send_line(p, SRV_MSG_ACCOUNT, line, n);
 }
 
-static void reply_arena(arena_host *h, srv_player *p) {
+void ah_reply_arena(arena_host *h, srv_player *p) {
     size_t len;
     char *shared = h->final_shared ? NULL : ah_shared_line(h, ARENA_TOP, &len);
     if (h->final_shared) {
@@ -123,10 +123,42 @@ void ah_kick(arena_host *h) {
 
 /* ------------------------------------------------------------ the record --- */
 
-/* The arena's whole state to the journal (record_arena.c's `arena` record):
- * after each change of its rows, its start of a race and its end. O(entrants). */
-static void record(arena_host *h) {
-    h->recorded_revision = arena_revision(h->a);
+/* The entrants to put back in the pool if they come back after a restart:
+ * those that wait now or will after their race (their players' token hashes
+ * and accounts), and the held ones that have not come back yet. n: how many
+ * (malloc'd; NULL and 0 if none, or if memory ran out: then none come back). */
+static proto_arena_rec_back *back_list(arena_host *h, const arena_snapshot *snap,
+                                       size_t *n) {
+    *n = 0;
+    proto_arena_rec_back *back =
+        snap->count + h->nheld ? calloc(snap->count + h->nheld, sizeof *back) : NULL;
+    if (!back) return NULL;
+    for (size_t i = 0; i < snap->count; i++) {
+        const arena_snapshot_entrant *e = &snap->entrants[i];
+        if (!(e->state == ARENA_WAITING || (e->state == ARENA_RACING && !e->sent_away)))
+            continue;
+        srv_player *p = ah_entrant_player(h, e->id);
+        if (!p || p->bot_level) continue;
+        proto_arena_rec_back *b = &back[*n];
+        b->id = e->id;
+        if (p->token[0]) {
+            if (journal_token_hash(p->token, b->token_hash) < 0) b->token_hash[0] = '\0';
+        } else if (p->token_hash) {
+            snprintf(b->token_hash, sizeof b->token_hash, "%s", p->token_hash);
+        }
+        if (p->account) snprintf(b->account, sizeof b->account, "%s", p->account->name);
+        if (b->token_hash[0] || b->account[0]) ++*n;
+    }
+    for (size_t k = 0; k < h->nheld; k++)
+        back[(*n)++] = h->held[k];
+    return back;
+}
+
+/* The arena's whole state to the journal (record_arena.c's `arena` record): at
+ * its creation, its end, after a restart, and once the events since the last
+ * outweigh it (ah_event). O(entrants). */
+void ah_record(arena_host *h) {
+    h->event_bytes = 0;
     if (!h->g->journal) return;
     arena_snapshot *snap = arena_snapshot_new(h->a);
     proto_arena_rec_entrant *rows =
@@ -165,14 +197,53 @@ static void record(arena_host *h) {
                               .entrants = rows};
     snprintf(rec.code, sizeof rec.code, "%s", h->code);
     snprintf(rec.name, sizeof rec.name, "%s", h->name);
+    if (!h->finished) rec.back = back_list(h, snap, &rec.nback);
     byte_buf b = {0};
-    if (proto_rec_put_arena(&b, &rec) == 0)
+    if (proto_rec_put_arena(&b, &rec) == 0) {
         journal_arena(h->g->journal, h->code, b.data, b.len);
-    else
+        h->state_bytes = b.len;
+    } else
         srv_log(SRV_LOG_ERROR, "arena %s: out of memory for its record", h->code);
     byte_buf_free(&b);
+    free(rec.back);
     free(rows);
     arena_snapshot_free(snap);
+}
+
+void ah_event(arena_host *h, proto_arena_event *e) {
+    if (!h->g->journal || h->finished) return;
+    snprintf(e->code, sizeof e->code, "%s", h->code);
+    byte_buf b = {0};
+    if (proto_rec_put_arena_event(&b, e) == 0) {
+        journal_arena_event(h->g->journal, h->code, b.data, b.len);
+        h->event_bytes += b.len;
+    } else {
+        srv_log(SRV_LOG_ERROR, "arena %s: out of memory for an event", h->code);
+    }
+    byte_buf_free(&b);
+    /* A new base once the events since the last outweigh it (4 KiB at least). */
+    if (h->event_bytes > h->state_bytes && h->event_bytes > 4096) ah_record(h);
+}
+
+void ah_event_in(arena_host *h, const srv_player *p) {
+    arena_row row;
+    proto_arena_event e = {
+        .kind = PROTO_ARENA_EV_IN, .back = {.id = p->id}, .at_ms = ah_now_ms()};
+    snprintf(e.name, sizeof e.name, "%s",
+             arena_row_of(h->a, p->id, &row) ? row.name : p->name);
+    if (p->token[0]) {
+        if (journal_token_hash(p->token, e.back.token_hash) < 0) e.back.token_hash[0] = 0;
+    } else if (p->token_hash) {
+        snprintf(e.back.token_hash, sizeof e.back.token_hash, "%s", p->token_hash);
+    }
+    if (p->account)
+        snprintf(e.back.account, sizeof e.back.account, "%s", p->account->name);
+    ah_event(h, &e);
+}
+
+void ah_event_out(arena_host *h, uint64_t id) {
+    proto_arena_event e = {.kind = PROTO_ARENA_EV_OUT, .back = {.id = id}};
+    ah_event(h, &e);
 }
 
 /* ------------------------------------------------------------- the races --- */
@@ -250,33 +321,57 @@ bool ah_groups_room(arena_host *h, size_t n) {
     return true;
 }
 
-/* A pairing round: each group's room starts. Returns when the next could form
- * (ARENA_NEVER: none), a second away at least after a group that could not start
- * (out of memory, --max-bots), so that a failing start does not spin. */
+/* A pairing round: each group's room starts, STARTS_A_TURN of them a loop turn
+ * (a thousand entrants form 125 races at once: the rest start in the next
+ * turns, so that other clients are served in between). Returns when the next
+ * could form (ARENA_NEVER: none), a millisecond away while groups wait to
+ * start, a second away at least after a group that could not start (out of
+ * memory, --max-bots), so that a failing start does not spin. */
 static int64_t pair_now(arena_host *h, int64_t now) {
-    /* No race of 0 seconds: in the arena's last second nobody is paired. */
-    if (arena_seconds_left(h->a, now) <= 0) return ARENA_NEVER;
-    arena_pairing pr = arena_pair(h->a, now);
-    int64_t next = pr.next_ms;
-    if (!pr.count) return next;
-    /* The groups belong to the arena until its next change (an abandon):
-     * copied first, into room kept for as many as the entrants can form. */
-    assert(pr.count <= h->groups_cap);
+    int64_t next = ARENA_NEVER;
+    bool paired = h->pending_from == h->pending_count;
+    if (paired) {
+        h->pending_from = h->pending_count = 0;
+        /* No race of 0 seconds: in the arena's last second nobody is paired. */
+        if (arena_seconds_left(h->a, now) <= 0) return ARENA_NEVER;
+        arena_pairing pr = arena_pair(h->a, now);
+        next = pr.next_ms;
+        if (!pr.count) return next;
+        /* The groups belong to the arena until its next change (an abandon):
+         * copied first, into room kept for as many as the entrants can form. */
+        assert(pr.count <= h->groups_cap);
+        memcpy(h->groups, pr.groups, pr.count * sizeof *h->groups);
+        h->pending_count = pr.count;
+    }
     arena_group *groups = h->groups;
-    size_t count = pr.count;
-    memcpy(groups, pr.groups, count * sizeof *groups);
+    size_t from = h->pending_from, count = h->pending_count;
+    if (count - from > STARTS_A_TURN) count = from + STARTS_A_TURN;
+    h->pending_from = count;
     bool failed = false;
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = from; i < count; i++) {
+        proto_arena_event e = {.kind = PROTO_ARENA_EV_FORM,
+                               .race = groups[i].race,
+                               .n = groups[i].entrants,
+                               .at_ms = now};
+        memcpy(e.ids, groups[i].ids, (size_t)e.n * sizeof e.ids[0]);
+        ah_event(h, &e);
         if (start_race(h, &groups[i], now)) continue;
         failed = true;
         arena_abandon_race(h->a, groups[i].race, groups[i].ids,
                            (size_t)groups[i].entrants, now);
+        e.kind = PROTO_ARENA_EV_ABANDON;
+        ah_event(h, &e);
         /* Those who could not be seated wait no more. */
         for (int k = 0; k < groups[i].entrants; k++) {
             srv_player *p = ah_entrant_player(h, groups[i].ids[k]);
-            if (!p || !player_connected(p)) arena_away(h->a, groups[i].ids[k]);
+            if (p && player_connected(p)) continue;
+            arena_away(h->a, groups[i].ids[k]);
+            ah_event_out(h, groups[i].ids[k]);
         }
     }
+    if (h->pending_from < h->pending_count) return now + 1; /* after I/O: see above */
+    /* The round's last races started: the next round says when one could form. */
+    if (!paired) next = now + 1;
     return failed && next < now + 1000 ? now + 1000 : next;
 }
 
@@ -298,16 +393,32 @@ void arena_host_race_end(room *r, const room_seat *const *order, uint64_t winner
             .id = s->id, .place = place, .left = s->status == PROTO_LEFT || !s->player};
     }
     int rc = arena_apply_race(h->a, r->arena_race, r->nseats, places, n, now);
+    if (rc == 0) { /* on file right after the end's record: it counts once */
+        proto_arena_event e = {.kind = PROTO_ARENA_EV_RACE,
+                               .race = r->arena_race,
+                               .players = r->nseats,
+                               .at_ms = now,
+                               .n = (int)n};
+        for (size_t i = 0; i < n; i++) {
+            e.ids[i] = places[i].id;
+            e.places[i] = places[i].place;
+            e.left[i] = places[i].left;
+        }
+        ah_event(h, &e);
+    }
     if (rc < 0)
         srv_log(SRV_LOG_WARN, "arena %s: race %llu's result refused: %s", h->code,
                 (unsigned long long)r->arena_race, arena_strerror(rc));
     /* Who is not connected waits no more (a disconnect within the grace). */
     for (size_t i = 0; i < n; i++) {
         srv_player *p = ah_entrant_player(h, places[i].id);
-        if (!p || !player_connected(p) || !ah_wants(p)) arena_away(h->a, places[i].id);
+        if (p && player_connected(p) && ah_wants(p)) continue;
+        bool waited = arena_entrant_state(h->a, places[i].id, NULL) == ARENA_WAITING;
+        arena_away(h->a, places[i].id);
+        if (waited) ah_event_out(h, places[i].id);
     }
     r->arena = NULL;
-    record(h); /* the result counts once: it is in the record with the end */
+    /* (the result's event went with the end's record: it counts once) */
     ah_kick(h);
 }
 
@@ -320,7 +431,7 @@ static void finish(arena_host *h, int64_t now) {
     assert(hs->open > 0);
     hs->open--;
     h->final_shared = ah_shared_line(h, ARENA_FINAL_ROWS, &h->final_len);
-    record(h);
+    ah_record(h);
     if (h->final_shared) broadcast(h, h->final_shared, h->final_len);
     srv_log(SRV_LOG_INFO, "arena %s finished: %zu entrants", h->code,
             arena_entrant_count(h->a));
@@ -330,6 +441,7 @@ static void finish(arena_host *h, int64_t now) {
 
 static void on_timer_closed(uv_handle_t *t) {
     arena_host *h = t->data;
+    free(h->held);
     arena_free(h->a);
     free(h->final_shared);
     free(h->groups);
@@ -358,7 +470,9 @@ void ah_on_timer(uv_timer_t *t) {
     }
     const arena_config *c = arena_get_config(h->a);
     int64_t next = ARENA_NEVER;
-    if (now < c->ends_ms) {
+    /* Groups formed before the end and not started yet are given up there
+     * (no race of 0 seconds), so that their entrants race no more. */
+    if (now < c->ends_ms || h->pending_from < h->pending_count) {
         next = pair_now(h, now);
     } else if (arena_racing_count(h->a) == 0) {
         finish(h, now);
@@ -367,7 +481,6 @@ void ah_on_timer(uv_timer_t *t) {
     if (now < c->starts_ms && c->starts_ms < next) next = c->starts_ms;
     if (now < c->ends_ms && c->ends_ms < next) next = c->ends_ms;
     uint64_t rev = arena_revision(h->a);
-    if (rev != h->recorded_revision && arena_racing_count(h->a)) record(h);
     if (rev != h->sent_revision) {
         if (now - h->sent_ms >= UPDATE_MS) {
             size_t len;
@@ -455,7 +568,7 @@ static arena_host *host_new(game *g, const char *name, int64_t starts, int64_t e
     arena *a = arena_new(&cfg);
     arena_host *h = a ? ah_host_add(g, name, settings, NULL, a) : NULL;
     if (!h) return NULL;
-    record(h);
+    ah_record(h);
     ah_kick(h);
     return h;
 }
@@ -537,7 +650,7 @@ static void do_create(srv_player *p, const proto_request *req) {
                        "the server could not make an arena; try again");
         return;
     }
-    reply_arena(h, p);
+    ah_reply_arena(h, p);
 }
 
 char *arena_host_list_line(game *g, size_t *len) {
@@ -588,6 +701,7 @@ static void unlink_player(srv_player *p) {
     arena_host *h = ah_of(p);
     if (!h) return;
     arena_away(h->a, p->id);
+    ah_event_out(h, p->id);
     ah_entry_remove(p);
     ah_kick(h);
 }
@@ -625,23 +739,31 @@ static void do_join(srv_player *p, arena_host *h) {
         unlink_player(p);
         if (!ah_entry_add(h, p)) {
             arena_away(h->a, p->id);
+            ah_event_in(h, p); /* entered, and away at once */
+            ah_event_out(h, p->id);
             srv_send_error(p, PROTO_ERR_BUSY, "the server is short of memory");
             return;
         }
     }
     ah_set_wants(p, true);
-    if (!player_connected(p)) arena_away(h->a, p->id);
+    ah_event_in(h, p);
+    if (!player_connected(p)) {
+        arena_away(h->a, p->id);
+        ah_event_out(h, p->id);
+    }
+    ah_held_drop(h, p->id);
     ah_kick(h);
-    reply_arena(h, p);
+    ah_reply_arena(h, p);
 }
 
 static void do_leave(srv_player *p, arena_host *h) {
     if (ah_of(p) == h) {
         arena_away(h->a, p->id);
+        ah_event_out(h, p->id);
         ah_set_wants(p, false);
         ah_kick(h);
     }
-    reply_arena(h, p);
+    ah_reply_arena(h, p);
 }
 
 void arena_host_request(srv_player *p, const proto_request *req) {
@@ -659,7 +781,7 @@ void arena_host_request(srv_player *p, const proto_request *req) {
         return;
     }
     if (req->type == PROTO_REQ_ARENA_RESULTS) {
-        reply_arena(h, p);
+        ah_reply_arena(h, p);
         return;
     }
     if (h->finished || ah_now_ms() >= arena_get_config(h->a)->ends_ms) {
@@ -678,6 +800,7 @@ void arena_host_busy(srv_player *p) {
     if (!ah_wants(p)) return;
     ah_set_wants(p, false);
     arena_away(ah_of(p)->a, p->id);
+    ah_event_out(ah_of(p), p->id);
     ah_kick(ah_of(p));
 }
 
@@ -685,15 +808,19 @@ void arena_host_disconnected(srv_player *p) {
     arena_host *h = ah_of(p);
     if (!h) return;
     arena_state st = arena_entrant_state(h->a, p->id, NULL);
-    if (st == ARENA_WAITING) arena_away(h->a, p->id);
+    if (st == ARENA_WAITING) {
+        arena_away(h->a, p->id);
+        ah_event_out(h, p->id);
+    }
     ah_kick(h);
 }
 
 void arena_host_reconnected(srv_player *p) {
     arena_host *h = ah_of(p);
     if (!h || !ah_wants(p) || h->finished) return;
-    if (arena_entrant_state(h->a, p->id, NULL) == ARENA_AWAY && !room_in_running_race(p))
-        arena_wait(h->a, p->id, ah_now_ms());
+    if (arena_entrant_state(h->a, p->id, NULL) == ARENA_AWAY &&
+        !room_in_running_race(p) && arena_wait(h->a, p->id, ah_now_ms()) == 0)
+        ah_event_in(h, p);
     ah_kick(h);
 }
 

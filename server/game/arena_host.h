@@ -50,6 +50,15 @@ void arena_host_schedule(game *g);
  * for their rooms: arena_host_relink, arena_host_restored). */
 void arena_host_restore(game *g);
 
+/* After a restart, an entrant that waited in an arena's pool (or was racing,
+ * to wait again after its race, and its race did not come back) is put back
+ * in the pool when it comes back: by `resume` with its token (no seat had it)
+ * or by `hello` with its account's key. p, a player that is in nothing yet,
+ * then becomes that entrant (its id and name), gets `welcome` and the
+ * `arena`, and true is returned; false: no arena holds such an entrant. */
+bool arena_host_resume(srv_player *p, const char *token);
+bool arena_host_login(srv_player *p);
+
 /* Frees every arena (server shutdown, after room_close_all). */
 void arena_host_close_all(game *g);
 
@@ -81,13 +90,15 @@ void arena_host_on_every_claim(game *g,
                                void (*claim)(void *ctx, game *g, int64_t starts_ms),
                                void *ctx);
 void arena_host_every_open(game *g, int64_t starts_ms);
-/* Takeover: another node's arena (its latest `arena` record, line) runs here
- * now, restored as at start-up (arena_host_restore) and written into this
+/* Takeover: another node's arena (its latest `arena` record, line, and the
+ * `arena_ev` lines of that arena after it, events) runs here now, restored as
+ * at start-up (arena_host_restore) and its whole state written into this
  * node's journal; false if it is not (already here, an hour past its end,
  * unreadable). Call before its running races are rebuilt (they relink as at
  * start-up); then arena_host_adopted(g, code) gives up its races that no
  * rebuilt room claimed. */
-bool arena_host_adopt(game *g, const char *line, size_t len);
+bool arena_host_adopt(game *g, const char *line, size_t len, const char *events,
+                      size_t events_len);
 void arena_host_adopted(game *g, const char *code);
 /* Fencing (this node lost the cluster; its records are another node's now,
  * which takes its arenas over): every arena here is let go, as its rooms are

@@ -13,6 +13,7 @@
 #define HOUR_MS        3600000LL
 #define UPDATE_MS      1000 /* the standings go out at most this often */
 #define CREATES_A_HOUR 5    /* arenas one address creates an hour */
+#define STARTS_A_TURN  8    /* races of one pairing round started a loop turn */
 
 typedef struct arena_host {
     srv_link link;     /* in arena_hosts.all */
@@ -27,15 +28,26 @@ typedef struct arena_host {
     uv_timer_t timer; /* pairing's next_ms, the start, the end, the next update */
     struct arena_entry *by_id; /* the entrants' players here, by id */
     uint64_t sent_revision;
-    uint64_t recorded_revision; /* arena_revision when it was last recorded */
     /* Room for one pairing round's groups: at most entrants / 2 + 1 (every
      * group has two entrants but one lone entrant's), grown as they join. */
     arena_group *groups;
     size_t groups_cap;
+    /* groups[pending_from, pending_count): formed, their rooms not started
+     * yet (the next turns start them; no pairing round meanwhile). */
+    size_t pending_from, pending_count;
     int64_t sent_ms;
     /* The final `arena` without `you` (finished arenas), for every reader. */
     char *final_shared;
     size_t final_len;
+    /* Restored: the entrants that waited when the server stopped and have not
+     * come back yet (arena_host_resume, arena_host_login), nheld of them. */
+    proto_arena_rec_back *held;
+    size_t nheld;
+    /* The journal: bytes of the last `arena` record (the whole state) and of
+     * the `arena_ev` records since; a new `arena` record is written once the
+     * events outweigh it, so replay and compaction stay bounded and each
+     * event costs O(1) amortised. */
+    size_t state_bytes, event_bytes;
 } arena_host;
 
 /* One address's creations in the last hour (the oldest first). */
@@ -102,9 +114,22 @@ int64_t ah_now_ms(void);
 /* An arena as `arenas` lists it (no standings). */
 proto_arena_info ah_info_of(const arena_host *h, int64_t now);
 char *ah_shared_line(const arena_host *h, size_t max, size_t *len);
-/* One arena from its record (arena_restore.c, as at start-up): false if it
- * could not be restored. */
-bool ah_restore_record(game *g, const proto_arena_record *rec, int64_t now);
+/* One arena from its record and the `arena_ev` lines after it (arena_restore.c,
+ * as at start-up): false if it could not be restored. */
+bool ah_restore_record(game *g, const proto_arena_record *rec, const char *events,
+                       size_t events_len, int64_t now);
+/* The arena's whole state to the journal (an `arena` record). */
+void ah_record(arena_host *h);
+/* One event to the journal (an `arena_ev` record; e's code is set here). */
+void ah_event(arena_host *h, proto_arena_event *e);
+/* An `in` event for entrant p (its token's hash and account, to come back by). */
+void ah_event_in(arena_host *h, const srv_player *p);
+/* An `out` event: entrant id left the pool. */
+void ah_event_out(arena_host *h, uint64_t id);
+/* Sends p the arena (its own row if an entrant), or an error. */
+void ah_reply_arena(arena_host *h, srv_player *p);
+/* Forgets entrant id's held claim, if it has one (it is here again). */
+void ah_held_drop(arena_host *h, uint64_t id);
 /* Pairing, the start, the end and the next update: an arena's one timer. */
 void ah_on_timer(uv_timer_t *t);
 

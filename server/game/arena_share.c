@@ -37,7 +37,8 @@ void arena_host_on_every_claim(game *g,
     hs->every_claim_ctx = ctx;
 }
 
-bool arena_host_adopt(game *g, const char *line, size_t len) {
+bool arena_host_adopt(game *g, const char *line, size_t len, const char *events,
+                      size_t events_len) {
     if (!ah_hosts_of(g)) return false;
     proto_arena_record rec;
     if (proto_dec_arena_record(line, len, &rec) < 0) {
@@ -50,17 +51,20 @@ bool arena_host_adopt(game *g, const char *line, size_t len) {
         srv_log(SRV_LOG_WARN, "takeover: arena %s runs here already", rec.code);
     } else if (rec.finished && rec.finished_ms + HOUR_MS <= now) {
         /* freed by now where it ran: nothing to keep */
-    } else if (!ah_restore_record(g, &rec, now)) {
+    } else if (!ah_restore_record(g, &rec, events, events_len, now)) {
         srv_log(SRV_LOG_WARN, "takeover: arena %s could not be restored", rec.code);
     } else {
-        /* Its state as its node last recorded it is this node's record now,
-         * before its races are rebuilt into this journal. */
-        journal_arena(g->journal, rec.code, line, len);
+        /* Its state as its node last had it (the record and the events after
+         * it) is this node's record now, before its races are rebuilt into
+         * this journal: one whole `arena` record, so that this node's events
+         * follow a base of its own. */
+        ah_record(ah_find(g, rec.code));
         srv_log(SRV_LOG_INFO, "takeover: arena %s (%zu entrants) runs here now", rec.code,
                 rec.count);
         adopted = true;
     }
     free(rec.entrants);
+    free(rec.back);
     return adopted;
 }
 

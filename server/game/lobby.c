@@ -496,6 +496,8 @@ void lobby_hello(srv_player *p, const proto_request *req) {
         memcpy(room_seat_of(p)->name, p->name, sizeof p->name);
         fanout_touch(&p->room->fan); /* spectators' snapshots show names */
     }
+    /* An account's entrant that waited when the server stopped is back. */
+    if (arena_host_login(p)) return;
     send_welcome(p);
 }
 

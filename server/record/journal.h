@@ -147,9 +147,15 @@ bool journal_daily_get(const journal *j, int32_t day, int size, jrn_daily_seed *
 void journal_arena(journal *j, const char *code, const char *line, size_t len);
 /* An arena no longer kept (an hour after its end): compaction leaves it out. */
 void journal_arena_drop(journal *j, const char *code);
+/* line is an `arena_ev` record of that code (what happened since its last
+ * `arena` record): appended, and kept after that record until the next. */
+void journal_arena_event(journal *j, const char *code, const char *line, size_t len);
 /* The arenas read back at start-up (and kept since): their latest lines. */
 size_t journal_arena_count(const journal *j);
 const char *journal_arena_line(const journal *j, size_t i, size_t *len);
+/* Arena i's `arena_ev` lines since its latest `arena` record, in order
+ * (len 0: none). */
+const char *journal_arena_events(const journal *j, size_t i, size_t *len);
 /* Whether rec is a daily game whose day is not over: journal_history and
  * journal_replay leave it out (its record holds the day's seed). */
 bool journal_daily_secret(const journal *j, const proto_game_record *rec);

@@ -296,7 +296,25 @@ static void test_arena_record(void **state) {
     assert_int_equal(back.entrants[0].state, 2);
     assert_string_equal(back.entrants[1].name, "bo");
     assert_int_equal(back.entrants[1].since_ms, 1500);
+    assert_int_equal(back.nback, 0); /* none written: no member */
     free(back.entrants);
+    /* The entrants to put back after a restart: a guest's token hash, an
+     * account's name. */
+    proto_arena_rec_back held[2] = {{.id = 9, .account = ""},
+                                    {.id = 7, .account = "Ann"}};
+    memset(held[0].token_hash, 'a', 64);
+    a.back = held;
+    a.nback = 2;
+    b.len = 0;
+    assert_int_equal(proto_rec_put_arena(&b, &a), 0);
+    assert_int_equal(proto_dec_arena_record(b.data, b.len, &back), 0);
+    assert_int_equal(back.nback, 2);
+    assert_int_equal(back.back[0].id, 9);
+    assert_string_equal(back.back[0].token_hash, held[0].token_hash);
+    assert_string_equal(back.back[1].account, "Ann");
+    assert_string_equal(back.back[1].token_hash, "");
+    free(back.entrants);
+    free(back.back);
     static const char *const bad[] = {
         "{\"j\":\"arena\",\"arena\":\"AB12CD\"}",
         "{\"j\":\"arena\",\"arena\":\"AB12CD\",\"name\":\"x\",\"players\":9,\"size\":4,"
@@ -307,15 +325,75 @@ static void test_arena_record(void **state) {
         "\"target\":2048,\"starts\":1,\"ends\":2,\"pair_wait\":0,\"bots_wait\":0,"
         "\"max_entrants\":1,\"next_race\":1,\"finished\":false,\"finished_at\":0,"
         "\"entrants\":[[1,\"a\",0,0,0,0,3,false,0,0,0]]}",
+        "{\"j\":\"arena\",\"arena\":\"AB12CD\",\"name\":\"x\",\"players\":2,\"size\":4,"
+        "\"target\":2048,\"starts\":1,\"ends\":2,\"pair_wait\":0,\"bots_wait\":0,"
+        "\"max_entrants\":1,\"next_race\":1,\"finished\":false,\"finished_at\":0,"
+        "\"entrants\":[],\"back\":[[1,\"abc\",\"\"]]}",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(proto_dec_arena_record(bad[i], strlen(bad[i]), &back), -1);
     byte_buf_free(&b);
 }
 
+/* The `arena_ev` records: each kind round trips; a bad one is refused. */
+static void test_arena_events(void **state) {
+    (void)state;
+    proto_arena_event evs[5] = {
+        {.kind = PROTO_ARENA_EV_IN,
+         .name = "ann",
+         .back = {.id = 7, .account = "Ann"},
+         .at_ms = 5},
+        {.kind = PROTO_ARENA_EV_OUT, .back = {.id = 9}},
+        {.kind = PROTO_ARENA_EV_FORM, .race = 3, .n = 2, .ids = {7, 9}},
+        {.kind = PROTO_ARENA_EV_RACE,
+         .race = 3,
+         .players = 4,
+         .at_ms = 8,
+         .n = 2,
+         .ids = {7, 9},
+         .places = {1, 3},
+         .left = {false, true}},
+        {.kind = PROTO_ARENA_EV_ABANDON, .race = 4, .at_ms = 9, .n = 1, .ids = {7}},
+    };
+    memset(evs[0].back.token_hash, 'b', 64);
+    for (int i = 0; i < 5; i++) {
+        snprintf(evs[i].code, sizeof evs[i].code, "AB12CD");
+        byte_buf b = {0};
+        assert_int_equal(proto_rec_put_arena_event(&b, &evs[i]), 0);
+        assert_true(proto_rec_is(b.data, b.len, "arena_ev"));
+        assert_false(proto_rec_is(b.data, b.len, "arena"));
+        char code[PROTO_ROOM_MAX + 1];
+        assert_int_equal(proto_arena_record_code(b.data, b.len, code), 0);
+        assert_string_equal(code, "AB12CD");
+        proto_arena_event back;
+        assert_int_equal(proto_dec_arena_event(b.data, b.len, &back), 0);
+        assert_int_equal(back.kind, evs[i].kind);
+        assert_int_equal(back.n, evs[i].n);
+        assert_int_equal(back.back.id, evs[i].back.id);
+        byte_buf again = {0}; /* what was read writes the same line */
+        assert_int_equal(proto_rec_put_arena_event(&again, &back), 0);
+        assert_int_equal(again.len, b.len);
+        assert_memory_equal(again.data, b.data, b.len);
+        byte_buf_free(&again);
+        byte_buf_free(&b);
+    }
+    static const char *const bad[] = {
+        "{\"j\":\"arena_ev\",\"arena\":\"A\",\"ev\":\"nope\"}",
+        "{\"j\":\"arena_ev\",\"arena\":\"A\",\"ev\":\"form\",\"race\":1,\"ids\":[]}",
+        "{\"j\":\"arena_ev\",\"arena\":\"A\",\"ev\":\"race\",\"race\":1,"
+        "\"places\":[[1,9,false]],\"players\":2,\"at\":0}",
+        "{\"j\":\"arena_ev\",\"arena\":\"A\",\"ev\":\"in\",\"id\":1,\"name\":\"\","
+        "\"token_hash\":\"\",\"account\":\"\",\"at\":0}",
+    };
+    proto_arena_event e;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(proto_dec_arena_event(bad[i], strlen(bad[i]), &e), -1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arena_record),
+        cmocka_unit_test(test_arena_events),
         cmocka_unit_test(test_arena_start_record),
         cmocka_unit_test(test_old_start_records),
         cmocka_unit_test(test_old_other_records),

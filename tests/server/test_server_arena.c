@@ -608,6 +608,159 @@ static void test_kill_9_mid_race(void **state) {
     assert_int_equal(server_stop(again), 0);
 }
 
+/* kill -9 while entrants wait in the pool (not racing): after the restart a
+ * guest that comes back by `resume` with its token and an account that comes
+ * back by `hello` with its key are the same entrants again (their ids), wait
+ * in the pool and are paired into a race together at the start. */
+static void test_kill_9_waiting_come_back(void **state) {
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/j", harness_temp_dir("arena-kill9-wait"));
+    th_server *s = arena_server((const char *const[]){"--journal", path, NULL});
+    client *a = client_connect(s);
+    json_int_t alice = jint(client_hello(a, "alice"), "id");
+    char token[64];
+    snprintf(token, sizeof token, "%s", client_token(a));
+    client *b = client_named(s, "Bob");
+    client_send(b, "{\"type\":\"register\"}");
+    json_t *reg = client_expect(b, "registered", WAIT);
+    char key[40];
+    snprintf(key, sizeof key, "%s", jstr(reg, "key"));
+    client_send(b, "{\"type\":\"hello\",\"name\":\"Bob\",\"key\":\"%s\"}", key);
+    json_int_t bob = jint(client_expect(b, "welcome", WAIT), "id");
+    /* Starts in 200 s scaled (10 s): both wait in the pool until then. */
+    const char *code = create(a, "\"name\":\"waiting\",\"minutes\":60,\"players\":2,"
+                                 "\"target\":8,\"starts_in\":200");
+    char arena[16];
+    snprintf(arena, sizeof arena, "%s", code);
+    join(a, arena);
+    join(b, arena);
+    /* The update that shows both went out after their record: once it is
+     * durable, the server dies with both waiting. */
+    json_t *up;
+    do {
+        up = wait_for(a, "arena", 10000);
+    } while (jint(up, "entrants") < 2);
+    assert_string_equal(jstr(up, "status"), "upcoming");
+    assert_true(jbool(jobj(up, "you"), "waiting"));
+    natsd_wait_metric(s, "race2048_journal_waiting_bytes", 0, 10000);
+    server_kill(s);
+    th_server *again = arena_server((const char *const[]){"--journal", path, NULL});
+    /* A token nobody had is no entrant's: refused as before. */
+    client *stranger = client_connect(again);
+    client_send(stranger, "{\"type\":\"resume\",\"token\":\"%032d\"}", 7);
+    client_expect_error(stranger, "bad_token", WAIT);
+    client *qa = client_connect(again);
+    client_send(qa, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
+    json_t *w = client_expect(qa, "welcome", WAIT);
+    assert_int_equal(jint(w, "id"), alice);
+    assert_string_equal(jstr(w, "name"), "alice");
+    assert_string_equal(jstr(w, "token"), token);
+    json_t *back = client_expect(qa, "arena", WAIT);
+    assert_string_equal(jstr(back, "arena"), arena);
+    assert_int_equal(jint(jobj(back, "you"), "id"), alice);
+    assert_true(jbool(jobj(back, "you"), "waiting"));
+    client *qb = client_connect(again);
+    client_send(qb, "{\"type\":\"hello\",\"name\":\"bob\",\"key\":\"%s\"}", key);
+    w = client_expect(qb, "welcome", WAIT);
+    assert_int_equal(jint(w, "id"), bob);
+    back = client_expect(qb, "arena", WAIT);
+    assert_int_equal(jint(jobj(back, "you"), "id"), bob);
+    assert_true(jbool(jobj(back, "you"), "waiting"));
+    assert_int_equal(jint(back, "entrants"), 2);
+    /* Each comes back once: the token again is no seat's nor entrant's. */
+    client *twice = client_connect(again);
+    client_send(twice, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
+    client_expect_error(twice, "bad_token", WAIT);
+    /* At the start both race each other. */
+    json_t *sa = wait_for(qa, "start", 30000);
+    json_t *sb = wait_for(qb, "start", WAIT);
+    assert_string_equal(jstr(sa, "arena"), arena);
+    assert_string_equal(jstr(sa, "room"), jstr(sb, "room"));
+    assert_int_equal(json_array_size(jarr(sa, "players")), 2);
+    assert_int_equal(bots_in(jarr(sa, "players")), 0);
+    assert_int_equal(jint(sa, "you"), alice);
+    assert_int_equal(jint(sb, "you"), bob);
+    assert_int_equal(server_stop(again), 0);
+}
+
+/* kill -9 after more events than the arena's last record weighs (30 joins: a
+ * new record is written among them, events follow it): after the restart
+ * every entrant is there, and the first and the last to join come back by
+ * their tokens into the pool. */
+static void test_kill_9_after_many_events(void **state) {
+    (void)state;
+    enum { N = 30 };
+    char path[512];
+    snprintf(path, sizeof path, "%s/j", harness_temp_dir("arena-kill9-events"));
+    th_server *s = arena_server((const char *const[]){"--journal", path, NULL});
+    client *host = client_named(s, "host");
+    const char *code = create(host, "\"name\":\"many\",\"minutes\":60,\"players\":8,"
+                                    "\"starts_in\":200");
+    char arena[16];
+    snprintf(arena, sizeof arena, "%s", code);
+    char tokens[2][64];
+    json_int_t ids[2];
+    for (int i = 0; i < N; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "e%d", i);
+        client *c = client_connect(s);
+        json_int_t id = jint(client_hello(c, name), "id");
+        if (i == 0 || i == N - 1) {
+            snprintf(tokens[i ? 1 : 0], sizeof tokens[0], "%s", client_token(c));
+            ids[i ? 1 : 0] = id;
+        }
+        join(c, arena);
+    }
+    natsd_wait_metric(s, "race2048_journal_waiting_bytes", 0, 10000);
+    server_kill(s);
+    th_server *again = arena_server((const char *const[]){"--journal", path, NULL});
+    client *c = client_named(again, "reader");
+    client_send(c, "{\"type\":\"arena_results\",\"arena\":\"%s\"}", arena);
+    json_t *res = client_expect(c, "arena", WAIT);
+    assert_int_equal(jint(res, "entrants"), N);
+    assert_string_equal(jstr(res, "status"), "upcoming");
+    for (int k = 0; k < 2; k++) {
+        client *q = client_connect(again);
+        client_send(q, "{\"type\":\"resume\",\"token\":\"%s\"}", tokens[k]);
+        assert_int_equal(jint(client_expect(q, "welcome", WAIT), "id"), ids[k]);
+        json_t *back = client_expect(q, "arena", WAIT);
+        assert_true(jbool(jobj(back, "you"), "waiting"));
+        assert_int_equal(jint(back, "entrants"), N);
+    }
+    assert_int_equal(server_stop(again), 0);
+}
+
+/* 19 entrants of a 2-player arena at its start: one pairing round forms 9
+ * races (started over two loop turns) and leaves one entrant, who races a bot
+ * once it has waited alone (the round after the last start says when). */
+static void test_round_over_turns_and_the_rest(void **state) {
+    (void)state;
+    enum { N = 19 };
+    th_server *s = arena_server(NULL);
+    client *host = client_named(s, "host");
+    const char *code = create(host, "\"name\":\"turns\",\"minutes\":60,\"players\":2,"
+                                    "\"starts_in\":100");
+    char arena[16];
+    snprintf(arena, sizeof arena, "%s", code);
+    client *c[N];
+    for (int i = 0; i < N; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "t%d", i);
+        c[i] = client_named(s, name);
+        join(c[i], arena);
+    }
+    int with_bots = 0;
+    for (int i = 0; i < N; i++) {
+        json_t *st = wait_for(c[i], "start", 20000);
+        assert_string_equal(jstr(st, "arena"), arena);
+        assert_int_equal(json_array_size(jarr(st, "players")), 2);
+        with_bots += bots_in(jarr(st, "players"));
+    }
+    assert_int_equal(with_bots, 1);
+    assert_int_equal(server_stop(s), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_create_bounds, harness_teardown),
@@ -615,11 +768,14 @@ int main(void) {
         cmocka_unit_test_teardown(test_races_points_streak_and_end, harness_teardown),
         cmocka_unit_test_teardown(test_pairing_sizes_and_bots, harness_teardown),
         cmocka_unit_test_teardown(test_pairing_2_to_8, harness_teardown),
+        cmocka_unit_test_teardown(test_round_over_turns_and_the_rest, harness_teardown),
         cmocka_unit_test_teardown(test_leave_forfeits, harness_teardown),
         cmocka_unit_test_teardown(test_disconnect_past_grace, harness_teardown),
         cmocka_unit_test_teardown(test_arena_every, harness_teardown),
         cmocka_unit_test_teardown(test_kill_9_and_restart, harness_teardown),
         cmocka_unit_test_teardown(test_kill_9_mid_race, harness_teardown),
+        cmocka_unit_test_teardown(test_kill_9_waiting_come_back, harness_teardown),
+        cmocka_unit_test_teardown(test_kill_9_after_many_events, harness_teardown),
     };
     const char *only = getenv("RACE2048_TEST");
     if (only) cmocka_set_test_filter(only);
