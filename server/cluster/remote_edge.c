@@ -74,6 +74,9 @@ void home_forward(remote *r, remote_home *h, const proto_request *req) {
         json_object_set_new(op, "nm", json_string(p->name));
         json_object_set_new(op, "tk", json_string(p->token));
         if (p->wants_resume_code) json_object_set_new(op, "rc", json_true());
+        /* Logged in here: its seats there are its account's (rated races rate
+         * it; accounts are the cluster's, every node has them). */
+        if (p->account) json_object_set_new(op, "ac", json_string(p->account->name));
         char hex[2 * SINK_ADDR_KEY_MAX + 1];
         remote_addr_hex(p, hex);
         if (hex[0]) json_object_set_new(op, "ad", json_string(hex));
@@ -176,6 +179,11 @@ static bool route(remote *r, srv_player *p, proto_request *req) {
     case PROTO_REQ_PING:
     case PROTO_REQ_RESUME:
     case PROTO_REQ_NONE:
+    /* Accounts are the cluster's (NATS KV, and every node's table kept in step
+     * by its watch): this node answers them, wherever p's room runs. */
+    case PROTO_REQ_REGISTER:
+    case PROTO_REQ_LEADERBOARD:
+    case PROTO_REQ_PROFILE:
     case PROTO_REQ_ARENA_CREATE: /* an arena runs on the node that got its create */
         return false;
     case PROTO_REQ_ARENAS:
@@ -190,6 +198,12 @@ static bool route(remote *r, srv_player *p, proto_request *req) {
         lobby_welcome(p);
         taken = arena_route(r, p, req);
         break;
+    case PROTO_REQ_DAILY:
+        /* A daily game is played where the account logged in (its claim is
+         * this node's to make): p comes back from the other node's room
+         * first, as for a join of a room here (busy in a running race). */
+        lobby_welcome(p);
+        return move_home(r, p, req, r->name);
     case PROTO_REQ_ROOMS:
         lobby_welcome(p);
         taken = gather_ask_shared(r, &r->rooms_asked, GATHER_ROOMS, p, 0);

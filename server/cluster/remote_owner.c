@@ -180,6 +180,12 @@ void guest_on_request(remote *r, const char *from, const json_t *op) {
             return;
         }
         gs->p->wants_resume_code = json_is_true(json_object_get(op, "rc"));
+        /* Its account, as this node's table has it (the watch brings another
+         * node's registrations within moments; one not here yet races as a
+         * guest, unrated for it). */
+        const char *account = json_string_value(json_object_get(op, "ac"));
+        if (account && proto_valid_name(account))
+            gs->p->account = acct_find(&r->g->accounts, account);
     }
     proto_request req;
     if (wire_request_parse(json_object_get(op, "q"), &req) < 0) return;

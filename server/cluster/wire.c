@@ -107,9 +107,10 @@ json_t *wire_request(const proto_request *req) {
 }
 
 /* The request types one node forwards to another: the room's requests up to
- * replay, and the arenas' (issue 28). Accounts' requests are each node's own. */
+ * replay, and the arenas' (issue 28). Accounts' requests are each node's own;
+ * a daily travels only to bring its player back (move_to) and back again. */
 static bool forwarded_type(json_int_t t) {
-    return (t >= 0 && t <= PROTO_REQ_REPLAY) ||
+    return (t >= 0 && t <= PROTO_REQ_REPLAY) || t == PROTO_REQ_DAILY ||
            (t >= PROTO_REQ_ARENA_CREATE && t <= PROTO_REQ_ARENA_RESULTS);
 }
 

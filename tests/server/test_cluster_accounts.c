@@ -247,6 +247,39 @@ static void test_two_nodes_rate_one_account(void **state) {
                      0);
 }
 
+/* An account logged in on a races in a rated room of b (its seat there is a
+ * remote player of b): the race rates the account, and while its requests go
+ * to b's room its own node answers profile, leaderboard and daily (before:
+ * b raced it as a guest, unrated, and dropped the account requests). */
+static void test_account_races_on_another_node(void **state) {
+    (void)state;
+    th_server *n[2];
+    two_nodes(n);
+    char key[33];
+    client *rex = registered(n[0], "Rex", key);
+    profile_with_games(n[1], "Rex", 0); /* b's table has it (its watch) */
+    client *host = client_connect(n[1]);
+    client_send(host, "{\"type\":\"create\",\"players\":2,\"rated\":true}");
+    const char *code =
+        jstr(client_expect_skip(host, "room", "welcome player", WAIT), "room");
+    client_send(rex, "{\"type\":\"join\",\"room\":\"%s\"}", code);
+    client_expect_skip(rex, "start", "room player", WAIT);
+    client_expect_skip(host, "start", "room player", WAIT);
+    client_send(host, "{\"type\":\"leave\"}");
+    json_t *end = client_expect_skip(rex, "end", "state player", WAIT);
+    assert_non_null(json_object_get(end, "ratings"));
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(jint(profile_with_games(n[i], "Rex", 1), "wins"), 1);
+    /* Its requests still go to b's room (kept for a rematch): answered here. */
+    client_send(rex, "{\"type\":\"profile\",\"name\":\"Rex\"}");
+    client_expect_skip(rex, "profile", "player room", WAIT);
+    client_send(rex, "{\"type\":\"leaderboard\",\"board\":\"rating\"}");
+    client_expect_skip(rex, "leaderboard", "player room", WAIT);
+    client_send(rex, "{\"type\":\"daily\"}");
+    json_t *start = client_expect_skip(rex, "start", "player room", WAIT);
+    assert_int_equal(strlen(jstr(start, "daily")), 10); /* its day, YYYY-MM-DD */
+}
+
 /* A node with a journal of its own (the records takeover reads come from it). */
 static th_server *node_with_journal(const char *name, const char *dir) {
     char path[512];
@@ -546,6 +579,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_one_name_one_account, natsd_setup,
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_two_nodes_rate_one_account, natsd_setup,
+                                        natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_account_races_on_another_node, natsd_setup,
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_rated_race_taken_over, natsd_setup,
                                         natsd_teardown),
