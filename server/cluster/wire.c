@@ -60,14 +60,19 @@ static uint64_t abs_ms(json_int_t rel, uint64_t now) {
     return rel ? now + (uint64_t)rel : 0;
 }
 
+/* A request's settings; `rated` last (a node of before issue 27 sends four). */
 static json_t *settings_json(const proto_settings *s) {
-    return json_pack("[iiII]", s->players, s->size, (json_int_t)s->target,
-                     (json_int_t)s->time_limit);
+    return json_pack("[iiIIb]", s->players, s->size, (json_int_t)s->target,
+                     (json_int_t)s->time_limit, s->rated);
 }
 
 static int settings_parse(const json_t *v, proto_settings *out) {
     json_int_t players, size, target, limit;
-    if (json_unpack((json_t *)v, "[IIII]", &players, &size, &target, &limit) < 0)
+    int rated = 0;
+    if (json_array_size(v) == 5
+            ? json_unpack((json_t *)v, "[IIIIb]", &players, &size, &target, &limit,
+                          &rated) < 0
+            : json_unpack((json_t *)v, "[IIII]", &players, &size, &target, &limit) < 0)
         return -1;
     if (players < 0 || players > PROTO_PLAYERS_MAX || size < 0 || size > ENG_SIZE_MAX ||
         target < 0 || target > (1 << 20) || limit < 0 || limit > 86400)
@@ -75,7 +80,8 @@ static int settings_parse(const json_t *v, proto_settings *out) {
     *out = (proto_settings){.players = (int)players,
                             .size = (int)size,
                             .target = (uint32_t)target,
-                            .time_limit = (uint32_t)limit};
+                            .time_limit = (uint32_t)limit,
+                            .rated = rated != 0};
     return 0;
 }
 

@@ -280,6 +280,32 @@ static void test_account_races_on_another_node(void **state) {
     assert_int_equal(strlen(jstr(start, "daily")), 10); /* its day, YYYY-MM-DD */
 }
 
+/* Two accounts, one on each node, `quick` on 4x4: every quick of them meets
+ * on one node (its host), so one of them races on the other node; the race
+ * is rated and rates both (before: the quick reached its host without
+ * `rated`, and the remote seat raced as a guest). */
+static void test_quick_rates_accounts_of_both_nodes(void **state) {
+    (void)state;
+    th_server *n[2];
+    two_nodes(n);
+    char key[2][33];
+    client *c[2] = {registered(n[0], "Ann", key[0]), registered(n[1], "Bob", key[1])};
+    profile_with_games(n[0], "Bob", 0);
+    profile_with_games(n[1], "Ann", 0);
+    for (int i = 0; i < 2; i++)
+        client_send(c[i], "{\"type\":\"quick\",\"players\":2}");
+    for (int i = 0; i < 2; i++)
+        assert_true(jbool(client_expect_skip(c[i], "start", "queued room player", WAIT),
+                          "rated"));
+    client_send(c[0], "{\"type\":\"leave\"}");
+    json_t *end = client_expect_skip(c[1], "end", "state player", WAIT);
+    assert_int_equal(json_array_size(jarr(end, "ratings")), 2);
+    for (int i = 0; i < 2; i++) {
+        profile_with_games(n[i], "Ann", 1);
+        profile_with_games(n[i], "Bob", 1);
+    }
+}
+
 /* A node with a journal of its own (the records takeover reads come from it). */
 static th_server *node_with_journal(const char *name, const char *dir) {
     char path[512];
@@ -582,6 +608,8 @@ int main(void) {
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_account_races_on_another_node, natsd_setup,
                                         natsd_teardown),
+        cmocka_unit_test_setup_teardown(test_quick_rates_accounts_of_both_nodes,
+                                        natsd_setup, natsd_teardown),
         cmocka_unit_test_setup_teardown(test_rated_race_taken_over, natsd_setup,
                                         natsd_teardown),
         cmocka_unit_test_setup_teardown(test_ended_race_unwritten_taken_over, natsd_setup,

@@ -64,6 +64,23 @@ static void test_request_round_trip(void **state) {
     assert_int_equal(back.type, PROTO_REQ_ARENA_JOIN);
     assert_string_equal(back.room, "AB3DEF");
     json_decref(v);
+
+    /* A quick or create keeps `rated` on its way to another node (before, a
+     * quick matched on its host node was never rated); a node that sends
+     * four settings (no `rated`) is still understood. */
+    proto_request quick;
+    memset(&quick, 0, sizeof quick);
+    quick.type = PROTO_REQ_QUICK;
+    quick.settings =
+        (proto_settings){.players = 2, .size = 4, .target = 2048, .rated = true};
+    v = wire_request(&quick);
+    assert_int_equal(wire_request_parse(v, &back), 0);
+    assert_true(back.settings.rated);
+    json_array_remove(json_object_get(v, "s"), 4);
+    assert_int_equal(wire_request_parse(v, &back), 0);
+    assert_false(back.settings.rated);
+    assert_int_equal(back.settings.target, 2048);
+    json_decref(v);
 }
 
 static void test_request_refused(void **state) {
