@@ -490,11 +490,30 @@ static int route_limit(const char *query) {
     return limit;
 }
 
+/* The code of /api/arena/CODE (to the end of the path), upper-cased; "" if
+ * it is not 4 to 8 letters or digits. */
+static void route_arena_code(const char *code, proto_http_route *out) {
+    size_t n = strcspn(code, "?#");
+    out->arena[0] = '\0';
+    if (n < 4 || n > PROTO_ROUTE_ARENA_MAX) return;
+    for (size_t i = 0; i < n; i++) {
+        char ch = code[i];
+        if (ch >= 'a' && ch <= 'z') ch = (char)(ch - 'a' + 'A');
+        if (!((ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))) {
+            out->arena[0] = '\0';
+            return;
+        }
+        out->arena[i] = ch;
+    }
+    out->arena[n] = '\0';
+}
+
 proto_http_route proto_http_route_of(const char *target) {
     proto_http_route r = {.kind = PROTO_ROUTE_NONE};
     size_t path_len = strcspn(target, "?#");
     static const char game[] = "/game/", api_game[] = "/api/game/",
-                      history[] = "/api/history";
+                      history[] = "/api/history", arenas[] = "/api/arenas",
+                      arena[] = "/api/arena/";
     if (path_len > strlen(game) && strncmp(target, game, strlen(game)) == 0 &&
         !memchr(target + strlen(game), '/', path_len - strlen(game))) {
         r.kind = PROTO_ROUTE_GAME_PAGE;
@@ -507,6 +526,12 @@ proto_http_route proto_http_route_of(const char *target) {
     } else if (path_len == strlen(history) && strncmp(target, history, path_len) == 0) {
         r.kind = PROTO_ROUTE_API_HISTORY;
         r.limit = target[path_len] == '?' ? route_limit(target + path_len + 1) : 20;
+    } else if (path_len == strlen(arenas) && strncmp(target, arenas, path_len) == 0) {
+        r.kind = PROTO_ROUTE_API_ARENAS;
+    } else if (path_len > strlen(arena) && strncmp(target, arena, strlen(arena)) == 0 &&
+               !memchr(target + strlen(arena), '/', path_len - strlen(arena))) {
+        r.kind = PROTO_ROUTE_API_ARENA;
+        route_arena_code(target + strlen(arena), &r);
     }
     return r;
 }

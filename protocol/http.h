@@ -158,7 +158,12 @@ typedef enum proto_http_route_kind {
     PROTO_ROUTE_GAME_PAGE,   /* /game/ID */
     PROTO_ROUTE_API_GAME,    /* /api/game/ID */
     PROTO_ROUTE_API_HISTORY, /* /api/history[?limit=N] */
+    PROTO_ROUTE_API_ARENAS,  /* /api/arenas */
+    PROTO_ROUTE_API_ARENA,   /* /api/arena/CODE */
 } proto_http_route_kind;
+
+/* An arena's code in /api/arena/CODE: at most this many characters. */
+#define PROTO_ROUTE_ARENA_MAX 8
 
 /* Games ids in a path: decimal digits, at most this many (below 2^63, as
  * JSON integers are read). */
@@ -172,6 +177,9 @@ typedef struct proto_http_route {
     uint64_t game;
     /* API_HISTORY: 1 to 100 (20 without limit=); 0 for a bad limit= value. */
     int limit;
+    /* API_ARENA: the code upper-cased, if it is 4 to 8 letters or digits;
+     * "" for anything else, which names no arena (404). */
+    char arena[PROTO_ROUTE_ARENA_MAX + 1];
 } proto_http_route;
 
 /* Which of the routes above target (a request target, path and query) asks

@@ -188,6 +188,7 @@ static const char game_missing_page[] =
 static int error_status(proto_err code) {
     switch (code) {
     case PROTO_ERR_GAME_NOT_FOUND:
+    case PROTO_ERR_ARENA_NOT_FOUND:
         return 404;
     case PROTO_ERR_RATE_LIMITED:
         return 429;
@@ -221,10 +222,12 @@ static void respond_json_error(conn *c, int status, proto_err code, const char *
 static void http_deliver(conn *c, const srv_msg *m) {
     struct web_session *w = c->web;
     if (!w || w->awaiting == PROTO_ROUTE_NONE) return;
-    if (m->type != SRV_MSG_HISTORY && m->type != SRV_MSG_REPLAY &&
-        m->type != SRV_MSG_ERROR)
-        return;
     proto_http_route_kind kind = w->awaiting;
+    bool arenas = kind == PROTO_ROUTE_API_ARENAS || kind == PROTO_ROUTE_API_ARENA;
+    /* The arenas' replies (`arenas`, `arena`) go out as account-kind lines. */
+    if (m->type != SRV_MSG_HISTORY && m->type != SRV_MSG_REPLAY &&
+        m->type != SRV_MSG_ERROR && !(arenas && m->type == SRV_MSG_ACCOUNT))
+        return;
     bool head_only = w->awaiting_head_only;
     bool alive = w->awaiting_keep_alive && !w->close_after && !c->srv->stopping;
     w->awaiting = PROTO_ROUTE_NONE;
@@ -274,11 +277,24 @@ static void ask_game(conn *c, proto_http_route route, bool head_only, bool alive
                            "limit must be an integer from 1 to 100", head_only, alive);
         return;
     }
-    proto_request req = {.type = route.kind == PROTO_ROUTE_API_HISTORY ? PROTO_REQ_HISTORY
-                                                                       : PROTO_REQ_REPLAY,
+    if (route.kind == PROTO_ROUTE_API_ARENA && !route.arena[0]) {
+        respond_json_error(c, 404, PROTO_ERR_ARENA_NOT_FOUND, "no arena has that code",
+                           head_only, alive);
+        return;
+    }
+    proto_request req = {.type = PROTO_REQ_REPLAY,
                          .limit = route.limit,
                          .has_game = route.has_game,
                          .game = route.game};
+    if (route.kind == PROTO_ROUTE_API_HISTORY) req.type = PROTO_REQ_HISTORY;
+    /* The arenas as the `arenas` and `arena_results` requests answer them: in
+     * cluster mode every node's (asked of the others as for a WebSocket). */
+    if (route.kind == PROTO_ROUTE_API_ARENAS) req.type = PROTO_REQ_ARENAS;
+    if (route.kind == PROTO_ROUTE_API_ARENA) {
+        req.type = PROTO_REQ_ARENA_RESULTS;
+        _Static_assert(sizeof req.room >= sizeof route.arena, "an arena code fits");
+        memcpy(req.room, route.arena, sizeof route.arena);
+    }
     struct web_session *w = c->web;
     w->awaiting = route.kind;
     w->awaiting_head_only = head_only;
@@ -357,39 +373,6 @@ static bool answer_accounts_api(conn *c, const proto_http_request *r, const char
         }
         char *line = lobby_leaderboard_line(g, (int)limit, &len);
         respond_json(c, 200, line, len, head_only, alive);
-        return true;
-    }
-    static const char arenas[] = "/api/arenas", arena[] = "/api/arena/";
-    if (strcmp(path, arenas) == 0) {
-        char *line = arena_host_list_line(g, &len);
-        respond_json(
-            c, line ? 200 : 404,
-            line ? line
-                 : proto_enc_error(PROTO_ERR_BUSY, "the server is short of memory", &len),
-            len, head_only, alive);
-        return true;
-    }
-    if (strncmp(path, arena, sizeof arena - 1) == 0) {
-        char code[PROTO_ROOM_MAX + 1];
-        const char *typed = path + sizeof arena - 1;
-        size_t n = strlen(typed);
-        bool found = false;
-        char *line = NULL;
-        if (n >= PROTO_ROOM_MIN && n <= PROTO_ROOM_MAX) {
-            for (size_t i = 0; i <= n; i++)
-                code[i] =
-                    typed[i] >= 'a' && typed[i] <= 'z' ? (char)(typed[i] - 32) : typed[i];
-            line = arena_host_results_line(g, code, &found, &len);
-        }
-        if (!line)
-            respond_json(c, 404,
-                         found ? proto_enc_error(PROTO_ERR_BUSY,
-                                                 "the server is short of memory", &len)
-                               : proto_enc_error(PROTO_ERR_ARENA_NOT_FOUND,
-                                                 "no arena has that code", &len),
-                         len, head_only, alive);
-        else
-            respond_json(c, 200, line, len, head_only, alive);
         return true;
     }
     if (strncmp(path, profile, sizeof profile - 1) == 0) {

@@ -423,6 +423,20 @@ static void test_game_routes(void **state) {
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         assert_int_equal(proto_http_route_of(bad[i]).limit, 0);
     assert_int_equal(proto_http_route_of("/api/historyx").kind, PROTO_ROUTE_NONE);
+    /* Issue 28: the arenas' routes; a code is upper-cased, anything but 4 to 8
+     * letters or digits names no arena. */
+    r = proto_http_route_of("/api/arenas");
+    assert_int_equal(r.kind, PROTO_ROUTE_API_ARENAS);
+    r = proto_http_route_of("/api/arena/ab3def?x=1");
+    assert_int_equal(r.kind, PROTO_ROUTE_API_ARENA);
+    assert_string_equal(r.arena, "AB3DEF");
+    r = proto_http_route_of("/api/arena/ab-3");
+    assert_int_equal(r.kind, PROTO_ROUTE_API_ARENA);
+    assert_string_equal(r.arena, "");
+    r = proto_http_route_of("/api/arena/ABCDEFGHI");
+    assert_string_equal(r.arena, "");
+    r = proto_http_route_of("/api/arena/AB3DEF/x");
+    assert_int_equal(r.kind, PROTO_ROUTE_NONE);
 }
 
 int main(void) {

@@ -15,6 +15,7 @@
 
 #include "harness.h"
 #include "natsd.h"
+#include "wsclient.h"
 
 /* Minutes and waits are divided by this (RACE2048_TEST_ARENA_SCALE): a
  * 5-minute arena lasts 15 s, starts_in 100 is 5 s. The kill's test divides
@@ -35,6 +36,22 @@ static th_server *arena_node(const char *name, const char *journal, const char *
                            : natsd_node(name);
     unsetenv("RACE2048_TEST_ARENA_SCALE");
     return s;
+}
+
+/* GET target of s (its JSON body; *status the HTTP status). */
+static json_t *api_get(th_server *s, const char *target, int *status) {
+    client *c = client_connect(s);
+    char req[256];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: t\r\n\r\n", target);
+    client_send_raw(c, req, (size_t)n, false);
+    http_response r;
+    http_read(c, &r, false, WAIT);
+    *status = r.status;
+    json_t *o = json_loads(r.body, 0, NULL);
+    assert_non_null(o);
+    http_response_free(&r);
+    client_close(c);
+    return harness_keep(o);
 }
 
 /* The next message of this type, skipping any other (within ms). */
@@ -164,6 +181,21 @@ static void test_entrants_on_three_nodes(void **state) {
         client_send(r, "{\"type\":\"arena_results\",\"arena\":\"NOPE23\"}");
         client_expect_error(r, "arena_not_found", WAIT);
         client_close(r);
+        /* The same over HTTP: the cluster's arenas, not only this node's. */
+        int status;
+        json_t *list = api_get(n[i], "/api/arenas", &status);
+        assert_int_equal(status, 200);
+        assert_int_equal(json_array_size(jarr(list, "arenas")), 1);
+        assert_string_equal(jstr(json_array_get(jarr(list, "arenas"), 0), "arena"), code);
+        char target[64];
+        snprintf(target, sizeof target, "/api/arena/%s", code);
+        json_t *one = api_get(n[i], target, &status);
+        assert_int_equal(status, 200);
+        assert_string_equal(jstr(one, "arena"), code);
+        assert_false(jhas(one, "you"));
+        json_t *none = api_get(n[i], "/api/arena/NOPE23", &status);
+        assert_int_equal(status, 404);
+        assert_string_equal(jstr(none, "code"), "arena_not_found");
     }
     /* Two races (the standings of the first may come after the second's
      * start: they are read after the second). */
