@@ -11,7 +11,7 @@
 #include "end_reason.h"
 #include "engine.h"
 
-#define PROTO_VERSION           3
+#define PROTO_VERSION           4
 #define PROTO_NAME_MAX          16 /* a player name is 1..16 of [A-Za-z0-9_-] */
 #define PROTO_ROOM_MIN          4  /* a room code is 4..8 of [A-Z0-9] */
 #define PROTO_ROOM_MAX          8

@@ -51,7 +51,7 @@ static void test_welcome(void **state) {
     char *s = proto_enc_welcome(7, "ann", "tok3n", &len);
     expect_line(s, len,
                 "{\"type\":\"welcome\",\"id\":7,\"name\":\"ann\",\"token\":\"tok3n\","
-                "\"proto\":3}\n");
+                "\"proto\":4}\n");
 }
 
 /* Version 4: accounts, ratings, leaderboards and profiles. */
@@ -62,12 +62,12 @@ static void test_accounts_messages(void **state) {
     char *s = proto_enc_welcome_account(7, "Ann", "tok", &r, &len);
     expect_line(s, len,
                 "{\"type\":\"welcome\",\"id\":7,\"name\":\"Ann\",\"token\":\"tok\","
-                "\"proto\":3,\"account\":true,\"rating\":{\"rating\":1658,\"mu\":27.625,"
+                "\"proto\":4,\"account\":true,\"rating\":{\"rating\":1658,\"mu\":27.625,"
                 "\"sigma\":8.0625,\"games\":1,\"provisional\":true}}\n");
     s = proto_enc_welcome_account(7, "Ann", "tok", NULL, &len);
     expect_line(s, len,
                 "{\"type\":\"welcome\",\"id\":7,\"name\":\"Ann\",\"token\":\"tok\","
-                "\"proto\":3}\n");
+                "\"proto\":4}\n");
     s = proto_enc_registered("Ann", "0123456789abcdef0123456789abcdef", &len);
     expect_line(s, len,
                 "{\"type\":\"registered\",\"name\":\"Ann\",\"key\":"
@@ -513,12 +513,12 @@ static void test_clamp(void **state) {
     expect_line(
         s, len,
         "{\"type\":\"welcome\",\"id\":9223372036854775807,\"name\":\"a\",\"token\":\"t\","
-        "\"proto\":3}\n");
+        "\"proto\":4}\n");
     s = proto_enc_welcome((uint64_t)INT64_MAX, "a", "t", &len);
     expect_line(
         s, len,
         "{\"type\":\"welcome\",\"id\":9223372036854775807,\"name\":\"a\",\"token\":\"t\","
-        "\"proto\":3}\n");
+        "\"proto\":4}\n");
 }
 
 /* The biggest message: 8 players on 8x8 boards, byte-for-byte the same twice. */
@@ -663,7 +663,7 @@ static void test_out_of_memory(void **state) {
 
     OOM_CHECK(
         proto_enc_welcome(1, "a", "t", &len_),
-        "{\"type\":\"welcome\",\"id\":1,\"name\":\"a\",\"token\":\"t\",\"proto\":3}\n");
+        "{\"type\":\"welcome\",\"id\":1,\"name\":\"a\",\"token\":\"t\",\"proto\":4}\n");
     OOM_CHECK(
         proto_enc_room("AB12", &p, 1, &st, &len_),
         "{\"type\":\"room\",\"room\":\"AB12\",\"players\":[{\"id\":1,\"name\":\"a\"}],"

@@ -20,7 +20,7 @@ static void test_hello_welcome_and_rename(void **state) {
     client *c = client_connect(s);
     json_t *w1 = client_hello(c, "ann");
     assert_true(jint(w1, "id") > 0);
-    assert_int_equal(jint(w1, "proto"), 3);
+    assert_int_equal(jint(w1, "proto"), 4);
     assert_true(strlen(jstr(w1, "token")) >= 16);
 
     json_t *w2 = client_hello(c, "Bob_2-x");

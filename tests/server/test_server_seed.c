@@ -103,7 +103,7 @@ static void test_welcome_says_proto_2(void **state) {
     th_server *s = SERVER(NULL);
     client *c = client_connect(s);
     json_t *w = client_hello(c, "ann");
-    assert_int_equal(jint(w, "proto"), 3);
+    assert_int_equal(jint(w, "proto"), 4);
     /* The same after a resume (into a game in progress). */
     client_send(c, "{\"type\":\"solo\"}");
     client_expect(c, "start", WAIT);
@@ -111,7 +111,7 @@ static void test_welcome_says_proto_2(void **state) {
     snprintf(token, sizeof token, "%s", jstr(w, "token"));
     client *again = client_connect(s);
     client_send(again, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
-    assert_int_equal(jint(client_expect(again, "welcome", WAIT), "proto"), 3);
+    assert_int_equal(jint(client_expect(again, "welcome", WAIT), "proto"), 4);
 }
 
 /* A race with a JSON spectator and a text-mode one: nothing anyone receives
