@@ -1,7 +1,6 @@
 /* test_cluster_cut.c - a node cut off from NATS through a proxy the test controls (its
  * connection dropped, or held with nothing forwarded): the race taken over elsewhere
  * holds every move whose `state` its player saw, but for the sync window's worth. */
-#define _GNU_SOURCE /* accept4 */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +12,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -48,9 +46,7 @@ typedef struct proxy {
 static proxy px;
 
 static int connect_nats(void) {
-    /* Close-on-exec, as every socket of the proxy: a node started later must
-     * not inherit it, or the proxy's close would not close the connection. */
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET,
                             .sin_port = htons((uint16_t)natsd_port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -111,7 +107,7 @@ static void *proxy_main(void *arg) {
                 char b[16];
                 (void)!read(px.wake[0], b, sizeof b);
             } else if (who[f] == -1) {
-                int fd = accept4(px.listen_fd, NULL, NULL, SOCK_CLOEXEC);
+                int fd = accept(px.listen_fd, NULL, NULL);
                 if (fd < 0) continue;
                 int slot = -1;
                 for (int k = 0; k < PROXY_PAIRS && slot < 0; k++)
@@ -137,7 +133,7 @@ static void *proxy_main(void *arg) {
 
 /* Starts the proxy on a loopback port of its own, forwarding to the test's NATS. */
 static void proxy_start(void) {
-    px.listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    px.listen_fd = socket(AF_INET, SOCK_STREAM, 0);
     assert_true(px.listen_fd >= 0);
     int one = 1;
     setsockopt(px.listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -148,7 +144,7 @@ static void proxy_start(void) {
     socklen_t len = sizeof a;
     assert_int_equal(getsockname(px.listen_fd, (struct sockaddr *)&a, &len), 0);
     px.port = ntohs(a.sin_port);
-    assert_int_equal(pipe2(px.wake, O_CLOEXEC), 0);
+    assert_int_equal(pipe(px.wake), 0);
     pthread_mutex_init(&px.lock, NULL);
     px.mode = PROXY_PASS;
     px.stop = false;
