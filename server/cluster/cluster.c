@@ -55,6 +55,7 @@ struct cluster {
     /* Since when the link has been in the cluster without a break (a lost
      * connection, or a gap in the beats); 0 while it is not in. */
     int64_t steady_since_ms;
+    unsigned breaks; /* of the link since it joined */
     /* Player ids: the block in use is the game's; the next one is claimed
      * ahead on the link's thread (0: none yet, or NATS away). */
     uint64_t first_block, spare_block;
@@ -66,6 +67,12 @@ static int name_cmp(const void *a, const void *b) {
 
 static int64_t now_ms(void) {
     return (int64_t)(uv_hrtime() / 1000000);
+}
+
+/* The link is out of the cluster (c->lock held): a break, if it was in. */
+static void link_broken(cluster *c) {
+    if (c->steady_since_ms) c->breaks++;
+    c->steady_since_ms = 0;
 }
 
 static void set_err(char *err, size_t errlen, const char *what, natsStatus s) {
@@ -306,7 +313,7 @@ static bool renew(cluster *c) {
             uv_mutex_lock(&c->lock);
             c->alive = 0;
             c->connected = false;
-            c->steady_since_ms = 0;
+            link_broken(c);
             uv_mutex_unlock(&c->lock);
             return false;
         }
@@ -334,7 +341,7 @@ static bool renew(cluster *c) {
         uv_mutex_lock(&c->lock);
         c->name_lost = true;
         c->connected = false;
-        c->steady_since_ms = 0;
+        link_broken(c);
         c->alive = 0;
         c->nnames = 0;
         uv_mutex_unlock(&c->lock);
@@ -378,9 +385,11 @@ static bool renew(cluster *c) {
                    natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED;
     bool in = c->connected;
     if (!in)
-        c->steady_since_ms = 0;
-    else if (!c->steady_since_ms || gap)
+        link_broken(c);
+    else if (!c->steady_since_ms || gap) {
+        if (gap && c->steady_since_ms) c->breaks++;
         c->steady_since_ms = now_ms();
+    }
     uv_mutex_unlock(&c->lock);
     return in;
 }
@@ -426,7 +435,7 @@ static void beat(cluster *c) {
          * them, and the fence counts from the last beat that went through. */
         uv_mutex_lock(&c->lock);
         c->connected = false;
-        c->steady_since_ms = 0;
+        link_broken(c);
         c->alive = 0;
         c->nnames = 0;
         uv_mutex_unlock(&c->lock);
@@ -466,7 +475,7 @@ static void on_disconnected(natsConnection *nc, void *closure) {
     (void)nc;
     uv_mutex_lock(&c->lock);
     c->connected = false;
-    c->steady_since_ms = 0; /* every subscription of this link is gone */
+    link_broken(c); /* every subscription of this link is gone */
     c->alive = 0;
     c->nnames = 0;
     uv_mutex_unlock(&c->lock);
@@ -671,7 +680,7 @@ void cluster_fence(cluster *c, uint64_t epoch) {
     if (epoch && c->epoch == epoch) {
         c->epoch = 0;
         c->connected = false;
-        c->steady_since_ms = 0;
+        link_broken(c);
     }
     uv_mutex_unlock(&c->lock);
 }
@@ -755,6 +764,13 @@ int64_t cluster_steady_ms(cluster *c) {
         c->connected && c->steady_since_ms ? now_ms() - c->steady_since_ms : -1;
     uv_mutex_unlock(&c->lock);
     return steady;
+}
+
+unsigned cluster_breaks(cluster *c) {
+    uv_mutex_lock(&c->lock);
+    unsigned n = c->breaks;
+    uv_mutex_unlock(&c->lock);
+    return n;
 }
 
 void cluster_write_metrics(metrics_out *o, void *ctx) {

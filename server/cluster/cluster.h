@@ -116,6 +116,8 @@ int64_t cluster_beat_age_ms(cluster *c, uint64_t *epoch);
  * NATS says about another node (nobody listens on its subject, no presence)
  * says nothing about it until this reaches CLUSTER_TTL_MS. */
 int64_t cluster_steady_ms(cluster *c);
+/* How many such breaks the link has had since it joined. */
+unsigned cluster_breaks(cluster *c);
 /* Fencing (loop): incarnation `epoch` is over; its rooms are given up. The
  * link starts a new incarnation once it reaches NATS, and until then puts no
  * presence: the old one expires and the old incarnation is taken over like a

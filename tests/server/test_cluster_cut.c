@@ -377,8 +377,11 @@ static void hang_case(int hang_ms, int late_ms) {
     const char *dir = harness_temp_dir("cluster-hang");
     char via[64];
     snprintf(via, sizeof via, "nats://127.0.0.1:%d", px.port);
-    th_server *a = node("a", late_ms ? via : natsd_url, journal_of(dir, "a"));
+    /* b first: a node inherits the test's open sockets, so one started
+     * after a's connection through the proxy would hold it open when the
+     * proxy closes it (the proxy's own sockets are not close-on-exec). */
     th_server *b = node("b", natsd_url, journal_of(dir, "b"));
+    th_server *a = node("a", late_ms ? via : natsd_url, journal_of(dir, "a"));
     natsd_wait_metric(a, "race2048_cluster_nodes", 2, 10000);
     natsd_wait_metric(b, "race2048_cluster_nodes", 2, 10000);
     client *p0 = client_named(a, "p0"), *p1 = client_named(b, "p1");
