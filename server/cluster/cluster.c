@@ -15,6 +15,10 @@
 /* How long the first connection may take before start-up fails. */
 #define CONNECT_TIMEOUT_MS 3000
 #define JS_WAIT_MS         2000
+/* Beats that went through further apart than this had a break between them
+ * (NATS hung without the library noticing): the link is steady again only
+ * from the later one on (the same bound as takeover's). */
+#define LINK_GAP_MS (2 * CLUSTER_BEAT_MS + 500)
 
 struct cluster {
     char name[64];
@@ -48,6 +52,10 @@ struct cluster {
     uint64_t epoch;       /* the current incarnation; 0 while fenced */
     bool name_lost;       /* another process wrote this node's presence entry */
     int64_t last_beat_ms; /* when the last presence put that succeeded was sent */
+    /* Since when the link has been in the cluster without a break (a lost
+     * connection, or a gap in the beats); 0 while it is not in. */
+    int64_t steady_since_ms;
+    unsigned breaks; /* of the link since it joined */
     /* Player ids: the block in use is the game's; the next one is claimed
      * ahead on the link's thread (0: none yet, or NATS away). */
     uint64_t first_block, spare_block;
@@ -59,6 +67,12 @@ static int name_cmp(const void *a, const void *b) {
 
 static int64_t now_ms(void) {
     return (int64_t)(uv_hrtime() / 1000000);
+}
+
+/* The link is out of the cluster (c->lock held): a break, if it was in. */
+static void link_broken(cluster *c) {
+    if (c->steady_since_ms) c->breaks++;
+    c->steady_since_ms = 0;
 }
 
 static void set_err(char *err, size_t errlen, const char *what, natsStatus s) {
@@ -299,6 +313,7 @@ static bool renew(cluster *c) {
             uv_mutex_lock(&c->lock);
             c->alive = 0;
             c->connected = false;
+            link_broken(c);
             uv_mutex_unlock(&c->lock);
             return false;
         }
@@ -326,6 +341,7 @@ static bool renew(cluster *c) {
         uv_mutex_lock(&c->lock);
         c->name_lost = true;
         c->connected = false;
+        link_broken(c);
         c->alive = 0;
         c->nnames = 0;
         uv_mutex_unlock(&c->lock);
@@ -354,6 +370,7 @@ static bool renew(cluster *c) {
             retire_earlier(c, epoch);
     }
     uv_mutex_lock(&c->lock);
+    bool gap = ok && sent - c->last_beat_ms > LINK_GAP_MS;
     if (ok && fenced && c->epoch == 0) {
         c->epoch = epoch; /* the new incarnation is live: its presence is in */
         c->next_epoch = 0;
@@ -367,6 +384,12 @@ static bool renew(cluster *c) {
     c->connected = ok && c->epoch == epoch &&
                    natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED;
     bool in = c->connected;
+    if (!in)
+        link_broken(c);
+    else if (!c->steady_since_ms || gap) {
+        if (gap && c->steady_since_ms) c->breaks++;
+        c->steady_since_ms = now_ms();
+    }
     uv_mutex_unlock(&c->lock);
     return in;
 }
@@ -412,6 +435,7 @@ static void beat(cluster *c) {
          * them, and the fence counts from the last beat that went through. */
         uv_mutex_lock(&c->lock);
         c->connected = false;
+        link_broken(c);
         c->alive = 0;
         c->nnames = 0;
         uv_mutex_unlock(&c->lock);
@@ -451,6 +475,7 @@ static void on_disconnected(natsConnection *nc, void *closure) {
     (void)nc;
     uv_mutex_lock(&c->lock);
     c->connected = false;
+    link_broken(c); /* every subscription of this link is gone */
     c->alive = 0;
     c->nnames = 0;
     uv_mutex_unlock(&c->lock);
@@ -655,6 +680,7 @@ void cluster_fence(cluster *c, uint64_t epoch) {
     if (epoch && c->epoch == epoch) {
         c->epoch = 0;
         c->connected = false;
+        link_broken(c);
     }
     uv_mutex_unlock(&c->lock);
 }
@@ -730,6 +756,21 @@ bool cluster_connected(cluster *c) {
     bool up = c->connected;
     uv_mutex_unlock(&c->lock);
     return up;
+}
+
+int64_t cluster_steady_ms(cluster *c) {
+    uv_mutex_lock(&c->lock);
+    int64_t steady =
+        c->connected && c->steady_since_ms ? now_ms() - c->steady_since_ms : -1;
+    uv_mutex_unlock(&c->lock);
+    return steady;
+}
+
+unsigned cluster_breaks(cluster *c) {
+    uv_mutex_lock(&c->lock);
+    unsigned n = c->breaks;
+    uv_mutex_unlock(&c->lock);
+    return n;
 }
 
 void cluster_write_metrics(metrics_out *o, void *ctx) {

@@ -110,6 +110,14 @@ bool cluster_next_ids(void *ctx, uint64_t *next, uint64_t *limit);
 /* How long ago (ms) the last presence put that succeeded was sent, for the
  * current epoch (*epoch gets it; 0 while fenced, and then -1 is returned). */
 int64_t cluster_beat_age_ms(cluster *c, uint64_t *epoch);
+/* How long (ms) the link has been in the cluster without a break (its NATS
+ * connection lost, or its beats stuck on a hung NATS), -1 while it is not.
+ * Right after a break every node is subscribing and renewing again: what
+ * NATS says about another node (nobody listens on its subject, no presence)
+ * says nothing about it until this reaches CLUSTER_TTL_MS. */
+int64_t cluster_steady_ms(cluster *c);
+/* How many such breaks the link has had since it joined. */
+unsigned cluster_breaks(cluster *c);
 /* Fencing (loop): incarnation `epoch` is over; its rooms are given up. The
  * link starts a new incarnation once it reaches NATS, and until then puts no
  * presence: the old one expires and the old incarnation is taken over like a

@@ -47,15 +47,17 @@ void home_release(remote *r, remote_home *h, bool tell_owner) {
     free(h);
 }
 
-/* Back from NATS being away, a node whose presence expired meanwhile is not
- * judged gone before it has had the TTL to renew it (remote_check_nodes). */
-bool remote_settled(const remote *r, uint64_t now) {
-    return r->connected_since && now - r->connected_since >= CLUSTER_TTL_MS;
+/* Back from NATS being away (or hung), a node whose presence expired or
+ * whose subscriptions went meanwhile is not judged gone before it has had
+ * the TTL to renew and subscribe again (remote_check_nodes, the probes).
+ * The link tracks the break itself: a check now and then could miss one. */
+bool remote_settled(const remote *r) {
+    return cluster_steady_ms(r->c) >= CLUSTER_TTL_MS;
 }
 
 static bool node_reachable(remote *r, const char *node) {
     return cluster_connected(r->c) &&
-           (cluster_node_alive(r->c, node) || !remote_settled(r, now_ms(r)));
+           (cluster_node_alive(r->c, node) || !remote_settled(r));
 }
 
 /* Sends req of p's home to its node (its first request introduces it). */

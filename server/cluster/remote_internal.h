@@ -250,7 +250,6 @@ struct remote {
     uint64_t next_handle;
     uint64_t rooms_gen; /* the game's, as last put in the directory */
     bool dir_dirty;
-    uint64_t connected_since; /* check_nodes: when NATS was reached again */
     uint64_t dead_check_at;
     /* Until then a node that ran rooms is known gone and its races may not
      * be taken over yet: a resume that finds no seat waits for them. */
@@ -289,7 +288,7 @@ void dir_load(remote *r);
 remote_home *home_find(remote *r, uint64_t handle);
 remote_home *home_new(remote *r, srv_player *p, const char *node);
 void home_release(remote *r, remote_home *h, bool tell_owner);
-bool remote_settled(const remote *r, uint64_t now);
+bool remote_settled(const remote *r);
 void home_forward(remote *r, remote_home *h, const proto_request *req);
 bool move_home(remote *r, srv_player *p, const proto_request *req, const char *target);
 void home_route_to_node(remote *r, srv_player *p, const proto_request *req,

@@ -22,10 +22,20 @@ static void node_gone(remote *r, const char *node) {
     }
 }
 
-/* Each tick: every node that runs a room of a player here is probed. */
+/* Each tick: every node that runs a room of a player here is probed. Not
+ * until this node's link has settled after a break: NATS away or hung took
+ * every node's subscriptions, and a live node that reaches NATS a moment
+ * after this one (the machine is slow to run it, its reconnection waits)
+ * has nobody listening on its subject meanwhile, as a dead one has. */
 static void probe_homes(remote *r) {
-    if (!cluster_connected(r->c)) return;
     probe *pr, *ptmp;
+    if (!remote_settled(r)) {
+        HASH_ITER(hh, r->probes, pr, ptmp) {
+            pr->misses = 0;
+            pr->refused = false;
+        }
+        return;
+    }
     HASH_ITER(hh, r->probes, pr, ptmp) pr->seen = false;
     remote_home *h, *htmp;
     HASH_ITER(hh, r->homes, h, htmp) {
@@ -68,7 +78,8 @@ static void on_probe_refused(remote *r, natsMsg *msg) {
     const char *node = subject + mine;
     probe *pr = NULL;
     HASH_FIND_STR(r->probes, node, pr);
-    if (!pr || pr->refused) return;
+    /* An answer to a probe sent before a break in the link counts no more. */
+    if (!pr || pr->refused || !remote_settled(r)) return;
     pr->refused = true;
     if (++pr->misses < PROBE_MISSES) return;
     srv_log(SRV_LOG_INFO, "node %s stopped listening: its rooms' players here resume",
@@ -81,15 +92,10 @@ static void on_probe_refused(remote *r, natsMsg *msg) {
 /* Homes whose node is gone, guests whose node is gone. */
 void remote_check_nodes(remote *r) {
     uint64_t now = now_ms(r);
-    bool connected = cluster_connected(r->c);
     /* Back from NATS being away (down or hung), every node's presence may
      * have expired meanwhile: nobody is judged gone until the live ones
      * have had the TTL to renew theirs. */
-    if (!connected)
-        r->connected_since = 0;
-    else if (!r->connected_since)
-        r->connected_since = now;
-    bool is_settled = connected && remote_settled(r, now);
+    bool is_settled = remote_settled(r);
     remote_home *h, *htmp;
     HASH_ITER(hh, r->homes, h, htmp) {
         if (!h->resume_deadline && is_settled && now >= h->since + HOME_GRACE_MS &&

@@ -434,9 +434,15 @@ static void beat_step(takeover *t, bool settled) {
 void takeover_on_beat(void *ctx) {
     takeover *t = ctx;
     int64_t now = (int64_t)(uv_hrtime() / 1000000);
-    if (!t->beat_end_ms) /* a node that just joined judges at once, as before */
-        t->settled_from_ms = now - SETTLE_MS;
-    else if (now - t->beat_end_ms > BEAT_GAP_MS)
+    if (!t->beat_end_ms) {
+        /* A node that just joined judges at once, as before; but if its link
+         * has had a break before this first beat (a NATS hang right after it
+         * joined, its beats slow to start on a busy machine), every presence
+         * may have expired meanwhile: from the link's return on. */
+        int64_t steady = cluster_steady_ms(t->c);
+        t->settled_from_ms =
+            !cluster_breaks(t->c) ? now - SETTLE_MS : now - (steady > 0 ? steady : 0);
+    } else if (now - t->beat_end_ms > BEAT_GAP_MS)
         t->settled_from_ms = now;
     beat_step(t, now - t->settled_from_ms >= SETTLE_MS);
     t->beat_end_ms = (int64_t)(uv_hrtime() / 1000000);
