@@ -48,6 +48,7 @@ typedef struct remote_home {
     bool introduced;          /* the owner has a guest for it */
     uint64_t resume_deadline; /* loop ms, while a resume asks every node */
     uint64_t since;           /* loop ms it was made */
+    uint64_t missing_since;   /* loop ms its node was first seen missing, 0: seen */
     bool resume_by_code;
     /* While a resume asks: the other nodes asked, and how many said they
      * have no such seat (once all have, it fails at once, unless a node's
@@ -87,6 +88,7 @@ typedef struct guest {
     unsigned char addr[SINK_ADDR_KEY_MAX];
     size_t addr_len;
     struct guest_hold *hold; /* its messages held for the journal, or NULL */
+    uint64_t missing_since;  /* loop ms its node was first seen missing, 0: seen */
     UT_hash_handle hh;
 } guest;
 

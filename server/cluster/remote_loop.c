@@ -89,6 +89,21 @@ static void on_probe_refused(remote *r, natsMsg *msg) {
     node_gone(r, node);
 }
 
+/* Whether `node` has been missing from the presence list for a TTL: one
+ * list read at a beat is a snapshot, and a live node whose entry lapsed (its
+ * beat held up past the TTL after NATS hung, on a busy machine) writes it
+ * again at its next beat. A dead one stays missing. *missing_since: loop ms
+ * it was first seen missing, 0 while it is seen. */
+static bool node_missing(remote *r, const char *node, uint64_t now,
+                         uint64_t *missing_since) {
+    if (cluster_node_alive(r->c, node)) {
+        *missing_since = 0;
+        return false;
+    }
+    if (!*missing_since) *missing_since = now;
+    return now - *missing_since >= CLUSTER_TTL_MS;
+}
+
 /* Homes whose node is gone, guests whose node is gone. */
 void remote_check_nodes(remote *r) {
     uint64_t now = now_ms(r);
@@ -98,8 +113,9 @@ void remote_check_nodes(remote *r) {
     bool is_settled = remote_settled(r);
     remote_home *h, *htmp;
     HASH_ITER(hh, r->homes, h, htmp) {
+        if (!is_settled) h->missing_since = 0;
         if (!h->resume_deadline && is_settled && now >= h->since + HOME_GRACE_MS &&
-            !cluster_node_alive(r->c, h->node)) {
+            node_missing(r, h->node, now, &h->missing_since)) {
             srv_player *p = h->p;
             arena_home_lost(r, h);
             home_release(r, h, false);
@@ -107,10 +123,12 @@ void remote_check_nodes(remote *r) {
             send_unavailable(p, NODE_GONE_MESSAGE);
         }
     }
-    if (!is_settled) return;
     guest *gs, *gtmp;
     HASH_ITER(hh, r->guests, gs, gtmp) {
-        if (!cluster_node_alive(r->c, gs->node)) guest_gone(gs);
+        if (!is_settled)
+            gs->missing_since = 0;
+        else if (node_missing(r, gs->node, now, &gs->missing_since))
+            guest_gone(gs);
     }
 }
 
