@@ -134,7 +134,8 @@ bool ah_turn_budget_left(uint64_t since_ns);
  * freed on failure); false if memory ran out. None may be under way. */
 bool ah_update_begin(arena_host *h, char *shared, size_t len);
 /* Sends the update under way to its next entrants within the budget of the
- * turn begun at since_ns (UPDATE_SLICE_MIN at least); true while some remain. */
+ * turn begun at since_ns (UPDATE_SLICE_MIN at least, UPDATE_SLICE_MAX at most); true
+ * while some remain. */
 bool ah_update_step(arena_host *h, uint64_t since_ns);
 /* The standings to every entrant at most every UPDATE_MS once they changed,
  * in slices (ah_update_step) begun after the turn's race starts: returns when

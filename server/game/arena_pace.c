@@ -6,7 +6,10 @@
 
 /* Entrants an update reaches a turn however little budget is left, so that
  * an update ends within entrants / UPDATE_SLICE_MIN turns. */
-#define UPDATE_SLICE_MIN 64
+#define UPDATE_SLICE_MIN 32
+/* And at most: their lines are written after the turn's budget is counted
+ * (a write to a socket each, ~10 us on loopback), so they are bounded too. */
+#define UPDATE_SLICE_MAX 128
 
 static uint64_t mono_ns(void) {
     return uv_hrtime();
@@ -51,7 +54,7 @@ bool ah_update_begin(arena_host *h, char *shared, size_t len) {
 bool ah_update_step(arena_host *h, uint64_t since_ns) {
     if (!h->update_shared) return false;
     size_t sent = 0;
-    while (h->update_next < h->update_n &&
+    while (h->update_next < h->update_n && sent < UPDATE_SLICE_MAX &&
            (sent < UPDATE_SLICE_MIN || ah_turn_budget_left(since_ns))) {
         /* Who left or went away since the update began gets none. */
         srv_player *p = ah_entrant_player(h, h->update_ids[h->update_next++]);
