@@ -79,8 +79,7 @@ char *ah_shared_line(const arena_host *h, size_t max, size_t *len) {
     return proto_enc_arena_shared(&info, len);
 }
 
-/* Sends p the arena: the shared part and p's own row if it is an entrant. */
-static void send_arena(arena_host *h, srv_player *p, const char *shared, size_t len) {
+void ah_send_arena(arena_host *h, srv_player *p, const char *shared, size_t len) {
     arena_row you;
     bool entrant = arena_row_of(h->a, p->id, &you);
     proto_arena_row view = entrant ? row_view(&you) : (proto_arena_row){0};
@@ -97,14 +96,14 @@ void ah_reply_arena(arena_host *h, srv_player *p) {
     size_t len;
     char *shared = h->final_shared ? NULL : ah_shared_line(h, ARENA_TOP, &len);
     if (h->final_shared) {
-        send_arena(h, p, h->final_shared, h->final_len);
+        ah_send_arena(h, p, h->final_shared, h->final_len);
         return;
     }
     if (!shared) {
         srv_send_error(p, PROTO_ERR_BUSY, "the server is short of memory");
         return;
     }
-    send_arena(h, p, shared, len);
+    ah_send_arena(h, p, shared, len);
     free(shared);
 }
 
@@ -112,7 +111,7 @@ void ah_reply_arena(arena_host *h, srv_player *p) {
  * receiver's own row (`you`) appended to a copy of it. */
 static void broadcast(arena_host *h, const char *shared, size_t len) {
     for (arena_entry *e = h->by_id; e; e = e->hh.next)
-        if (player_connected(e->player)) send_arena(h, e->player, shared, len);
+        if (player_connected(e->player)) ah_send_arena(h, e->player, shared, len);
 }
 
 static void arm(arena_host *h, int64_t at, int64_t now);
@@ -322,12 +321,13 @@ bool ah_groups_room(arena_host *h, size_t n) {
 }
 
 /* A pairing round: each group's room starts, STARTS_A_TURN of them a loop turn
- * (a thousand entrants form 125 races at once: the rest start in the next
- * turns, so that other clients are served in between). Returns when the next
+ * at most and fewer if the turn's budget (from turn0) runs out (a thousand
+ * entrants form 125 races at once: the rest start in the next turns, so that
+ * other clients are served in between). Returns when the next
  * could form (ARENA_NEVER: none), a millisecond away while groups wait to
  * start, a second away at least after a group that could not start (out of
  * memory, --max-bots), so that a failing start does not spin. */
-static int64_t pair_now(arena_host *h, int64_t now) {
+static int64_t pair_now(arena_host *h, int64_t now, uint64_t turn0) {
     int64_t next = ARENA_NEVER;
     bool paired = h->pending_from == h->pending_count;
     if (paired) {
@@ -346,9 +346,10 @@ static int64_t pair_now(arena_host *h, int64_t now) {
     arena_group *groups = h->groups;
     size_t from = h->pending_from, count = h->pending_count;
     if (count - from > STARTS_A_TURN) count = from + STARTS_A_TURN;
-    h->pending_from = count;
     bool failed = false;
-    for (size_t i = from; i < count; i++) {
+    /* One start at least, then as many as the turn's budget allows. */
+    for (size_t i = from; i < count && (i == from || ah_turn_budget_left(turn0)); i++) {
+        h->pending_from = i + 1;
         proto_arena_event e = {.kind = PROTO_ARENA_EV_FORM,
                                .race = groups[i].race,
                                .n = groups[i].entrants,
@@ -428,6 +429,7 @@ static void finish(arena_host *h, int64_t now) {
     struct arena_hosts *hs = h->g->arenas;
     h->finished = true;
     h->finished_ms = now;
+    ah_update_free(h); /* the final standings go to all at once instead */
     assert(hs->open > 0);
     hs->open--;
     h->final_shared = ah_shared_line(h, ARENA_FINAL_ROWS, &h->final_len);
@@ -444,6 +446,7 @@ static void on_timer_closed(uv_handle_t *t) {
     free(h->held);
     arena_free(h->a);
     free(h->final_shared);
+    ah_update_free(h);
     free(h->groups);
     free(h);
 }
@@ -463,6 +466,7 @@ void ah_host_free(arena_host *h) {
 void ah_on_timer(uv_timer_t *t) {
     arena_host *h = t->data;
     if (game_defer_until_io(h->g, t, ah_on_timer)) return;
+    uint64_t turn0 = ah_turn_begin();
     int64_t now = ah_now_ms();
     if (h->finished) {
         ah_host_free(h);
@@ -473,29 +477,14 @@ void ah_on_timer(uv_timer_t *t) {
     /* Groups formed before the end and not started yet are given up there
      * (no race of 0 seconds), so that their entrants race no more. */
     if (now < c->ends_ms || h->pending_from < h->pending_count) {
-        next = pair_now(h, now);
+        next = pair_now(h, now, turn0);
     } else if (arena_racing_count(h->a) == 0) {
         finish(h, now);
         return;
     }
     if (now < c->starts_ms && c->starts_ms < next) next = c->starts_ms;
     if (now < c->ends_ms && c->ends_ms < next) next = c->ends_ms;
-    uint64_t rev = arena_revision(h->a);
-    if (rev != h->sent_revision) {
-        if (now - h->sent_ms >= UPDATE_MS) {
-            size_t len;
-            char *shared = ah_shared_line(h, ARENA_TOP, &len);
-            if (shared) {
-                broadcast(h, shared, len);
-                free(shared);
-                h->sent_revision = rev;
-                h->sent_ms = now;
-            }
-        } else if (h->sent_ms + UPDATE_MS < next) {
-            next = h->sent_ms + UPDATE_MS;
-        }
-    }
-    arm(h, next, now);
+    arm(h, ah_update_pace(h, now, next, turn0), now);
 }
 
 static void arm(arena_host *h, int64_t at, int64_t now) {

@@ -14,6 +14,10 @@
 #define UPDATE_MS      1000 /* the standings go out at most this often */
 #define CREATES_A_HOUR 5    /* arenas one address creates an hour */
 #define STARTS_A_TURN  8    /* races of one pairing round started a loop turn */
+/* An arena's work a loop turn (pairing, race starts, its update's slice)
+ * stops once it took this long (after one start at least), so that other
+ * clients are served in between. */
+#define TURN_BUDGET_NS 2000000ULL
 
 typedef struct arena_host {
     srv_link link;     /* in arena_hosts.all */
@@ -48,6 +52,13 @@ typedef struct arena_host {
      * events outweigh it, so replay and compaction stay bounded and each
      * event costs O(1) amortised. */
     size_t state_bytes, event_bytes;
+    /* The standings update being sent (arena_pace.c): its shared part and the
+     * ids of the entrants it goes to, update_ids[update_next, update_n) not
+     * reached yet; update_shared NULL when none is under way. */
+    char *update_shared;
+    size_t update_len;
+    uint64_t *update_ids;
+    size_t update_n, update_next;
 } arena_host;
 
 /* One address's creations in the last hour (the oldest first). */
@@ -114,6 +125,24 @@ int64_t ah_now_ms(void);
 /* An arena as `arenas` lists it (no standings). */
 proto_arena_info ah_info_of(const arena_host *h, int64_t now);
 char *ah_shared_line(const arena_host *h, size_t max, size_t *len);
+/* Sends p the arena: the shared part and p's own row if it is an entrant. */
+void ah_send_arena(arena_host *h, srv_player *p, const char *shared, size_t len);
+/* arena_pace.c: the start of a turn's work, and whether its budget is left. */
+uint64_t ah_turn_begin(void);
+bool ah_turn_budget_left(uint64_t since_ns);
+/* Begins an update to the connected entrants with shared (malloc'd: taken,
+ * freed on failure); false if memory ran out. None may be under way. */
+bool ah_update_begin(arena_host *h, char *shared, size_t len);
+/* Sends the update under way to its next entrants within the budget of the
+ * turn begun at since_ns (UPDATE_SLICE_MIN at least, UPDATE_SLICE_MAX at most); true
+ * while some remain. */
+bool ah_update_step(arena_host *h, uint64_t since_ns);
+/* The standings to every entrant at most every UPDATE_MS once they changed,
+ * in slices (ah_update_step) begun after the turn's race starts: returns when
+ * the arena's timer must run next, given next (its pairing's, start's, end's). */
+int64_t ah_update_pace(arena_host *h, int64_t now, int64_t next, uint64_t turn0);
+/* Gives up the update under way, if any. */
+void ah_update_free(arena_host *h);
 /* One arena from its record and the `arena_ev` lines after it (arena_restore.c,
  * as at start-up): false if it could not be restored. */
 bool ah_restore_record(game *g, const proto_arena_record *rec, const char *events,
