@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -977,4 +978,44 @@ json_t *jplayer(const json_t *list, json_int_t id) {
 
 bool jequal(const json_t *a, const json_t *b) {
     return json_equal((json_t *)a, (json_t *)b);
+}
+
+/* ------------------------------------------------------- shared helpers --- */
+
+json_t *client_wait_for(client *c, const char *type, int ms) {
+    int64_t deadline = harness_now_ms() + harness_ms(ms);
+    for (;;) {
+        int left = harness_remaining(deadline);
+        if (left <= 0) fail_msg("no %s within %d ms", type, ms);
+        json_t *m = client_next(c, left);
+        assert_non_null(m);
+        if (!strcmp(jstr(m, "type"), type)) return m;
+    }
+}
+
+void client_send_str(client *c, const char *s) {
+    client_send_raw(c, s, strlen(s), false);
+}
+
+void fit_fds(int n) {
+    struct rlimit rl;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    rlim_t need = (rlim_t)n * 2 + 256; /* this side and the server's */
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+        fprintf(stderr, "descriptor limit %llu too low for %d clients: skipped\n",
+                (unsigned long long)rl.rlim_max, n);
+        skip();
+    }
+    if (rl.rlim_cur < need) {
+        rl.rlim_cur = need;
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    }
+}
+
+const char *harness_journal_of(const char *dir, const char *name) {
+    static char paths[4][512];
+    static int next;
+    char *p = paths[next++ % 4];
+    snprintf(p, 512, "%s/%s.journal", dir, name);
+    return p;
 }

@@ -227,6 +227,19 @@ json_t *client_move(client *c, const char *dir);
  * state (fails if none does). */
 json_t *client_move_any(client *c);
 
+/* The next object of this type, skipping any other (fails if none within ms). */
+json_t *client_wait_for(client *c, const char *type, int ms);
+/* Sends the bytes of a C string as they are (raw HTTP, broken frames...). */
+void client_send_str(client *c, const char *s);
+
+/* --------------------------------------------------------------- limits --- */
+
+/* Raises this process's descriptor limit (the server inherits it) to fit n
+ * clients, or skips the test if the hard limit is too low. */
+void fit_fds(int n);
+/* dir/name.journal, in one of 4 static buffers (a node's journal path). */
+const char *harness_journal_of(const char *dir, const char *name);
+
 /* ----------------------------------------------------------- scenarios --- */
 
 /* n named clients (p0, p1, ...) in a race: the first creates a room with

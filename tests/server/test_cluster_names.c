@@ -81,14 +81,6 @@ static void presence_close(presence *p) {
     nats_CloseAndWait(2000);
 }
 
-static const char *journal_of(const char *dir, const char *name) {
-    static char paths[4][512];
-    static int next;
-    char *p = paths[next++ % 4];
-    snprintf(p, 512, "%s/%s.journal", dir, name);
-    return p;
-}
-
 static th_server *node(const char *name, const char *journal) {
     return SERVER("--cluster", natsd_url, "--node", name, "--journal", journal, "--grace",
                   "120", "--log-level", "info");
@@ -272,7 +264,7 @@ static void test_second_process_default_name(void **state) {
 static void test_presence_taken_stops(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("names-taken");
-    const char *ja = journal_of(dir, "a"), *jb = journal_of(dir, "b");
+    const char *ja = harness_journal_of(dir, "a"), *jb = harness_journal_of(dir, "b");
     char log[600];
     snprintf(log, sizeof log, "%s/a.log", dir);
     harness_server_stderr(log);
@@ -346,8 +338,8 @@ static void test_presence_taken_stops(void **state) {
 static void test_paused_node_replaced_stops(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("names-paused");
-    const char *ja = journal_of(dir, "a"), *ja2 = journal_of(dir, "a2"),
-               *jb = journal_of(dir, "b");
+    const char *ja = harness_journal_of(dir, "a"), *ja2 = harness_journal_of(dir, "a2"),
+               *jb = harness_journal_of(dir, "b");
     char log[600];
     snprintf(log, sizeof log, "%s/a.log", dir);
     harness_server_stderr(log);
@@ -416,8 +408,8 @@ static void test_restart_under_name_one_verdict(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("names-restart");
     char ja[512], jb[512];
-    snprintf(ja, sizeof ja, "%s", journal_of(dir, "a"));
-    snprintf(jb, sizeof jb, "%s", journal_of(dir, "b"));
+    snprintf(ja, sizeof ja, "%s", harness_journal_of(dir, "a"));
+    snprintf(jb, sizeof jb, "%s", harness_journal_of(dir, "b"));
     th_server *a = node("a", ja), *b = node("b", jb);
     natsd_wait_metric(a, "race2048_cluster_nodes", 2, 10000);
     natsd_wait_metric(b, "race2048_cluster_nodes", 2, 10000);

@@ -27,28 +27,9 @@ static th_server *node(const char *name, const char *journal) {
                   "120");
 }
 
-static const char *journal_of(const char *dir, const char *name) {
-    static char paths[4][512];
-    static int next;
-    char *p = paths[next++ % 4];
-    snprintf(p, 512, "%s/%s.journal", dir, name);
-    return p;
-}
-
 /* Everything s has recorded is in the cluster's stream (nothing waits). */
 static void wait_replicated(th_server *s) {
     natsd_wait_metric(s, "race2048_journal_waiting_bytes", 0, 10000);
-}
-
-/* Waits until s has rebuilt at least `games` games of another incarnation. */
-static void wait_taken_over(th_server *s, long long games, int ms) {
-    int64_t deadline = harness_now_ms() + harness_ms(ms);
-    long long v;
-    while ((v = natsd_metric(s, "race2048_cluster_games_taken_over_total")) < games) {
-        if (harness_remaining(deadline) <= 0)
-            fail_msg("%lld games taken over after %d ms, expected %lld", v, ms, games);
-        poll(NULL, 0, 50);
-    }
 }
 
 /* A resume with token on a fresh connection to s: its start snapshot. */
@@ -150,7 +131,7 @@ static void go_on(th_server *survivor, client **p, json_t **last, const char *co
 static void test_kill_owner(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("takeover-kill");
-    const char *ja = journal_of(dir, "a"), *jb = journal_of(dir, "b");
+    const char *ja = harness_journal_of(dir, "a"), *jb = harness_journal_of(dir, "b");
     th_server *a = node("a", ja), *b = node("b", jb);
     natsd_wait_metric(a, "race2048_cluster_nodes", 2, 10000);
     natsd_wait_metric(b, "race2048_cluster_nodes", 2, 10000);
@@ -170,7 +151,7 @@ static void test_kill_owner(void **state) {
     wait_replicated(a);
     int64_t killed = harness_now_ms();
     server_kill(a);
-    wait_taken_over(b, 1, TAKEOVER_MS);
+    natsd_wait_taken_over(b, 1, TAKEOVER_MS);
     int64_t took = harness_now_ms() - killed;
     go_on(b, p, last, code);
     print_message("takeover after kill -9: %lld ms\n", (long long)took);
@@ -198,7 +179,7 @@ static void test_kill_owner(void **state) {
 static void test_sigterm_owner(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("takeover-term");
-    const char *ja = journal_of(dir, "a"), *jb = journal_of(dir, "b");
+    const char *ja = harness_journal_of(dir, "a"), *jb = harness_journal_of(dir, "b");
     th_server *a = node("a", ja), *b = node("b", jb);
     natsd_wait_metric(b, "race2048_cluster_nodes", 2, 10000);
     client *p[2];
@@ -206,7 +187,7 @@ static void test_sigterm_owner(void **state) {
     const char *code = race_with_moves(a, p, last);
     int64_t stopped = harness_now_ms();
     assert_int_equal(server_stop(a), 0);
-    wait_taken_over(b, 1, TAKEOVER_MS);
+    natsd_wait_taken_over(b, 1, TAKEOVER_MS);
     print_message("takeover after SIGTERM: %lld ms\n",
                   (long long)(harness_now_ms() - stopped));
     go_on(b, p, last, code);
@@ -259,7 +240,7 @@ static long long finished_total(th_server *s) {
 static void test_nats_gone(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("takeover-nats");
-    const char *ja = journal_of(dir, "a"), *jb = journal_of(dir, "b");
+    const char *ja = harness_journal_of(dir, "a"), *jb = harness_journal_of(dir, "b");
     th_server *a = node("a", ja), *b = node("b", jb);
     th_server *nodes[2] = {a, b};
     natsd_wait_metric(a, "race2048_cluster_nodes", 2, 10000);
@@ -356,7 +337,7 @@ static void test_nats_gone(void **state) {
 static void test_stop_while_cut_off(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("takeover-cutoff");
-    th_server *a = node("a", journal_of(dir, "a"));
+    th_server *a = node("a", harness_journal_of(dir, "a"));
     natsd_wait_metric(a, "race2048_cluster_nodes", 1, 10000);
     client *p[2];
     json_t *last[2];
@@ -414,7 +395,7 @@ static bool owners_key(owners *o, const char *name, char *key, size_t n) {
 static void test_dead_claimer(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("takeover-reclaim");
-    const char *ja = journal_of(dir, "a"), *jb = journal_of(dir, "b");
+    const char *ja = harness_journal_of(dir, "a"), *jb = harness_journal_of(dir, "b");
     th_server *a = node("a", ja);
     natsd_wait_metric(a, "race2048_cluster_nodes", 1, 10000);
     client *p[2];
@@ -436,7 +417,7 @@ static void test_dead_claimer(void **state) {
         NATS_OK);
     kvEntry_Destroy(e);
     th_server *b = node("b", jb);
-    wait_taken_over(b, 1, 15000);
+    natsd_wait_taken_over(b, 1, 15000);
     go_on(b, p, last, code);
     /* Done: the old incarnation's entry is gone. */
     int64_t deadline = harness_now_ms() + harness_ms(10000);
@@ -546,8 +527,8 @@ static bool owners_value(owners *o, const char *name, char *value, size_t n) {
 static void test_dead_taker_group(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("takeover-group");
-    const char *ja = journal_of(dir, "a"), *jb = journal_of(dir, "b"),
-               *jc = journal_of(dir, "c");
+    const char *ja = harness_journal_of(dir, "a"), *jb = harness_journal_of(dir, "b"),
+               *jc = harness_journal_of(dir, "c");
     th_server *a = node("a", ja);
     setenv("RACE2048_TEST_TAKEOVER_PAUSE_MS", "600000", 1);
     th_server *b = node("b", jb);
@@ -565,7 +546,7 @@ static void test_dead_taker_group(void **state) {
         snprintf(etok[i], sizeof etok[i], "%s", client_token(e[i]));
     wait_replicated(a);
     server_kill(a);
-    wait_taken_over(b, 2, TAKEOVER_MS);
+    natsd_wait_taken_over(b, 2, TAKEOVER_MS);
 
     /* On b: `ended` ends (its verdict is b's), `going` moves on. */
     client *q[2];
@@ -593,7 +574,7 @@ static void test_dead_taker_group(void **state) {
     server_kill(b);
 
     th_server *c = node("c", jc);
-    wait_taken_over(c, 1, 30000);
+    natsd_wait_taken_over(c, 1, 30000);
     /* Done once both entries are gone. */
     int64_t deadline = harness_now_ms() + harness_ms(30000);
     char key[128];

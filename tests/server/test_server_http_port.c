@@ -25,10 +25,6 @@
  * port's detection window (300 ms), before its request. */
 #define SILENT_MS 2000
 
-static void send_str(client *c, const char *s) {
-    client_send_raw(c, s, strlen(s), false);
-}
-
 /* The port of the `race2048d http on 127.0.0.1:PORT` line that follows the
  * `listening on` line. */
 static int http_port_of(th_server *s) {
@@ -68,7 +64,7 @@ static void test_silent_then_get(void **state) {
     assert_true(client_quiet_for(browser, SILENT_MS));
     assert_false(client_quiet_for(game, SILENT_MS)); /* the text greeting */
 
-    send_str(browser, "GET / HTTP/1.1\r\nHost: race2048.lan\r\n\r\n");
+    client_send_str(browser, "GET / HTTP/1.1\r\nHost: race2048.lan\r\n\r\n");
     http_response r;
     http_read(browser, &r, false, WAIT); /* fails on any byte before the status */
     assert_int_equal(r.status, 200);
@@ -82,7 +78,7 @@ static void test_silent_then_get(void **state) {
 
     /* Keep-alive: the same socket, silent again, then another request. */
     assert_true(client_quiet_for(browser, 500));
-    send_str(browser, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+    client_send_str(browser, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
     http_read(browser, &r, false, WAIT);
     assert_int_equal(r.status, 200);
     assert_string_equal(r.body, "ok");
@@ -109,7 +105,7 @@ static void test_routes(void **state) {
     };
     client *c = client_connect_port(s, http);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        send_str(c, cases[i].req);
+        client_send_str(c, cases[i].req);
         http_response r;
         http_read(c, &r, !strncmp(cases[i].req, "HEAD", 4), WAIT);
         if (r.status != cases[i].status)
@@ -136,7 +132,7 @@ static void test_not_http(void **state) {
     };
     for (size_t i = 0; i < sizeof firsts / sizeof firsts[0]; i++) {
         client *c = client_connect_port(s, http);
-        send_str(c, firsts[i]);
+        client_send_str(c, firsts[i]);
         http_response r;
         http_read(c, &r, false, WAIT);
         if (r.status != 400) fail_msg("first bytes #%zu got %d, want 400", i, r.status);
@@ -156,14 +152,14 @@ static void test_limits(void **state) {
         server_with_http(&http, (const char *const[]){"--max-per-ip", "2", NULL});
     client *game = client_named(s, "held");
     client *page = client_connect_port(s, http);
-    send_str(page, "GET /healthz HTTP/1.1\r\n\r\n");
+    client_send_str(page, "GET /healthz HTTP/1.1\r\n\r\n");
     http_response r;
     http_read(page, &r, false, WAIT);
     assert_int_equal(r.status, 200);
     http_response_free(&r);
 
     client *asks = client_connect_port(s, http);
-    send_str(asks, "GET / HTTP/1.1\r\n\r\n");
+    client_send_str(asks, "GET / HTTP/1.1\r\n\r\n");
     http_read(asks, &r, false, WAIT);
     assert_int_equal(r.status, 503);
     http_response_free(&r);
