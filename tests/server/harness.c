@@ -1019,3 +1019,58 @@ const char *harness_journal_of(const char *dir, const char *name) {
     snprintf(p, 512, "%s/%s.journal", dir, name);
     return p;
 }
+
+double jreal(const json_t *o, const char *field) {
+    json_t *v = json_object_get(o, field);
+    if (!json_is_number(v)) fail_msg("field %s is not a number", field);
+    return json_number_value(v);
+}
+
+int server_http_port(th_server *s) {
+    const char *line = server_stdout_line(s, WAIT);
+    static const char prefix[] = "race2048d http on 127.0.0.1:";
+    if (strncmp(line, prefix, sizeof prefix - 1))
+        fail_msg("second stdout line is \"%s\", want \"%sPORT\"", line, prefix);
+    char *end;
+    long port = strtol(line + sizeof prefix - 1, &end, 10);
+    if (*end || port <= 0 || port > 65535) fail_msg("no port in \"%s\"", line);
+    assert_int_not_equal(port, s->port);
+    return (int)port;
+}
+
+th_server *server_with_http(int *http, const char *const *extra) {
+    const char *argv[16] = {"--http-port", "0"};
+    int n = 2;
+    for (int i = 0; extra && extra[i] && n < 15; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    th_server *s = server_start(argv);
+    *http = server_http_port(s);
+    return s;
+}
+
+int harness_game_records(const char *const *paths, int n, const char *code) {
+    char *seen[16];
+    int nseen = 0;
+    char needle[64];
+    snprintf(needle, sizeof needle, "\"room\":\"%s\"", code);
+    for (int k = 0; k < n; k++) {
+        if (access(paths[k], R_OK) != 0) continue;
+        char *data = harness_read_file(paths[k], NULL);
+        for (char *line = data; line && *line;) {
+            char *nl = strchr(line, '\n');
+            if (nl) *nl = '\0';
+            if (!strncmp(line, "{\"j\":\"game\"", 11) && strstr(line, needle)) {
+                bool known = false;
+                for (int i = 0; i < nseen; i++)
+                    known = known || !strcmp(seen[i], line);
+                if (!known && nseen < 16) seen[nseen++] = strdup(line);
+            }
+            line = nl ? nl + 1 : NULL;
+        }
+        free(data);
+    }
+    for (int i = 0; i < nseen; i++)
+        free(seen[i]);
+    return nseen;
+}

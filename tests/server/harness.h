@@ -232,6 +232,16 @@ json_t *client_wait_for(client *c, const char *type, int ms);
 /* Sends the bytes of a C string as they are (raw HTTP, broken frames...). */
 void client_send_str(client *c, const char *s);
 
+/* The browsers' port s printed after `listening on` (its `race2048d http on
+ * 127.0.0.1:PORT` line; fails if it is not there or is the game port). */
+int server_http_port(th_server *s);
+/* A server with a browsers' port too (--http-port 0; its port in *http), plus
+ * the flags in extra (NULL-terminated, may be NULL). */
+th_server *server_with_http(int *http, const char *const *extra);
+/* How many distinct `game` records of room `code` the journals at paths hold
+ * (missing files count none). */
+int harness_game_records(const char *const *paths, int n, const char *code);
+
 /* --------------------------------------------------------------- limits --- */
 
 /* Raises this process's descriptor limit (the server inherits it) to fit n
@@ -263,6 +273,9 @@ bool jhas(const json_t *o, const char *field);
 json_t *jplayer(const json_t *list, json_int_t id);
 /* True if two JSON values are equal. */
 bool jequal(const json_t *a, const json_t *b);
+
+/* A number field (integer or real) as a double; fails the test otherwise. */
+double jreal(const json_t *o, const char *field);
 
 /* Keeps o (a new reference) until teardown and returns it. */
 json_t *harness_keep(json_t *o);

@@ -49,38 +49,8 @@ static void same_player(json_t *start, const json_t *last) {
 }
 
 /* Counts the finished-game records of room `code` in a journal file. */
-/* The distinct finished-game records of room `code` in the journals at
- * paths (n of them): one verdict is one record, however many nodes keep a
- * copy of it (a node that takes over a stopped node's records adopts its
- * finished games into its own history). */
-static int verdicts(const char *const *paths, int n, const char *code) {
-    char *seen[16];
-    int nseen = 0;
-    char needle[64];
-    snprintf(needle, sizeof needle, "\"room\":\"%s\"", code);
-    for (int k = 0; k < n; k++) {
-        if (access(paths[k], R_OK) != 0) continue;
-        char *data = harness_read_file(paths[k], NULL);
-        for (char *line = data; line && *line;) {
-            char *nl = strchr(line, '\n');
-            if (nl) *nl = '\0';
-            if (!strncmp(line, "{\"j\":\"game\"", 11) && strstr(line, needle)) {
-                bool known = false;
-                for (int i = 0; i < nseen; i++)
-                    known = known || !strcmp(seen[i], line);
-                if (!known && nseen < 16) seen[nseen++] = strdup(line);
-            }
-            line = nl ? nl + 1 : NULL;
-        }
-        free(data);
-    }
-    for (int i = 0; i < nseen; i++)
-        free(seen[i]);
-    return nseen;
-}
-
 static int finished_records(const char *path, const char *code) {
-    return verdicts(&path, 1, code);
+    return harness_game_records(&path, 1, code);
 }
 
 static int run_replay(const char *journal) {
@@ -327,7 +297,7 @@ static void test_nats_gone(void **state) {
     assert_int_equal(natsd_http_get(a, "/healthz", page, sizeof page), 200);
     assert_int_equal(server_stop(a), 0);
     assert_int_equal(server_stop(b), 0);
-    assert_int_equal(verdicts((const char *const[]){ja, jb}, 2, code), 1);
+    assert_int_equal(harness_game_records((const char *const[]){ja, jb}, 2, code), 1);
     assert_int_equal(run_replay(ja), 0);
     assert_int_equal(run_replay(jb), 0);
 }
@@ -599,7 +569,8 @@ static void test_dead_taker_group(void **state) {
                   "reseated: %s; verdicts: %d games, at most %d verdicts per game "
                   "(`%s`: %d, `%s`: %d)\n",
                   rebuilt, reseated ? "yes" : "no", games, most, ended,
-                  verdicts(paths, 3, ended), going, verdicts(paths, 3, going));
+                  harness_game_records(paths, 3, ended), going,
+                  harness_game_records(paths, 3, going));
     assert_false(reseated);
     assert_int_equal(rebuilt, 1);
     assert_int_equal(games, 2);

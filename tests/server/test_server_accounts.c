@@ -86,12 +86,6 @@ static json_t *rating_entry(const json_t *end, json_int_t id) {
     return NULL;
 }
 
-static double jreal(const json_t *o, const char *field) {
-    json_t *v = json_object_get(o, field);
-    if (!json_is_number(v)) fail_msg("field %s is not a number", field);
-    return json_number_value(v);
-}
-
 /* ----------------------------------------------------------- accounts --- */
 
 static void test_register_and_log_in(void **state) {

@@ -15,26 +15,6 @@
 #include "harness.h"
 #include "wsclient.h"
 
-/* The port of the `race2048d http on 127.0.0.1:PORT` line after `listening on`. */
-static int http_port_of(th_server *s) {
-    const char *line = server_stdout_line(s, WAIT);
-    static const char prefix[] = "race2048d http on 127.0.0.1:";
-    if (strncmp(line, prefix, sizeof prefix - 1))
-        fail_msg("second stdout line is \"%s\", want \"%sPORT\"", line, prefix);
-    return atoi(line + sizeof prefix - 1);
-}
-
-/* A server with a browsers' port too (its port in *http), plus extra flags. */
-static th_server *server_with_http(int *http, const char *const *extra) {
-    const char *argv[16] = {"--http-port", "0"};
-    int n = 2;
-    for (int i = 0; extra && extra[i] && n < 15; i++)
-        argv[n++] = extra[i];
-    argv[n] = NULL;
-    th_server *s = server_start(argv);
-    *http = http_port_of(s);
-    return s;
-}
 #define SERVER_HTTP(http, ...)                                                           \
     server_with_http(http, (const char *const[]){__VA_ARGS__, NULL})
 

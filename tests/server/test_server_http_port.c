@@ -25,32 +25,6 @@
  * port's detection window (300 ms), before its request. */
 #define SILENT_MS 2000
 
-/* The port of the `race2048d http on 127.0.0.1:PORT` line that follows the
- * `listening on` line. */
-static int http_port_of(th_server *s) {
-    const char *line = server_stdout_line(s, WAIT);
-    static const char prefix[] = "race2048d http on 127.0.0.1:";
-    if (strncmp(line, prefix, sizeof prefix - 1))
-        fail_msg("second stdout line is \"%s\", want \"%sPORT\"", line, prefix);
-    char *end;
-    long port = strtol(line + sizeof prefix - 1, &end, 10);
-    if (*end || port <= 0 || port > 65535) fail_msg("no port in \"%s\"", line);
-    assert_int_not_equal(port, s->port);
-    return (int)port;
-}
-
-/* A server with an http port (a free one); its port in *http. */
-static th_server *server_with_http(int *http, const char *const *extra) {
-    const char *argv[16] = {"--http-port", "0"};
-    int n = 2;
-    for (int i = 0; extra && extra[i] && n < 15; i++)
-        argv[n++] = extra[i];
-    argv[n] = NULL;
-    th_server *s = server_start(argv);
-    *http = http_port_of(s);
-    return s;
-}
-
 /* ------------------------------------------------------ the silent socket --- */
 
 /* The issue's blocker: a connection silent for 2 s, then GET /. On the http
