@@ -12,6 +12,7 @@ import tempfile
 import time
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -48,12 +49,13 @@ def start_server(*extra, env=None):
     return ports
 
 
-def browser():
+def browser(*flags):
+    """Headless Chromium with a fresh profile, plus the Chromium flags `flags`."""
     opts = webdriver.ChromeOptions()
     for flag in ('--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
                  '--no-first-run', '--disable-background-networking',
                  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
-                 '--window-size=1280,800'):
+                 '--window-size=1280,800', *flags):
         opts.add_argument(flag)
     temp_dirs.append(tempfile.mkdtemp(prefix='race2048-chromium-'))  # a fresh profile
     opts.add_argument('--user-data-dir=' + temp_dirs[-1])
@@ -74,7 +76,11 @@ def viewport(d, size):
 
 def wait(d, what, cond, secs=20):
     try:
-        return WebDriverWait(d, secs * SLOWDOWN, poll_frequency=0.05).until(lambda d: cond(d))
+        # The page redraws labels by replacing their elements: one found just before
+        # a redraw is stale, and is looked up again at the next poll.
+        return WebDriverWait(d, secs * SLOWDOWN, poll_frequency=0.05,
+                             ignored_exceptions=[StaleElementReferenceException]).until(
+                                 lambda d: cond(d))
     except Exception:
         d.save_screenshot(os.path.join(OUT, NAME + '-failure.png'))
         print('page log: %r' % d.get_log('browser'))
