@@ -74,18 +74,20 @@ int kv_get_account(accounts_kv *k, const char *key, acct_snapshot *snap, uint64_
     return rc;
 }
 
-static void do_register(accounts_kv *k, kv_job *j) {
+int kv_create_account(accounts_kv *k, const char *key, const acct_snapshot *snap) {
     size_t len;
-    char *line = jacct_snapshot_record(&j->snap, &len);
-    if (!line) {
-        j->status = ACCOUNTS_KV_FAILED;
-        return;
-    }
+    char *line = jacct_snapshot_record(snap, &len);
+    if (!line) return -1;
     uint64_t rev;
-    natsStatus s = kvStore_Create(&rev, k->kv, j->key, line, (int)len);
+    natsStatus s = kvStore_Create(&rev, k->kv, key, line, (int)len);
     free(line);
-    if (s == NATS_OK) {
-        j->status = ACCOUNTS_KV_OK;
+    return s == NATS_OK;
+}
+
+static void do_register(accounts_kv *k, kv_job *j) {
+    int made = kv_create_account(k, j->key, &j->snap);
+    if (made) {
+        j->status = made > 0 ? ACCOUNTS_KV_OK : ACCOUNTS_KV_FAILED;
         return;
     }
     acct_snapshot other;

@@ -123,17 +123,9 @@ void adopt_caught_up(accounts_kv *k) {
 }
 
 void adopt_do(accounts_kv *k, kv_job *j) {
-    size_t len;
-    char *line = jacct_snapshot_record(&j->snap, &len);
-    if (!line) {
-        j->status = ACCOUNTS_KV_FAILED;
-        return;
-    }
-    uint64_t rev;
-    natsStatus s = kvStore_Create(&rev, k->kv, j->key, line, (int)len);
-    free(line);
-    if (s == NATS_OK) {
-        j->status = ACCOUNTS_KV_OK;
+    int made = kv_create_account(k, j->key, &j->snap);
+    if (made) {
+        j->status = made > 0 ? ACCOUNTS_KV_OK : ACCOUNTS_KV_FAILED;
         return;
     }
     /* Created by another node since the watch began: the same account (a

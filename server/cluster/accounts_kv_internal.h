@@ -88,6 +88,10 @@ void kv_push_done(accounts_kv *k, kv_job *j);
 /* Threads: the account entry of key into *snap: 1 found (rev in *rev), 0 none,
  * -1 NATS failed. */
 int kv_get_account(accounts_kv *k, const char *key, acct_snapshot *snap, uint64_t *rev);
+/* Threads: creates key's entry with snap's record (kvStore_Create: only if the
+ * key has none): 1 created, 0 not (it has one, or NATS failed), -1 out of
+ * memory. */
+int kv_create_account(accounts_kv *k, const char *key, const acct_snapshot *snap);
 /* Loop: a job to the worker thread (FIFO). */
 void kv_submit(accounts_kv *k, kv_job *j);
 

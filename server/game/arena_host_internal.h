@@ -157,6 +157,9 @@ void ah_event_in(arena_host *h, const srv_player *p);
 void ah_event_out(arena_host *h, uint64_t id);
 /* Sends p the arena (its own row if an entrant), or an error. */
 void ah_reply_arena(arena_host *h, srv_player *p);
+/* Restart or takeover, once the rooms are rebuilt: gives up h's races that no
+ * rebuilt room claimed (arena_restore.c), each an event after h's base. */
+void ah_abandon_unclaimed(arena_host *h, int64_t now);
 /* Forgets entrant id's held claim, if it has one (it is here again). */
 void ah_held_drop(arena_host *h, uint64_t id);
 /* Pairing, the start, the end and the next update: an arena's one timer. */

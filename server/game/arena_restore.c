@@ -255,36 +255,48 @@ bool arena_host_relink(room *r, const char *code, uint64_t race) {
     return true;
 }
 
+/* The races no rebuilt room claimed count for nobody, once, each on file as an
+ * `abandon` event after h's base record (written before: the events follow it
+ * as every event does); their entrants are away until they come back. */
+_Static_assert(sizeof((proto_arena_event){0}.ids) >= ARENA_MAX_PLAYERS * sizeof(uint64_t),
+               "an abandon event lists a whole race");
+void ah_abandon_unclaimed(arena_host *h, int64_t now) {
+    if (h->finished || !arena_racing_count(h->a)) return;
+    arena_snapshot *snap = arena_snapshot_new(h->a);
+    if (!snap)
+        srv_log(SRV_LOG_ERROR, "arena %s: out of memory giving up its races", h->code);
+    for (size_t i = 0; snap && i < snap->count; i++) {
+        const arena_snapshot_entrant *e = &snap->entrants[i];
+        if (arena_entrant_state(h->a, e->id, NULL) != ARENA_RACING) continue;
+        srv_player *p = ah_entrant_player(h, e->id);
+        if (p && p->room && p->room->arena == h && p->room->arena_race == e->race)
+            continue; /* its rebuilt room counts it */
+        proto_arena_event ev = {
+            .kind = PROTO_ARENA_EV_ABANDON, .race = e->race, .at_ms = now};
+        for (size_t k = i; k < snap->count && ev.n < ARENA_MAX_PLAYERS; k++)
+            if (snap->entrants[k].state == ARENA_RACING &&
+                snap->entrants[k].race == e->race)
+                ev.ids[ev.n++] = snap->entrants[k].id;
+        arena_abandon_race(h->a, e->race, ev.ids, (size_t)ev.n, now);
+        ah_event(h, &ev);
+        /* Nobody is connected yet: the replay's start-up puts them away too,
+         * so no `out` event (it would drop their claim to come back). */
+        for (int k = 0; k < ev.n; k++)
+            arena_away(h->a, ev.ids[k]);
+    }
+    arena_snapshot_free(snap);
+}
+
 void arena_host_restored(game *g) {
     if (!g->arenas) return;
     int64_t now = ah_now_ms();
     for (srv_link *l = g->arenas->all.next; l != &g->arenas->all; l = l->next) {
         arena_host *h = srv_container(l, arena_host, link);
         if (h->finished) continue;
-        arena_snapshot *snap = arena_racing_count(h->a) ? arena_snapshot_new(h->a) : NULL;
-        for (size_t i = 0; snap && i < snap->count; i++) {
-            const arena_snapshot_entrant *e = &snap->entrants[i];
-            if (arena_entrant_state(h->a, e->id, NULL) != ARENA_RACING) continue;
-            srv_player *p = ah_entrant_player(h, e->id);
-            if (p && p->room && p->room->arena == h && p->room->arena_race == e->race)
-                continue; /* its rebuilt room counts it */
-            uint64_t ids[ARENA_MAX_PLAYERS];
-            size_t n = 0;
-            for (size_t k = i; k < snap->count && n < ARENA_MAX_PLAYERS; k++)
-                if (snap->entrants[k].state == ARENA_RACING &&
-                    snap->entrants[k].race == e->race)
-                    ids[n++] = snap->entrants[k].id;
-            /* No room came back for it: it counts for nobody, once. */
-            arena_abandon_race(h->a, e->race, ids, n, now);
-            for (size_t k = 0; k < n; k++)
-                arena_away(h->a, ids[k]);
-        }
-        if (!snap && arena_racing_count(h->a))
-            srv_log(SRV_LOG_ERROR, "arena %s: out of memory at start", h->code);
-        arena_snapshot_free(snap);
         /* A new base on file: the state as it goes on from here (the events
-         * read back are in it). */
+         * read back are in it); the races no room came back for follow it. */
         ah_record(h);
+        ah_abandon_unclaimed(h, now);
         ah_kick(h);
     }
 }

@@ -71,28 +71,9 @@ bool arena_host_adopt(game *g, const char *line, size_t len, const char *events,
 void arena_host_adopted(game *g, const char *code) {
     arena_host *h = ah_find(g, code);
     if (!h || h->finished || !arena_racing_count(h->a)) return;
-    int64_t now = ah_now_ms();
-    arena_snapshot *snap = arena_snapshot_new(h->a);
-    if (!snap) srv_log(SRV_LOG_ERROR, "arena %s: out of memory at a takeover", h->code);
-    for (size_t i = 0; snap && i < snap->count; i++) {
-        const arena_snapshot_entrant *e = &snap->entrants[i];
-        if (arena_entrant_state(h->a, e->id, NULL) != ARENA_RACING) continue;
-        srv_player *p = ah_entrant_player(h, e->id);
-        if (p && p->room && p->room->arena == h && p->room->arena_race == e->race)
-            continue; /* its rebuilt room counts it */
-        uint64_t ids[ARENA_MAX_PLAYERS];
-        size_t n = 0;
-        for (size_t k = i; k < snap->count && n < ARENA_MAX_PLAYERS; k++)
-            if (snap->entrants[k].state == ARENA_RACING &&
-                snap->entrants[k].race == e->race)
-                ids[n++] = snap->entrants[k].id;
-        /* No room came back for it (it ended unrecorded): it counts for
-         * nobody, once, as after a restart. */
-        arena_abandon_race(h->a, e->race, ids, n, now);
-        for (size_t k = 0; k < n; k++)
-            arena_away(h->a, ids[k]);
-    }
-    arena_snapshot_free(snap);
+    /* Its base record went on file at the adopt (arena_host_adopt): the races
+     * that ended unrecorded where it ran follow it, as after a restart. */
+    ah_abandon_unclaimed(h, ah_now_ms());
     ah_kick(h); /* its record and standings go out with its next turn */
 }
 

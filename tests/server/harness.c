@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -977,4 +978,99 @@ json_t *jplayer(const json_t *list, json_int_t id) {
 
 bool jequal(const json_t *a, const json_t *b) {
     return json_equal((json_t *)a, (json_t *)b);
+}
+
+/* ------------------------------------------------------- shared helpers --- */
+
+json_t *client_wait_for(client *c, const char *type, int ms) {
+    int64_t deadline = harness_now_ms() + harness_ms(ms);
+    for (;;) {
+        int left = harness_remaining(deadline);
+        if (left <= 0) fail_msg("no %s within %d ms", type, ms);
+        json_t *m = client_next(c, left);
+        assert_non_null(m);
+        if (!strcmp(jstr(m, "type"), type)) return m;
+    }
+}
+
+void client_send_str(client *c, const char *s) {
+    client_send_raw(c, s, strlen(s), false);
+}
+
+void fit_fds(int n) {
+    struct rlimit rl;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    rlim_t need = (rlim_t)n * 2 + 256; /* this side and the server's */
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
+        fprintf(stderr, "descriptor limit %llu too low for %d clients: skipped\n",
+                (unsigned long long)rl.rlim_max, n);
+        skip();
+    }
+    if (rl.rlim_cur < need) {
+        rl.rlim_cur = need;
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    }
+}
+
+const char *harness_journal_of(const char *dir, const char *name) {
+    static char paths[4][512];
+    static int next;
+    char *p = paths[next++ % 4];
+    snprintf(p, 512, "%s/%s.journal", dir, name);
+    return p;
+}
+
+double jreal(const json_t *o, const char *field) {
+    json_t *v = json_object_get(o, field);
+    if (!json_is_number(v)) fail_msg("field %s is not a number", field);
+    return json_number_value(v);
+}
+
+int server_http_port(th_server *s) {
+    const char *line = server_stdout_line(s, WAIT);
+    static const char prefix[] = "race2048d http on 127.0.0.1:";
+    if (strncmp(line, prefix, sizeof prefix - 1))
+        fail_msg("second stdout line is \"%s\", want \"%sPORT\"", line, prefix);
+    char *end;
+    long port = strtol(line + sizeof prefix - 1, &end, 10);
+    if (*end || port <= 0 || port > 65535) fail_msg("no port in \"%s\"", line);
+    assert_int_not_equal(port, s->port);
+    return (int)port;
+}
+
+th_server *server_with_http(int *http, const char *const *extra) {
+    const char *argv[16] = {"--http-port", "0"};
+    int n = 2;
+    for (int i = 0; extra && extra[i] && n < 15; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    th_server *s = server_start(argv);
+    *http = server_http_port(s);
+    return s;
+}
+
+int harness_game_records(const char *const *paths, int n, const char *code) {
+    char *seen[16];
+    int nseen = 0;
+    char needle[64];
+    snprintf(needle, sizeof needle, "\"room\":\"%s\"", code);
+    for (int k = 0; k < n; k++) {
+        if (access(paths[k], R_OK) != 0) continue;
+        char *data = harness_read_file(paths[k], NULL);
+        for (char *line = data; line && *line;) {
+            char *nl = strchr(line, '\n');
+            if (nl) *nl = '\0';
+            if (!strncmp(line, "{\"j\":\"game\"", 11) && strstr(line, needle)) {
+                bool known = false;
+                for (int i = 0; i < nseen; i++)
+                    known = known || !strcmp(seen[i], line);
+                if (!known && nseen < 16) seen[nseen++] = strdup(line);
+            }
+            line = nl ? nl + 1 : NULL;
+        }
+        free(data);
+    }
+    for (int i = 0; i < nseen; i++)
+        free(seen[i]);
+    return nseen;
 }

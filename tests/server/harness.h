@@ -227,6 +227,29 @@ json_t *client_move(client *c, const char *dir);
  * state (fails if none does). */
 json_t *client_move_any(client *c);
 
+/* The next object of this type, skipping any other (fails if none within ms). */
+json_t *client_wait_for(client *c, const char *type, int ms);
+/* Sends the bytes of a C string as they are (raw HTTP, broken frames...). */
+void client_send_str(client *c, const char *s);
+
+/* The browsers' port s printed after `listening on` (its `race2048d http on
+ * 127.0.0.1:PORT` line; fails if it is not there or is the game port). */
+int server_http_port(th_server *s);
+/* A server with a browsers' port too (--http-port 0; its port in *http), plus
+ * the flags in extra (NULL-terminated, may be NULL). */
+th_server *server_with_http(int *http, const char *const *extra);
+/* How many distinct `game` records of room `code` the journals at paths hold
+ * (missing files count none). */
+int harness_game_records(const char *const *paths, int n, const char *code);
+
+/* --------------------------------------------------------------- limits --- */
+
+/* Raises this process's descriptor limit (the server inherits it) to fit n
+ * clients, or skips the test if the hard limit is too low. */
+void fit_fds(int n);
+/* dir/name.journal, in one of 4 static buffers (a node's journal path). */
+const char *harness_journal_of(const char *dir, const char *name);
+
 /* ----------------------------------------------------------- scenarios --- */
 
 /* n named clients (p0, p1, ...) in a race: the first creates a room with
@@ -250,6 +273,9 @@ bool jhas(const json_t *o, const char *field);
 json_t *jplayer(const json_t *list, json_int_t id);
 /* True if two JSON values are equal. */
 bool jequal(const json_t *a, const json_t *b);
+
+/* A number field (integer or real) as a double; fails the test otherwise. */
+double jreal(const json_t *o, const char *field);
 
 /* Keeps o (a new reference) until teardown and returns it. */
 json_t *harness_keep(json_t *o);

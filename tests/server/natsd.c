@@ -157,6 +157,16 @@ void natsd_wait_metric(th_server *s, const char *name, long long want, int ms) {
     }
 }
 
+void natsd_wait_taken_over(th_server *s, long long games, int ms) {
+    int64_t deadline = harness_now_ms() + harness_ms(ms);
+    long long v;
+    while ((v = natsd_metric(s, "race2048_cluster_games_taken_over_total")) < games) {
+        if (harness_remaining(deadline) <= 0)
+            fail_msg("%lld games taken over after %d ms, expected %lld", v, ms, games);
+        poll(NULL, 0, 50);
+    }
+}
+
 th_server *natsd_node(const char *name) {
     return SERVER("--cluster", natsd_url, "--node", name);
 }

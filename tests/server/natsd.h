@@ -36,6 +36,9 @@ long long natsd_metric(th_server *s, const char *name);
 /* Waits up to ms until the metric reads want (polling /metrics: the link's
  * state has no message to wait for). */
 void natsd_wait_metric(th_server *s, const char *name, long long want, int ms);
+/* Waits up to ms until s has rebuilt at least `games` games of another
+ * incarnation (its games_taken_over metric). */
+void natsd_wait_taken_over(th_server *s, long long games, int ms);
 /* A node of the test's cluster: race2048d --cluster natsd_url --node name. */
 th_server *natsd_node(const char *name);
 

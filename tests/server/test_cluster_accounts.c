@@ -58,12 +58,6 @@ static client *logged_in(th_server *s, const char *name, const char *key, double
     return c;
 }
 
-static double jreal(const json_t *o, const char *field) {
-    json_t *v = json_object_get(o, field);
-    if (!json_is_number(v)) fail_msg("field %s is not a number", field);
-    return json_number_value(v);
-}
-
 /* Asks `profile` of name on s until its rating shows `games` rated races
  * (the watch brings other nodes' writes: the reply itself is what is waited
  * for, asked again until a deadline). */

@@ -38,39 +38,11 @@ static th_server *arena_node(const char *name, const char *journal, const char *
     return s;
 }
 
-/* GET target of s (its JSON body; *status the HTTP status). */
-static json_t *api_get(th_server *s, const char *target, int *status) {
-    client *c = client_connect(s);
-    char req[256];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: t\r\n\r\n", target);
-    client_send_raw(c, req, (size_t)n, false);
-    http_response r;
-    http_read(c, &r, false, WAIT);
-    *status = r.status;
-    json_t *o = json_loads(r.body, 0, NULL);
-    assert_non_null(o);
-    http_response_free(&r);
-    client_close(c);
-    return harness_keep(o);
-}
-
-/* The next message of this type, skipping any other (within ms). */
-static json_t *wait_for(client *c, const char *type, int ms) {
-    int64_t deadline = harness_now_ms() + harness_ms(ms);
-    for (;;) {
-        int left = harness_remaining(deadline);
-        if (left <= 0) fail_msg("no %s within %d ms", type, ms);
-        json_t *m = client_next(c, left);
-        assert_non_null(m);
-        if (!strcmp(jstr(m, "type"), type)) return m;
-    }
-}
-
 /* The next `arena` in which the receiver has raced at least `races` times. */
 static json_t *wait_standing(client *c, json_int_t races, int ms) {
     int64_t deadline = harness_now_ms() + harness_ms(ms);
     for (;;) {
-        json_t *m = wait_for(c, "arena", harness_remaining(deadline));
+        json_t *m = client_wait_for(c, "arena", harness_remaining(deadline));
         if (jhas(m, "you") && jint(jobj(m, "you"), "races") >= races) return m;
     }
 }
@@ -78,7 +50,7 @@ static json_t *wait_standing(client *c, json_int_t races, int ms) {
 /* arena_join of code from c: its `arena` with c's own row. */
 static json_t *join(client *c, const char *code) {
     client_send(c, "{\"type\":\"arena_join\",\"arena\":\"%s\"}", code);
-    json_t *a = wait_for(c, "arena", WAIT);
+    json_t *a = client_wait_for(c, "arena", WAIT);
     assert_string_equal(jstr(a, "arena"), code);
     assert_true(jhas(a, "you"));
     return a;
@@ -125,7 +97,7 @@ static json_t *listed(th_server *s, const char *code) {
     int64_t deadline = harness_now_ms() + harness_ms(TAKEOVER_MS);
     for (;;) {
         client_send(c, "{\"type\":\"arenas\"}");
-        json_t *list = wait_for(c, "arenas", WAIT);
+        json_t *list = client_wait_for(c, "arenas", WAIT);
         size_t i;
         json_t *row;
         json_array_foreach(jarr(list, "arenas"), i, row) {
@@ -163,7 +135,8 @@ static void test_entrants_on_three_nodes(void **state) {
     client_send(e[0], "{\"type\":\"arena_create\",\"name\":\"three nodes\",\"minutes\":5,"
                       "\"players\":3,\"target\":8,\"starts_in\":100}");
     char code[16];
-    snprintf(code, sizeof code, "%s", jstr(wait_for(e[0], "arena", WAIT), "arena"));
+    snprintf(code, sizeof code, "%s",
+             jstr(client_wait_for(e[0], "arena", WAIT), "arena"));
     for (int i = 0; i < 3; i++) {
         json_t *a = join(e[i], code);
         assert_int_equal(jint(jobj(a, "you"), "id"), id[i]);
@@ -175,7 +148,7 @@ static void test_entrants_on_three_nodes(void **state) {
         assert_int_equal(jint(row, "entrants"), 3);
         client *r = client_named(n[i], "reader");
         client_send(r, "{\"type\":\"arena_results\",\"arena\":\"%s\"}", code);
-        json_t *res = wait_for(r, "arena", WAIT);
+        json_t *res = client_wait_for(r, "arena", WAIT);
         assert_string_equal(jstr(res, "arena"), code);
         assert_false(jhas(res, "you"));
         client_send(r, "{\"type\":\"arena_results\",\"arena\":\"NOPE23\"}");
@@ -183,17 +156,17 @@ static void test_entrants_on_three_nodes(void **state) {
         client_close(r);
         /* The same over HTTP: the cluster's arenas, not only this node's. */
         int status;
-        json_t *list = api_get(n[i], "/api/arenas", &status);
+        json_t *list = http_api_get(n[i], "/api/arenas", &status);
         assert_int_equal(status, 200);
         assert_int_equal(json_array_size(jarr(list, "arenas")), 1);
         assert_string_equal(jstr(json_array_get(jarr(list, "arenas"), 0), "arena"), code);
         char target[64];
         snprintf(target, sizeof target, "/api/arena/%s", code);
-        json_t *one = api_get(n[i], target, &status);
+        json_t *one = http_api_get(n[i], target, &status);
         assert_int_equal(status, 200);
         assert_string_equal(jstr(one, "arena"), code);
         assert_false(jhas(one, "you"));
-        json_t *none = api_get(n[i], "/api/arena/NOPE23", &status);
+        json_t *none = http_api_get(n[i], "/api/arena/NOPE23", &status);
         assert_int_equal(status, 404);
         assert_string_equal(jstr(none, "code"), "arena_not_found");
     }
@@ -202,7 +175,7 @@ static void test_entrants_on_three_nodes(void **state) {
     for (int race = 1; race <= 2; race++) {
         json_t *start[3];
         for (int i = 0; i < 3; i++) {
-            start[i] = wait_for(e[i], "start", 15000);
+            start[i] = client_wait_for(e[i], "start", 15000);
             assert_string_equal(jstr(start[i], "arena"), code);
             assert_int_equal(json_array_size(jarr(start[i], "players")), 3);
             assert_string_equal(jstr(start[i], "room"), jstr(start[0], "room"));
@@ -214,7 +187,7 @@ static void test_entrants_on_three_nodes(void **state) {
         json_t *end = play_to_end(e[2], id[2]);
         assert_int_equal(jint(end, "winner"), id[2]);
         for (int i = 0; i < 2; i++)
-            assert_int_equal(jint(wait_for(e[i], "end", WAIT), "winner"), id[2]);
+            assert_int_equal(jint(client_wait_for(e[i], "end", WAIT), "winner"), id[2]);
     }
     /* The standings reach every entrant through its own node. */
     for (int i = 0; i < 3; i++) {
@@ -227,13 +200,13 @@ static void test_entrants_on_three_nodes(void **state) {
     }
     /* An entrant on b leaves the pool through its node: no more races. */
     client_send(e[1], "{\"type\":\"arena_leave\",\"arena\":\"%s\"}", code);
-    json_t *left = wait_for(e[1], "arena", WAIT);
+    json_t *left = client_wait_for(e[1], "arena", WAIT);
     assert_true(jhas(left, "you"));
     /* The end: the final standings reach every entrant through its node. */
     for (int i = 0; i < 3; i++) {
         json_t *final;
         do {
-            final = wait_for(e[i], "arena", 30000);
+            final = client_wait_for(e[i], "arena", 30000);
         } while (strcmp(jstr(final, "status"), "finished") != 0);
         assert_int_equal(json_array_size(jarr(final, "standings")), 3);
         assert_int_equal(jint(jobj(final, "you"), "id"), id[i]);
@@ -274,7 +247,8 @@ static void test_kill_arena_node(void **state) {
     client_send(host, "{\"type\":\"arena_create\",\"name\":\"survives\",\"minutes\":20,"
                       "\"players\":2,\"target\":2048,\"starts_in\":0}");
     char code[16];
-    snprintf(code, sizeof code, "%s", jstr(wait_for(host, "arena", WAIT), "arena"));
+    snprintf(code, sizeof code, "%s",
+             jstr(client_wait_for(host, "arena", WAIT), "arena"));
     static const char *const names[2] = {"bob", "cat"};
     client *e[2];
     json_int_t id[2];
@@ -285,11 +259,11 @@ static void test_kill_arena_node(void **state) {
         snprintf(token[i], sizeof token[i], "%s", client_token(e[i]));
         join(e[i], code);
     }
-    json_t *start = wait_for(e[0], "start", 15000);
+    json_t *start = client_wait_for(e[0], "start", 15000);
     assert_string_equal(jstr(start, "arena"), code);
     char room[16];
     snprintf(room, sizeof room, "%s", jstr(start, "room"));
-    assert_string_equal(jstr(wait_for(e[1], "start", WAIT), "room"), room);
+    assert_string_equal(jstr(client_wait_for(e[1], "start", WAIT), "room"), room);
     json_t *last[2];
     for (int k = 0; k < 3; k++)
         for (int i = 0; i < 2; i++)
@@ -317,15 +291,16 @@ static void test_kill_arena_node(void **state) {
             client_close(q[i]);
             poll(NULL, 0, 200);
         }
-        json_t *st = wait_for(q[i], "start", WAIT);
+        json_t *st = client_wait_for(q[i], "start", WAIT);
         assert_string_equal(jstr(st, "room"), room);
         assert_string_equal(jstr(st, "arena"), code);
         json_t *me = jplayer(jarr(st, "players"), id[i]);
         assert_int_equal(jint(me, "moves"), jint(last[i], "moves"));
     }
     /* dan is back in the pool by himself, where the arena runs now. */
-    assert_string_equal(jstr(wait_for(dan, "error", TAKEOVER_MS), "code"), "unavailable");
-    json_t *back = wait_for(dan, "arena", 2 * TAKEOVER_MS);
+    assert_string_equal(jstr(client_wait_for(dan, "error", TAKEOVER_MS), "code"),
+                        "unavailable");
+    json_t *back = client_wait_for(dan, "arena", 2 * TAKEOVER_MS);
     assert_int_equal(jint(jobj(back, "you"), "id"), dan_id);
     assert_string_equal(jstr(back, "status"), "running");
     print_message("kill -9 to the waiting entrant back in the pool: %lld ms\n",
@@ -333,14 +308,15 @@ static void test_kill_arena_node(void **state) {
     /* bob forfeits; cat's win counts in the arena, now run by the taker. */
     move_any(q[1], id[1]);
     client_send(q[0], "{\"type\":\"leave\"}");
-    json_t *end = wait_for(q[1], "end", WAIT);
+    json_t *end = client_wait_for(q[1], "end", WAIT);
     assert_int_equal(jint(end, "winner"), id[1]);
     /* cat, back in the pool, races dan, who waited there (at once: the
      * standings may come after its start). */
-    json_t *next = wait_for(q[1], "start", 15000);
+    json_t *next = client_wait_for(q[1], "start", 15000);
     assert_string_equal(jstr(next, "arena"), code);
     assert_non_null(jplayer(jarr(next, "players"), dan_id));
-    assert_string_equal(jstr(wait_for(dan, "start", WAIT), "room"), jstr(next, "room"));
+    assert_string_equal(jstr(client_wait_for(dan, "start", WAIT), "room"),
+                        jstr(next, "room"));
     json_t *up = wait_standing(q[1], 1, 10000);
     assert_int_equal(jint(jobj(up, "you"), "wins"), 1);
     assert_string_equal(jstr(up, "status"), "running");
@@ -373,7 +349,7 @@ static void test_arena_every_once(void **state) {
         assert_true(harness_remaining(deadline) > 0);
         poll(NULL, 0, 200);
         client_send(c, "{\"type\":\"arenas\"}");
-        list = wait_for(c, "arenas", WAIT);
+        list = client_wait_for(c, "arenas", WAIT);
         opened = 0;
         size_t i;
         json_t *row;

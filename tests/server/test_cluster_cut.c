@@ -192,25 +192,6 @@ static th_server *node(const char *name, const char *url, const char *journal) {
                   "120");
 }
 
-static const char *journal_of(const char *dir, const char *name) {
-    static char paths[4][512];
-    static int next;
-    char *p = paths[next++ % 4];
-    snprintf(p, 512, "%s/%s.journal", dir, name);
-    return p;
-}
-
-/* Waits until s has rebuilt at least `games` games of another incarnation. */
-static void wait_taken_over(th_server *s, long long games, int ms) {
-    int64_t deadline = harness_now_ms() + harness_ms(ms);
-    long long v;
-    while ((v = natsd_metric(s, "race2048_cluster_games_taken_over_total")) < games) {
-        if (harness_remaining(deadline) <= 0)
-            fail_msg("%lld games taken over after %d ms, expected %lld", v, ms, games);
-        poll(NULL, 0, 50);
-    }
-}
-
 /* ------------------------------------------------------------ the moves --- */
 
 /* The states of its own moves a player saw, in order, and when. */
@@ -268,8 +249,8 @@ static void cut_case(proxy_mode how, const char *label) {
     const char *dir = harness_temp_dir("cluster-cut");
     char via[64];
     snprintf(via, sizeof via, "nats://127.0.0.1:%d", px.port);
-    th_server *a = node("a", via, journal_of(dir, "a"));
-    th_server *b = node("b", natsd_url, journal_of(dir, "b"));
+    th_server *a = node("a", via, harness_journal_of(dir, "a"));
+    th_server *b = node("b", natsd_url, harness_journal_of(dir, "b"));
     natsd_wait_metric(a, "race2048_cluster_nodes", 2, 10000);
     natsd_wait_metric(b, "race2048_cluster_nodes", 2, 10000);
     client *p[2];
@@ -296,7 +277,7 @@ static void cut_case(proxy_mode how, const char *label) {
     while (paced_move(p[0], s, k++, 1000))
         poll(NULL, 0, PACE_MS);
     /* b takes the race over (its moves' states wait on a meanwhile). */
-    wait_taken_over(b, 1, 30000);
+    natsd_wait_taken_over(b, 1, 30000);
     int64_t took = harness_now_ms() - cut;
     /* a gives it up (12 s after its last renewal), without showing more. */
     json_t *m;
@@ -380,8 +361,8 @@ static void hang_case(int hang_ms, int late_ms) {
     /* b first: a node inherits the test's open sockets, so one started
      * after a's connection through the proxy would hold it open when the
      * proxy closes it (the proxy's own sockets are not close-on-exec). */
-    th_server *b = node("b", natsd_url, journal_of(dir, "b"));
-    th_server *a = node("a", late_ms ? via : natsd_url, journal_of(dir, "a"));
+    th_server *b = node("b", natsd_url, harness_journal_of(dir, "b"));
+    th_server *a = node("a", late_ms ? via : natsd_url, harness_journal_of(dir, "a"));
     natsd_wait_metric(a, "race2048_cluster_nodes", 2, 10000);
     natsd_wait_metric(b, "race2048_cluster_nodes", 2, 10000);
     client *p0 = client_named(a, "p0"), *p1 = client_named(b, "p1");
@@ -473,8 +454,8 @@ static void test_cut_arena(void **state) {
     const char *dir = harness_temp_dir("cluster-cut-arena");
     char via[64];
     snprintf(via, sizeof via, "nats://127.0.0.1:%d", px.port);
-    th_server *a = node("a", via, journal_of(dir, "a"));
-    th_server *b = node("b", natsd_url, journal_of(dir, "b"));
+    th_server *a = node("a", via, harness_journal_of(dir, "a"));
+    th_server *b = node("b", natsd_url, harness_journal_of(dir, "b"));
     natsd_wait_metric(a, "race2048_cluster_nodes", 2, 10000);
     natsd_wait_metric(b, "race2048_cluster_nodes", 2, 10000);
     client *host = client_named(a, "host");

@@ -81,14 +81,6 @@ static void presence_close(presence *p) {
     nats_CloseAndWait(2000);
 }
 
-static const char *journal_of(const char *dir, const char *name) {
-    static char paths[4][512];
-    static int next;
-    char *p = paths[next++ % 4];
-    snprintf(p, 512, "%s/%s.journal", dir, name);
-    return p;
-}
-
 static th_server *node(const char *name, const char *journal) {
     return SERVER("--cluster", natsd_url, "--node", name, "--journal", journal, "--grace",
                   "120", "--log-level", "info");
@@ -181,34 +173,6 @@ static void wait_takeovers_done(void) {
     natsConnection_Destroy(nc);
 }
 
-/* The distinct finished-game records of room `code` in the journals at paths:
- * one verdict is one record, however many journals keep a copy of it. */
-static int verdicts(const char *const *paths, int n, const char *code) {
-    char *seen[16];
-    int nseen = 0;
-    char needle[64];
-    snprintf(needle, sizeof needle, "\"room\":\"%s\"", code);
-    for (int k = 0; k < n; k++) {
-        if (access(paths[k], R_OK) != 0) continue;
-        char *data = harness_read_file(paths[k], NULL);
-        for (char *line = data; line && *line;) {
-            char *nl = strchr(line, '\n');
-            if (nl) *nl = '\0';
-            if (!strncmp(line, "{\"j\":\"game\"", 11) && strstr(line, needle)) {
-                bool known = false;
-                for (int i = 0; i < nseen; i++)
-                    known = known || !strcmp(seen[i], line);
-                if (!known && nseen < 16) seen[nseen++] = strdup(line);
-            }
-            line = nl ? nl + 1 : NULL;
-        }
-        free(data);
-    }
-    for (int i = 0; i < nseen; i++)
-        free(seen[i]);
-    return nseen;
-}
-
 static int run_replay(const char *journal) {
     const char *bin = getenv("RACE2048_REPLAY");
     if (!bin) fail_msg("RACE2048_REPLAY is not set");
@@ -272,7 +236,7 @@ static void test_second_process_default_name(void **state) {
 static void test_presence_taken_stops(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("names-taken");
-    const char *ja = journal_of(dir, "a"), *jb = journal_of(dir, "b");
+    const char *ja = harness_journal_of(dir, "a"), *jb = harness_journal_of(dir, "b");
     char log[600];
     snprintf(log, sizeof log, "%s/a.log", dir);
     harness_server_stderr(log);
@@ -332,7 +296,7 @@ static void test_presence_taken_stops(void **state) {
     client_sync(q[1]);
     assert_int_equal(server_stop(b), 0);
     const char *both[] = {ja, jb};
-    assert_int_equal(verdicts(both, 2, room), 1);
+    assert_int_equal(harness_game_records(both, 2, room), 1);
     assert_int_equal(run_replay(jb), 0);
 }
 
@@ -346,8 +310,8 @@ static void test_presence_taken_stops(void **state) {
 static void test_paused_node_replaced_stops(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("names-paused");
-    const char *ja = journal_of(dir, "a"), *ja2 = journal_of(dir, "a2"),
-               *jb = journal_of(dir, "b");
+    const char *ja = harness_journal_of(dir, "a"), *ja2 = harness_journal_of(dir, "a2"),
+               *jb = harness_journal_of(dir, "b");
     char log[600];
     snprintf(log, sizeof log, "%s/a.log", dir);
     harness_server_stderr(log);
@@ -397,7 +361,7 @@ static void test_paused_node_replaced_stops(void **state) {
     assert_int_equal(server_stop(a2), 0);
     assert_int_equal(server_stop(b), 0);
     const char *journals[] = {ja, ja2, jb};
-    assert_int_equal(verdicts(journals, 3, room), 1);
+    assert_int_equal(harness_game_records(journals, 3, room), 1);
     assert_int_equal(run_replay(ja2), 0);
     assert_int_equal(run_replay(jb), 0);
 }
@@ -416,8 +380,8 @@ static void test_restart_under_name_one_verdict(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("names-restart");
     char ja[512], jb[512];
-    snprintf(ja, sizeof ja, "%s", journal_of(dir, "a"));
-    snprintf(jb, sizeof jb, "%s", journal_of(dir, "b"));
+    snprintf(ja, sizeof ja, "%s", harness_journal_of(dir, "a"));
+    snprintf(jb, sizeof jb, "%s", harness_journal_of(dir, "b"));
     th_server *a = node("a", ja), *b = node("b", jb);
     natsd_wait_metric(a, "race2048_cluster_nodes", 2, 10000);
     natsd_wait_metric(b, "race2048_cluster_nodes", 2, 10000);
@@ -476,7 +440,7 @@ static void test_restart_under_name_one_verdict(void **state) {
     const char *journals[] = {ja, jb};
     int twice = 0, none = 0;
     for (int round = 0; round < ROUNDS; round++) {
-        int n = verdicts(journals, 2, rooms[round]);
+        int n = harness_game_records(journals, 2, rooms[round]);
         twice += n > 1;
         none += n == 0;
     }

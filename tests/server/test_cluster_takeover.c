@@ -27,28 +27,9 @@ static th_server *node(const char *name, const char *journal) {
                   "120");
 }
 
-static const char *journal_of(const char *dir, const char *name) {
-    static char paths[4][512];
-    static int next;
-    char *p = paths[next++ % 4];
-    snprintf(p, 512, "%s/%s.journal", dir, name);
-    return p;
-}
-
 /* Everything s has recorded is in the cluster's stream (nothing waits). */
 static void wait_replicated(th_server *s) {
     natsd_wait_metric(s, "race2048_journal_waiting_bytes", 0, 10000);
-}
-
-/* Waits until s has rebuilt at least `games` games of another incarnation. */
-static void wait_taken_over(th_server *s, long long games, int ms) {
-    int64_t deadline = harness_now_ms() + harness_ms(ms);
-    long long v;
-    while ((v = natsd_metric(s, "race2048_cluster_games_taken_over_total")) < games) {
-        if (harness_remaining(deadline) <= 0)
-            fail_msg("%lld games taken over after %d ms, expected %lld", v, ms, games);
-        poll(NULL, 0, 50);
-    }
 }
 
 /* A resume with token on a fresh connection to s: its start snapshot. */
@@ -68,38 +49,8 @@ static void same_player(json_t *start, const json_t *last) {
 }
 
 /* Counts the finished-game records of room `code` in a journal file. */
-/* The distinct finished-game records of room `code` in the journals at
- * paths (n of them): one verdict is one record, however many nodes keep a
- * copy of it (a node that takes over a stopped node's records adopts its
- * finished games into its own history). */
-static int verdicts(const char *const *paths, int n, const char *code) {
-    char *seen[16];
-    int nseen = 0;
-    char needle[64];
-    snprintf(needle, sizeof needle, "\"room\":\"%s\"", code);
-    for (int k = 0; k < n; k++) {
-        if (access(paths[k], R_OK) != 0) continue;
-        char *data = harness_read_file(paths[k], NULL);
-        for (char *line = data; line && *line;) {
-            char *nl = strchr(line, '\n');
-            if (nl) *nl = '\0';
-            if (!strncmp(line, "{\"j\":\"game\"", 11) && strstr(line, needle)) {
-                bool known = false;
-                for (int i = 0; i < nseen; i++)
-                    known = known || !strcmp(seen[i], line);
-                if (!known && nseen < 16) seen[nseen++] = strdup(line);
-            }
-            line = nl ? nl + 1 : NULL;
-        }
-        free(data);
-    }
-    for (int i = 0; i < nseen; i++)
-        free(seen[i]);
-    return nseen;
-}
-
 static int finished_records(const char *path, const char *code) {
-    return verdicts(&path, 1, code);
+    return harness_game_records(&path, 1, code);
 }
 
 static int run_replay(const char *journal) {
@@ -150,7 +101,7 @@ static void go_on(th_server *survivor, client **p, json_t **last, const char *co
 static void test_kill_owner(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("takeover-kill");
-    const char *ja = journal_of(dir, "a"), *jb = journal_of(dir, "b");
+    const char *ja = harness_journal_of(dir, "a"), *jb = harness_journal_of(dir, "b");
     th_server *a = node("a", ja), *b = node("b", jb);
     natsd_wait_metric(a, "race2048_cluster_nodes", 2, 10000);
     natsd_wait_metric(b, "race2048_cluster_nodes", 2, 10000);
@@ -170,7 +121,7 @@ static void test_kill_owner(void **state) {
     wait_replicated(a);
     int64_t killed = harness_now_ms();
     server_kill(a);
-    wait_taken_over(b, 1, TAKEOVER_MS);
+    natsd_wait_taken_over(b, 1, TAKEOVER_MS);
     int64_t took = harness_now_ms() - killed;
     go_on(b, p, last, code);
     print_message("takeover after kill -9: %lld ms\n", (long long)took);
@@ -198,7 +149,7 @@ static void test_kill_owner(void **state) {
 static void test_sigterm_owner(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("takeover-term");
-    const char *ja = journal_of(dir, "a"), *jb = journal_of(dir, "b");
+    const char *ja = harness_journal_of(dir, "a"), *jb = harness_journal_of(dir, "b");
     th_server *a = node("a", ja), *b = node("b", jb);
     natsd_wait_metric(b, "race2048_cluster_nodes", 2, 10000);
     client *p[2];
@@ -206,7 +157,7 @@ static void test_sigterm_owner(void **state) {
     const char *code = race_with_moves(a, p, last);
     int64_t stopped = harness_now_ms();
     assert_int_equal(server_stop(a), 0);
-    wait_taken_over(b, 1, TAKEOVER_MS);
+    natsd_wait_taken_over(b, 1, TAKEOVER_MS);
     print_message("takeover after SIGTERM: %lld ms\n",
                   (long long)(harness_now_ms() - stopped));
     go_on(b, p, last, code);
@@ -259,7 +210,7 @@ static long long finished_total(th_server *s) {
 static void test_nats_gone(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("takeover-nats");
-    const char *ja = journal_of(dir, "a"), *jb = journal_of(dir, "b");
+    const char *ja = harness_journal_of(dir, "a"), *jb = harness_journal_of(dir, "b");
     th_server *a = node("a", ja), *b = node("b", jb);
     th_server *nodes[2] = {a, b};
     natsd_wait_metric(a, "race2048_cluster_nodes", 2, 10000);
@@ -346,7 +297,7 @@ static void test_nats_gone(void **state) {
     assert_int_equal(natsd_http_get(a, "/healthz", page, sizeof page), 200);
     assert_int_equal(server_stop(a), 0);
     assert_int_equal(server_stop(b), 0);
-    assert_int_equal(verdicts((const char *const[]){ja, jb}, 2, code), 1);
+    assert_int_equal(harness_game_records((const char *const[]){ja, jb}, 2, code), 1);
     assert_int_equal(run_replay(ja), 0);
     assert_int_equal(run_replay(jb), 0);
 }
@@ -356,7 +307,7 @@ static void test_nats_gone(void **state) {
 static void test_stop_while_cut_off(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("takeover-cutoff");
-    th_server *a = node("a", journal_of(dir, "a"));
+    th_server *a = node("a", harness_journal_of(dir, "a"));
     natsd_wait_metric(a, "race2048_cluster_nodes", 1, 10000);
     client *p[2];
     json_t *last[2];
@@ -414,7 +365,7 @@ static bool owners_key(owners *o, const char *name, char *key, size_t n) {
 static void test_dead_claimer(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("takeover-reclaim");
-    const char *ja = journal_of(dir, "a"), *jb = journal_of(dir, "b");
+    const char *ja = harness_journal_of(dir, "a"), *jb = harness_journal_of(dir, "b");
     th_server *a = node("a", ja);
     natsd_wait_metric(a, "race2048_cluster_nodes", 1, 10000);
     client *p[2];
@@ -436,7 +387,7 @@ static void test_dead_claimer(void **state) {
         NATS_OK);
     kvEntry_Destroy(e);
     th_server *b = node("b", jb);
-    wait_taken_over(b, 1, 15000);
+    natsd_wait_taken_over(b, 1, 15000);
     go_on(b, p, last, code);
     /* Done: the old incarnation's entry is gone. */
     int64_t deadline = harness_now_ms() + harness_ms(10000);
@@ -546,8 +497,8 @@ static bool owners_value(owners *o, const char *name, char *value, size_t n) {
 static void test_dead_taker_group(void **state) {
     (void)state;
     const char *dir = harness_temp_dir("takeover-group");
-    const char *ja = journal_of(dir, "a"), *jb = journal_of(dir, "b"),
-               *jc = journal_of(dir, "c");
+    const char *ja = harness_journal_of(dir, "a"), *jb = harness_journal_of(dir, "b"),
+               *jc = harness_journal_of(dir, "c");
     th_server *a = node("a", ja);
     setenv("RACE2048_TEST_TAKEOVER_PAUSE_MS", "600000", 1);
     th_server *b = node("b", jb);
@@ -565,7 +516,7 @@ static void test_dead_taker_group(void **state) {
         snprintf(etok[i], sizeof etok[i], "%s", client_token(e[i]));
     wait_replicated(a);
     server_kill(a);
-    wait_taken_over(b, 2, TAKEOVER_MS);
+    natsd_wait_taken_over(b, 2, TAKEOVER_MS);
 
     /* On b: `ended` ends (its verdict is b's), `going` moves on. */
     client *q[2];
@@ -593,7 +544,7 @@ static void test_dead_taker_group(void **state) {
     server_kill(b);
 
     th_server *c = node("c", jc);
-    wait_taken_over(c, 1, 30000);
+    natsd_wait_taken_over(c, 1, 30000);
     /* Done once both entries are gone. */
     int64_t deadline = harness_now_ms() + harness_ms(30000);
     char key[128];
@@ -618,7 +569,8 @@ static void test_dead_taker_group(void **state) {
                   "reseated: %s; verdicts: %d games, at most %d verdicts per game "
                   "(`%s`: %d, `%s`: %d)\n",
                   rebuilt, reseated ? "yes" : "no", games, most, ended,
-                  verdicts(paths, 3, ended), going, verdicts(paths, 3, going));
+                  harness_game_records(paths, 3, ended), going,
+                  harness_game_records(paths, 3, going));
     assert_false(reseated);
     assert_int_equal(rebuilt, 1);
     assert_int_equal(games, 2);

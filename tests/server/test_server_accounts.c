@@ -86,31 +86,6 @@ static json_t *rating_entry(const json_t *end, json_int_t id) {
     return NULL;
 }
 
-static double jreal(const json_t *o, const char *field) {
-    json_t *v = json_object_get(o, field);
-    if (!json_is_number(v)) fail_msg("field %s is not a number", field);
-    return json_number_value(v);
-}
-
-/* GET target as JSON: the status and the body parsed (kept until teardown). */
-static json_t *api_get(th_server *s, const char *target, int *status) {
-    client *c = client_connect(s);
-    char req[256];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: t\r\n\r\n", target);
-    client_send_raw(c, req, (size_t)n, false);
-    http_response r;
-    http_read(c, &r, false, WAIT);
-    *status = r.status;
-    char type[64];
-    assert_true(http_header(&r, "Content-Type", type, sizeof type));
-    assert_string_equal(type, "application/json");
-    json_t *o = json_loads(r.body, 0, NULL);
-    assert_non_null(o);
-    http_response_free(&r);
-    client_close(c);
-    return harness_keep(o);
-}
-
 /* ----------------------------------------------------------- accounts --- */
 
 static void test_register_and_log_in(void **state) {
@@ -385,16 +360,16 @@ static void test_rated_races(void **state) {
     assert_true(fabs(jreal(jobj(prof, "rating"), "mu") - sk[1].mu) < 1e-12);
     /* The same as JSON for browsers under /api/. */
     int status;
-    assert_true(jequal(api_get(s, "/api/profile/bob", &status), prof));
+    assert_true(jequal(http_api_get(s, "/api/profile/bob", &status), prof));
     assert_int_equal(status, 200);
-    json_t *e = api_get(s, "/api/profile/Nobody", &status);
+    json_t *e = http_api_get(s, "/api/profile/Nobody", &status);
     assert_int_equal(status, 404);
     assert_string_equal(jstr(e, "code"), "player_not_found");
-    json_t *board = api_get(s, "/api/leaderboard?board=rating&limit=5", &status);
+    json_t *board = http_api_get(s, "/api/leaderboard?board=rating&limit=5", &status);
     assert_int_equal(status, 200);
     assert_string_equal(jstr(board, "type"), "leaderboard");
     assert_int_equal(json_array_size(jarr(board, "rows")), 0); /* all provisional */
-    api_get(s, "/api/leaderboard?limit=500", &status);
+    http_api_get(s, "/api/leaderboard?limit=500", &status);
     assert_int_equal(status, 404);
     server_stop(s);
 
@@ -594,8 +569,8 @@ static void test_leaderboard(void **state) {
     client *c = client_named(s, "Eve");
     assert_true(jequal(leaderboard(c), before));
     int status;
-    assert_true(
-        jequal(jarr(api_get(s, "/api/leaderboard?limit=100", &status), "rows"), before));
+    assert_true(jequal(
+        jarr(http_api_get(s, "/api/leaderboard?limit=100", &status), "rows"), before));
     assert_int_equal(status, 200);
     assert_true(jequal(profile_of(c, "Alice"), alice_before));
     json_decref(before);

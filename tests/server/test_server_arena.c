@@ -26,44 +26,13 @@ static th_server *arena_server(const char *const *extra) {
     return s;
 }
 
-/* The next message of this type, skipping any other (within ms). */
-static json_t *wait_for(client *c, const char *type, int ms) {
-    int64_t deadline = harness_now_ms() + harness_ms(ms);
-    for (;;) {
-        int left = harness_remaining(deadline);
-        if (left <= 0) fail_msg("no %s within %d ms", type, ms);
-        json_t *m = client_next(c, left);
-        assert_non_null(m);
-        if (!strcmp(jstr(m, "type"), type)) return m;
-    }
-}
-
 /* The next `arena` whose status is `status`. */
 static json_t *wait_arena(client *c, const char *status, int ms) {
     int64_t deadline = harness_now_ms() + harness_ms(ms);
     for (;;) {
-        json_t *m = wait_for(c, "arena", harness_remaining(deadline));
+        json_t *m = client_wait_for(c, "arena", harness_remaining(deadline));
         if (!strcmp(jstr(m, "status"), status)) return m;
     }
-}
-
-/* GET target as JSON: the status and the body parsed (kept until teardown). */
-static json_t *api_get(th_server *s, const char *target, int *status) {
-    client *c = client_connect(s);
-    char req[256];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: t\r\n\r\n", target);
-    client_send_raw(c, req, (size_t)n, false);
-    http_response r;
-    http_read(c, &r, false, WAIT);
-    *status = r.status;
-    char type[64];
-    assert_true(http_header(&r, "Content-Type", type, sizeof type));
-    assert_string_equal(type, "application/json");
-    json_t *o = json_loads(r.body, 0, NULL);
-    assert_non_null(o);
-    http_response_free(&r);
-    client_close(c);
-    return harness_keep(o);
 }
 
 static const char *create(client *c, const char *fields) {
@@ -194,20 +163,20 @@ static void test_races_points_streak_and_end(void **state) {
     join(a, arena);
     join(b, arena);
     for (int race = 1; race <= 3; race++) {
-        json_t *start = wait_for(a, "start", 10000);
+        json_t *start = client_wait_for(a, "start", 10000);
         assert_string_equal(jstr(start, "arena"), arena);
         assert_true(jbool(start, "rated"));
         assert_int_equal(json_array_size(jarr(start, "players")), 2);
         assert_true(jint(start, "time_limit") <= 15);
-        json_t *bstart = wait_for(b, "start", WAIT);
+        json_t *bstart = client_wait_for(b, "start", WAIT);
         assert_string_equal(jstr(bstart, "room"), jstr(start, "room"));
         if (race == 3) {
             /* Both leave the pool during the last race: they finish it, and
              * no race forms after it. */
             client_send(a, "{\"type\":\"arena_leave\",\"arena\":\"%s\"}", arena);
-            wait_for(a, "arena", WAIT);
+            client_wait_for(a, "arena", WAIT);
             client_send(b, "{\"type\":\"arena_leave\",\"arena\":\"%s\"}", arena);
-            wait_for(b, "arena", WAIT);
+            client_wait_for(b, "arena", WAIT);
         }
         /* alice plays to the target 8; bob does not move. */
         static const char *const dirs[] = {"left", "up", "right", "down"};
@@ -225,12 +194,12 @@ static void test_races_points_streak_and_end(void **state) {
             }
         }
         assert_int_equal(jint(end, "winner"), alice);
-        wait_for(b, "end", WAIT);
+        client_wait_for(b, "end", WAIT);
     }
     /* The standings: alice 1 + 1 + 2 points (the third win doubled), bob 0. */
     json_t *up;
     do {
-        up = wait_for(b, "arena", 10000);
+        up = client_wait_for(b, "arena", 10000);
     } while (jint(jobj(up, "you"), "races") < 3);
     json_t *top = json_array_get(jarr(up, "standings"), 0);
     assert_int_equal(jint(top, "id"), alice);
@@ -262,12 +231,12 @@ static void test_races_points_streak_and_end(void **state) {
         lower[i] = (char)(arena[i] >= 'A' && arena[i] <= 'Z' ? arena[i] + 32 : arena[i]);
     int status;
     snprintf(target, sizeof target, "/api/arena/%s", lower);
-    assert_true(jequal(api_get(s, target, &status), res));
+    assert_true(jequal(http_api_get(s, target, &status), res));
     assert_int_equal(status, 200);
-    json_t *list = api_get(s, "/api/arenas", &status);
+    json_t *list = http_api_get(s, "/api/arenas", &status);
     assert_int_equal(status, 200);
     assert_string_equal(jstr(json_array_get(jarr(list, "arenas"), 0), "arena"), arena);
-    json_t *none = api_get(s, "/api/arena/NOPE12", &status);
+    json_t *none = http_api_get(s, "/api/arena/NOPE12", &status);
     assert_int_equal(status, 404);
     assert_string_equal(jstr(none, "code"), "arena_not_found");
     assert_int_equal(server_stop(s), 0);
@@ -284,7 +253,7 @@ static void test_pairing_sizes_and_bots(void **state) {
     snprintf(arena, sizeof arena, "%s", code);
     client *lone = client_named(s, "lone");
     join(lone, arena);
-    json_t *start = wait_for(lone, "start", 10000);
+    json_t *start = client_wait_for(lone, "start", 10000);
     assert_int_equal(json_array_size(jarr(start, "players")), 4);
     assert_int_equal(bots_in(jarr(start, "players")), 3);
     assert_string_equal(jstr(start, "arena"), arena);
@@ -302,7 +271,7 @@ static void test_pairing_sizes_and_bots(void **state) {
     }
     int sizes[9] = {0};
     for (int i = 0; i < 6; i++) {
-        json_t *st = wait_for(c[i], "start", 10000);
+        json_t *st = client_wait_for(c[i], "start", 10000);
         assert_int_equal(bots_in(jarr(st, "players")), 0);
         sizes[json_array_size(jarr(st, "players"))]++;
     }
@@ -336,7 +305,7 @@ static void test_pairing_2_to_8(void **state) {
     for (int p = 2; p <= 8; p++) {
         const char *room = NULL;
         for (int i = 0; i < p; i++) {
-            json_t *st = wait_for(entrants[p][i], "start", 20000);
+            json_t *st = client_wait_for(entrants[p][i], "start", 20000);
             assert_string_equal(jstr(st, "arena"), codes[p]);
             assert_int_equal(json_array_size(jarr(st, "players")), p);
             assert_int_equal(bots_in(jarr(st, "players")), 0);
@@ -361,15 +330,15 @@ static void test_leave_forfeits(void **state) {
     snprintf(arena, sizeof arena, "%s", code);
     join(a, arena);
     join(b, arena);
-    wait_for(a, "start", 10000);
-    wait_for(b, "start", WAIT);
+    client_wait_for(a, "start", 10000);
+    client_wait_for(b, "start", WAIT);
     client_send(b, "{\"type\":\"leave\"}");
-    wait_for(b, "left", WAIT);
-    json_t *end = wait_for(a, "end", WAIT);
+    client_wait_for(b, "left", WAIT);
+    json_t *end = client_wait_for(a, "end", WAIT);
     assert_string_equal(jstr(end, "reason"), "forfeit");
     json_t *up;
     do {
-        up = wait_for(a, "arena", 10000);
+        up = client_wait_for(a, "arena", 10000);
     } while (jint(jobj(up, "you"), "races") < 1);
     assert_int_equal(jint(jobj(up, "you"), "points"), 1);
     size_t i;
@@ -397,9 +366,9 @@ static void test_disconnect_past_grace(void **state) {
     snprintf(arena, sizeof arena, "%s", code);
     join(a, arena);
     join(b, arena);
-    wait_for(a, "start", 10000);
+    client_wait_for(a, "start", 10000);
     client_abort(b);
-    json_t *end = wait_for(a, "end", 10000);
+    json_t *end = client_wait_for(a, "end", 10000);
     assert_string_equal(jstr(end, "reason"), "forfeit");
     /* Then, in either order: the standings with the race counted, and alone in
      * the pool, a race against a bot after the (shortened) 15 s. */
@@ -469,7 +438,7 @@ static void test_kill_9_and_restart(void **state) {
     snprintf(arena, sizeof arena, "%s", code);
     join(a, arena);
     join(b, arena);
-    wait_for(a, "start", 10000);
+    client_wait_for(a, "start", 10000);
     static const char *const dirs[] = {"left", "up", "right", "down"};
     json_t *end = NULL;
     for (int k = 0; !end; k++) {
@@ -486,7 +455,7 @@ static void test_kill_9_and_restart(void **state) {
     assert_int_equal(jint(end, "winner"), alice);
     /* The end reached alice: its record (and the arena's after it) are durable;
      * the next race forms. Then the server dies. */
-    wait_for(a, "start", 10000);
+    client_wait_for(a, "start", 10000);
     server_kill(s);
     th_server *again = arena_server((const char *const[]){"--journal", path, NULL});
     client *c = client_named(again, "carol");
@@ -500,7 +469,7 @@ static void test_kill_9_and_restart(void **state) {
     assert_int_equal(jint(top, "races"), 1);
     /* A new entrant races bots (the others are away until they join again). */
     join(c, arena);
-    json_t *start = wait_for(c, "start", 10000);
+    json_t *start = client_wait_for(c, "start", 10000);
     assert_int_equal(bots_in(jarr(start, "players")), 1);
     assert_int_equal(server_stop(again), 0);
     /* Restarted after its end passed while the server was down: it ends at
@@ -561,11 +530,11 @@ static void test_kill_9_mid_race(void **state) {
     snprintf(arena, sizeof arena, "%s", code);
     join(a, arena);
     join(b, arena);
-    json_t *start = wait_for(a, "start", 10000);
+    json_t *start = client_wait_for(a, "start", 10000);
     assert_string_equal(jstr(start, "arena"), arena);
     char room[16];
     snprintf(room, sizeof room, "%s", jstr(start, "room"));
-    wait_for(b, "start", WAIT);
+    client_wait_for(b, "start", WAIT);
     /* The race's start is on file; then the server dies mid-race. */
     natsd_wait_metric(s, "race2048_journal_waiting_bytes", 0, 10000);
     server_kill(s);
@@ -575,16 +544,16 @@ static void test_kill_9_mid_race(void **state) {
         q[i] = client_connect(again);
         client_send(q[i], "{\"type\":\"resume\",\"token\":\"%s\"}", tokens[i]);
         client_expect(q[i], "welcome", WAIT);
-        json_t *back = wait_for(q[i], "start", WAIT);
+        json_t *back = client_wait_for(q[i], "start", WAIT);
         assert_string_equal(jstr(back, "room"), room);
     }
     json_t *end = play_to_end(q[0], alice);
     assert_int_equal(jint(end, "winner"), alice);
-    wait_for(q[1], "end", WAIT);
+    client_wait_for(q[1], "end", WAIT);
     /* Both are entrants again: the next race forms, with both. */
     json_t *next[2];
     for (int i = 0; i < 2; i++) {
-        next[i] = wait_for(q[i], "start", 10000);
+        next[i] = client_wait_for(q[i], "start", 10000);
         assert_string_equal(jstr(next[i], "arena"), arena);
         assert_int_equal(bots_in(jarr(next[i], "players")), 0);
     }
@@ -639,7 +608,7 @@ static void test_kill_9_waiting_come_back(void **state) {
      * durable, the server dies with both waiting. */
     json_t *up;
     do {
-        up = wait_for(a, "arena", 10000);
+        up = client_wait_for(a, "arena", 10000);
     } while (jint(up, "entrants") < 2);
     assert_string_equal(jstr(up, "status"), "upcoming");
     assert_true(jbool(jobj(up, "you"), "waiting"));
@@ -673,8 +642,8 @@ static void test_kill_9_waiting_come_back(void **state) {
     client_send(twice, "{\"type\":\"resume\",\"token\":\"%s\"}", token);
     client_expect_error(twice, "bad_token", WAIT);
     /* At the start both race each other. */
-    json_t *sa = wait_for(qa, "start", 30000);
-    json_t *sb = wait_for(qb, "start", WAIT);
+    json_t *sa = client_wait_for(qa, "start", 30000);
+    json_t *sb = client_wait_for(qb, "start", WAIT);
     assert_string_equal(jstr(sa, "arena"), arena);
     assert_string_equal(jstr(sa, "room"), jstr(sb, "room"));
     assert_int_equal(json_array_size(jarr(sa, "players")), 2);
@@ -752,7 +721,7 @@ static void test_round_over_turns_and_the_rest(void **state) {
     }
     int with_bots = 0;
     for (int i = 0; i < N; i++) {
-        json_t *st = wait_for(c[i], "start", 20000);
+        json_t *st = client_wait_for(c[i], "start", 20000);
         assert_string_equal(jstr(st, "arena"), arena);
         assert_int_equal(json_array_size(jarr(st, "players")), 2);
         with_bots += bots_in(jarr(st, "players"));

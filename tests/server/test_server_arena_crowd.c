@@ -26,23 +26,6 @@
 #define PING_MARGIN_MS 50 /* as the spectator tests: harness_latency_bound */
 #define CROWD_WAIT     60000
 
-/* Raises this process's descriptor limit (the server inherits it) to fit n
- * clients, or skips the test if the hard limit is too low. */
-static void fit_fds(int n) {
-    struct rlimit rl;
-    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
-    rlim_t need = (rlim_t)n * 2 + 256; /* this side and the server's */
-    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
-        fprintf(stderr, "descriptor limit %llu too low for %d clients: skipped\n",
-                (unsigned long long)rl.rlim_max, n);
-        skip();
-    }
-    if (rl.rlim_cur < need) {
-        rl.rlim_cur = need;
-        assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
-    }
-}
-
 static void send_all(int fd, const char *data) {
     size_t len = strlen(data);
     assert_int_equal(send(fd, data, len, MSG_NOSIGNAL), (ssize_t)len);

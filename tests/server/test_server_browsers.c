@@ -15,30 +15,6 @@
 #include "harness.h"
 #include "wsclient.h"
 
-static void send_str(client *c, const char *s) {
-    client_send_raw(c, s, strlen(s), false);
-}
-
-/* The port of the `race2048d http on 127.0.0.1:PORT` line after `listening on`. */
-static int http_port_of(th_server *s) {
-    const char *line = server_stdout_line(s, WAIT);
-    static const char prefix[] = "race2048d http on 127.0.0.1:";
-    if (strncmp(line, prefix, sizeof prefix - 1))
-        fail_msg("second stdout line is \"%s\", want \"%sPORT\"", line, prefix);
-    return atoi(line + sizeof prefix - 1);
-}
-
-/* A server with a browsers' port too (its port in *http), plus extra flags. */
-static th_server *server_with_http(int *http, const char *const *extra) {
-    const char *argv[16] = {"--http-port", "0"};
-    int n = 2;
-    for (int i = 0; extra && extra[i] && n < 15; i++)
-        argv[n++] = extra[i];
-    argv[n] = NULL;
-    th_server *s = server_start(argv);
-    *http = http_port_of(s);
-    return s;
-}
 #define SERVER_HTTP(http, ...)                                                           \
     server_with_http(http, (const char *const[]){__VA_ARGS__, NULL})
 
@@ -57,7 +33,7 @@ static int upgrade(th_server *s, int port, const char *host, const char *origin,
         "%sSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
         "Sec-WebSocket-Version: 13\r\n\r\n",
         host, origin_line);
-    send_str(c, req);
+    client_send_str(c, req);
     if (out) *out = c;
     /* A 101 has no body and no Content-Length: read its head only. */
     char head[1024];
@@ -177,7 +153,7 @@ static void test_bad_flags(void **state) {
  * (malloc'd) if body is not NULL. */
 static int scrape_from(th_server *s, int port, const char *source, char **body) {
     client *c = client_connect_port_from(s, port, source);
-    send_str(c, "GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    client_send_str(c, "GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
     http_response r;
     http_read(c, &r, false, WAIT);
     client_close(c);

@@ -39,22 +39,6 @@ static client *logged_in(th_server *s, const char *name, const char *key) {
     return c;
 }
 
-/* GET target as JSON: the status and the body parsed (kept until teardown). */
-static json_t *api_get(th_server *s, const char *target, int *status) {
-    client *c = client_connect(s);
-    char req[256];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: t\r\n\r\n", target);
-    client_send_raw(c, req, (size_t)n, false);
-    http_response r;
-    http_read(c, &r, false, WAIT);
-    *status = r.status;
-    json_t *o = json_loads(r.body, 0, NULL);
-    assert_non_null(o);
-    http_response_free(&r);
-    client_close(c);
-    return harness_keep(o);
-}
-
 static json_t *daily_board(client *c, const char *date) {
     if (date)
         client_send(
@@ -190,14 +174,14 @@ static void test_daily(void **state) {
     int status;
     char target[128];
     snprintf(target, sizeof target, "/api/leaderboard?board=daily&size=4&date=%s", today);
-    json_t *api = api_get(s, target, &status);
+    json_t *api = http_api_get(s, target, &status);
     assert_int_equal(status, 200);
     assert_true(jequal(jarr(api, "rows"), rows));
     assert_true(jnull(api, "seed"));
     snprintf(target, sizeof target, "/api/leaderboard?board=daily&date=%s0", today);
-    api_get(s, target, &status);
+    http_api_get(s, target, &status);
     assert_int_equal(status, 404);
-    api_get(s, "/api/leaderboard?board=daily&size=9", &status);
+    http_api_get(s, "/api/leaderboard?board=daily&size=9", &status);
     assert_int_equal(status, 404);
     client_send(alice,
                 "{\"type\":\"leaderboard\",\"board\":\"daily\",\"date\":\"2026-13-01\"}");
@@ -217,7 +201,7 @@ static void test_daily(void **state) {
     client_send(alice, "{\"type\":\"replay\",\"game\":%lld}", (long long)game);
     client_expect_error(alice, "game_not_found", WAIT);
     snprintf(target, sizeof target, "/api/game/%lld", (long long)game);
-    api_get(s, target, &status);
+    http_api_get(s, target, &status);
     assert_int_equal(status, 404);
 
     /* A daily game running at a kill -9 goes on as one. */
@@ -271,7 +255,7 @@ static void test_daily(void **state) {
     assert_int_equal(strlen(jstr(replay, "seed")), 64);
     assert_int_equal(strlen(jstr(replay, "salt")), 32);
     snprintf(target, sizeof target, "/api/game/%lld", (long long)game);
-    json_t *api_game = api_get(s, target, &status);
+    json_t *api_game = http_api_get(s, target, &status);
     assert_int_equal(status, 200);
     assert_string_equal(jstr(api_game, "seed"), jstr(replay, "seed"));
     board = daily_board(any, today);

@@ -13,14 +13,10 @@
 #include "harness.h"
 #include "wsclient.h"
 
-static void send_str(client *c, const char *s) {
-    client_send_raw(c, s, strlen(s), false);
-}
-
 /* One request on a fresh connection to port; the response in r. */
 static void get(th_server *s, int port, const char *req, http_response *r) {
     client *c = client_connect_port(s, port);
-    send_str(c, req);
+    client_send_str(c, req);
     http_read(c, r, strncmp(req, "HEAD", 4) == 0, WAIT);
     client_close(c);
 }
@@ -154,7 +150,7 @@ static void test_game_page(void **state) {
              "HEAD /game/x HTTP/1.1\r\nHost: t\r\n\r\n"
              "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n",
              (long long)id, (long long)id);
-    send_str(c, req);
+    client_send_str(c, req);
     http_read(c, &r, false, WAIT);
     assert_int_equal(r.status, 200);
     assert_header(&r, "Content-Type", "text/html; charset=utf-8");

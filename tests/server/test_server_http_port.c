@@ -25,36 +25,6 @@
  * port's detection window (300 ms), before its request. */
 #define SILENT_MS 2000
 
-static void send_str(client *c, const char *s) {
-    client_send_raw(c, s, strlen(s), false);
-}
-
-/* The port of the `race2048d http on 127.0.0.1:PORT` line that follows the
- * `listening on` line. */
-static int http_port_of(th_server *s) {
-    const char *line = server_stdout_line(s, WAIT);
-    static const char prefix[] = "race2048d http on 127.0.0.1:";
-    if (strncmp(line, prefix, sizeof prefix - 1))
-        fail_msg("second stdout line is \"%s\", want \"%sPORT\"", line, prefix);
-    char *end;
-    long port = strtol(line + sizeof prefix - 1, &end, 10);
-    if (*end || port <= 0 || port > 65535) fail_msg("no port in \"%s\"", line);
-    assert_int_not_equal(port, s->port);
-    return (int)port;
-}
-
-/* A server with an http port (a free one); its port in *http. */
-static th_server *server_with_http(int *http, const char *const *extra) {
-    const char *argv[16] = {"--http-port", "0"};
-    int n = 2;
-    for (int i = 0; extra && extra[i] && n < 15; i++)
-        argv[n++] = extra[i];
-    argv[n] = NULL;
-    th_server *s = server_start(argv);
-    *http = http_port_of(s);
-    return s;
-}
-
 /* ------------------------------------------------------ the silent socket --- */
 
 /* The issue's blocker: a connection silent for 2 s, then GET /. On the http
@@ -68,7 +38,7 @@ static void test_silent_then_get(void **state) {
     assert_true(client_quiet_for(browser, SILENT_MS));
     assert_false(client_quiet_for(game, SILENT_MS)); /* the text greeting */
 
-    send_str(browser, "GET / HTTP/1.1\r\nHost: race2048.lan\r\n\r\n");
+    client_send_str(browser, "GET / HTTP/1.1\r\nHost: race2048.lan\r\n\r\n");
     http_response r;
     http_read(browser, &r, false, WAIT); /* fails on any byte before the status */
     assert_int_equal(r.status, 200);
@@ -82,7 +52,7 @@ static void test_silent_then_get(void **state) {
 
     /* Keep-alive: the same socket, silent again, then another request. */
     assert_true(client_quiet_for(browser, 500));
-    send_str(browser, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+    client_send_str(browser, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
     http_read(browser, &r, false, WAIT);
     assert_int_equal(r.status, 200);
     assert_string_equal(r.body, "ok");
@@ -109,7 +79,7 @@ static void test_routes(void **state) {
     };
     client *c = client_connect_port(s, http);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        send_str(c, cases[i].req);
+        client_send_str(c, cases[i].req);
         http_response r;
         http_read(c, &r, !strncmp(cases[i].req, "HEAD", 4), WAIT);
         if (r.status != cases[i].status)
@@ -136,7 +106,7 @@ static void test_not_http(void **state) {
     };
     for (size_t i = 0; i < sizeof firsts / sizeof firsts[0]; i++) {
         client *c = client_connect_port(s, http);
-        send_str(c, firsts[i]);
+        client_send_str(c, firsts[i]);
         http_response r;
         http_read(c, &r, false, WAIT);
         if (r.status != 400) fail_msg("first bytes #%zu got %d, want 400", i, r.status);
@@ -156,14 +126,14 @@ static void test_limits(void **state) {
         server_with_http(&http, (const char *const[]){"--max-per-ip", "2", NULL});
     client *game = client_named(s, "held");
     client *page = client_connect_port(s, http);
-    send_str(page, "GET /healthz HTTP/1.1\r\n\r\n");
+    client_send_str(page, "GET /healthz HTTP/1.1\r\n\r\n");
     http_response r;
     http_read(page, &r, false, WAIT);
     assert_int_equal(r.status, 200);
     http_response_free(&r);
 
     client *asks = client_connect_port(s, http);
-    send_str(asks, "GET / HTTP/1.1\r\n\r\n");
+    client_send_str(asks, "GET / HTTP/1.1\r\n\r\n");
     http_read(asks, &r, false, WAIT);
     assert_int_equal(r.status, 503);
     http_response_free(&r);

@@ -34,14 +34,6 @@ static pid_t haproxy_pid;
 static int front_game, front_http;
 static char haproxy_sock[256];
 
-/* The port of the `race2048d http on 127.0.0.1:PORT` line. */
-static int http_port_of(th_server *s) {
-    const char *line = server_stdout_line(s, WAIT);
-    static const char prefix[] = "race2048d http on 127.0.0.1:";
-    if (strncmp(line, prefix, sizeof prefix - 1)) fail_msg("second line: %s", line);
-    return atoi(line + sizeof prefix - 1);
-}
-
 /* A server behind the balancer on 127.0.0.1 (--proxy-from 127.0.0.1/32), with
  * its http port and the extra flags; its http port in *http. */
 static th_server *server_behind(int *http, const char *const *extra) {
@@ -51,7 +43,7 @@ static th_server *server_behind(int *http, const char *const *extra) {
         argv[n++] = extra[i];
     argv[n] = NULL;
     th_server *s = server_start(argv);
-    *http = http_port_of(s);
+    *http = server_http_port(s);
     return s;
 }
 

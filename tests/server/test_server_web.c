@@ -15,14 +15,10 @@
 #include "harness.h"
 #include "wsclient.h"
 
-static void send_str(client *c, const char *s) {
-    client_send_raw(c, s, strlen(s), false);
-}
-
 /* One request on a fresh connection; the response in r. */
 static void get(th_server *s, const char *req, http_response *r) {
     client *c = client_connect(s);
-    send_str(c, req);
+    client_send_str(c, req);
     http_read(c, r, strncmp(req, "HEAD", 4) == 0, WAIT);
 }
 
@@ -62,7 +58,7 @@ static void test_http_pages(void **state) {
 
     /* HEAD: the same head, no body; the connection stays usable after it. */
     client *c = client_connect(s);
-    send_str(
+    client_send_str(
         c, "HEAD / HTTP/1.1\r\nHost: t\r\n\r\nGET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
     http_read(c, &r, true, WAIT);
     assert_int_equal(r.status, 200);
@@ -77,27 +73,27 @@ static void test_http_pages(void **state) {
     /* Revalidation with the ETag. */
     char req[256];
     snprintf(req, sizeof req, "GET / HTTP/1.1\r\nIf-None-Match: %s\r\n\r\n", etag);
-    send_str(c, req);
+    client_send_str(c, req);
     http_read(c, &r, true, WAIT);
     assert_int_equal(r.status, 304);
     http_response_free(&r);
 
     /* The scripts and styles the page needs. */
-    send_str(c, "GET /static/app.js HTTP/1.1\r\n\r\n");
+    client_send_str(c, "GET /static/app.js HTTP/1.1\r\n\r\n");
     http_read(c, &r, false, WAIT);
     assert_int_equal(r.status, 200);
     assert_true(http_header(&r, "Content-Type", v, sizeof v));
     assert_string_equal(v, "text/javascript; charset=utf-8");
     http_response_free(&r);
-    send_str(c, "GET /static/style.css?v=2 HTTP/1.1\r\n\r\n");
+    client_send_str(c, "GET /static/style.css?v=2 HTTP/1.1\r\n\r\n");
     http_read(c, &r, false, WAIT);
     assert_int_equal(r.status, 200);
     http_response_free(&r);
 
     /* 404, 405 (with Allow), and the connection is still kept. */
-    send_str(c,
-             "GET /nope HTTP/1.1\r\n\r\nPOST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"
-             "DELETE /healthz HTTP/1.1\r\n\r\n");
+    client_send_str(
+        c, "GET /nope HTTP/1.1\r\n\r\nPOST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"
+           "DELETE /healthz HTTP/1.1\r\n\r\n");
     http_read(c, &r, false, WAIT);
     assert_int_equal(r.status, 404);
     http_response_free(&r);
@@ -108,7 +104,7 @@ static void test_http_pages(void **state) {
         http_response_free(&r);
     }
     /* HTTP/1.0 without keep-alive: answered, then closed. */
-    send_str(c, "GET /healthz HTTP/1.0\r\n\r\n");
+    client_send_str(c, "GET /healthz HTTP/1.0\r\n\r\n");
     http_read(c, &r, false, WAIT);
     assert_int_equal(r.status, 200);
     assert_true(http_header(&r, "Connection", v, sizeof v));
@@ -139,7 +135,7 @@ static void test_http_bad_requests(void **state) {
     th_server *s = SERVER(NULL);
     http_response r;
     client *c = client_connect(s);
-    send_str(c, "GET / HTTP/2.0\r\n\r\n");
+    client_send_str(c, "GET / HTTP/2.0\r\n\r\n");
     http_read(c, &r, false, WAIT);
     assert_int_equal(r.status, 400);
     http_response_free(&r);
@@ -169,7 +165,7 @@ static void test_http_bad_requests(void **state) {
 
     /* Lowercase is not an HTTP request line: text mode, as before. */
     c = client_connect(s);
-    send_str(c, "get / http/1.1\r\n");
+    client_send_str(c, "get / http/1.1\r\n");
     assert_true(client_peek_raw(c, WAIT) > 0);
     char buf[8];
     assert_true(client_read_raw(c, buf, 4, WAIT) > 0);
@@ -179,10 +175,10 @@ static void test_http_bad_requests(void **state) {
 static void test_http_slow_headers_idle(void **state) {
     th_server *s = SERVER("--idle-timeout", "1");
     client *c = client_connect(s);
-    send_str(c, "GET / HTTP/1.1\r\nHost: t\r\n"); /* and never the blank line */
+    client_send_str(c, "GET / HTTP/1.1\r\nHost: t\r\n"); /* and never the blank line */
     client_drain_to_eof(c, WAIT + 3000);
     c = client_connect(s);
-    send_str(c, "GET /a-request-line-that-never-ends"); /* slowloris */
+    client_send_str(c, "GET /a-request-line-that-never-ends"); /* slowloris */
     client_drain_to_eof(c, WAIT + 3000);
 }
 
@@ -225,7 +221,7 @@ static void test_http_keepalive_closes(void **state) {
     th_server *s = SERVER("--idle-timeout", "600");
     client *player = client_named(s, "player");
     client *c = client_connect(s);
-    send_str(c, "GET /healthz HTTP/1.1\r\n\r\n");
+    client_send_str(c, "GET /healthz HTTP/1.1\r\n\r\n");
     http_response r;
     http_read(c, &r, false, WAIT);
     assert_int_equal(r.status, 200);

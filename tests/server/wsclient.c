@@ -234,3 +234,21 @@ int ws_expect_close(client *c, int ms) {
         if (op != 0xA && op != 1) fail_msg("unexpected opcode %d before the close", op);
     }
 }
+
+json_t *http_api_get(th_server *s, const char *target, int *status) {
+    client *c = client_connect(s);
+    char req[256];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: t\r\n\r\n", target);
+    client_send_raw(c, req, (size_t)n, false);
+    http_response r;
+    http_read(c, &r, false, WAIT);
+    *status = r.status;
+    char type[64];
+    assert_true(http_header(&r, "Content-Type", type, sizeof type));
+    assert_string_equal(type, "application/json");
+    json_t *o = json_loads(r.body, 0, NULL);
+    assert_non_null(o);
+    http_response_free(&r);
+    client_close(c);
+    return harness_keep(o);
+}

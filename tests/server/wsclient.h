@@ -21,6 +21,9 @@ void http_read(client *c, http_response *r, bool head_only, int ms);
 void http_response_free(http_response *r);
 /* The value of header name in r (case-insensitive), copied into out; false if absent. */
 bool http_header(const http_response *r, const char *name, char *out, size_t cap);
+/* GET target of s's /api/ as JSON (its Content-Type checked): *status the HTTP
+ * status, the body parsed (kept until teardown). */
+json_t *http_api_get(th_server *s, const char *target, int *status);
 
 /* A connection that has done the WebSocket handshake on /ws (101 checked). */
 client *ws_connect(th_server *s);

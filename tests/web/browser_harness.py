@@ -1,6 +1,7 @@
 """browser_harness.py - what the browser tests share: the server they start, headless
 Chromium with a fresh profile, waits with a deadline, and screenshots at desktop and phone
-sizes. A test runs as `TEST.py RACE2048D OUTDIR` and does `from browser_harness import *`.
+sizes. A test runs as `TEST.py RACE2048D [ITS OWN ARGUMENTS] OUTDIR` and does
+`from browser_harness import *`.
 """
 import os
 import re
@@ -11,42 +12,50 @@ import tempfile
 import time
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-SERVER, OUT = sys.argv[1], sys.argv[2]
+SERVER, OUT = sys.argv[1], sys.argv[-1]
 os.makedirs(OUT, exist_ok=True)
-# The test's short name: its temp folders and its failure screenshot (NAME-failure.png).
-NAME = os.path.splitext(os.path.basename(sys.argv[0]))[0].replace('test_browser_', '')
+# The test's short name: its temp folders and its failure screenshot (NAME-failure.png);
+# test_browser.py's is `web`.
+NAME = re.sub(r'^test_browser_?', '', os.path.splitext(os.path.basename(sys.argv[0]))[0]) or 'web'
 SLOWDOWN = float(os.environ.get('RACE2048_TEST_SLOWDOWN', '1'))
 DESKTOP = (1280, 800)
 PHONE = (390, 844)
 procs, temp_dirs, drivers = [], [], []
+journals = []  # each server's journal, in the order they started
 
 
-def start_server():
+def start_server(*extra, env=None):
+    """race2048d on free ports with a journal of its own, plus the flags `extra` and the
+    environment variables `env`: its game and browsers' ports."""
     temp_dirs.append(tempfile.mkdtemp(prefix='race2048-%s-' % NAME))
+    journals.append(os.path.join(temp_dirs[-1], 'race2048.journal'))
     p = subprocess.Popen([SERVER, '--host', '127.0.0.1', '--port', '0', '--http-port', '0',
-                          '--log-level', 'warn', '--journal',
-                          os.path.join(temp_dirs[-1], 'race2048.journal')],
-                         stdout=subprocess.PIPE, text=True)
+                          '--log-level', 'warn', *extra, '--journal', journals[-1]],
+                         stdout=subprocess.PIPE, text=True,
+                         env=dict(os.environ, **env) if env else None)
     procs.append(p)
     ports = []
     for want in ('listening on', 'http on'):
-        m = re.search(r'^race2048d %s .*:(\d+)$' % want, p.stdout.readline().strip())
+        line = p.stdout.readline()
+        m = re.search(r'^race2048d %s .*:(\d+)$' % want, line.strip())
         if not m:
-            raise SystemExit('race2048d did not say where it listens (%s)' % want)
+            raise SystemExit('race2048d did not say where it listens (%s): %r' % (want, line))
         ports.append(int(m.group(1)))
     return ports
 
 
-def browser():
+def browser(*flags):
+    """Headless Chromium with a fresh profile, plus the Chromium flags `flags`."""
     opts = webdriver.ChromeOptions()
     for flag in ('--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
                  '--no-first-run', '--disable-background-networking',
                  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
-                 '--window-size=1280,800'):
+                 '--window-size=1280,800', *flags):
         opts.add_argument(flag)
     temp_dirs.append(tempfile.mkdtemp(prefix='race2048-chromium-'))  # a fresh profile
     opts.add_argument('--user-data-dir=' + temp_dirs[-1])
@@ -67,9 +76,14 @@ def viewport(d, size):
 
 def wait(d, what, cond, secs=20):
     try:
-        return WebDriverWait(d, secs * SLOWDOWN, poll_frequency=0.05).until(lambda d: cond(d))
+        # The page redraws labels by replacing their elements: one found just before
+        # a redraw is stale, and is looked up again at the next poll.
+        return WebDriverWait(d, secs * SLOWDOWN, poll_frequency=0.05,
+                             ignored_exceptions=[StaleElementReferenceException]).until(
+                                 lambda d: cond(d))
     except Exception:
         d.save_screenshot(os.path.join(OUT, NAME + '-failure.png'))
+        print('page log: %r' % d.get_log('browser'))
         raise SystemExit('timed out waiting for ' + what + '; page says: ' +
                          d.find_element(By.TAG_NAME, 'body').text[:600])
 
@@ -103,14 +117,27 @@ def fits_width(d, size):
         raise SystemExit('wider than the screen at %dx%d: %r' % (size + (over,)))
 
 
-def shoot(d, name):
-    """NAME-desktop.png and NAME-phone.png, each once no animation runs."""
+def still(css):
+    """No animation runs under css: a screenshot shows whole tiles."""
+    return lambda d: d.execute_script(
+        'return document.querySelector(arguments[0]).getAnimations({subtree: true}).length === 0',
+        css)
+
+
+def shoot(d, name, check=fits_width, still_css='body', scroll_to=None):
+    """NAME-desktop.png and NAME-phone.png, each once no animation runs under still_css;
+    check(d, size) runs at each size; scroll_to (a CSS selector) is brought into view
+    first. Back at the desktop size afterwards."""
     for size, tag in ((DESKTOP, 'desktop'), (PHONE, 'phone')):
         viewport(d, size)
         d.execute_script('window.scrollTo(0, 0)')
-        wait(d, 'a still page', lambda d: d.execute_script(
-            'return document.body.getAnimations({subtree: true}).length === 0'))
-        fits_width(d, size)
+        if scroll_to:
+            d.execute_script(
+                "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
+                scroll_to)
+        wait(d, 'a still page', still(still_css))
+        if check:
+            check(d, size)
         d.save_screenshot(os.path.join(OUT, '%s-%s.png' % (name, tag)))
     viewport(d, DESKTOP)
 
@@ -122,6 +149,8 @@ def clean_up():
     for p in procs:
         if p.poll() is None:
             p.terminate()
+            t0 = time.time()
             p.wait(timeout=30)
+            print('server stopped in %.1f s' % (time.time() - t0))
     for t in temp_dirs:
         shutil.rmtree(t, ignore_errors=True)

@@ -20,48 +20,20 @@ usage: test_browser.py RACE2048D RACE2048_BOT RACE2048_REPLAY OUTDIR
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-SERVER, BOT, REPLAY, OUT = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-os.makedirs(OUT, exist_ok=True)
-procs = []
-temp_dirs = []
-# Like the C tests' harness: every deadline times RACE2048_TEST_SLOWDOWN.
-SLOWDOWN = float(os.environ.get('RACE2048_TEST_SLOWDOWN', '1'))
+from browser_harness import *  # noqa: F401,F403 (the shared set-up)
 
-
-def start_server():
-    # A fresh journal each run, so the recent games are this run's.
-    temp_dirs.append(tempfile.mkdtemp(prefix='race2048-web-'))
-    global JOURNAL
-    journal = JOURNAL = os.path.join(temp_dirs[-1], 'race2048.journal')
-    # The page from --http-port, as the README sends browsers (a free one:
-    # tests run in parallel); programs and netcat use the game port.
-    p = subprocess.Popen([SERVER, '--host', '127.0.0.1', '--port', '0', '--http-port', '0',
-                          '--log-level', 'warn', '--journal', journal],
-                         stdout=subprocess.PIPE, text=True)
-    procs.append(p)
-    ports = []
-    for want in ('listening on', 'http on'):
-        line = p.stdout.readline()
-        m = re.search(r'^race2048d %s .*:(\d+)$' % want, line.strip())
-        if not m:
-            raise SystemExit('race2048d did not say where it listens (%s): %r' % (want, line))
-        ports.append(int(m.group(1)))
-    return ports
+BOT, REPLAY = sys.argv[2], sys.argv[3]
 
 
 class JsonClient:
@@ -102,41 +74,6 @@ class JsonClient:
         self.sock.close()
 
 
-DESKTOP = (1280, 800)
-PHONE = (390, 844)
-
-
-def viewport(driver, size):
-    w, h = size
-    driver.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
-                           {'width': w, 'height': h, 'deviceScaleFactor': 1,
-                            'mobile': size == PHONE})
-
-
-def still(css):
-    """No animation runs under css: a screenshot shows whole tiles."""
-    return lambda d: d.execute_script(
-        "return document.querySelector(arguments[0]).getAnimations({subtree: true}).length === 0",
-        css)
-
-
-def shoot(driver, name, check=None, still_css='body', scroll_to=None):
-    """Screenshots NAME-desktop.png (1280x800) and NAME-phone.png (390x844); check(driver,
-    size) runs at each size; scroll_to (a CSS selector) is brought into view first. Back at
-    the desktop size afterwards."""
-    for size, tag in ((DESKTOP, 'desktop'), (PHONE, 'phone')):
-        viewport(driver, size)
-        if scroll_to:
-            driver.execute_script(
-                "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})",
-                scroll_to)
-        wait(driver, 'a still page', still(still_css))
-        if check:
-            check(driver, size)
-        driver.save_screenshot(os.path.join(OUT, '%s-%s.png' % (name, tag)))
-    viewport(driver, DESKTOP)
-
-
 def labels_fit(driver, size):
     """Every label over a board keeps its name and its numbers on one line each, and
     the numbers are never cut short."""
@@ -154,55 +91,8 @@ def labels_fit(driver, size):
         raise SystemExit('labels wrap or are cut at %dx%d: %r' % (size + (bad,)))
 
 
-def fits_width(driver, size):
-    """Nothing is wider than the screen: no sideways scrolling."""
-    over = driver.execute_script("""
-        const w = document.documentElement.clientWidth, out = [];
-        if (document.documentElement.scrollWidth > w) out.push('page ' + document.documentElement.scrollWidth);
-        for (const el of document.querySelectorAll('.view:not([hidden]) *'))
-            if (el.getBoundingClientRect().right > w + 1 && el.offsetParent) out.push(el.tagName + '#' + el.id + '.' + el.className);
-        return out.slice(0, 5);""")
-    if over:
-        raise SystemExit('wider than the screen at %dx%d: %r' % (size + (over,)))
-
-
-def browser():
-    opts = webdriver.ChromeOptions()
-    for flag in ('--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
-                 '--no-first-run', '--disable-background-networking',
-                 '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
-                 '--window-size=1280,800'):
-        opts.add_argument(flag)
-    temp_dirs.append(tempfile.mkdtemp(prefix='race2048-chromium-'))
-    opts.add_argument('--user-data-dir=' + temp_dirs[-1])
-    opts.binary_location = shutil.which('chromium') or '/usr/bin/chromium'
-    opts.set_capability('goog:loggingPrefs', {'browser': 'ALL'})
-    driver_path = shutil.which('chromedriver') or '/usr/bin/chromedriver'
-    return webdriver.Chrome(service=Service(driver_path), options=opts)
-
-
-def wait(driver, what, cond, secs=20):
-    try:
-        return WebDriverWait(driver, secs * SLOWDOWN, poll_frequency=0.05).until(
-            lambda d: cond(d))
-    except Exception:
-        driver.save_screenshot(os.path.join(OUT, 'failure.png'))
-        raise SystemExit('timed out waiting for ' + what + '; page says: ' +
-                         driver.find_element(By.TAG_NAME, 'body').text[:600])
-
-
 def visible(driver, view):
     return not driver.find_element(By.ID, 'v-' + view).get_attribute('hidden') is not None
-
-
-def shown(view):
-    return lambda d: d.find_element(By.ID, 'v-' + view).get_attribute('hidden') is None
-
-
-def check_console(driver):
-    errors = [e for e in driver.get_log('browser') if e['level'] == 'SEVERE']
-    if errors:
-        raise SystemExit('console errors: %r' % errors)
 
 
 def tiles(driver, css):
@@ -250,14 +140,6 @@ def press_until_end(driver, limit_s):
         body.send_keys(keys[i % len(keys)])
         i += 1
     return False
-
-
-def text_of(driver, id_):
-    return driver.find_element(By.ID, id_).text
-
-
-def click(driver, css):
-    driver.find_element(By.CSS_SELECTOR, css).click()
 
 
 def first_screen(d, port, url):
@@ -546,7 +428,7 @@ def same_as_cli(d, found, journal=None):
     replay shows (from the journal) and the player analysed."""
     game, player = d.execute_script(
         'const rp = app.replay; return [rp.rec.game, rp.tracks[rp.viewed].p.id];')
-    out = subprocess.run([REPLAY, journal or JOURNAL, '--analyse', str(game)], capture_output=True,
+    out = subprocess.run([REPLAY, journal or journals[-1], '--analyse', str(game)], capture_output=True,
                          text=True, timeout=120 * SLOWDOWN).stdout
     line = [ln for ln in out.splitlines()
             if ln.startswith('player %d (' % player) and 'biggest mistakes:' in ln]
@@ -811,13 +693,7 @@ def main():
         check_console(d)
         print('browser test passed in %.1f s; screenshots in %s' % (time.time() - started, OUT))
     finally:
-        d.quit()
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-                p.wait(timeout=10)
-        for t in temp_dirs:
-            shutil.rmtree(t, ignore_errors=True)
+        clean_up()
 
 
 if __name__ == '__main__':

@@ -16,15 +16,10 @@ copies).
 
 usage: test_browser_accounts.py RACE2048D OUTDIR
 """
-import os
-import re
-import shutil
-import sys
-import time
 import json
+import re
 import urllib.request
 
-from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -165,16 +160,7 @@ def main():
         print('accounts in the browser: kept, logged in by itself, rated %d -> %d -> %d, '
               'profile and board shown, forgotten' % (1500, after, now))
     finally:
-        for d in drivers:
-            d.quit()
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-                t0 = time.time()
-                p.wait(timeout=30)
-                print("server stopped in %.1f s" % (time.time() - t0))
-        for t in temp_dirs:
-            shutil.rmtree(t, ignore_errors=True)
+        clean_up()
 
 
 if __name__ == '__main__':

@@ -15,77 +15,19 @@ usage: test_browser_arena.py RACE2048D OUTDIR
 """
 import os
 import re
-import shutil
-import subprocess
-import sys
-import tempfile
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
 
-SERVER, OUT = sys.argv[1], sys.argv[2]
-os.makedirs(OUT, exist_ok=True)
-SLOWDOWN = float(os.environ.get('RACE2048_TEST_SLOWDOWN', '1'))
+from browser_harness import *  # noqa: F401,F403 (the shared set-up)
+
 SCALE = 20
-procs, temp_dirs, drivers = [], [], []
 
 
-def start_server():
-    temp_dirs.append(tempfile.mkdtemp(prefix='race2048-arena-'))
-    env = dict(os.environ, RACE2048_TEST_ARENA_SCALE=str(SCALE))
-    p = subprocess.Popen([SERVER, '--host', '127.0.0.1', '--port', '0', '--http-port', '0',
-                          '--log-level', 'warn', '--max-arenas', '1', '--journal',
-                          os.path.join(temp_dirs[-1], 'race2048.journal')],
-                         stdout=subprocess.PIPE, text=True, env=env)
-    procs.append(p)
-    ports = []
-    for want in ('listening on', 'http on'):
-        m = re.search(r'^race2048d %s .*:(\d+)$' % want, p.stdout.readline().strip())
-        if not m:
-            raise SystemExit('race2048d did not say where it listens (%s)' % want)
-        ports.append(int(m.group(1)))
-    return ports
-
-
-def browser():
-    opts = webdriver.ChromeOptions()
-    for flag in ('--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
-                 '--no-first-run', '--disable-background-networking',
-                 '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
-                 '--window-size=1280,800'):
-        opts.add_argument(flag)
-    temp_dirs.append(tempfile.mkdtemp(prefix='race2048-chromium-'))  # a fresh profile
-    opts.add_argument('--user-data-dir=' + temp_dirs[-1])
-    opts.binary_location = shutil.which('chromium') or '/usr/bin/chromium'
-    opts.set_capability('goog:loggingPrefs', {'browser': 'ALL'})
-    d = webdriver.Chrome(service=Service(shutil.which('chromedriver') or '/usr/bin/chromedriver'),
-                         options=opts)
-    drivers.append(d)
-    d.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
-                      {'width': 1280, 'height': 800, 'deviceScaleFactor': 1, 'mobile': False})
-    return d
-
-
-def wait(d, what, cond, secs=20):
-    try:
-        return WebDriverWait(d, secs * SLOWDOWN, poll_frequency=0.05).until(lambda d: cond(d))
-    except Exception:
-        d.save_screenshot(os.path.join(OUT, 'arena-failure.png'))
-        print('page log: %r; view %r' % (d.get_log('browser'), d.execute_script('return app.view')))
-        raise SystemExit('timed out waiting for ' + what + '; page says: ' +
-                         d.find_element(By.TAG_NAME, 'body').text[:800])
-
-
-def shown(view):
-    return lambda d: d.find_element(By.ID, 'v-' + view).get_attribute('hidden') is None
-
-
-def text_of(d, id_):
-    return d.find_element(By.ID, id_).text
+def start_arena_server():
+    return start_server('--max-arenas', '1', env={'RACE2048_TEST_ARENA_SCALE': str(SCALE)})
 
 
 def standings(d):
@@ -100,7 +42,7 @@ def arena_js(d, expr):
 
 
 def main():
-    port, http_port = start_server()
+    port, http_port = start_arena_server()
     url = 'http://127.0.0.1:%d/' % http_port
     try:
         a, b = browser(), browser()
@@ -223,14 +165,7 @@ def main():
                 raise SystemExit('console errors: %r' % errors)
         print('ok')
     finally:
-        for d in drivers:
-            d.quit()
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-                p.wait(timeout=10)
-        for t in temp_dirs:
-            shutil.rmtree(t, ignore_errors=True)
+        clean_up()
 
 
 if __name__ == '__main__':

@@ -8,7 +8,7 @@ each answered by its `state`), and the balancer's health check of race2048d pass
 page over plain http through the same HAProxy uses ws://; the load and move times of both are
 printed (rough figures, nothing is asserted on them).
 
-usage: test_browser_https.py RACE2048D MAKE_CERT_SH HAPROXY_SINGLE_CFG HAPROXY
+usage: test_browser_https.py RACE2048D MAKE_CERT_SH HAPROXY_SINGLE_CFG HAPROXY OUTDIR
 """
 import csv
 import io
@@ -22,12 +22,11 @@ import tempfile
 import time
 import urllib.request
 
-from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
+
+from browser_harness import *  # noqa: F401,F403 (the shared set-up)
 
 # ---------------------------------------------------------------- THE SWITCH ---
 # PROXY = True: HAProxy sends a PROXY v2 header on every connection to race2048d
@@ -38,34 +37,15 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 PROXY = True
 # -------------------------------------------------------------------------------
 
-SERVER, MAKE_CERT, SINGLE_CFG, HAPROXY = sys.argv[1:5]
-SLOWDOWN = float(os.environ.get('RACE2048_TEST_SLOWDOWN', '1'))
+MAKE_CERT, SINGLE_CFG, HAPROXY = sys.argv[2:5]
 # Moves played through each page, one at a time, each waiting for its answer.
 MOVES = 40
-procs = []
 
 
 def free_port():
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         return s.getsockname()[1]
-
-
-def start_server(tmp):
-    args = [SERVER, '--host', '127.0.0.1', '--port', '0', '--http-port', '0',
-            '--log-level', 'warn', '--journal', os.path.join(tmp, 'race2048.journal')]
-    if PROXY:
-        args += ['--proxy-from', '127.0.0.2/32']
-    p = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
-    procs.append(p)
-    ports = []
-    for want in ('listening on', 'http on'):
-        line = p.stdout.readline()
-        m = re.search(r'^race2048d %s .*:(\d+)$' % want, line.strip())
-        if not m:
-            raise SystemExit('race2048d did not say where it listens (%s): %r' % (want, line))
-        ports.append(int(m.group(1)))
-    return ports
 
 
 def replace_once(text, old, new):
@@ -145,38 +125,10 @@ def start_haproxy(tmp, cert, http_port):
     raise SystemExit('HAProxy could not bind free ports three times')
 
 
-def browser(tmp):
-    opts = webdriver.ChromeOptions()
-    for flag in ('--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
-                 '--no-first-run', '--disable-background-networking',
-                 '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
-                 '--window-size=1280,800',
-                 # The test's own self-signed certificate.
-                 '--ignore-certificate-errors'):
-        opts.add_argument(flag)
-    opts.add_argument('--user-data-dir=' + os.path.join(tmp, 'chromium'))
-    opts.binary_location = shutil.which('chromium') or '/usr/bin/chromium'
-    opts.set_capability('goog:loggingPrefs', {'browser': 'ALL'})
-    driver_path = shutil.which('chromedriver') or '/usr/bin/chromedriver'
-    d = webdriver.Chrome(service=Service(driver_path), options=opts)
+def https_browser():
+    d = browser('--ignore-certificate-errors')  # the test's own self-signed certificate
     d.set_script_timeout(60 * SLOWDOWN)
     return d
-
-
-def wait(d, what, cond, secs=20):
-    try:
-        # The page redraws labels by replacing their elements: one found just before
-        # a redraw is stale, and is looked up again at the next poll.
-        return WebDriverWait(d, secs * SLOWDOWN, poll_frequency=0.05,
-                             ignored_exceptions=[StaleElementReferenceException]).until(
-                                 lambda d: cond(d))
-    except Exception:
-        raise SystemExit('timed out waiting for ' + what + '; page says: ' +
-                         d.find_element(By.TAG_NAME, 'body').text[:600])
-
-
-def shown(view):
-    return lambda d: d.find_element(By.ID, 'v-' + view).get_attribute('hidden') is None
 
 
 def label_of(d, css):
@@ -274,17 +226,16 @@ def race_over(d, scheme, url):
 
 def main():
     tmp = tempfile.mkdtemp(prefix='race2048-https-')
-    d = None
     try:
         cert = os.path.join(tmp, 'race2048.pem')
         subprocess.run([MAKE_CERT, '-o', cert, 'localhost', '127.0.0.1'], check=True,
                        stdout=subprocess.DEVNULL, timeout=60 * SLOWDOWN)
-        _, http_port = start_server(tmp)
+        _, http_port = start_server(*(['--proxy-from', '127.0.0.2/32'] if PROXY else []))
         ports, row = start_haproxy(tmp, cert, http_port)
         print('HAProxy %s race2048d: check %s (%s)' % (
             'with PROXY v2 to' if PROXY else 'in front of', row['check_status'],
             row['check_desc'] if 'check_desc' in row else ''))
-        d = browser(tmp)
+        d = https_browser()
         race_over(d, 'ws', 'http://127.0.0.1:%d/' % ports['http'])
         race_over(d, 'wss', 'https://127.0.0.1:%d/' % ports['https'])
         # Still healthy to its checks after the races (with PROXY: LOCAL headers).
@@ -293,12 +244,7 @@ def main():
             raise SystemExit('HAProxy says race2048d is down after the races: %r' % status)
         print('https browser test passed')
     finally:
-        if d:
-            d.quit()
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-                p.wait(timeout=10)
+        clean_up()
         shutil.rmtree(tmp, ignore_errors=True)
 
 

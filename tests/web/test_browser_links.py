@@ -14,14 +14,11 @@ page saying so. Screenshots of the game page at 1280x800 and 390x844 go to OUTDI
 
 usage: test_browser_links.py RACE2048D OUTDIR
 """
-import os
 import re
 import socket
-import sys
 import threading
 import time
 
-from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select

@@ -15,40 +15,14 @@ usage: test_browser_watch.py RACE2048D OUTDIR
 import json
 import os
 import re
-import shutil
 import socket
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
 
-SERVER, OUT = sys.argv[1], sys.argv[2]
-os.makedirs(OUT, exist_ok=True)
-SLOWDOWN = float(os.environ.get('RACE2048_TEST_SLOWDOWN', '1'))
-procs, temp_dirs, drivers = [], [], []
-
-
-def start_server():
-    temp_dirs.append(tempfile.mkdtemp(prefix='race2048-watch-'))
-    p = subprocess.Popen([SERVER, '--host', '127.0.0.1', '--port', '0', '--http-port', '0',
-                          '--log-level', 'warn', '--journal',
-                          os.path.join(temp_dirs[-1], 'race2048.journal')],
-                         stdout=subprocess.PIPE, text=True)
-    procs.append(p)
-    ports = []
-    for want in ('listening on', 'http on'):
-        m = re.search(r'^race2048d %s .*:(\d+)$' % want, p.stdout.readline().strip())
-        if not m:
-            raise SystemExit('race2048d did not say where it listens (%s)' % want)
-        ports.append(int(m.group(1)))
-    return ports
+from browser_harness import *  # noqa: F401,F403 (the shared set-up)
 
 
 class Client:
@@ -109,42 +83,6 @@ class Client:
                 return st
 
 
-def browser():
-    opts = webdriver.ChromeOptions()
-    for flag in ('--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
-                 '--no-first-run', '--disable-background-networking',
-                 '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
-                 '--window-size=1280,800'):
-        opts.add_argument(flag)
-    temp_dirs.append(tempfile.mkdtemp(prefix='race2048-chromium-'))  # a fresh profile
-    opts.add_argument('--user-data-dir=' + temp_dirs[-1])
-    opts.binary_location = shutil.which('chromium') or '/usr/bin/chromium'
-    opts.set_capability('goog:loggingPrefs', {'browser': 'ALL'})
-    d = webdriver.Chrome(service=Service(shutil.which('chromedriver') or '/usr/bin/chromedriver'),
-                         options=opts)
-    drivers.append(d)
-    d.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
-                      {'width': 1280, 'height': 800, 'deviceScaleFactor': 1, 'mobile': False})
-    return d
-
-
-def wait(d, what, cond, secs=20):
-    try:
-        return WebDriverWait(d, secs * SLOWDOWN, poll_frequency=0.05).until(lambda d: cond(d))
-    except Exception:
-        d.save_screenshot(os.path.join(OUT, 'watch-failure.png'))
-        raise SystemExit('timed out waiting for ' + what + '; page says: ' +
-                         d.find_element(By.TAG_NAME, 'body').text[:600])
-
-
-def shown(view):
-    return lambda d: d.find_element(By.ID, 'v-' + view).get_attribute('hidden') is None
-
-
-def text_of(d, id_):
-    return d.find_element(By.ID, id_).text
-
-
 def row_text(d, code):
     rows = d.find_elements(By.CSS_SELECTOR, '#first-rooms li[data-room="%s"]' % code)
     return rows[0].text if rows else ''
@@ -156,13 +94,11 @@ def board_names(d):
 
 def phone(d):
     """The first screen at 390x844 fits the width (OUTDIR/web-watch-phone.png)."""
-    d.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
-                      {'width': 390, 'height': 844, 'deviceScaleFactor': 1, 'mobile': True})
+    viewport(d, PHONE)
     over = d.execute_script(
         'return document.documentElement.scrollWidth > document.documentElement.clientWidth')
     d.save_screenshot(os.path.join(OUT, 'web-watch-phone.png'))
-    d.execute_cdp_cmd('Emulation.setDeviceMetricsOverride',
-                      {'width': 1280, 'height': 800, 'deviceScaleFactor': 1, 'mobile': False})
+    viewport(d, DESKTOP)
     if over:
         raise SystemExit('the first screen is wider than a phone')
 
@@ -240,21 +176,12 @@ def main():
         # Esc leaves TV.
         d.find_element(By.TAG_NAME, 'body').send_keys(Keys.ESCAPE)
         wait(d, 'the first screen after TV', shown('name'))
-        errors = [e for e in d.get_log('browser') if e['level'] == 'SEVERE']
-        if errors:
-            raise SystemExit('console errors: %r' % errors)
+        check_console(d)
         for c in (ann, bob, spy, cy):
             c.sock.close()
         print('ok')
     finally:
-        for d in drivers:
-            d.quit()
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-                p.wait(timeout=10)
-        for t in temp_dirs:
-            shutil.rmtree(t, ignore_errors=True)
+        clean_up()
 
 
 if __name__ == '__main__':
