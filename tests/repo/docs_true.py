@@ -30,6 +30,11 @@
 #                      of a real race2048d FLAGS (values vary: not compared)
 #   nc FLAGS           `$ printf 'LINE\n...' | nc ...` then the lines it prints: the same
 #                      as a transcript of one connection sending those lines
+#   screens NAME FLAGS a text-mode screen: doc_screens.py's scenario NAME plays it with the
+#                      real telnet and nc in 80x24 tmux panes against a real race2048d FLAGS
+#                      (a fixed --seed: the same boards every run); the panes must be the
+#                      block line for line, room and resume codes, seeds, salts and commits
+#                      mapped one to one
 #
 # Usage: docs_true.py [--update] --bin NAME=PATH... FILE.md...
 # --update (for maintainers) rewrites the usage, flags and transcript blocks from the
@@ -45,6 +50,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import doc_screens
 
 MARK = re.compile(r"^<!--\s*doc-check:\s*(.*?)\s*-->\s*$")
 DEADLINE_S = 20.0  # per transcript: generous for an ASan build on a busy machine
@@ -427,6 +434,24 @@ def metric_series(bins, flags, block):
     return ["series shown but not served: %s" % ", ".join(missing)] if missing else []
 
 
+def run_screens(bins, args, block):
+    """A `screens NAME FLAGS` block: (errors, the panes as shown)."""
+    server = Server(bins, args[1:])
+    try:
+        def conn():
+            c = Conn(server.port)
+            c.expect = doc_screens.json_expect(c, DEADLINE_S)
+            return c
+        shown = doc_screens.run_scenario(args[0], server.port, conn, DEADLINE_S)
+    except (TimeoutError, ConnectionError, OSError, RuntimeError) as e:
+        return ["screens stopped: %s" % e], None
+    finally:
+        server.stop()
+    mapping = Mapping()
+    errors = doc_screens.compare_screens(block, shown, mapping)
+    return errors, doc_screens.as_doc(shown, mapping)
+
+
 # --- driver --------------------------------------------------------------------------
 
 def check_file(path, bins, update):
@@ -486,6 +511,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors, want = run_commands(bins, args[1:], block)
         elif kind == "second-server":
             errors, want = second_server(bins, args[1:], block)
+        elif kind == "screens":
+            errors, want = run_screens(bins, args[1:], block)
         elif kind == "metrics":
             errors = metric_series(bins, args[1:], block)
         elif kind == "nc":
