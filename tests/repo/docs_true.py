@@ -36,6 +36,11 @@
 #                      block line for line, room and resume codes, seeds, salts and commits
 #                      mapped one to one
 #
+# Besides the marked blocks, the prose's claims of the protocol version (README.md's "wire
+# protocol (version N)", protocol/README.md's title and "the protocol version (N, this page)")
+# are the `proto` a real race2048d's welcome says, and a page titled version N lists
+# "Changes from version K" for every K below N, in its contents and as a heading.
+#
 # Usage: docs_true.py [--update] --bin NAME=PATH... FILE.md...
 # --update (for maintainers) rewrites the usage, flags and transcript blocks from the
 # binaries instead of comparing (flag tables are only reported: their prose is written by
@@ -452,6 +457,52 @@ def run_screens(bins, args, block):
     return errors, doc_screens.as_doc(shown, mapping)
 
 
+# --- the protocol version the prose claims -------------------------------------------------
+
+VERSION_CLAIMS = [re.compile(p) for p in (
+    r"^# The race2048 protocol, version (\d+)",
+    r"[Tt]he wire protocol \(version (\d+)\)",
+    r"the protocol version \((\d+), this page\)",
+)]
+
+
+def welcome_proto(bins, cache={}):
+    """The `proto` of a real race2048d's welcome (asked once)."""
+    if "proto" not in cache:
+        server = Server(bins, [])
+        try:
+            conn = Conn(server.port)
+            conn.send('{"type":"hello","name":"ann"}')
+            cache["proto"] = json.loads(conn.read_line(time.monotonic() + DEADLINE_S))["proto"]
+            conn.sock.close()
+        finally:
+            server.stop()
+    return cache["proto"]
+
+
+def check_versions(path, lines, bins):
+    """Failures of the version claims in a file's prose (see the header)."""
+    failures, proto, titled = [], None, None
+    text = "\n".join(lines)
+    for pat in VERSION_CLAIMS:
+        for m in re.finditer(pat.pattern, text, re.M):
+            proto = proto if proto is not None else welcome_proto(bins)
+            line = text.count("\n", 0, m.start()) + 1
+            if int(m.group(1)) != proto:
+                failures.append("%s:%d: says protocol version %s, the welcome says %d"
+                                % (os.path.relpath(path), line, m.group(1), proto))
+            if pat is VERSION_CLAIMS[0]:
+                titled = int(m.group(1))
+    for k in range(1, (titled or 1)):
+        title = "Changes from version %d" % k
+        anchor = "(#changes-from-version-%d)" % k
+        if not re.search(r"^\d+\. \[%s\]\(#" % title, text, re.M) or anchor not in text:
+            failures.append("%s: the contents lack [%s]%s" % (os.path.relpath(path), title, anchor))
+        if not re.search(r"^## %s$" % title, text, re.M):
+            failures.append("%s: no heading '## %s'" % (os.path.relpath(path), title))
+    return failures
+
+
 # --- driver --------------------------------------------------------------------------
 
 def check_file(path, bins, update):
@@ -461,6 +512,7 @@ def check_file(path, bins, update):
     sessions = {}
     try:
         checked = check_blocks(path, lines, bins, update, sessions, failures)
+        failures += check_versions(path, lines, bins)
     finally:
         for server in sessions.values():
             server.stop()
