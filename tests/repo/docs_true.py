@@ -39,6 +39,17 @@
 #                      (a fixed --seed: the same boards every run); the panes must be the
 #                      block line for line, room and resume codes, seeds, salts and commits
 #                      mapped one to one
+#   sh                 `$ COMMAND` lines of a self-contained shell pipeline (the commitment's
+#                      `printf '%s' 'SALT:SEED' | sha256sum`), each followed by its output: run
+#                      by bash, verbatim
+#   http FLAGS         `$ curl -i http://127.0.0.1:PORT/PATH` then the response, headers and
+#                      body: the real curl against a real race2048d FLAGS's game port (the
+#                      routes answer the same on both ports), verbatim but for the port
+#   measured DATE HOW  a benchmark's figures on a machine: their values are not checked (they
+#                      vary), but dated, with how they were made; `run=PROG,ARG,...` among HOW
+#                      runs PROG ARGS: the same lines, the same keys in the same order, the
+#                      same words and checksums (`verify`, `impl`), other values free. A block
+#                      of `key=value` figures (`..._per_s=`) neither checked nor marked fails
 #
 # Besides the marked blocks, the prose's claims of the protocol version (README.md's "wire
 # protocol (version N)", protocol/README.md's title and "the protocol version (N, this page)")
@@ -538,6 +549,84 @@ def run_screens(bins, args, block):
     return errors, doc_screens.as_doc(shown, mapping)
 
 
+def run_sh(block):
+    """`$ COMMAND` lines run by bash; the lines after each are its stdout."""
+    errors, out, i = [], [], 0
+    while i < len(block):
+        assert block[i].startswith("$ "), "a sh block begins with `$ `: %s" % block[i]
+        j = i + 1
+        while j < len(block) and not block[j].startswith("$ "):
+            j += 1
+        got = subprocess.run(["bash", "-c", block[i][2:]], stdout=subprocess.PIPE, text=True,
+                             timeout=30).stdout.splitlines()
+        if got != block[i + 1:j]:
+            errors.append("`%s` documented:\n    %s\n  printed:\n    %s" % (
+                block[i][2:], "\n    ".join(block[i + 1:j]), "\n    ".join(got)))
+        out += [block[i]] + got
+        i = j
+    return errors, out
+
+
+def run_http(bins, flags, block):
+    """`$ curl -i URL` against a real race2048d; the block's other lines are the response."""
+    m = re.match(r"^\$ curl -i http://127\.0\.0\.1:(\d+)(/\S*)$", block[0])
+    if not m:
+        return ["the first line is not $ curl -i http://127.0.0.1:PORT/PATH"], None
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, port = start_server(bins, flags, tmp)
+        try:
+            got = subprocess.run(["curl", "-s", "-i", "--max-time", str(DEADLINE_S),
+                                  "http://127.0.0.1:%d%s" % (port, m.group(2))],
+                                 stdout=subprocess.PIPE, text=True, timeout=60).stdout
+        finally:
+            proc.terminate()
+            proc.wait(timeout=DEADLINE_S)
+    lines = got.replace("\r\n", "\n").rstrip("\n").split("\n")
+    want = block[:1] + lines
+    if want != block:
+        return ["documented:\n    %s\n  answered:\n    %s" % (
+            "\n    ".join(block[1:]), "\n    ".join(lines))], want
+    return [], want
+
+
+def measured_shape(bins, argv, block):
+    """The figures' lines are what PROG ARGS prints but for the measured values."""
+    got = subprocess.run([bins[argv[0]]] + argv[1:], stdout=subprocess.PIPE, text=True,
+                         timeout=120).stdout.splitlines()
+
+    def shape(line):
+        words = line.split()
+        return [w if "=" not in w or w.split("=")[0] in ("impl", "verify") else w.split("=")[0]
+                for w in words]
+    if [shape(l) for l in got] != [shape(l) for l in block]:
+        return ["documented:\n    %s\n  %s prints:\n    %s" % (
+            "\n    ".join(block), " ".join(argv), "\n    ".join(got))]
+    return []
+
+
+FIGURES = re.compile(r"\b[a-z_]+_per_s=\d")
+
+
+def unmarked_figures(path, lines):
+    """Blocks of benchmark figures with no marker at all (see `measured`)."""
+    failures, i = [], 0
+    while i < len(lines):
+        if lines[i].startswith("    ") and FIGURES.search(lines[i]):
+            k = i
+            while k > 0 and lines[k - 1].startswith("    "):
+                k -= 1
+            j = k - 1
+            while j >= 0 and not lines[j].strip():
+                j -= 1
+            if j < 0 or not MARK.match(lines[j]):
+                failures.append("%s:%d: figures with no doc-check marker (measured DATE HOW, "
+                                "or a check)" % (os.path.relpath(path), k + 1))
+            while i < len(lines) and lines[i].startswith("    "):
+                i += 1
+        i += 1
+    return failures
+
+
 # --- the protocol version the prose claims -------------------------------------------------
 
 VERSION_CLAIMS = [re.compile(p) for p in (
@@ -593,7 +682,7 @@ def check_file(path, bins, update):
     sessions = {}
     try:
         checked = check_blocks(path, lines, bins, update, sessions, failures)
-        failures += check_versions(path, lines, bins)
+        failures += check_versions(path, lines, bins) + unmarked_figures(path, lines)
     finally:
         for server in sessions.values():
             server.stop()
@@ -644,6 +733,16 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors, want = run_commands(bins, args[1:], block)
         elif kind == "second-server":
             errors, want = second_server(bins, args[1:], block)
+        elif kind == "sh":
+            errors, want = run_sh(block)
+        elif kind == "http":
+            errors, want = run_http(bins, args[1:], block)
+        elif kind == "measured":
+            if len(args) < 3 or not re.match(r"^\d{4}-\d{2}-\d{2}$", args[1]):
+                errors.append("measured wants a date (YYYY-MM-DD) and how: measured DATE HOW")
+            runs = [a[len("run="):].split(",") for a in args if a.startswith("run=")]
+            if runs:
+                errors = measured_shape(bins, runs[0], block)
         elif kind == "screens":
             errors, want = run_screens(bins, args[1:], block)
         elif kind == "metrics":
