@@ -45,6 +45,11 @@
 #   http FLAGS         `$ curl -i http://127.0.0.1:PORT/PATH` then the response, headers and
 #                      body: the real curl against a real race2048d FLAGS's game port (the
 #                      routes answer the same on both ports), verbatim but for the port
+#   request-table FLAGS  the table of client messages: a real race2048d FLAGS knows exactly
+#                      the types it has rows for (of those the doc names anywhere as
+#                      `"type":"X"`), and reads no field a row does not name (each other field
+#                      the doc names, sent with a value of the wrong kind, is not the one a
+#                      bad_message complains of)
 #   measured DATE HOW  a benchmark's figures on a machine: their values are not checked (they
 #                      vary), but dated, with how they were made; `run=PROG,ARG,...` among HOW
 #                      runs PROG ARGS: the same lines, the same keys in the same order, the
@@ -61,6 +66,7 @@
 # binaries instead of comparing (flag tables are only reported: their prose is written by
 # hand). Exit 0 when every marked block is true, 1 with a diff-like report when not.
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -604,6 +610,81 @@ def measured_shape(bins, argv, block):
     return []
 
 
+# Valid values for the fields a request may require, so that a probe reaches the field probed.
+PROBE_BASE = {"name": "ann", "room": "ABCD", "dir": "left", "token": "0" * 32, "game": 1,
+              "arena": "ABCD", "minutes": 5}
+
+
+def request_table(bins, flags, block, doc_text):
+    rows = {}
+    for line in block[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        m = re.match(r"^`([a-z_]+)`$", cells[0])
+        if m:
+            rows[m.group(1)] = set(re.findall(r"`([a-z_]+)`", cells[1]))
+    named = set(re.findall(r'"type":"([a-z_]+)"', doc_text)) | set(rows)
+    fields = set().union(*rows.values())
+    for t in rows:  # and every key of the doc's examples of the requests
+        for example in re.findall(r'\{"type":"%s"[^{}]*\}' % t, doc_text):
+            fields |= set(re.findall(r'"([a-z_]+)":', example))
+    errors = []
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, port = start_server(bins, flags + ["--max-games-per-min", "0"], tmp)
+        try:
+            def ask_all(msgs):
+                """The first error answering each message, or None: sent at once, each
+                followed by a ping whose pong ends its answers (a request's error comes
+                before the next pong). A connection the server closes (the fifth failed
+                resume or key closes it) is opened again for the rest."""
+                answers, k, closed_at = [None] * len(msgs), 0, -1
+                while k < len(msgs):
+                    conn = Conn(port)
+                    try:
+                        conn.send('{"type":"hello","name":"ann"}')
+                        for j in range(k, len(msgs)):
+                            conn.send(json.dumps(msgs[j]))
+                            conn.send('{"type":"ping","t":"probe %d"}' % j)
+                        deadline = time.monotonic() + DEADLINE_S
+                        while k < len(msgs):
+                            line = json.loads(conn.read_line(deadline))
+                            if line.get("type") == "pong" and line.get("t") == "probe %d" % k:
+                                k += 1
+                            elif line.get("type") == "error" and answers[k] is None:
+                                answers[k] = line
+                    except (ConnectionError, BrokenPipeError, ConnectionResetError):
+                        if closed_at == k:  # closed twice at the same probe: past it
+                            k += 1
+                        closed_at = k
+                    finally:
+                        conn.sock.close()
+                return answers
+
+            types = sorted(named)
+            known = {t for t, reply in zip(types, ask_all([dict(PROBE_BASE, type=t) for t in types]))
+                     if not (reply and reply.get("code") == "unknown_type")}
+            for t in sorted(known - set(rows)):
+                errors.append("the server takes `%s`; the table has no row for it" % t)
+            for t in sorted(set(rows) - known):
+                errors.append("a row for `%s`, which the server does not take" % t)
+            checked = sorted(set(rows) & known)
+            probed = {t: sorted(fields - rows[t] - {"type"}) for t in checked}
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:  # a connection a type
+                replies = dict(zip(checked, pool.map(lambda t: ask_all(
+                    [dict(PROBE_BASE, type=t, **{f: {"wrong": "kind"}}) for f in probed[t]]),
+                    checked)))
+            for t in checked:
+                for f, reply in zip(probed[t], replies[t]):
+                    text = reply.get("message", "") if reply and reply.get("code") == "bad_message" else ""
+                    if text.startswith(f + " ") or ('"%s"' % f) in text:
+                        errors.append("`%s` reads `%s` (%s); its row does not name it" % (t, f, text))
+        except (TimeoutError, ConnectionError, OSError) as e:
+            errors.append("the probes stopped: %s" % e)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=DEADLINE_S)
+    return errors
+
+
 FIGURES = re.compile(r"\b[a-z_]+_per_s=\d")
 
 
@@ -737,6 +818,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors, want = run_sh(block)
         elif kind == "http":
             errors, want = run_http(bins, args[1:], block)
+        elif kind == "request-table":
+            errors = request_table(bins, args[1:], block, "\n".join(lines))
         elif kind == "measured":
             if len(args) < 3 or not re.match(r"^\d{4}-\d{2}-\d{2}$", args[1]):
                 errors.append("measured wants a date (YYYY-MM-DD) and how: measured DATE HOW")
