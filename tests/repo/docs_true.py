@@ -161,7 +161,8 @@ def synopsis(prog, bins):
 # --- transcripts ---------------------------------------------------------------------
 
 VARYING = {"id", "you", "winner", "token", "room", "salt", "commit", "key",
-           "daily", "date", "reveal_at"}  # the last three: the day the check runs
+           "daily", "date", "reveal_at",  # the day the check runs
+           "started", "ended"}  # a record's clock times
 ELIDED_LIST = "[...]"  # `"results":[...]` in a doc line: any list
 ID_KEYS = {"id", "you", "winner"}
 
@@ -236,6 +237,15 @@ PRELUDES = {
         'B> {"type":"leave"}',
         'B< {"type":"end","reason":"forfeit"}', 'B< {"type":"left"}',
         'A< {"type":"player","status":"left"}',
+    ],
+    # ann's 3x3 solo game on client seed 7: left, up, right, then leave.
+    "solo-lur": [
+        'A> {"type":"hello","name":"ann"}', 'A< {"type":"welcome"}',
+        'A> {"type":"solo","size":3,"seed":7}', 'A< {"type":"start"}',
+        'A> {"type":"move","dir":"left"}', 'A< {"type":"state","moves":1}',
+        'A> {"type":"move","dir":"up"}', 'A< {"type":"state","moves":2}',
+        'A> {"type":"move","dir":"right"}', 'A< {"type":"state","moves":3}',
+        'A> {"type":"leave"}', 'A< {"type":"end"}', 'A< {"type":"left"}',
     ],
     # A says hello (a connection's first line is welcome otherwise).
     "hello": ['A> {"type":"hello","name":"carl"}', 'A< {"type":"welcome"}'],
