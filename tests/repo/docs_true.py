@@ -50,6 +50,11 @@
 #                      `"type":"X"`), and reads no field a row does not name (each other field
 #                      the doc names, sent with a value of the wrong kind, is not the one a
 #                      bad_message complains of)
+#   shape              single server lines (`{"type":...}`, one a line): each has exactly the
+#                      top-level keys, in order, of a line of its type that a real race2048d
+#                      sends in a scripted session (a race, a spectator, a queue, a solo
+#                      game, a drop, an error, history, replay, a shutdown's bye), and no
+#                      nested key such lines lack; values are not compared
 #   measured DATE HOW  a benchmark's figures on a machine: their values are not checked (they
 #                      vary), but dated, with how they were made; `run=PROG,ARG,...` among HOW
 #                      runs PROG ARGS: the same lines, the same keys in the same order, the
@@ -695,6 +700,105 @@ def request_table(bins, flags, block, doc_text):
     return errors
 
 
+def key_paths(value, prefix=""):
+    """Every key path in value (`results[].board`), lists by their elements."""
+    out = set()
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.add(prefix + "." + k)
+            out |= key_paths(v, prefix + "." + k)
+    elif isinstance(value, list):
+        for v in value:
+            out |= key_paths(v, prefix + "[]")
+    return out
+
+
+def sent_lines(bins, cache={}):
+    """type -> the lines of that type a real race2048d sent in a scripted session."""
+    if "lines" in cache:
+        return cache["lines"]
+    got = {}
+    server = Server(bins, ["--seed", "16793"])
+    conns = {}
+    deadline = time.monotonic() + DEADLINE_S
+
+    def keep(line):
+        msg = json.loads(line)
+        got.setdefault(msg.get("type"), []).append(msg)
+        return msg
+
+    def step(who, *msgs):
+        """who sends msgs, then a ping: every line before its pong is kept."""
+        if who not in conns:
+            conns[who] = Conn(server.port)
+        for m in msgs:
+            conns[who].send(json.dumps(m))
+        conns[who].send('{"type":"ping","t":"sync"}')
+        answers = []
+        while True:
+            msg = keep(conns[who].read_line(deadline))
+            if msg.get("type") == "pong" and msg.get("t") == "sync":
+                return answers
+            answers.append(msg)
+
+    def drain(who):
+        step(who)
+
+    try:
+        step("A", {"type": "hello", "name": "ann"})
+        step("B", {"type": "hello", "name": "bob"})
+        room = [m for m in step("A", {"type": "create", "players": 2, "size": 3, "target": 16})
+                if m["type"] == "room"][0]["room"]
+        step("B", {"type": "join", "room": room})
+        drain("A")
+        step("C", {"type": "hello", "name": "cat"}, {"type": "watch", "room": room})
+        step("A", {"type": "move", "dir": "left", "seq": 1}, {"type": "move", "dir": "x"},
+             {"type": "ping", "t": 1700000000123})
+        step("B", {"type": "move", "dir": "up"})
+        step("C", {"type": "rooms"})
+        step("D", {"type": "hello", "name": "dan"}, {"type": "quick", "players": 2, "size": 5})
+        step("E", {"type": "hello", "name": "eve"}, {"type": "solo"})
+        conns.pop("B").sock.close()
+        deadline_drop = time.monotonic() + DEADLINE_S
+        while not any(m.get("connected") is False for m in got.get("player", [])):
+            if time.monotonic() > deadline_drop:
+                raise TimeoutError("no player line after bob's drop")
+            drain("A")
+        step("A", {"type": "leave"})
+        game = step("A", {"type": "history", "limit": 5})[-1]["games"][0]["game"]
+        step("A", {"type": "replay", "game": game})
+        server.proc.terminate()  # a shutdown: dan, still queued, is told
+        while "bye" not in got:
+            keep(conns["D"].read_line(deadline))
+    finally:
+        for c in conns.values():
+            c.sock.close()
+        server.stop()
+    cache["lines"] = got
+    return got
+
+
+def check_shapes(bins, block):
+    errors, real = [], sent_lines(bins)
+    for line in block:
+        if not line.strip():
+            continue
+        doc = load_doc(line)
+        kind = doc.get("type")
+        if kind not in real:
+            errors.append("a %s line: the session sent none to compare with" % kind)
+            continue
+        same = [r for r in real[kind] if list(r) == list(doc)]
+        if not same:
+            errors.append("%s: keys %s documented; the server's are %s" % (
+                kind, list(doc), " or ".join(str(list(r)) for r in real[kind][:3])))
+            continue
+        extra = key_paths(doc) - set().union(*(key_paths(r) for r in real[kind]))
+        if extra:
+            errors.append("%s: %s documented, never sent" % (kind, ", ".join(sorted(extra))))
+    return errors
+
+
 FIGURES = re.compile(r"\b[a-z_]+_per_s=\d")
 
 
@@ -830,6 +934,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors, want = run_http(bins, args[1:], block)
         elif kind == "request-table":
             errors = request_table(bins, args[1:], block, "\n".join(lines))
+        elif kind == "shape":
+            errors = check_shapes(bins, block)
         elif kind == "measured":
             if len(args) < 3 or not re.match(r"^\d{4}-\d{2}-\d{2}$", args[1]):
                 errors.append("measured wants a date (YYYY-MM-DD) and how: measured DATE HOW")
