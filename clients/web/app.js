@@ -1329,6 +1329,7 @@ function startReplay(rec, opts = {}) {
     ' to ' + rec.target + ', ' + results.map((p) => p.name + ' ' + p.score).join(' vs ') +
     (rec.room ? (winner ? ' · ' + winner.name + ' won' : ' · no winner') : '') +
     (rec.ended ? ' · ' + new Date(rec.ended).toLocaleString() : '');
+  drawReplayPlayers(rec);
   $('r-verify').textContent = '';
   $('r-verify').className = 'verify';
   if (!app.engine) {
@@ -1459,6 +1460,37 @@ function replaySeek(step) {
   const rp = app.replay;
   if (rp && rp.timer) replayPlay();
   replayTo(step);
+}
+
+// The players of a game who were accounts (the record's `accounts`, id -> name as
+// registered) link to their profiles: the leaderboard view, opened on that profile.
+function drawReplayPlayers(rec) {
+  let line = $('replay-players');
+  if (!line) {
+    line = document.createElement('p');
+    line.id = 'replay-players';
+    $('replay-info').after(line);
+  }
+  line.innerHTML = '';
+  const accounts = rec.accounts || {};
+  const names = (rec.results || []).map((p) => accounts[String(p.id)]).filter(Boolean);
+  line.hidden = !names.length;
+  if (!names.length) return;
+  line.append(names.length === 1 ? 'Profile: ' : 'Profiles: ');
+  names.forEach((name, i) => {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'link profile-link';
+    b.textContent = name;
+    b.onclick = () => {
+      if (app.replay && app.replay.timer) replayPlay(); // pauses
+      stopAnalysis();
+      if (app.link) leaveLink();
+      openBoard(name);
+    };
+    if (i) line.append(' · ');
+    line.append(b);
+  });
 }
 
 // The game of the link this page was opened on, from /api/game/ID.

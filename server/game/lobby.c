@@ -292,6 +292,9 @@ static void quick_bots_arm(game *g) {
         uv_timer_init(g->loop, &g->quick_timer);
         g->quick_timer.data = g;
         g->quick_timer_ready = true;
+        /* Waiters keep their connections, which keep the loop running; the timer
+         * alone must not, or a stop waits for it (up to --quick-bots). */
+        uv_unref((uv_handle_t *)&g->quick_timer);
     }
     uint64_t now = uv_now(g->loop), due = 0;
     lobby_queue *q, *tmp;

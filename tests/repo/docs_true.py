@@ -20,6 +20,10 @@
 #                      the transcript is one connection's. FLAGS may hold `session=NAME`:
 #                      the blocks of a file with the same NAME share one server (and the
 #                      values mapped so far), so a later block can use a key an earlier got.
+#                      `after=NAME` runs PRELUDES[NAME] first (the lines that make the state
+#                      the block shows, e.g. a rated race that just ended). A doc line may
+#                      elide: `[...]` stands for any list, a string ending in `...` for any
+#                      string; the day's date (`daily`, `date`, `reveal_at`) maps one to one.
 #   cmd FLAGS          `$ PROG ARGS` lines, each followed by what it prints, run against a real
 #                      race2048d FLAGS (`--port N` in ARGS becomes its port); `key=value`
 #                      lines of a game on a server seed (different every run) are compared
@@ -30,12 +34,44 @@
 #                      of a real race2048d FLAGS (values vary: not compared)
 #   nc FLAGS           `$ printf 'LINE\n...' | nc ...` then the lines it prints: the same
 #                      as a transcript of one connection sending those lines
+#   screens NAME FLAGS a text-mode screen: doc_screens.py's scenario NAME plays it with the
+#                      real telnet and nc in 80x24 tmux panes against a real race2048d FLAGS
+#                      (a fixed --seed: the same boards every run); the panes must be the
+#                      block line for line, room and resume codes, seeds, salts and commits
+#                      mapped one to one
+#   sh                 `$ COMMAND` lines of a self-contained shell pipeline (the commitment's
+#                      `printf '%s' 'SALT:SEED' | sha256sum`), each followed by its output: run
+#                      by bash, verbatim
+#   http FLAGS         `$ curl -i http://127.0.0.1:PORT/PATH` then the response, headers and
+#                      body: the real curl against a real race2048d FLAGS's game port (the
+#                      routes answer the same on both ports), verbatim but for the port
+#   request-table FLAGS  the table of client messages: a real race2048d FLAGS knows exactly
+#                      the types it has rows for (of those the doc names anywhere as
+#                      `"type":"X"`), and reads no field a row does not name (each other field
+#                      the doc names, sent with a value of the wrong kind, is not the one a
+#                      bad_message complains of)
+#   shape              single server lines (`{"type":...}`, one a line): each has exactly the
+#                      top-level keys, in order, of a line of its type that a real race2048d
+#                      sends in a scripted session (a race, a spectator, a queue, a solo
+#                      game, a drop, an error, history, replay, a shutdown's bye), and no
+#                      nested key such lines lack; values are not compared
+#   measured DATE HOW  a benchmark's figures on a machine: their values are not checked (they
+#                      vary), but dated, with how they were made; `run=PROG,ARG,...` among HOW
+#                      runs PROG ARGS: the same lines, the same keys in the same order, the
+#                      same words and checksums (`verify`, `impl`), other values free. A block
+#                      of `key=value` figures (`..._per_s=`) neither checked nor marked fails
+#
+# Besides the marked blocks, the prose's claims of the protocol version (README.md's "wire
+# protocol (version N)", protocol/README.md's title and "the protocol version (N, this page)")
+# are the `proto` a real race2048d's welcome says, and a page titled version N lists
+# "Changes from version K" for every K below N, in its contents and as a heading.
 #
 # Usage: docs_true.py [--update] --bin NAME=PATH... FILE.md...
 # --update (for maintainers) rewrites the usage, flags and transcript blocks from the
 # binaries instead of comparing (flag tables are only reported: their prose is written by
 # hand). Exit 0 when every marked block is true, 1 with a diff-like report when not.
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -46,7 +82,9 @@ import sys
 import tempfile
 import time
 
-MARK = re.compile(r"^<!--\s*doc-check:\s*(.*?)\s*-->\s*$")
+import doc_screens
+
+MARK = re.compile(r"^\s*<!--\s*doc-check:\s*(.*?)\s*-->\s*$")
 DEADLINE_S = 20.0  # per transcript: generous for an ASan build on a busy machine
 
 
@@ -73,7 +111,9 @@ def find_block(lines, start):
         while j < len(lines) and (lines[j].startswith("    ") or (
                 lines[j].strip() == "" and j + 1 < len(lines) and lines[j + 1].startswith("    "))):
             j += 1
-        return i, j, "indented", "    "
+        # A block in a list item is indented further: its common indentation is not its own.
+        indent = min(len(l) - len(l.lstrip(" ")) for l in lines[i:j] if l.strip())
+        return i, j, "indented", " " * indent
     raise ValueError("no block after the marker (line %d)" % (i + 1))
 
 
@@ -125,7 +165,10 @@ def synopsis(prog, bins):
 
 # --- transcripts ---------------------------------------------------------------------
 
-VARYING = {"id", "you", "winner", "token", "room", "salt", "commit", "key"}
+VARYING = {"id", "you", "winner", "token", "room", "salt", "commit", "key",
+           "daily", "date", "reveal_at",  # the day the check runs
+           "started", "ended"}  # a record's clock times
+ELIDED_LIST = "[...]"  # `"results":[...]` in a doc line: any list
 ID_KEYS = {"id", "you", "winner"}
 
 
@@ -146,6 +189,10 @@ class Mapping:
 
 
 def compare(doc, real, mapping, path, errors):
+    if doc == ELIDED_LIST and isinstance(real, list):
+        return  # the doc leaves the list out
+    if isinstance(doc, str) and doc.endswith("...") and isinstance(real, str):
+        return  # `"0c57..."`: a value the doc shortens (it varies, or is long)
     if isinstance(doc, dict) and isinstance(real, dict):
         if set(doc) != set(real):
             errors.append("%s: keys %s documented, %s sent" % (path, sorted(doc), sorted(real)))
@@ -166,6 +213,69 @@ def compare(doc, real, mapping, path, errors):
             compare(d, r, mapping, "%s[%d]" % (path, i), errors)
     elif type(doc) is not type(real) or doc != real:
         errors.append("%s: %s documented, %s sent" % (path, json.dumps(doc), json.dumps(real)))
+
+
+def load_doc(text):
+    """A documented JSON line; `[...]` (an elided list) becomes the string ELIDED_LIST."""
+    return json.loads(text.replace(ELIDED_LIST, json.dumps(ELIDED_LIST)))
+
+
+# Steps a transcript's marker can ask to run first (`after=NAME`), on connections of their
+# own letters, in the doc's format: a `<` line checks only the keys it shows (values bind the
+# codes and keys the doc's block then uses). They make the state a block shows (a rated
+# race that just ended) without the doc having to show every line of it.
+PRELUDES = {
+    # Alice (logged in with the key the session's register got) makes a rated race, Bob
+    # (A, a new account) joins it, Alice leaves: Bob wins by forfeit. A's `end` is the doc's.
+    "rated-forfeit": [
+        'B> {"type":"hello","name":"alice","key":"7683319804c302f6e8c65b1ba6c92a34"}',
+        'B< {"type":"welcome","account":true}',
+        'A> {"type":"hello","name":"Bob"}',
+        'A< {"type":"welcome"}',
+        'A> {"type":"register"}',
+        'A< {"type":"registered","name":"Bob"}',
+        'B> {"type":"create","players":2,"rated":true}',
+        'B< {"type":"room","room":"LQC4G"}',
+        'A> {"type":"join","room":"LQC4G"}',
+        'A< {"type":"room"}', 'A< {"type":"start","rated":true}',
+        'B< {"type":"room"}', 'B< {"type":"start","rated":true}',
+        'B> {"type":"leave"}',
+        'B< {"type":"end","reason":"forfeit"}', 'B< {"type":"left"}',
+        'A< {"type":"player","status":"left"}',
+    ],
+    # ann's 3x3 solo game on client seed 7: left, up, right, then leave.
+    "solo-lur": [
+        'A> {"type":"hello","name":"ann"}', 'A< {"type":"welcome"}',
+        'A> {"type":"solo","size":3,"seed":7}', 'A< {"type":"start"}',
+        'A> {"type":"move","dir":"left"}', 'A< {"type":"state","moves":1}',
+        'A> {"type":"move","dir":"up"}', 'A< {"type":"state","moves":2}',
+        'A> {"type":"move","dir":"right"}', 'A< {"type":"state","moves":3}',
+        'A> {"type":"leave"}', 'A< {"type":"end"}', 'A< {"type":"left"}',
+    ],
+    # A says hello (a connection's first line is welcome otherwise).
+    "hello": ['A> {"type":"hello","name":"carl"}', 'A< {"type":"welcome"}'],
+    # A logs in as Alice.
+    "alice": ['A> {"type":"hello","name":"alice","key":"7683319804c302f6e8c65b1ba6c92a34"}',
+              'A< {"type":"welcome","account":true}'],
+}
+
+
+def run_prelude(name, conns, port, mapping, deadline, errors):
+    for line in PRELUDES[name]:
+        who, way, text = re.match(r"^([A-Z])([<>]) (.*)$", line).groups()
+        if who not in conns:
+            conns[who] = Conn(port)
+        doc = json.loads(text)
+        if way == ">":
+            conns[who].send(json.dumps(to_real(doc, mapping), separators=(",", ":")))
+            continue
+        got = json.loads(conns[who].read_line(deadline))
+        shown = {k: got.get(k) for k in doc}
+        before = len(errors)
+        compare(doc, shown, mapping, "%s (%s, before the block) %s" % (name, who, doc["type"]),
+                errors)
+        if len(errors) > before:
+            errors.append("  sent: %s" % json.dumps(got))
 
 
 def to_real(value, mapping):
@@ -191,12 +301,24 @@ def to_real(value, mapping):
 def as_doc(value, mapping):
     """A server line with the ids, tokens, codes, salts and commits the doc already shows for
     them, so that --update changes only what changed."""
+    def label(cls, x):
+        """The doc's label of a real value; one of its own if the doc does not show it yet
+        (bound, so that the rewritten block maps one to one on the next run)."""
+        if (cls, x) in mapping.back:
+            return mapping.back[(cls, x)]
+        doc = x
+        if (cls, doc) in mapping.fwd:  # the doc uses that label for another value
+            taken = [d for (c, d) in mapping.fwd if c == cls and isinstance(d, int)]
+            doc = max(taken) + 1 if isinstance(x, int) and taken else "%s-%d" % (x, len(mapping.fwd))
+        mapping.bind(cls, doc, x)
+        return doc
+
     def back(v):
         if isinstance(v, dict):
             out = {}
             for k, x in v.items():
                 cls = "id" if k in ID_KEYS else k
-                out[k] = mapping.back.get((cls, x), x) if k in VARYING and not isinstance(
+                out[k] = label(cls, x) if k in VARYING and x is not None and not isinstance(
                     x, (dict, list)) else back(x)
             return out
         return [back(x) for x in v] if isinstance(v, list) else v
@@ -265,7 +387,8 @@ def run_transcript(bins, flags, block, sessions=None):
     server (and what its values map to) is the one of the file's earlier blocks of NAME."""
     errors, out = [], []
     names = [f[len("session="):] for f in flags if f.startswith("session=")]
-    flags = [f for f in flags if not f.startswith("session=")]
+    preludes = [f[len("after="):] for f in flags if f.startswith("after=")]
+    flags = [f for f in flags if not f.startswith(("session=", "after="))]
     if names and names[0] in sessions:
         server = sessions[names[0]]
     else:
@@ -276,6 +399,8 @@ def run_transcript(bins, flags, block, sessions=None):
     conns = {}
     try:
         deadline = time.monotonic() + DEADLINE_S
+        for name in preludes:
+            run_prelude(name, conns, port, mapping, deadline, errors)
         for n, line in enumerate(block):
             m = re.match(r"^([A-Z]*)([<>]) (.*)$", line)
             if not m:
@@ -285,7 +410,7 @@ def run_transcript(bins, flags, block, sessions=None):
             who, way, text = m.groups()
             shown = who  # "" for a one-connection transcript written `> ` and `< `
             who = who or "A"
-            doc = json.loads(text)
+            doc = load_doc(text)
             if way == ">":
                 assert len(who) == 1, "a request is sent by one connection"
                 if who not in conns:
@@ -301,7 +426,7 @@ def run_transcript(bins, flags, block, sessions=None):
                 before = len(errors)
                 compare(doc, json.loads(got), mapping, "line %d (%s<) %s" % (n + 1, c, doc.get("type")), errors)
                 shown_got = as_doc(json.loads(got), mapping)  # after compare: its values mapped
-                reals.append(text if json.loads(text) == json.loads(shown_got) else shown_got)
+                reals.append(text if len(errors) == before else shown_got)
                 if len(errors) > before:
                     errors.append("  documented: %s\n  sent:       %s" % (text, got))
             if len(set(reals)) == 1:
@@ -427,6 +552,322 @@ def metric_series(bins, flags, block):
     return ["series shown but not served: %s" % ", ".join(missing)] if missing else []
 
 
+def run_screens(bins, args, block):
+    """A `screens NAME FLAGS` block: (errors, the panes as shown)."""
+    server = Server(bins, args[1:])
+    try:
+        def conn():
+            c = Conn(server.port)
+            c.expect = doc_screens.json_expect(c, DEADLINE_S)
+            return c
+        shown = doc_screens.run_scenario(args[0], server.port, conn, DEADLINE_S)
+    except (TimeoutError, ConnectionError, OSError, RuntimeError) as e:
+        return ["screens stopped: %s" % e], None
+    finally:
+        server.stop()
+    mapping = Mapping()
+    errors = doc_screens.compare_screens(block, shown, mapping)
+    return errors, doc_screens.as_doc(shown, mapping)
+
+
+def run_sh(block):
+    """`$ COMMAND` lines run by bash; the lines after each are its stdout."""
+    errors, out, i = [], [], 0
+    while i < len(block):
+        assert block[i].startswith("$ "), "a sh block begins with `$ `: %s" % block[i]
+        j = i + 1
+        while j < len(block) and not block[j].startswith("$ "):
+            j += 1
+        got = subprocess.run(["bash", "-c", block[i][2:]], stdout=subprocess.PIPE, text=True,
+                             timeout=30).stdout.splitlines()
+        if got != block[i + 1:j]:
+            errors.append("`%s` documented:\n    %s\n  printed:\n    %s" % (
+                block[i][2:], "\n    ".join(block[i + 1:j]), "\n    ".join(got)))
+        out += [block[i]] + got
+        i = j
+    return errors, out
+
+
+def run_http(bins, flags, block):
+    """`$ curl -i URL` against a real race2048d; the block's other lines are the response."""
+    m = re.match(r"^\$ curl -i http://127\.0\.0\.1:(\d+)(/\S*)$", block[0])
+    if not m:
+        return ["the first line is not $ curl -i http://127.0.0.1:PORT/PATH"], None
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, port = start_server(bins, flags, tmp)
+        try:
+            got = subprocess.run(["curl", "-s", "-i", "--max-time", str(DEADLINE_S),
+                                  "http://127.0.0.1:%d%s" % (port, m.group(2))],
+                                 stdout=subprocess.PIPE, text=True, timeout=60).stdout
+        finally:
+            proc.terminate()
+            proc.wait(timeout=DEADLINE_S)
+    lines = got.replace("\r\n", "\n").rstrip("\n").split("\n")
+    want = block[:1] + lines
+    if want != block:
+        return ["documented:\n    %s\n  answered:\n    %s" % (
+            "\n    ".join(block[1:]), "\n    ".join(lines))], want
+    return [], want
+
+
+def measured_shape(bins, argv, block):
+    """The figures' lines are what PROG ARGS prints but for the measured values."""
+    got = subprocess.run([bins[argv[0]]] + argv[1:], stdout=subprocess.PIPE, text=True,
+                         timeout=120).stdout.splitlines()
+
+    def shape(line):
+        words = line.split()
+        return [w if "=" not in w or w.split("=")[0] in ("impl", "verify") else w.split("=")[0]
+                for w in words]
+    if [shape(l) for l in got] != [shape(l) for l in block]:
+        return ["documented:\n    %s\n  %s prints:\n    %s" % (
+            "\n    ".join(block), " ".join(argv), "\n    ".join(got))]
+    return []
+
+
+# Valid values for the fields a request may require, so that a probe reaches the field probed.
+PROBE_BASE = {"name": "ann", "room": "ABCD", "dir": "left", "token": "0" * 32, "game": 1,
+              "arena": "ABCD", "minutes": 5}
+
+
+def request_table(bins, flags, block, doc_text):
+    rows = {}
+    for line in block[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        m = re.match(r"^`([a-z_]+)`$", cells[0])
+        if m:
+            rows[m.group(1)] = set(re.findall(r"`([a-z_]+)`", cells[1]))
+    named = set(re.findall(r'"type":"([a-z_]+)"', doc_text)) | set(rows)
+    fields = set().union(*rows.values())
+    for t in rows:  # and every key of the doc's examples of the requests
+        for example in re.findall(r'\{"type":"%s"[^{}]*\}' % t, doc_text):
+            fields |= set(re.findall(r'"([a-z_]+)":', example))
+    errors = []
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, port = start_server(bins, flags + ["--max-games-per-min", "0"], tmp)
+        try:
+            def ask_all(msgs):
+                """The first error answering each message, or None: sent at once, each
+                followed by a ping whose pong ends its answers (a request's error comes
+                before the next pong). A connection the server closes (the fifth failed
+                resume or key closes it) is opened again for the rest."""
+                answers, k, closed_at = [None] * len(msgs), 0, -1
+                while k < len(msgs):
+                    conn = Conn(port)
+                    try:
+                        conn.send('{"type":"hello","name":"ann"}')
+                        for j in range(k, len(msgs)):
+                            conn.send(json.dumps(msgs[j]))
+                            conn.send('{"type":"ping","t":"probe %d"}' % j)
+                        deadline = time.monotonic() + DEADLINE_S
+                        while k < len(msgs):
+                            line = json.loads(conn.read_line(deadline))
+                            if line.get("type") == "pong" and line.get("t") == "probe %d" % k:
+                                k += 1
+                            elif line.get("type") == "error" and answers[k] is None:
+                                answers[k] = line
+                    except (ConnectionError, BrokenPipeError, ConnectionResetError):
+                        if closed_at == k:  # closed twice at the same probe: past it
+                            k += 1
+                        closed_at = k
+                    finally:
+                        conn.sock.close()
+                return answers
+
+            types = sorted(named)
+            known = {t for t, reply in zip(types, ask_all([dict(PROBE_BASE, type=t) for t in types]))
+                     if not (reply and reply.get("code") == "unknown_type")}
+            for t in sorted(known - set(rows)):
+                errors.append("the server takes `%s`; the table has no row for it" % t)
+            for t in sorted(set(rows) - known):
+                errors.append("a row for `%s`, which the server does not take" % t)
+            checked = sorted(set(rows) & known)
+            probed = {t: sorted(fields - rows[t] - {"type"}) for t in checked}
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:  # a connection a type
+                replies = dict(zip(checked, pool.map(lambda t: ask_all(
+                    [dict(PROBE_BASE, type=t, **{f: {"wrong": "kind"}}) for f in probed[t]]),
+                    checked)))
+            for t in checked:
+                for f, reply in zip(probed[t], replies[t]):
+                    text = reply.get("message", "") if reply and reply.get("code") == "bad_message" else ""
+                    if text.startswith(f + " ") or ('"%s"' % f) in text:
+                        errors.append("`%s` reads `%s` (%s); its row does not name it" % (t, f, text))
+        except (TimeoutError, ConnectionError, OSError) as e:
+            errors.append("the probes stopped: %s" % e)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=DEADLINE_S)
+    return errors
+
+
+def key_paths(value, prefix=""):
+    """Every key path in value (`results[].board`), lists by their elements."""
+    out = set()
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.add(prefix + "." + k)
+            out |= key_paths(v, prefix + "." + k)
+    elif isinstance(value, list):
+        for v in value:
+            out |= key_paths(v, prefix + "[]")
+    return out
+
+
+def sent_lines(bins, cache={}):
+    """type -> the lines of that type a real race2048d sent in a scripted session."""
+    if "lines" in cache:
+        return cache["lines"]
+    got = {}
+    server = Server(bins, ["--seed", "16793"])
+    conns = {}
+    deadline = time.monotonic() + DEADLINE_S
+
+    def keep(line):
+        msg = json.loads(line)
+        got.setdefault(msg.get("type"), []).append(msg)
+        return msg
+
+    def step(who, *msgs):
+        """who sends msgs, then a ping: every line before its pong is kept."""
+        if who not in conns:
+            conns[who] = Conn(server.port)
+        for m in msgs:
+            conns[who].send(json.dumps(m))
+        conns[who].send('{"type":"ping","t":"sync"}')
+        answers = []
+        while True:
+            msg = keep(conns[who].read_line(deadline))
+            if msg.get("type") == "pong" and msg.get("t") == "sync":
+                return answers
+            answers.append(msg)
+
+    def drain(who):
+        step(who)
+
+    try:
+        step("A", {"type": "hello", "name": "ann"})
+        step("B", {"type": "hello", "name": "bob"})
+        room = [m for m in step("A", {"type": "create", "players": 2, "size": 3, "target": 16})
+                if m["type"] == "room"][0]["room"]
+        step("B", {"type": "join", "room": room})
+        drain("A")
+        step("C", {"type": "hello", "name": "cat"}, {"type": "watch", "room": room})
+        step("A", {"type": "move", "dir": "left", "seq": 1}, {"type": "move", "dir": "x"},
+             {"type": "ping", "t": 1700000000123})
+        step("B", {"type": "move", "dir": "up"})
+        step("C", {"type": "rooms"})
+        step("D", {"type": "hello", "name": "dan"}, {"type": "quick", "players": 2, "size": 5})
+        step("E", {"type": "hello", "name": "eve"}, {"type": "solo"})
+        conns.pop("B").sock.close()
+        deadline_drop = time.monotonic() + DEADLINE_S
+        while not any(m.get("connected") is False for m in got.get("player", [])):
+            if time.monotonic() > deadline_drop:
+                raise TimeoutError("no player line after bob's drop")
+            drain("A")
+        step("A", {"type": "leave"})
+        game = step("A", {"type": "history", "limit": 5})[-1]["games"][0]["game"]
+        step("A", {"type": "replay", "game": game})
+        server.proc.terminate()  # a shutdown: dan, still queued, is told
+        while "bye" not in got:
+            keep(conns["D"].read_line(deadline))
+    finally:
+        for c in conns.values():
+            c.sock.close()
+        server.stop()
+    cache["lines"] = got
+    return got
+
+
+def check_shapes(bins, block):
+    errors, real = [], sent_lines(bins)
+    for line in block:
+        if not line.strip():
+            continue
+        doc = load_doc(line)
+        kind = doc.get("type")
+        if kind not in real:
+            errors.append("a %s line: the session sent none to compare with" % kind)
+            continue
+        same = [r for r in real[kind] if list(r) == list(doc)]
+        if not same:
+            errors.append("%s: keys %s documented; the server's are %s" % (
+                kind, list(doc), " or ".join(str(list(r)) for r in real[kind][:3])))
+            continue
+        extra = key_paths(doc) - set().union(*(key_paths(r) for r in real[kind]))
+        if extra:
+            errors.append("%s: %s documented, never sent" % (kind, ", ".join(sorted(extra))))
+    return errors
+
+
+FIGURES = re.compile(r"\b[a-z_]+_per_s=\d")
+
+
+def unmarked_figures(path, lines):
+    """Blocks of benchmark figures with no marker at all (see `measured`)."""
+    failures, i = [], 0
+    while i < len(lines):
+        if lines[i].startswith("    ") and FIGURES.search(lines[i]):
+            k = i
+            while k > 0 and lines[k - 1].startswith("    "):
+                k -= 1
+            j = k - 1
+            while j >= 0 and not lines[j].strip():
+                j -= 1
+            if j < 0 or not MARK.match(lines[j]):
+                failures.append("%s:%d: figures with no doc-check marker (measured DATE HOW, "
+                                "or a check)" % (os.path.relpath(path), k + 1))
+            while i < len(lines) and lines[i].startswith("    "):
+                i += 1
+        i += 1
+    return failures
+
+
+# --- the protocol version the prose claims -------------------------------------------------
+
+VERSION_CLAIMS = [re.compile(p) for p in (
+    r"^# The race2048 protocol, version (\d+)",
+    r"[Tt]he wire protocol \(version (\d+)\)",
+    r"the protocol version \((\d+), this page\)",
+)]
+
+
+def welcome_proto(bins, cache={}):
+    """The `proto` of a real race2048d's welcome (asked once)."""
+    if "proto" not in cache:
+        server = Server(bins, [])
+        try:
+            conn = Conn(server.port)
+            conn.send('{"type":"hello","name":"ann"}')
+            cache["proto"] = json.loads(conn.read_line(time.monotonic() + DEADLINE_S))["proto"]
+            conn.sock.close()
+        finally:
+            server.stop()
+    return cache["proto"]
+
+
+def check_versions(path, lines, bins):
+    """Failures of the version claims in a file's prose (see the header)."""
+    failures, proto, titled = [], None, None
+    text = "\n".join(lines)
+    for pat in VERSION_CLAIMS:
+        for m in re.finditer(pat.pattern, text, re.M):
+            proto = proto if proto is not None else welcome_proto(bins)
+            line = text.count("\n", 0, m.start()) + 1
+            if int(m.group(1)) != proto:
+                failures.append("%s:%d: says protocol version %s, the welcome says %d"
+                                % (os.path.relpath(path), line, m.group(1), proto))
+            if pat is VERSION_CLAIMS[0]:
+                titled = int(m.group(1))
+    for k in range(1, (titled or 1)):
+        title = "Changes from version %d" % k
+        anchor = "(#changes-from-version-%d)" % k
+        if not re.search(r"^\d+\. \[%s\]\(#" % title, text, re.M) or anchor not in text:
+            failures.append("%s: the contents lack [%s]%s" % (os.path.relpath(path), title, anchor))
+        if not re.search(r"^## %s$" % title, text, re.M):
+            failures.append("%s: no heading '## %s'" % (os.path.relpath(path), title))
+    return failures
+
+
 # --- driver --------------------------------------------------------------------------
 
 def check_file(path, bins, update):
@@ -436,6 +877,7 @@ def check_file(path, bins, update):
     sessions = {}
     try:
         checked = check_blocks(path, lines, bins, update, sessions, failures)
+        failures += check_versions(path, lines, bins) + unmarked_figures(path, lines)
     finally:
         for server in sessions.values():
             server.stop()
@@ -486,6 +928,22 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors, want = run_commands(bins, args[1:], block)
         elif kind == "second-server":
             errors, want = second_server(bins, args[1:], block)
+        elif kind == "sh":
+            errors, want = run_sh(block)
+        elif kind == "http":
+            errors, want = run_http(bins, args[1:], block)
+        elif kind == "request-table":
+            errors = request_table(bins, args[1:], block, "\n".join(lines))
+        elif kind == "shape":
+            errors = check_shapes(bins, block)
+        elif kind == "measured":
+            if len(args) < 3 or not re.match(r"^\d{4}-\d{2}-\d{2}$", args[1]):
+                errors.append("measured wants a date (YYYY-MM-DD) and how: measured DATE HOW")
+            runs = [a[len("run="):].split(",") for a in args if a.startswith("run=")]
+            if runs:
+                errors = measured_shape(bins, runs[0], block)
+        elif kind == "screens":
+            errors, want = run_screens(bins, args[1:], block)
         elif kind == "metrics":
             errors = metric_series(bins, args[1:], block)
         elif kind == "nc":
