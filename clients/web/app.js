@@ -792,6 +792,9 @@ function tickQueue() {
 
 // ----------------------------------------------------------- game links ---
 
+// Why a game ended, as the end screen and a game's page say it.
+const END_REASONS = { target: 'reached the target', all_over: 'no moves left',
+                      time: 'the time ran out', forfeit: 'everyone else left' };
 const gameUrl = (id) => location.origin + '/game/' + encodeURIComponent(id);
 
 // Puts text on the clipboard: the Clipboard API where the page may (https,
@@ -1216,8 +1219,7 @@ function onEnd(m) {
   show('end');
   // "Reconnected: your game goes on" is about a game that is over now.
   if (app.ws && app.ws.readyState === WebSocket.OPEN) setConn('Connected');
-  const reasons = { target: 'reached the target', all_over: 'no moves left',
-                    time: 'the time ran out', forfeit: 'everyone else left' };
+  const reasons = END_REASONS;
   const winner = (m.results || []).find((p) => p.id === m.winner);
   const mine = (m.results || []).find((p) => p.id === app.me);
   let text;
@@ -1328,6 +1330,7 @@ function startReplay(rec, opts = {}) {
   $('replay-info').textContent = (rec.room ? 'Race ' + rec.room : 'Solo game') + ', ' + rec.size + '×' + rec.size +
     ' to ' + rec.target + ', ' + results.map((p) => p.name + ' ' + p.score).join(' vs ') +
     (rec.room ? (winner ? ' · ' + winner.name + ' won' : ' · no winner') : '') +
+    (rec.reason ? ': ' + (END_REASONS[rec.reason] || rec.reason) : '') +
     (rec.ended ? ' · ' + new Date(rec.ended).toLocaleString() : '');
   drawReplayPlayers(rec);
   $('r-verify').textContent = '';

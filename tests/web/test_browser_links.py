@@ -155,6 +155,11 @@ def the_game_page(d, href):
     info = text_of(d, 'replay-info')
     if len(boards) != 2 or 'friend' not in info or not re.search(r'player-\d+', info):
         raise SystemExit('the game page shows %d boards, %r' % (len(boards), info))
+    # Why it ended, as the end screen says it (a race won with no tile near the
+    # target is not a mystery: the other racer left).
+    if not re.search(r' won: (reached the target|no moves left|the time ran out|'
+                     r'everyone else left)', info):
+        raise SystemExit('the game page does not say why the game ended: %r' % info)
     verdict = wait(d, 'the fairness check', lambda d: text_of(d, 'r-verify'))
     print('game page:', info, '|', verdict)
     if 'verified: this game was fair' not in verdict:
