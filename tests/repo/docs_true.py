@@ -55,6 +55,11 @@
 #                      sends in a scripted session (a race, a spectator, a queue, a solo
 #                      game, a drop, an error, history, replay, a shutdown's bye), and no
 #                      nested key such lines lack; values are not compared
+#   journal FLAGS      journal records (`{"j":...}`, one a line): a real race2048d FLAGS runs
+#                      the preludes FLAGS name (`after=NAME`) and stops; each line is one of
+#                      the records it wrote, keys in the same order, values the same but for
+#                      salts and clock times (`"..."` elides a string). A line `...,"k":v}`
+#                      shows a record's last members only
 #   measured DATE HOW  a benchmark's figures on a machine: their values are not checked (they
 #                      vary), but dated, with how they were made; `run=PROG,ARG,...` among HOW
 #                      runs PROG ARGS: the same lines, the same keys in the same order, the
@@ -254,6 +259,18 @@ PRELUDES = {
     ],
     # A says hello (a connection's first line is welcome otherwise).
     "hello": ['A> {"type":"hello","name":"carl"}', 'A< {"type":"welcome"}'],
+    # Two new accounts race rated; Alice (A) leaves: Bob (B) wins by forfeit.
+    "rated-accounts": [
+        'A> {"type":"hello","name":"Alice"}', 'A< {"type":"welcome"}',
+        'A> {"type":"register"}', 'A< {"type":"registered","name":"Alice"}',
+        'B> {"type":"hello","name":"Bob"}', 'B< {"type":"welcome"}',
+        'B> {"type":"register"}', 'B< {"type":"registered","name":"Bob"}',
+        'A> {"type":"create","players":2,"rated":true}', 'A< {"type":"room","room":"R1"}',
+        'B> {"type":"join","room":"R1"}', 'B< {"type":"room"}', 'B< {"type":"start","rated":true}',
+        'A< {"type":"room"}', 'A< {"type":"start","rated":true}',
+        'A> {"type":"leave"}', 'A< {"type":"end","reason":"forfeit"}', 'A< {"type":"left"}',
+        'B< {"type":"player","status":"left"}',
+    ],
     # A logs in as Alice.
     "alice": ['A> {"type":"hello","name":"alice","key":"7683319804c302f6e8c65b1ba6c92a34"}',
               'A< {"type":"welcome","account":true}'],
@@ -520,6 +537,77 @@ def second_server(bins, flags, block):
     if want != block:
         return ["documented:\n    %s\n  printed:\n    %s" % ("\n    ".join(block), "\n    ".join(want))], want
     return [], want
+
+
+def journal_records(bins, flags):
+    """The records a real race2048d FLAGS writes to its journal while the preludes named
+    `after=NAME` among FLAGS run, then a stop (SIGTERM: every record is on disk)."""
+    preludes = [f[len("after="):] for f in flags if f.startswith("after=")]
+    server = Server(bins, [f for f in flags if not f.startswith("after=")])
+    errors, conns = [], {}
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        for name in preludes:
+            run_prelude(name, conns, server.port, server.mapping, deadline, errors)
+        for conn in conns.values():  # every request answered before the stop
+            conn.send('{"type":"ping","t":"sync"}')
+            while json.loads(conn.read_line(deadline)).get("t") != "sync":
+                pass
+        server.proc.terminate()
+        server.proc.wait(timeout=DEADLINE_S)
+        with open(os.path.join(server.tmp.name, "journal"), encoding="utf-8") as f:
+            records = [(json.loads(l), l.rstrip("\n")) for l in f if l.strip()]
+    finally:
+        for conn in conns.values():
+            conn.sock.close()
+        server.stop()
+    return errors, records
+
+
+def check_journal(bins, flags, block):
+    """Each line is a record the real server wrote in the preludes' session: the same keys in
+    the same order and the same values but for salts, clock times and `"..."` elisions. A
+    line `...,"k":v,...}` shows a record's last members only."""
+    errors, records = journal_records(bins, flags)
+    out = []
+    for line in block:
+        tail = line.startswith("...,")
+        doc = load_doc("{" + line[4:] if tail else line)
+        if tail:
+            cands = [({k: r[k] for k in list(r)[len(r) - len(doc):]}, raw) for r, raw in records
+                     if len(r) >= len(doc) and list(r)[len(r) - len(doc):] == list(doc)]
+        else:
+            cands = [(r, raw) for r, raw in records
+                     if r.get("j") == doc.get("j") and list(r) == list(doc)]
+        best = None
+        for real, raw in cands:
+            errs = []
+            compare(doc, real, Mapping(), "record", errs)
+            if not errs:
+                best = None
+                out.append(line)
+                break
+            best = best or (real, raw, errs)
+        else:
+            if best is None:
+                kind = doc.get("j", "with members " + ",".join(doc))
+                same = [list(r) for r, _ in records if r.get("j") == doc.get("j")] or \
+                    [list(r) for r, _ in records]
+                errors.append("no record %s with the keys %s; the server wrote %s"
+                              % (kind, list(doc), same[:3]))
+                out.append(line)
+            else:
+                real, raw, errs = best
+                errors += errs
+                # The server's own spelling (17 significant digits), the doc's elisions kept.
+                for k, v in doc.items():
+                    if isinstance(v, str) and v.endswith("...") and isinstance(real[k], str):
+                        raw = raw.replace('"%s":%s' % (k, json.dumps(real[k])),
+                                          '"%s":%s' % (k, json.dumps(v)), 1)
+                if tail:
+                    raw = "...," + raw[raw.index(',"%s":' % next(iter(doc))) + 1:]
+                out.append(raw)
+    return errors, out
 
 
 def metric_series(bins, flags, block):
@@ -936,6 +1024,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors = request_table(bins, args[1:], block, "\n".join(lines))
         elif kind == "shape":
             errors = check_shapes(bins, block)
+        elif kind == "journal":
+            errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
             if len(args) < 3 or not re.match(r"^\d{4}-\d{2}-\d{2}$", args[1]):
                 errors.append("measured wants a date (YYYY-MM-DD) and how: measured DATE HOW")
