@@ -74,7 +74,8 @@
 # Usage: docs_true.py [--update] --bin NAME=PATH... FILE.md...
 # --update (for maintainers) rewrites the usage, flags and transcript blocks from the
 # binaries instead of comparing (flag tables are only reported: their prose is written by
-# hand). Exit 0 when every marked block is true, 1 with a diff-like report when not.
+# hand); a rewritten line keeps the doc's elisions (`[...]`, `"ab..."`) where the real line
+# matches them. Exit 0 when every marked block is true, 1 with a diff-like report when not.
 import argparse
 import concurrent.futures
 import json
@@ -315,6 +316,20 @@ def to_real(value, mapping):
     return value
 
 
+def keep_elisions(doc, real):
+    """real, with the doc's `[...]` and `"...` strings kept where real matches them, so that
+    --update rewrites a line without spelling out what the doc leaves out."""
+    if doc == ELIDED_LIST and isinstance(real, list):
+        return doc
+    if isinstance(doc, str) and doc.endswith("...") and isinstance(real, str):
+        return doc
+    if isinstance(doc, dict) and isinstance(real, dict):
+        return {k: keep_elisions(doc[k], v) if k in doc else v for k, v in real.items()}
+    if isinstance(doc, list) and isinstance(real, list) and len(doc) == len(real):
+        return [keep_elisions(d, r) for d, r in zip(doc, real)]
+    return real
+
+
 def as_doc(value, mapping):
     """A server line with the ids, tokens, codes, salts and commits the doc already shows for
     them, so that --update changes only what changed."""
@@ -323,6 +338,8 @@ def as_doc(value, mapping):
         (bound, so that the rewritten block maps one to one on the next run)."""
         if (cls, x) in mapping.back:
             return mapping.back[(cls, x)]
+        if isinstance(x, str) and x.endswith("..."):
+            return x  # the doc's elision, kept
         doc = x
         if (cls, doc) in mapping.fwd:  # the doc uses that label for another value
             taken = [d for (c, d) in mapping.fwd if c == cls and isinstance(d, int)]
@@ -339,7 +356,8 @@ def as_doc(value, mapping):
                     x, (dict, list)) else back(x)
             return out
         return [back(x) for x in v] if isinstance(v, list) else v
-    return json.dumps(back(value), separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(back(value), separators=(",", ":"), ensure_ascii=False).replace(
+        json.dumps(ELIDED_LIST), ELIDED_LIST)
 
 
 class Conn:
@@ -442,7 +460,7 @@ def run_transcript(bins, flags, block, sessions=None):
                 got = conns[c].read_line(deadline)
                 before = len(errors)
                 compare(doc, json.loads(got), mapping, "line %d (%s<) %s" % (n + 1, c, doc.get("type")), errors)
-                shown_got = as_doc(json.loads(got), mapping)  # after compare: its values mapped
+                shown_got = as_doc(keep_elisions(doc, json.loads(got)), mapping)  # after compare
                 reals.append(text if len(errors) == before else shown_got)
                 if len(errors) > before:
                     errors.append("  documented: %s\n  sent:       %s" % (text, got))
