@@ -55,6 +55,10 @@
 #                      sends in a scripted session (a race, a spectator, a queue, a solo
 #                      game, a drop, an error, history, replay, a shutdown's bye), and no
 #                      nested key such lines lack; values are not compared
+#   request REPLY FLAGS  requests (one a line): each, sent by a connection of its own to a real
+#                      race2048d FLAGS after the preludes FLAGS name (`after=NAME`, run anew
+#                      for each line), is answered first by a line of type REPLY
+#                      (`R1,R2,...`: one a line), never by an error
 #   journal FLAGS      journal records (`{"j":...}`, one a line): a real race2048d FLAGS runs
 #                      the preludes FLAGS name (`after=NAME`) and stops; each line is one of
 #                      the records it wrote, keys in the same order, values the same but for
@@ -272,6 +276,17 @@ PRELUDES = {
         'A> {"type":"leave"}', 'A< {"type":"end","reason":"forfeit"}', 'A< {"type":"left"}',
         'B< {"type":"player","status":"left"}',
     ],
+    # B waits in a 2-player room (K7QD), A has said hello.
+    "room-k7qd": ['B> {"type":"hello","name":"bea"}', 'B< {"type":"welcome"}',
+                  'B> {"type":"create","players":2}', 'B< {"type":"room","room":"K7QD"}',
+                  'A> {"type":"hello","name":"ann"}', 'A< {"type":"welcome"}'],
+    # A plays a solo game.
+    "solo": ['A> {"type":"hello","name":"ann"}', 'A< {"type":"welcome"}',
+             'A> {"type":"solo"}', 'A< {"type":"start"}'],
+    # B (its resume token shown as the doc's) plays a solo game; A is a new connection.
+    "seated": ['B> {"type":"hello","name":"bea"}',
+               'B< {"type":"welcome","token":"4be1c07e9d2a5f3386e0b7c1d94a2f65"}',
+               'B> {"type":"solo"}', 'B< {"type":"start"}'],
     # A logs in as Alice.
     "alice": ['A> {"type":"hello","name":"alice","key":"7683319804c302f6e8c65b1ba6c92a34"}',
               'A< {"type":"welcome","account":true}'],
@@ -555,6 +570,38 @@ def second_server(bins, flags, block):
     if want != block:
         return ["documented:\n    %s\n  printed:\n    %s" % ("\n    ".join(block), "\n    ".join(want))], want
     return [], want
+
+
+def check_requests(bins, args, block):
+    """Each line is a request a real race2048d FLAGS takes: sent on connection A after the
+    preludes (`after=NAME`, run anew for each line), its first answer is of the type REPLY
+    (`REPLY1,REPLY2,...`: one a line), never an error."""
+    replies = args[0].split(",")
+    preludes = [f[len("after="):] for f in args[1:] if f.startswith("after=")]
+    server = Server(bins, [f for f in args[1:] if not f.startswith("after=")])
+    errors = []
+    try:
+        for n, line in enumerate(block):
+            want = replies[n] if len(replies) > 1 else replies[0]
+            conns, mapping = {}, Mapping()
+            try:
+                deadline = time.monotonic() + DEADLINE_S
+                for name in preludes:
+                    run_prelude(name, conns, server.port, mapping, deadline, errors)
+                conn = conns.setdefault("A", None) or Conn(server.port)
+                conns["A"] = conn
+                conn.send(json.dumps(to_real(load_doc(line), mapping), separators=(",", ":")))
+                got = json.loads(conn.read_line(deadline))
+                if got.get("type") != want:
+                    errors.append("`%s` is answered %s, not %s" % (line, json.dumps(got), want))
+            except (TimeoutError, ConnectionError, OSError) as e:
+                errors.append("`%s`: %s" % (line, e))
+            finally:
+                for conn in conns.values():
+                    conn.sock.close()
+    finally:
+        server.stop()
+    return errors
 
 
 def journal_records(bins, flags):
@@ -1042,6 +1089,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors = request_table(bins, args[1:], block, "\n".join(lines))
         elif kind == "shape":
             errors = check_shapes(bins, block)
+        elif kind == "request":
+            errors = check_requests(bins, args[1:], block)
         elif kind == "journal":
             errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
