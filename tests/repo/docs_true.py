@@ -57,7 +57,8 @@
 #                      nested key such lines lack; values are not compared
 #   request REPLY FLAGS  requests (one a line): each, sent by a connection of its own to a real
 #                      race2048d FLAGS after the preludes FLAGS name (`after=NAME`, run anew
-#                      for each line), is answered first by a line of type REPLY
+#                      for each line; with `once`, once for the block, the lines then sent
+#                      in order), is answered first by a line of type REPLY
 #                      (`R1,R2,...`: one a line), never by an error
 #   journal FLAGS      journal records (`{"j":...}`, one a line): a real race2048d FLAGS runs
 #                      the preludes FLAGS name (`after=NAME`) and stops; each line is one of
@@ -287,6 +288,22 @@ PRELUDES = {
     "seated": ['B> {"type":"hello","name":"bea"}',
                'B< {"type":"welcome","token":"4be1c07e9d2a5f3386e0b7c1d94a2f65"}',
                'B> {"type":"solo"}', 'B< {"type":"start"}'],
+    # B left a 2-player race: A won it by forfeit.
+    "race-won": ['A> {"type":"hello","name":"ann"}', 'A< {"type":"welcome"}',
+                 'B> {"type":"hello","name":"bea"}', 'B< {"type":"welcome"}',
+                 'A> {"type":"create","players":2}', 'A< {"type":"room","room":"R1"}',
+                 'B> {"type":"join","room":"R1"}', 'B< {"type":"room"}', 'B< {"type":"start"}',
+                 'A< {"type":"room"}', 'A< {"type":"start"}',
+                 'B> {"type":"leave"}', 'B< {"type":"end"}', 'B< {"type":"left"}',
+                 'A< {"type":"player","status":"left"}', 'A< {"type":"end","reason":"forfeit"}'],
+    # A has played 17 solo games (game 17 is the last), its requests sent at once.
+    "17-games": ['A> {"type":"hello","name":"ann"}', 'A< {"type":"welcome"}'] + [
+        line for seed in range(1, 18) for line in (
+            'A> {"type":"solo","size":3,"seed":%d}' % seed, 'A> {"type":"move","dir":"left"}',
+            'A> {"type":"move","dir":"right"}', 'A> {"type":"leave"}')] + [
+        line for seed in range(1, 18) for line in (
+            'A< {"type":"start"}', 'A< {"type":"state"}', 'A< {"type":"state"}',
+            'A< {"type":"end"}', 'A< {"type":"left"}')],
     # A logs in as Alice.
     "alice": ['A> {"type":"hello","name":"alice","key":"7683319804c302f6e8c65b1ba6c92a34"}',
               'A< {"type":"welcome","account":true}'],
@@ -574,32 +591,39 @@ def second_server(bins, flags, block):
 
 def check_requests(bins, args, block):
     """Each line is a request a real race2048d FLAGS takes: sent on connection A after the
-    preludes (`after=NAME`, run anew for each line), its first answer is of the type REPLY
-    (`REPLY1,REPLY2,...`: one a line), never an error."""
+    preludes (`after=NAME`, run anew for each line, or, with `once`, once for the block), its
+    first answer is of the type REPLY (`REPLY1,REPLY2,...`: one a line), never an error."""
     replies = args[0].split(",")
+    once = "once" in args[1:]
     preludes = [f[len("after="):] for f in args[1:] if f.startswith("after=")]
-    server = Server(bins, [f for f in args[1:] if not f.startswith("after=")])
-    errors = []
+    server = Server(bins, [f for f in args[1:] if not f.startswith("after=") and f != "once"])
+    errors, conns, mapping = [], {}, Mapping()
     try:
         for n, line in enumerate(block):
             want = replies[n] if len(replies) > 1 else replies[0]
-            conns, mapping = {}, Mapping()
             try:
                 deadline = time.monotonic() + DEADLINE_S
-                for name in preludes:
-                    run_prelude(name, conns, server.port, mapping, deadline, errors)
-                conn = conns.setdefault("A", None) or Conn(server.port)
-                conns["A"] = conn
+                if not once or n == 0:
+                    for conn in conns.values():
+                        conn.sock.close()
+                    conns, mapping = {}, Mapping()
+                    for name in preludes:
+                        run_prelude(name, conns, server.port, mapping, deadline, errors)
+                if "A" not in conns:
+                    conns["A"] = Conn(server.port)
+                conn = conns["A"]
                 conn.send(json.dumps(to_real(load_doc(line), mapping), separators=(",", ":")))
+                conn.send('{"type":"ping","t":"sync"}')
                 got = json.loads(conn.read_line(deadline))
                 if got.get("type") != want:
                     errors.append("`%s` is answered %s, not %s" % (line, json.dumps(got), want))
-            except (TimeoutError, ConnectionError, OSError) as e:
+                while got.get("t") != "sync":  # the rest of its answers
+                    got = json.loads(conn.read_line(deadline))
+            except (TimeoutError, ConnectionError, OSError, ValueError) as e:
                 errors.append("`%s`: %s" % (line, e))
-            finally:
-                for conn in conns.values():
-                    conn.sock.close()
     finally:
+        for conn in conns.values():
+            conn.sock.close()
         server.stop()
     return errors
 
