@@ -65,6 +65,11 @@
 #                      the records it wrote, keys in the same order, values the same but for
 #                      salts and clock times (`"..."` elides a string). A line `...,"k":v}`
 #                      shows a record's last members only
+#   journal-cmd FLAGS  `$ race2048-replay FILE` lines, each followed by what it prints (stdout
+#                      and stderr), verbatim: race2048.journal is the journal a real race2048d
+#                      FLAGS wrote while its preludes (`after=NAME`) ran; another FILE is a
+#                      copy with the score the block says is recorded (`game G (line L):
+#                      player P: score S recorded`) written into game G's record
 #   measured DATE HOW  a benchmark's figures on a machine: their values are not checked (they
 #                      vary), but dated, with how they were made; `run=PROG,ARG,...` among HOW
 #                      runs PROG ARGS: the same lines, the same keys in the same order, the
@@ -699,6 +704,49 @@ def check_journal(bins, flags, block):
     return errors, out
 
 
+TAMPER = re.compile(r"^game (\d+) \(line \d+\): player (\d+): score (\d+) recorded")
+
+
+def run_journal_commands(bins, flags, block):
+    """`$ race2048-replay FILE ARGS` lines, each followed by what it prints, where FILE is the
+    journal a real race2048d FLAGS wrote while the preludes FLAGS name ran (`race2048.journal`),
+    or a copy of it (any other name) with the score the block says is recorded for a game's
+    player (`game G (line L): player P: score S recorded`) written into G's record."""
+    errors, records = journal_records(bins, flags)
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        i = 0
+        while i < len(block):
+            line = block[i]
+            if not line.startswith("$ race2048-replay "):
+                return errors + ["a block of `$ race2048-replay FILE` lines: %s" % line], None
+            j = i + 1
+            while j < len(block) and not block[j].startswith("$ "):
+                j += 1
+            argv = line[2:].split()
+            doc = block[i + 1:j]
+            raws = [raw for _, raw in records]
+            tamper = [TAMPER.match(l) for l in doc if TAMPER.match(l)]
+            if argv[1] != "race2048.journal" and tamper:
+                game, player, score = (int(x) for x in tamper[0].groups())
+                for k, (rec, _) in enumerate(records):
+                    if rec.get("j") == "game" and rec.get("game") == game:
+                        for res in rec["results"]:
+                            if res["id"] == player:
+                                res["score"] = score
+                        raws[k] = json.dumps(rec, separators=(",", ":"), ensure_ascii=False)
+            with open(os.path.join(tmp, argv[1]), "w", encoding="utf-8") as f:
+                f.write("\n".join(raws) + "\n")
+            got = subprocess.run([bins[argv[0]]] + argv[1:], cwd=tmp, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True, timeout=60).stdout.splitlines()
+            if got != doc:
+                errors.append("`%s` documented:\n    %s\n  printed:\n    %s"
+                              % (line[2:], "\n    ".join(doc), "\n    ".join(got)))
+            out += [line] + got
+            i = j
+    return errors, out
+
+
 def metric_series(bins, flags, block):
     """Every series the block shows (`name{labels}`; values vary, `...` stands for the rest)
     is one that GET /metrics on a real race2048d's game port lists."""
@@ -1115,6 +1163,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors = check_shapes(bins, block)
         elif kind == "request":
             errors = check_requests(bins, args[1:], block)
+        elif kind == "journal-cmd":
+            errors, want = run_journal_commands(bins, args[1:], block)
         elif kind == "journal":
             errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
