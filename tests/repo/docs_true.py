@@ -25,7 +25,10 @@
 #                      elide: `[...]` stands for any list, a string ending in `...` for any
 #                      string; the day's date (`daily`, `date`, `reveal_at`) maps one to one.
 #   cmd FLAGS          `$ PROG ARGS` lines, each followed by what it prints, run against a real
-#                      race2048d FLAGS (`--port N` in ARGS becomes its port); `key=value`
+#                      race2048d FLAGS (`--port N` in ARGS becomes its port; `ARGS &` runs in
+#                      the background: the lines after it are its first, its others follow
+#                      the last command's, and a `room=CODE` it prints maps the doc's CODE
+#                      in later ARGS to the real one); `key=value`
 #                      lines of a game on a server seed (different every run) are compared
 #                      by their keys only
 #   second-server FLAGS  the last line a second race2048d FLAGS prints on stderr (exit 1)
@@ -541,8 +544,11 @@ def same_result_line(doc, real):
 
 def run_commands(bins, flags, block):
     """Each `$ PROG ARGS` line runs against a real race2048d FLAGS (`--port N` becomes its
-    port); the lines after it are its stdout. Returns (errors, regenerated block)."""
-    errors, out = [], []
+    port); the lines after it are its stdout. A line ending in ` &` is a background job: the
+    lines after it are its first ones (a `room=CODE` among them makes the doc's CODE, in a
+    later command, the real one), and its other lines follow the block's last command's.
+    Returns (errors, regenerated block)."""
+    errors, out, jobs, codes = [], [], [], {}
     with tempfile.TemporaryDirectory() as tmp:
         proc, port = start_server(bins, flags, tmp)
         try:
@@ -554,17 +560,47 @@ def run_commands(bins, flags, block):
                 while j < len(block) and not block[j].startswith("$ "):
                     j += 1
                 argv = line[2:].split()
-                real_argv = [bins[argv[0]]] + [str(port) if k > 0 and argv[k - 1] == "--port" else a
-                                               for k, a in enumerate(argv) if k > 0]
-                got = subprocess.run(real_argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, timeout=120).stdout.splitlines()
+                background = argv[-1] == "&"
+                argv = argv[:-1] if background else argv
+                real_argv = [bins[argv[0]]] + [
+                    str(port) if argv[k - 1] == "--port" else codes.get(a, a)
+                    for k, a in enumerate(argv) if k > 0]
                 doc = block[i + 1:j]
+                if background:
+                    job = subprocess.Popen(real_argv, stdout=subprocess.PIPE,
+                                           stderr=subprocess.DEVNULL, text=True)
+                    jobs.append(job)
+                    got = []
+                    while len(got) < len(doc):
+                        if not select.select([job.stdout], [], [], DEADLINE_S)[0]:
+                            break
+                        got_line = job.stdout.readline()
+                        if not got_line:
+                            break
+                        got.append(got_line.rstrip("\n"))
+                    for d, r in zip(doc, got):
+                        if d.startswith("room=") and r.startswith("room="):
+                            codes[d[len("room="):]] = r[len("room="):]
+                else:
+                    got = subprocess.run(real_argv, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True,
+                                         timeout=120).stdout.splitlines()
+                if j == len(block):  # the jobs' last lines follow the last command's
+                    for job in jobs:
+                        try:
+                            rest, _ = job.communicate(timeout=DEADLINE_S)
+                        except subprocess.TimeoutExpired:
+                            rest = "(still running after %d s)" % DEADLINE_S
+                        got += rest.splitlines()
                 if len(doc) != len(got) or not all(same_result_line(d, r) for d, r in zip(doc, got)):
                     errors.append("`%s` documented:\n    %s\n  printed:\n    %s"
                                   % (line[2:], "\n    ".join(doc), "\n    ".join(got)))
                 out += [line] + got
                 i = j
         finally:
+            for job in jobs:
+                job.kill()
+                job.wait()
             proc.terminate()
             proc.wait(timeout=DEADLINE_S)
     return errors, out
