@@ -33,6 +33,9 @@
 #                      by their keys only
 #   second-server FLAGS  the last line a second race2048d FLAGS prints on stderr (exit 1)
 #                      while a first one runs (both in a temporary folder shown as /srv)
+#   cluster-second FLAGS  the last line a second race2048d --cluster URL FLAGS prints on
+#                      stderr (exit 1) while a first one with the same FLAGS runs, both on a
+#                      nats-server of their own (the doc's URL stands for it)
 #   metrics FLAGS      every series (`name{labels}`) the block shows is served by GET /metrics
 #                      of a real race2048d FLAGS (values vary: not compared)
 #   nc FLAGS           `$ printf 'LINE\n...' | nc ...` then the lines it prints: the same
@@ -783,6 +786,60 @@ def run_journal_commands(bins, flags, block):
     return errors, out
 
 
+def cluster_second(bins, flags, block):
+    """The last line a second race2048d --cluster URL FLAGS prints on stderr (exit 1) while a
+    first one with the same FLAGS (the same --node) runs: both on a nats-server of their own
+    (with JetStream, on a free port), each in its own folder; the doc's URL stands for it."""
+    url = re.search(r"--cluster (\S+):", block[0] if block else "")
+    if not url:
+        return ["the line does not begin `race2048d: --cluster URL:`"], None
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        nats_port = probe.getsockname()[1]
+        probe.close()
+        nats = subprocess.Popen(["nats-server", "-js", "-sd", os.path.join(tmp, "nats"), "-a",
+                                 "127.0.0.1", "-p", str(nats_port)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        real_url = "nats://127.0.0.1:%d" % nats_port
+        argv = [bins["race2048d"], "--host", "127.0.0.1", "--port", "0", "--http-port", "off",
+                "--cluster", real_url] + flags
+        first = None
+        try:
+            deadline = time.monotonic() + DEADLINE_S
+            while True:  # nats-server listens when a connection to it succeeds
+                try:
+                    socket.create_connection(("127.0.0.1", nats_port), timeout=1).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline or nats.poll() is not None:
+                        return ["nats-server did not start"], None
+                    time.sleep(0.05)
+            for name in ("first", "second"):
+                os.mkdir(os.path.join(tmp, name))
+            first = subprocess.Popen(argv, cwd=os.path.join(tmp, "first"), stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL)
+            if not select.select([first.stdout], [], [], DEADLINE_S)[0] or not first.stdout.readline():
+                return ["the first race2048d did not start"], None
+            second = subprocess.run(argv, cwd=os.path.join(tmp, "second"), stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True, timeout=60)
+        finally:
+            for proc in (first, nats):  # the node first: it leaves the cluster on NATS
+                if proc is not None:
+                    proc.terminate()
+                    try:
+                        proc.wait(timeout=DEADLINE_S)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                        proc.wait()
+    want = second.stderr.replace(real_url, url.group(1)).splitlines()[-1:]
+    if second.returncode != 1:
+        return ["the second race2048d exited %d, not 1" % second.returncode], want
+    if want != block:
+        return ["documented:\n    %s\n  printed:\n    %s" % ("\n    ".join(block), "\n    ".join(want))], want
+    return [], want
+
+
 def metric_series(bins, flags, block):
     """Every series the block shows (`name{labels}`; values vary, `...` stands for the rest)
     is one that GET /metrics on a real race2048d's game port lists."""
@@ -1201,6 +1258,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors = check_requests(bins, args[1:], block)
         elif kind == "journal-cmd":
             errors, want = run_journal_commands(bins, args[1:], block)
+        elif kind == "cluster-second":
+            errors, want = cluster_second(bins, args[1:], block)
         elif kind == "journal":
             errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
