@@ -315,6 +315,21 @@ PRELUDES = {
         line for seed in range(1, 18) for line in (
             'A< {"type":"start"}', 'A< {"type":"state"}', 'A< {"type":"state"}',
             'A< {"type":"end"}', 'A< {"type":"left"}')],
+    # Rated races won by forfeit (the loser leaves), so that three accounts are past their
+    # provisional races: Alice beats Carl and dave 6 times each, Carl and dave beat each
+    # other twice. A (eve) asks.
+    "ladder": [line for who, name in (("L", "Alice"), ("C", "Carl"), ("D", "dave")) for line in (
+        '%s> {"type":"hello","name":"%s"}' % (who, name), '%s< {"type":"welcome"}' % who,
+        '%s> {"type":"register"}' % who, '%s< {"type":"registered"}' % who)] + [
+        line for n, (w, l) in enumerate([("L", "C"), ("L", "D")] * 6 + [("C", "D"), ("D", "C")] * 2)
+        for line in (
+            '%s> {"type":"create","players":2,"rated":true}' % w,
+            '%s< {"type":"room","room":"L%d"}' % (w, n),
+            '%s> {"type":"join","room":"L%d"}' % (l, n), '%s< {"type":"room"}' % l,
+            '%s< {"type":"start"}' % l, '%s< {"type":"room"}' % w, '%s< {"type":"start"}' % w,
+            '%s> {"type":"leave"}' % l, '%s< {"type":"end"}' % l, '%s< {"type":"left"}' % l,
+            '%s< {"type":"player"}' % w, '%s< {"type":"end"}' % w)] + [
+        'A> {"type":"hello","name":"eve"}', 'A< {"type":"welcome"}'],
     # A logs in as Alice.
     "alice": ['A> {"type":"hello","name":"alice","key":"7683319804c302f6e8c65b1ba6c92a34"}',
               'A< {"type":"welcome","account":true}'],
