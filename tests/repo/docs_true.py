@@ -71,6 +71,10 @@
 #                      the records it wrote, keys in the same order, values the same but for
 #                      salts and clock times (`"..."` elides a string). A line `...,"k":v}`
 #                      shows a record's last members only
+#   journal-table FLAGS  the table of journal records: each kind a real race2048d FLAGS wrote
+#                      while one of the preludes (`after=NAME`, a server each) ran has a row
+#                      naming (as `member`) every member of its records, in their order (a
+#                      row that names none points to a block checked otherwise)
 #   journal-cmd FLAGS  `$ race2048-replay FILE` lines, each followed by what it prints (stdout
 #                      and stderr), verbatim: race2048.journal is the journal a real race2048d
 #                      FLAGS wrote while its preludes (`after=NAME`) ran; another FILE is a
@@ -855,6 +859,43 @@ def cluster_second(bins, flags, block):
     return [], want
 
 
+def check_journal_table(bins, flags, block):
+    """The table of journal records: each kind of record a real race2048d wrote while one of
+    the preludes FLAGS name (`after=NAME`, each on a server of its own) ran has a row, and
+    the row names (as `member`) every member of such records, in their order."""
+    errors, rows = [], {}
+    for line in block[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        m = re.match(r"^`([a-z_]+)`$", cells[0])
+        if m:
+            rows[m.group(1)] = re.findall(r"`([a-z_]+)`", cells[-1])
+    preludes = [f for f in flags if f.startswith("after=")]
+    others = [f for f in flags if not f.startswith("after=")]
+    seen = set()
+    for prelude in preludes:
+        errs, records = journal_records(bins, others + [prelude])
+        errors += errs
+        for rec, _ in records:
+            kind, keys = rec.get("j"), [k for k in rec if k != "j"]
+            if (kind, tuple(keys)) in seen:
+                continue
+            seen.add((kind, tuple(keys)))
+            if kind not in rows:
+                errors.append("the server writes `%s` records; the table has no row" % kind)
+                continue
+            named = rows[kind]
+            if not named:
+                continue  # the row points to a block below (`game`: checked as `journal`)
+            missing = [k for k in keys if k not in named]
+            if missing:
+                errors.append("`%s` records have %s; its row does not name them"
+                              % (kind, ", ".join(missing)))
+            elif sorted(keys, key=named.index) != keys:
+                errors.append("`%s` records have %s in that order; its row names %s"
+                              % (kind, keys, named))
+    return errors
+
+
 def metric_series(bins, flags, block):
     """Every series the block shows (`name{labels}`; values vary, `...` stands for the rest)
     is one that GET /metrics on a real race2048d's game port lists."""
@@ -1275,6 +1316,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors, want = run_journal_commands(bins, args[1:], block)
         elif kind == "cluster-second":
             errors, want = cluster_second(bins, args[1:], block)
+        elif kind == "journal-table":
+            errors = check_journal_table(bins, args[1:], block)
         elif kind == "journal":
             errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
