@@ -38,6 +38,11 @@
 #                      nats-server of their own (the doc's URL stands for it)
 #   metrics FLAGS      every series (`name{labels}`) the block shows is served by GET /metrics
 #                      of a real race2048d FLAGS (values vary: not compared)
+#   metric-table FLAGS the table of metrics: its rows (`name{label,...}` and a type) are
+#                      exactly the families GET /metrics of a real race2048d FLAGS declares
+#                      (# TYPE), with their types and label names
+#   error-table FLAGS  a table of error codes: each row's is one the server counts
+#                      (race2048_errors_total{code} of its /metrics)
 #   nc FLAGS           `$ printf 'LINE\n...' | nc ...` then the lines it prints: the same
 #                      as a transcript of one connection sending those lines
 #   screens NAME FLAGS a text-mode screen: doc_screens.py's scenario NAME plays it with the
@@ -898,9 +903,8 @@ def check_journal_table(bins, flags, block):
     return errors
 
 
-def metric_series(bins, flags, block):
-    """Every series the block shows (`name{labels}`; values vary, `...` stands for the rest)
-    is one that GET /metrics on a real race2048d's game port lists."""
+def get_metrics(bins, flags):
+    """The body of GET /metrics on a real race2048d FLAGS's game port."""
     with tempfile.TemporaryDirectory() as tmp:
         proc, port = start_server(bins, flags, tmp)
         try:
@@ -918,7 +922,13 @@ def metric_series(bins, flags, block):
         finally:
             proc.terminate()
             proc.wait(timeout=DEADLINE_S)
-    text = body.decode(errors="replace")
+    return body.decode(errors="replace").split("\r\n\r\n", 1)[-1]
+
+
+def metric_series(bins, flags, block):
+    """Every series the block shows (`name{labels}`; values vary, `...` stands for the rest)
+    is one that GET /metrics on a real race2048d's game port lists."""
+    text = get_metrics(bins, flags)
     real = {l.split()[0] for l in text.split("\r\n\r\n", 1)[-1].splitlines()
             if l and not l.startswith("#")}
     shown = {l.split()[0] for l in block if l and not l.startswith("$") and l.strip() != "..."}
@@ -926,6 +936,56 @@ def metric_series(bins, flags, block):
     if not real:
         return ["GET /metrics gave no series: %r" % text[:200]]
     return ["series shown but not served: %s" % ", ".join(missing)] if missing else []
+
+
+def metric_families(text):
+    """name -> (type, label names) of the families a /metrics body declares."""
+    fams = {}
+    for line in text.splitlines():
+        m = re.match(r"^# TYPE (\S+) (\S+)$", line)
+        if m:
+            fams[m.group(1)] = (m.group(2), set())
+            continue
+        m = re.match(r"^([a-z0-9_]+)(?:\{(.*)\})? ", line)
+        if m and not line.startswith("#"):
+            name = re.sub(r"_(bucket|sum|count)$", "", m.group(1)) if m.group(1) not in fams else m.group(1)
+            labels = {kv.split("=")[0] for kv in (m.group(2) or "").split(",") if kv} - {"le"}
+            if name in fams:
+                fams[name][1].update(labels)
+    return fams
+
+
+def metric_table(bins, flags, block):
+    """The table of metrics: its rows name (`name{label,...}`, with their type) exactly the
+    families GET /metrics of a real race2048d FLAGS declares, with their label names."""
+    fams, errors, shown = metric_families(get_metrics(bins, flags)), [], {}
+    for line in block[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        for name, labels in re.findall(r"`([a-z0-9_]+)(?:\{([a-z_,]*)\})?`", cells[0]):
+            shown[name] = (cells[1], set(filter(None, labels.split(","))))
+    for name in sorted(set(fams) - set(shown)):
+        errors.append("/metrics declares %s (%s); the table has no row for it" % (name, fams[name][0]))
+    for name in sorted(set(shown) - set(fams)):
+        errors.append("a row for %s, which /metrics does not declare" % name)
+    for name in sorted(set(shown) & set(fams)):
+        if shown[name] != fams[name]:
+            errors.append("%s: %s {%s} documented, %s {%s} served" % (
+                name, shown[name][0], ",".join(sorted(shown[name][1])), fams[name][0],
+                ",".join(sorted(fams[name][1]))))
+    return errors
+
+
+def error_table(bins, flags, block):
+    """A table of error codes: each row's code is one the server counts by
+    (race2048_errors_total{code} of GET /metrics of a real race2048d FLAGS)."""
+    known = set(re.findall(r'race2048_errors_total\{code="([a-z_]+)"\}', get_metrics(bins, flags)))
+    errors = []
+    for line in block[2:]:
+        m = re.match(r"^\| `([a-z_]+)` \|", line)
+        if m and m.group(1) not in known:
+            errors.append("`%s` is no error code of the server (it has %s)"
+                          % (m.group(1), ", ".join(sorted(known))))
+    return errors
 
 
 def run_screens(bins, args, block):
@@ -1323,6 +1383,10 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors, want = cluster_second(bins, args[1:], block)
         elif kind == "journal-table":
             errors = check_journal_table(bins, args[1:], block)
+        elif kind == "metric-table":
+            errors = metric_table(bins, args[1:], block)
+        elif kind == "error-table":
+            errors = error_table(bins, args[1:], block)
         elif kind == "journal":
             errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
