@@ -38,6 +38,9 @@
 #                      nats-server of their own (the doc's URL stands for it)
 #   metrics FLAGS      every series (`name{labels}`) the block shows is served by GET /metrics
 #                      of a real race2048d FLAGS (values vary: not compared)
+#   listening FLAGS    the lines a real race2048d FLAGS --port 0 --http-port 0 prints when it
+#                      is ready, ports shown as the doc's; the doc's `[::1]` lines only where
+#                      the name has an IPv6 address
 #   metric-table FLAGS the table of metrics: its rows (`name{label,...}` and a type) are
 #                      exactly the families GET /metrics of a real race2048d FLAGS declares
 #                      (# TYPE), with their types and label names
@@ -938,6 +941,47 @@ def metric_series(bins, flags, block):
     return ["series shown but not served: %s" % ", ".join(missing)] if missing else []
 
 
+def listening_lines(bins, flags, block):
+    """What a real race2048d FLAGS (with `--port 0 --http-port 0`) prints on stdout when it is
+    ready, its ports shown as the doc's (the first `:PORT` of a `listening` line and of an
+    `http` line). A machine where the name has no IPv6 address prints no `[::1]` lines:
+    those of the doc are then not asked for."""
+    doc_port = re.search(r"listening on .*:(\d+)$", block[0]) if block else None
+    doc_http = [re.search(r":(\d+)$", l).group(1) for l in block if " http on " in l][:1]
+    if not doc_port:
+        return ["the block does not begin with a `race2048d listening on` line"], None
+    proc = subprocess.Popen([bins["race2048d"], "--port", "0", "--http-port", "0",
+                             "--journal", "none"] + flags,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    buf = b""
+    try:  # it flushes them together: the lines are in when the first http line is
+        deadline = time.monotonic() + DEADLINE_S
+        while b" http on " not in buf and select.select(
+                [proc.stdout], [], [], max(0, deadline - time.monotonic()))[0]:
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            buf += chunk
+    finally:
+        proc.terminate()
+        proc.wait(timeout=DEADLINE_S)
+    got = buf.decode().splitlines()
+    ports = {}
+    for l in got:
+        m = re.search(r"^race2048d (listening|http) on .*:(\d+)$", l)
+        if m:
+            ports.setdefault(m.group(2), doc_port.group(1) if m.group(1) == "listening"
+                             else (doc_http[0] if doc_http else m.group(2)))
+    shown = [re.sub(r":(\d+)$", lambda m: ":" + ports.get(m.group(1), m.group(1)), l) for l in got]
+    if len(set(ports.values())) != len(ports):
+        return ["the doc shows one port for the server's %s" % " and ".join(sorted(ports))], None
+    want = block if any("[::1]" in l for l in shown) else [l for l in block if "[::1]" not in l]
+    if shown != want:
+        return ["documented:\n    %s\n  printed (ports as the doc's):\n    %s"
+                % ("\n    ".join(want), "\n    ".join(shown))], None
+    return [], None
+
+
 def metric_families(text):
     """name -> (type, label names) of the families a /metrics body declares."""
     fams = {}
@@ -1387,6 +1431,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors = metric_table(bins, args[1:], block)
         elif kind == "error-table":
             errors = error_table(bins, args[1:], block)
+        elif kind == "listening":
+            errors, want = listening_lines(bins, args[1:], block)
         elif kind == "journal":
             errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
