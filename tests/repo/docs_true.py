@@ -41,6 +41,10 @@
 #   listening FLAGS    the lines a real race2048d FLAGS --port 0 --http-port 0 prints when it
 #                      is ready, ports shown as the doc's; the doc's `[::1]` lines only where
 #                      the name has an IPv6 address
+#   python             a Python block: run, it prints its trailing `# ` comment lines
+#   c-draws            a C block defining chacha20_block(key, counter, out): compiled with a
+#                      main, it draws the page's vector (`the draws `0x...`, ...`) for the
+#                      seed of 64 zeros
 #   metric-table FLAGS the table of metrics: its rows (`name{label,...}` and a type) are
 #                      exactly the families GET /metrics of a real race2048d FLAGS declares
 #                      (# TYPE), with their types and label names
@@ -112,6 +116,7 @@ import json
 import os
 import re
 import select
+import shutil
 import socket
 import subprocess
 import sys
@@ -982,6 +987,47 @@ def listening_lines(bins, flags, block):
     return [], None
 
 
+def run_python(block):
+    """A Python block run by this Python: it prints its trailing `# ` comment lines."""
+    k = len(block)
+    while k > 0 and block[k - 1].startswith("# "):
+        k -= 1
+    want = [l[2:] for l in block[k:]]
+    got = subprocess.run([sys.executable, "-c", "\n".join(block[:k])], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=60).stdout.splitlines()
+    if not want or got != want:
+        return ["the block's comment says it prints:\n    %s\n  it prints:\n    %s"
+                % ("\n    ".join(want), "\n    ".join(got))]
+    return []
+
+
+def run_c_draws(block, text):
+    """A C block defining chacha20_block(key, counter, out): compiled with a main that prints
+    the first draws of the seed of 64 zeros, which must be the page's vector (`the draws
+    `0x...`, ...`)."""
+    vector = re.findall(r"`(0x[0-9a-f]{8})`", text[text.find("the draws `0x"):][:200])
+    cc = next((c for c in (os.environ.get("CC"), "cc", "clang", "gcc") if c and shutil.which(c)), None)
+    if not vector or not cc:
+        return ["no vector (`the draws `0x...``) on the page, or no C compiler"]
+    main = ("#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n" + "\n".join(block) +
+            "\nint main(void) {\n    uint32_t key[8] = {0}, out[16];\n"
+            "    chacha20_block(key, 0, out);\n"
+            "    for (int i = 0; i < %d; i++)\n        printf(\"0x%%08x\\n\", out[i]);\n"
+            "    return 0;\n}\n" % len(vector))
+    with tempfile.TemporaryDirectory() as tmp:
+        src, exe = os.path.join(tmp, "draws.c"), os.path.join(tmp, "draws")
+        with open(src, "w") as f:
+            f.write(main)
+        built = subprocess.run([cc, "-std=c11", "-Wall", "-Werror", "-o", exe, src],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if built.returncode != 0:
+            return ["the block does not compile:\n    " + built.stdout.replace("\n", "\n    ")]
+        got = subprocess.run([exe], stdout=subprocess.PIPE, text=True, timeout=30).stdout.split()
+    if got != vector:
+        return ["the page's vector is %s; the block draws %s" % (vector, got)]
+    return []
+
+
 def metric_families(text):
     """name -> (type, label names) of the families a /metrics body declares."""
     fams = {}
@@ -1433,6 +1479,10 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors = error_table(bins, args[1:], block)
         elif kind == "listening":
             errors, want = listening_lines(bins, args[1:], block)
+        elif kind == "python":
+            errors = run_python(block)
+        elif kind == "c-draws":
+            errors = run_c_draws(block, "\n".join(lines))
         elif kind == "journal":
             errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
