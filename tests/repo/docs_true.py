@@ -45,6 +45,9 @@
 #   c-draws            a C block defining chacha20_block(key, counter, out): compiled with a
 #                      main, it draws the page's vector (`the draws `0x...`, ...`) for the
 #                      seed of 64 zeros
+#   env-table          docker/README.md's variables: a row for each `[RACE2048_X]` of race2048d
+#                      --help, its backticked default the image's (Dockerfile ENV) or --help's;
+#                      a variable --help lacks is one a compose file next to the doc reads
 #   metric-table FLAGS the table of metrics: its rows (`name{label,...}` and a type) are
 #                      exactly the families GET /metrics of a real race2048d FLAGS declares
 #                      (# TYPE), with their types and label names
@@ -1028,6 +1031,45 @@ def run_c_draws(block, text):
     return []
 
 
+def env_table(bins, path, block):
+    """docker/README.md's table of variables: a row for every `[RACE2048_X]` of race2048d
+    --help; a row's backticked default is the one the image sets (the Dockerfile's ENV) or
+    else --help's `(default X)`; a row for a variable --help lacks is one a compose file of
+    the doc's folder reads."""
+    helps = {}
+    for line in run_help(bins, "race2048d", None):
+        m = re.search(r"\[(RACE2048_[A-Z0-9_]+)\]$", line)
+        if m:
+            d = re.search(r"\(default ([^ )]+)\)", line)
+            helps[m.group(1)] = d.group(1) if d else None
+    folder = os.path.dirname(os.path.abspath(path))
+    texts = {}
+    for name in os.listdir(folder):
+        if name.startswith(("compose", "Dockerfile")):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                texts[name] = f.read()
+    image = dict(re.findall(r"\b(RACE2048_[A-Z0-9_]+)=(\S+)", texts.get("Dockerfile", "")))
+    errors, rows = [], {}
+    for line in block[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        m = re.match(r"^`([A-Z0-9_]+)`$", cells[0])
+        if m:
+            rows[m.group(1)] = cells[1]
+    for var in sorted(set(helps) - set(rows)):
+        errors.append("race2048d --help reads %s; the table has no row for it" % var)
+    for var, default in sorted(rows.items()):
+        if var not in helps:
+            if not any(re.search(r"\b%s\b" % var, t) for n, t in texts.items() if n != "Dockerfile"):
+                errors.append("%s: neither race2048d --help nor a compose file reads it" % var)
+            continue
+        m = re.match(r"^`([^`]+)`$", default)
+        want = image.get(var, helps[var])
+        if m and m.group(1) != want:
+            errors.append("%s: default `%s` documented, %s %s" % (
+                var, m.group(1), "the image sets" if var in image else "--help says", want))
+    return errors
+
+
 def metric_families(text):
     """name -> (type, label names) of the families a /metrics body declares."""
     fams = {}
@@ -1483,6 +1525,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors = run_python(block)
         elif kind == "c-draws":
             errors = run_c_draws(block, "\n".join(lines))
+        elif kind == "env-table":
+            errors = env_table(bins, path, block)
         elif kind == "journal":
             errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
