@@ -48,6 +48,11 @@
 #   env-table          docker/README.md's variables: a row for each `[RACE2048_X]` of race2048d
 #                      --help, its backticked default the image's (Dockerfile ENV) or --help's;
 #                      a variable --help lacks is one a compose file next to the doc reads
+#   folders-table      README.md's folders: the `name/` rows are exactly git's top-level
+#                      folders; every row names something that exists
+#   programs-table     clients/README.md's programs: a row for each program given (but
+#                      race2048d) and each race2048-bench subcommand, each answering --help;
+#                      the sources named exist
 #   metric-table FLAGS the table of metrics: its rows (`name{label,...}` and a type) are
 #                      exactly the families GET /metrics of a real race2048d FLAGS declares
 #                      (# TYPE), with their types and label names
@@ -1070,6 +1075,57 @@ def env_table(bins, path, block):
     return errors
 
 
+def folders_table(path, block):
+    """README.md's table of folders: its `name/` rows are exactly the repository's top-level
+    folders (as git tracks them), and its other rows name files that exist."""
+    root = os.path.dirname(os.path.abspath(path))
+    names = [n for line in block[2:] for n in re.findall(r"^\| `([^`]+)` \|", line)]
+    errors = ["%s: no such file or folder" % n for n in names
+              if not os.path.exists(os.path.join(root, n))]
+    tracked = subprocess.run(["git", "-C", root, "ls-files"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+    if tracked.returncode == 0:  # not a git checkout (a tarball): only existence
+        folders = {l.split("/")[0] + "/" for l in tracked.stdout.splitlines()
+                   if "/" in l and not l.startswith(".")}
+        for f in sorted(folders - set(names)):
+            errors.append("the folder %s has no row" % f)
+    return errors
+
+
+def programs_table(bins, path, block):
+    """clients/README.md's table of programs: a row for every program the check was given but
+    race2048d and for every subcommand of race2048-bench --help, each of which answers
+    --help; the sources a row names exist next to the doc."""
+    folder = os.path.dirname(os.path.abspath(path))
+    errors, shown = [], set()
+    for line in block[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        m = re.match(r"^`(race2048-[a-z]+)(?: ([a-z]+))?`$", cells[0])
+        if not m:
+            continue
+        prog, sub = m.groups()
+        shown.add((prog, sub))
+        if prog not in bins:
+            errors.append("%s: no such program" % prog)
+            continue
+        argv = [bins[prog]] + ([sub] if sub else []) + ["--help"]
+        if subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          timeout=30).returncode != 0:
+            errors.append("`%s` does not answer --help" % " ".join(argv[1:] and [prog] + argv[1:]))
+        for src in re.findall(r"`([a-z_]+\.c)`", cells[-1]):
+            if not os.path.exists(os.path.join(folder, src)):
+                errors.append("%s: no source %s next to the doc" % (cells[0], src))
+    progs = {p for p, _ in shown}
+    for prog in sorted(set(bins) - {"race2048d"} - progs):
+        errors.append("%s has no row" % prog)
+    if "race2048-bench" in bins:
+        usage = run_help(bins, "race2048-bench", None)[0]
+        for sub in re.findall(r"(?:\] |\| )([a-z]+) ", usage + " "):
+            if ("race2048-bench", sub) not in shown:
+                errors.append("race2048-bench %s has no row" % sub)
+    return errors
+
+
 def metric_families(text):
     """name -> (type, label names) of the families a /metrics body declares."""
     fams = {}
@@ -1527,6 +1583,10 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors = run_c_draws(block, "\n".join(lines))
         elif kind == "env-table":
             errors = env_table(bins, path, block)
+        elif kind == "folders-table":
+            errors = folders_table(path, block)
+        elif kind == "programs-table":
+            errors = programs_table(bins, path, block)
         elif kind == "journal":
             errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
