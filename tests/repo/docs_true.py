@@ -53,6 +53,8 @@
 #   programs-table     clients/README.md's programs: a row for each program given (but
 #                      race2048d) and each race2048-bench subcommand, each answering --help;
 #                      the sources named exist
+#   text-commands FLAGS  the text commands' table: each row's command is named by the screen
+#                      `help` shows in the lobby (netcat's line mode)
 #   metric-table FLAGS the table of metrics: its rows (`name{label,...}` and a type) are
 #                      exactly the families GET /metrics of a real race2048d FLAGS declares
 #                      (# TYPE), with their types and label names
@@ -1126,6 +1128,38 @@ def programs_table(bins, path, block):
     return errors
 
 
+def text_commands(bins, flags, block):
+    """The table of text commands: each row's command (its first word) is named by the screen
+    `help` shows in the lobby of a real race2048d FLAGS (netcat's line mode)."""
+    words = []
+    for line in block[2:]:
+        for cmd in re.findall(r"`([a-z]+)[^`]*`", line.split("|")[1]):
+            if cmd not in words:
+                words.append(cmd)
+    server = Server(bins, flags)
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=DEADLINE_S)
+    out, head = b"", b"Commands (type one"
+    try:
+        sock.sendall(b"help\n")
+        deadline = time.monotonic() + DEADLINE_S
+        while (head not in out or b"\n> " not in out[out.find(head):]) and \
+                time.monotonic() < deadline:
+            if select.select([sock], [], [], deadline - time.monotonic())[0]:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                out += chunk
+    finally:
+        sock.close()
+        server.stop()
+    text = out.decode(errors="replace")
+    if head.decode() not in text:
+        return ["no `help` screen (%s...) came: %r" % (head.decode(), text[-300:])]
+    helped = text[text.find(head.decode()):]
+    return ["`help` does not name `%s`" % w for w in words  # `help`: the screen itself
+            if w != "help" and not re.search(r"\b%s\b" % w, helped)]
+
+
 def metric_families(text):
     """name -> (type, label names) of the families a /metrics body declares."""
     fams = {}
@@ -1587,6 +1621,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors = folders_table(path, block)
         elif kind == "programs-table":
             errors = programs_table(bins, path, block)
+        elif kind == "text-commands":
+            errors = text_commands(bins, args[1:], block)
         elif kind == "journal":
             errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
