@@ -55,6 +55,9 @@
 #                      the sources named exist
 #   text-commands FLAGS  the text commands' table: each row's command is named by the screen
 #                      `help` shows in the lobby (netcat's line mode)
+#   routes-table FLAGS the HTTP routes' table, asked of a real race2048d FLAGS: each `GET /PATH`
+#                      answers 200 (`limit=N` as 5; a path with `ID` 404 for a game there is
+#                      not), `any other path` 404, `a method other than` 405 with `Allow`
 #   metric-table FLAGS the table of metrics: its rows (`name{label,...}` and a type) are
 #                      exactly the families GET /metrics of a real race2048d FLAGS declares
 #                      (# TYPE), with their types and label names
@@ -1160,6 +1163,53 @@ def text_commands(bins, flags, block):
             if w != "help" and not re.search(r"\b%s\b" % w, helped)]
 
 
+def routes_table(bins, flags, block):
+    """The table of HTTP routes, asked of a real race2048d FLAGS's game port: each `GET /PATH`
+    (a path of its own or after `, `) answers 200 (`limit=N` as 5), one with `ID` 404 for a
+    game there is not; `any other path` 404; `a method other than` 405 with `Allow`."""
+    import http.client
+    server = Server(bins, flags)
+    errors = []
+
+    def ask(method, target):
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=DEADLINE_S)
+        try:
+            conn.request(method, target)
+            resp = conn.getresponse()
+            resp.read()
+            return resp.status, resp.getheader("Allow")
+        finally:
+            conn.close()
+
+    try:
+        for line in block[2:]:
+            first = line.strip("|").split("|")[0].strip()
+            if first == "any other path":
+                got = ask("GET", "/no-such-page")[0]
+                if got != 404:
+                    errors.append("GET /no-such-page: %d, not 404" % got)
+                continue
+            if first.startswith("a method other than"):
+                got, allow = ask("POST", "/")
+                if got != 405 or allow != "GET, HEAD":
+                    errors.append("POST /: %d, Allow %r, not 405 with Allow: GET, HEAD" % (got, allow))
+                continue
+            if "Upgrade" in first:
+                continue  # a WebSocket: the http and transcript checks open one
+            paths = re.findall(r"`(?:GET )?(/[^` ]*)`", first)
+            for path in paths:
+                target = path.replace("limit=N", "limit=5").replace("ID", "999999")
+                want = 404 if "ID" in path else 200
+                got = ask("GET", target)[0]
+                if got != want:
+                    errors.append("GET %s: %d, not %d" % (target, got, want))
+    except OSError as e:
+        errors.append("the requests stopped: %s" % e)
+    finally:
+        server.stop()
+    return errors
+
+
 def metric_families(text):
     """name -> (type, label names) of the families a /metrics body declares."""
     fams = {}
@@ -1623,6 +1673,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors = programs_table(bins, path, block)
         elif kind == "text-commands":
             errors = text_commands(bins, args[1:], block)
+        elif kind == "routes-table":
+            errors = routes_table(bins, args[1:], block)
         elif kind == "journal":
             errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
