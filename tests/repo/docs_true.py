@@ -58,6 +58,9 @@
 #   routes-table FLAGS the HTTP routes' table, asked of a real race2048d FLAGS: each `GET /PATH`
 #                      answers 200 (`limit=N` as 5; a path with `ID` 404 for a game there is
 #                      not), `any other path` 404, `a method other than` 405 with `Allow`
+#   game-fields FLAGS  the table of a finished game's fields names exactly the members of the
+#                      `game` records a real race2048d FLAGS wrote while its preludes
+#                      (`after=NAME`, a server each) ran
 #   metric-table FLAGS the table of metrics: its rows (`name{label,...}` and a type) are
 #                      exactly the families GET /metrics of a real race2048d FLAGS declares
 #                      (# TYPE), with their types and label names
@@ -1210,6 +1213,28 @@ def routes_table(bins, flags, block):
     return errors
 
 
+def game_fields_table(bins, flags, block):
+    """The table of a finished game's fields: its first column names (`field`) exactly the
+    members of the `game` records a real race2048d FLAGS wrote while each of the preludes
+    (`after=NAME`, a server each) ran."""
+    shown = {f for line in block[2:] for f in re.findall(r"`([a-z_]+)`", line.split("|")[1])}
+    errors, real = [], set()
+    for prelude in [f for f in flags if f.startswith("after=")]:
+        errs, records = journal_records(bins, [f for f in flags if not f.startswith("after=")]
+                                        + [prelude])
+        errors += errs
+        for rec, _ in records:
+            if rec.get("j") == "game":
+                real |= set(rec)
+    if not real:
+        return errors + ["the preludes made no finished game"]
+    for f in sorted(real - shown):
+        errors.append("a finished game's record has `%s`; the table has no row for it" % f)
+    for f in sorted(shown - real):
+        errors.append("the table names `%s`, which no record of the preludes has" % f)
+    return errors
+
+
 def metric_families(text):
     """name -> (type, label names) of the families a /metrics body declares."""
     fams = {}
@@ -1675,6 +1700,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors = text_commands(bins, args[1:], block)
         elif kind == "routes-table":
             errors = routes_table(bins, args[1:], block)
+        elif kind == "game-fields":
+            errors = game_fields_table(bins, args[1:], block)
         elif kind == "journal":
             errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
