@@ -61,6 +61,9 @@
 #   game-fields FLAGS  the table of a finished game's fields names exactly the members of the
 #                      `game` records a real race2048d FLAGS wrote while its preludes
 #                      (`after=NAME`, a server each) ran
+#   raw-http FLAGS     request lines (`...`: the rest of a WebSocket upgrade), a blank line, and
+#                      the response a real race2048d FLAGS's game port sends (its head, and
+#                      its body when it closes), `...` standing for any lines
 #   metric-table FLAGS the table of metrics: its rows (`name{label,...}` and a type) are
 #                      exactly the families GET /metrics of a real race2048d FLAGS declares
 #                      (# TYPE), with their types and label names
@@ -1235,6 +1238,55 @@ def game_fields_table(bins, flags, block):
     return errors
 
 
+UPGRADE = ["Upgrade: websocket", "Connection: Upgrade",
+           "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
+
+
+def lines_match(doc, real):
+    """real matches doc, a `...` line of doc standing for any lines (none included)."""
+    if not doc:
+        return not real
+    if doc[0] == "...":
+        return any(lines_match(doc[1:], real[k:]) for k in range(len(real) + 1))
+    return bool(real) and doc[0] == real[0] and lines_match(doc[1:], real[1:])
+
+
+def raw_http(bins, flags, block):
+    """A request (its lines, `...` for the rest of a WebSocket upgrade), a blank line, then
+    the response a real race2048d FLAGS's game port sends to it: its head, and its body if
+    the server closes after it; `...` in the response stands for any lines."""
+    blank = block.index("")
+    request = []
+    for line in block[:blank]:
+        request += [h for h in UPGRADE if h.split(":")[0] not in
+                    {l.split(":")[0] for l in block[:blank]}] if line == "..." else [line]
+    want = block[blank + 1:]
+    server = Server(bins, flags)
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=DEADLINE_S)
+    got = b""
+    try:
+        sock.sendall(("\r\n".join(request) + "\r\n\r\n").encode())
+        deadline = time.monotonic() + DEADLINE_S
+        while time.monotonic() < deadline:
+            if b"\r\n\r\n" in got and got.startswith(b"HTTP/1.1 101"):
+                break  # a WebSocket: the head is all
+            if not select.select([sock], [], [], deadline - time.monotonic())[0]:
+                break
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    finally:
+        sock.close()
+        server.stop()
+    head, _, body = got.decode(errors="replace").partition("\r\n\r\n")
+    real = head.split("\r\n") + ([""] + body.rstrip("\n").split("\n") if body else [])
+    if not lines_match(want, real):
+        return ["documented:\n    %s\n  answered:\n    %s"
+                % ("\n    ".join(want), "\n    ".join(real))]
+    return []
+
+
 def metric_families(text):
     """name -> (type, label names) of the families a /metrics body declares."""
     fams = {}
@@ -1702,6 +1754,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors = routes_table(bins, args[1:], block)
         elif kind == "game-fields":
             errors = game_fields_table(bins, args[1:], block)
+        elif kind == "raw-http":
+            errors = raw_http(bins, args[1:], block)
         elif kind == "journal":
             errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
