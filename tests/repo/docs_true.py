@@ -64,6 +64,7 @@
 #   raw-http FLAGS     request lines (`...`: the rest of a WebSocket upgrade), a blank line, and
 #                      the response a real race2048d FLAGS's game port sends (its head, and
 #                      its body when it closes), `...` standing for any lines
+#   nats-conf          a nats-server configuration that `nats-server -c FILE -t` accepts
 #   metric-table FLAGS the table of metrics: its rows (`name{label,...}` and a type) are
 #                      exactly the families GET /metrics of a real race2048d FLAGS declares
 #                      (# TYPE), with their types and label names
@@ -1287,6 +1288,17 @@ def raw_http(bins, flags, block):
     return []
 
 
+def nats_conf(block):
+    """A nats-server configuration that nats-server -t (test the configuration) accepts."""
+    with tempfile.TemporaryDirectory() as tmp:
+        conf = os.path.join(tmp, "nats.conf")
+        with open(conf, "w") as f:
+            f.write("\n".join(block) + "\n")
+        got = subprocess.run(["nats-server", "-c", conf, "-t"], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, timeout=30)
+    return [] if got.returncode == 0 else ["nats-server -t: " + got.stdout.strip()]
+
+
 def metric_families(text):
     """name -> (type, label names) of the families a /metrics body declares."""
     fams = {}
@@ -1756,6 +1768,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors = game_fields_table(bins, args[1:], block)
         elif kind == "raw-http":
             errors = raw_http(bins, args[1:], block)
+        elif kind == "nats-conf":
+            errors = nats_conf(block)
         elif kind == "journal":
             errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
