@@ -65,6 +65,8 @@
 #                      the response a real race2048d FLAGS's game port sends (its head, and
 #                      its body when it closes), `...` standing for any lines
 #   nats-conf          a nats-server configuration that `nats-server -c FILE -t` accepts
+#   haproxy-conf       an HAProxy configuration (or a part of one) in which haproxy -c finds
+#                      no error
 #   metric-table FLAGS the table of metrics: its rows (`name{label,...}` and a type) are
 #                      exactly the families GET /metrics of a real race2048d FLAGS declares
 #                      (# TYPE), with their types and label names
@@ -1299,6 +1301,20 @@ def nats_conf(block):
     return [] if got.returncode == 0 else ["nats-server -t: " + got.stdout.strip()]
 
 
+def haproxy_conf(block):
+    """An HAProxy configuration (or part) that haproxy -c finds no error in (exit 2, "will not
+    start (no listener)", is a part with no frontend: no error either)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        conf = os.path.join(tmp, "haproxy.cfg")
+        with open(conf, "w") as f:
+            f.write("\n".join(block) + "\n")
+        got = subprocess.run(["haproxy", "-c", "-f", conf], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, timeout=30)
+    if got.returncode in (0, 2) and "[ALERT]" not in got.stdout:
+        return []
+    return ["haproxy -c: " + "\n    ".join(l for l in got.stdout.splitlines() if "ALERT" in l)]
+
+
 def metric_families(text):
     """name -> (type, label names) of the families a /metrics body declares."""
     fams = {}
@@ -1770,6 +1786,8 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors = raw_http(bins, args[1:], block)
         elif kind == "nats-conf":
             errors = nats_conf(block)
+        elif kind == "haproxy-conf":
+            errors = haproxy_conf(block)
         elif kind == "journal":
             errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
