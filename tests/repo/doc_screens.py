@@ -10,6 +10,7 @@ import json
 import os
 import re
 import subprocess
+import threading
 import time
 
 COLS, ROWS = 80, 24
@@ -23,7 +24,8 @@ class Tmux:
     """A tmux server of our own (-L), its panes one session each, killed by close()."""
 
     def __init__(self, deadline_s):
-        self.sock = "docs_true_%d_%d" % (os.getpid(), int(time.monotonic() * 1000))
+        self.sock = "docs_true_%d_%d_%d" % (os.getpid(), threading.get_ident(),
+                                            int(time.monotonic() * 1000))  # files run at once
         self.deadline_s = deadline_s
         self.started = False
 

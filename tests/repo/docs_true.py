@@ -25,13 +25,53 @@
 #                      elide: `[...]` stands for any list, a string ending in `...` for any
 #                      string; the day's date (`daily`, `date`, `reveal_at`) maps one to one.
 #   cmd FLAGS          `$ PROG ARGS` lines, each followed by what it prints, run against a real
-#                      race2048d FLAGS (`--port N` in ARGS becomes its port); `key=value`
+#                      race2048d FLAGS (`--port N` in ARGS becomes its port; `ARGS &` runs in
+#                      the background: the lines after it are its first, its others follow
+#                      the last command's, and a `room=CODE` it prints maps the doc's CODE
+#                      in later ARGS to the real one); `key=value`
 #                      lines of a game on a server seed (different every run) are compared
 #                      by their keys only
 #   second-server FLAGS  the last line a second race2048d FLAGS prints on stderr (exit 1)
 #                      while a first one runs (both in a temporary folder shown as /srv)
+#   cluster-second FLAGS  the last line a second race2048d --cluster URL FLAGS prints on
+#                      stderr (exit 1) while a first one with the same FLAGS runs, both on a
+#                      nats-server of their own (the doc's URL stands for it)
 #   metrics FLAGS      every series (`name{labels}`) the block shows is served by GET /metrics
 #                      of a real race2048d FLAGS (values vary: not compared)
+#   listening FLAGS    the lines a real race2048d FLAGS --port 0 --http-port 0 prints when it
+#                      is ready, ports shown as the doc's; the doc's `[::1]` lines only where
+#                      the name has an IPv6 address
+#   python             a Python block: run, it prints its trailing `# ` comment lines
+#   c-draws            a C block defining chacha20_block(key, counter, out): compiled with a
+#                      main, it draws the page's vector (`the draws `0x...`, ...`) for the
+#                      seed of 64 zeros
+#   env-table          docker/README.md's variables: a row for each `[RACE2048_X]` of race2048d
+#                      --help, its backticked default the image's (Dockerfile ENV) or --help's;
+#                      a variable --help lacks is one a compose file next to the doc reads
+#   folders-table      README.md's folders: the `name/` rows are exactly git's top-level
+#                      folders; every row names something that exists
+#   programs-table     clients/README.md's programs: a row for each program given (but
+#                      race2048d) and each race2048-bench subcommand, each answering --help;
+#                      the sources named exist
+#   text-commands FLAGS  the text commands' table: each row's command is named by the screen
+#                      `help` shows in the lobby (netcat's line mode)
+#   routes-table FLAGS the HTTP routes' table, asked of a real race2048d FLAGS: each `GET /PATH`
+#                      answers 200 (`limit=N` as 5; a path with `ID` 404 for a game there is
+#                      not), `any other path` 404, `a method other than` 405 with `Allow`
+#   game-fields FLAGS  the table of a finished game's fields names exactly the members of the
+#                      `game` records a real race2048d FLAGS wrote while its preludes
+#                      (`after=NAME`, a server each) ran
+#   raw-http FLAGS     request lines (`...`: the rest of a WebSocket upgrade), a blank line, and
+#                      the response a real race2048d FLAGS's game port sends (its head, and
+#                      its body when it closes), `...` standing for any lines
+#   nats-conf          a nats-server configuration that `nats-server -c FILE -t` accepts
+#   haproxy-conf       an HAProxy configuration (or a part of one) in which haproxy -c finds
+#                      no error
+#   metric-table FLAGS the table of metrics: its rows (`name{label,...}` and a type) are
+#                      exactly the families GET /metrics of a real race2048d FLAGS declares
+#                      (# TYPE), with their types and label names
+#   error-table FLAGS  a table of error codes: each row's is one the server counts
+#                      (race2048_errors_total{code} of its /metrics)
 #   nc FLAGS           `$ printf 'LINE\n...' | nc ...` then the lines it prints: the same
 #                      as a transcript of one connection sending those lines
 #   screens NAME FLAGS a text-mode screen: doc_screens.py's scenario NAME plays it with the
@@ -54,7 +94,28 @@
 #                      top-level keys, in order, of a line of its type that a real race2048d
 #                      sends in a scripted session (a race, a spectator, a queue, a solo
 #                      game, a drop, an error, history, replay, a shutdown's bye), and no
-#                      nested key such lines lack; values are not compared
+#                      nested key such lines lack; values are not compared. In a message
+#                      flow (`> ` and `< ` lines, `...` lines between), the `< ` lines are
+#                      checked so (`"k":...` elides a value)
+#   request REPLY FLAGS  requests (one a line): each, sent by a connection of its own to a real
+#                      race2048d FLAGS after the preludes FLAGS name (`after=NAME`, run anew
+#                      for each line; with `once`, once for the block, the lines then sent
+#                      in order), is answered first by a line of type REPLY
+#                      (`R1,R2,...`: one a line), never by an error
+#   journal FLAGS      journal records (`{"j":...}`, one a line): a real race2048d FLAGS runs
+#                      the preludes FLAGS name (`after=NAME`) and stops; each line is one of
+#                      the records it wrote, keys in the same order, values the same but for
+#                      salts and clock times (`"..."` elides a string). A line `...,"k":v}`
+#                      shows a record's last members only
+#   journal-table FLAGS  the table of journal records: each kind a real race2048d FLAGS wrote
+#                      while one of the preludes (`after=NAME`, a server each) ran has a row
+#                      naming (as `member`) every member of its records, in their order (a
+#                      row that names none points to a block checked otherwise)
+#   journal-cmd FLAGS  `$ race2048-replay FILE` lines, each followed by what it prints (stdout
+#                      and stderr), verbatim: race2048.journal is the journal a real race2048d
+#                      FLAGS wrote while its preludes (`after=NAME`) ran; another FILE is a
+#                      copy with the score the block says is recorded (`game G (line L):
+#                      player P: score S recorded`) written into game G's record
 #   measured DATE HOW  a benchmark's figures on a machine: their values are not checked (they
 #                      vary), but dated, with how they were made; `run=PROG,ARG,...` among HOW
 #                      runs PROG ARGS: the same lines, the same keys in the same order, the
@@ -69,13 +130,15 @@
 # Usage: docs_true.py [--update] --bin NAME=PATH... FILE.md...
 # --update (for maintainers) rewrites the usage, flags and transcript blocks from the
 # binaries instead of comparing (flag tables are only reported: their prose is written by
-# hand). Exit 0 when every marked block is true, 1 with a diff-like report when not.
+# hand); a rewritten line keeps the doc's elisions (`[...]`, `"ab..."`) where the real line
+# matches them. Exit 0 when every marked block is true, 1 with a diff-like report when not.
 import argparse
 import concurrent.futures
 import json
 import os
 import re
 import select
+import shutil
 import socket
 import subprocess
 import sys
@@ -254,6 +317,60 @@ PRELUDES = {
     ],
     # A says hello (a connection's first line is welcome otherwise).
     "hello": ['A> {"type":"hello","name":"carl"}', 'A< {"type":"welcome"}'],
+    # Two new accounts race rated; Alice (A) leaves: Bob (B) wins by forfeit.
+    "rated-accounts": [
+        'A> {"type":"hello","name":"Alice"}', 'A< {"type":"welcome"}',
+        'A> {"type":"register"}', 'A< {"type":"registered","name":"Alice"}',
+        'B> {"type":"hello","name":"Bob"}', 'B< {"type":"welcome"}',
+        'B> {"type":"register"}', 'B< {"type":"registered","name":"Bob"}',
+        'A> {"type":"create","players":2,"rated":true}', 'A< {"type":"room","room":"R1"}',
+        'B> {"type":"join","room":"R1"}', 'B< {"type":"room"}', 'B< {"type":"start","rated":true}',
+        'A< {"type":"room"}', 'A< {"type":"start","rated":true}',
+        'A> {"type":"leave"}', 'A< {"type":"end","reason":"forfeit"}', 'A< {"type":"left"}',
+        'B< {"type":"player","status":"left"}',
+    ],
+    # B waits in a 2-player room (K7QD), A has said hello.
+    "room-k7qd": ['B> {"type":"hello","name":"bea"}', 'B< {"type":"welcome"}',
+                  'B> {"type":"create","players":2}', 'B< {"type":"room","room":"K7QD"}',
+                  'A> {"type":"hello","name":"ann"}', 'A< {"type":"welcome"}'],
+    # A plays a solo game.
+    "solo": ['A> {"type":"hello","name":"ann"}', 'A< {"type":"welcome"}',
+             'A> {"type":"solo"}', 'A< {"type":"start"}'],
+    # B (its resume token shown as the doc's) plays a solo game; A is a new connection.
+    "seated": ['B> {"type":"hello","name":"bea"}',
+               'B< {"type":"welcome","token":"4be1c07e9d2a5f3386e0b7c1d94a2f65"}',
+               'B> {"type":"solo"}', 'B< {"type":"start"}'],
+    # B left a 2-player race: A won it by forfeit.
+    "race-won": ['A> {"type":"hello","name":"ann"}', 'A< {"type":"welcome"}',
+                 'B> {"type":"hello","name":"bea"}', 'B< {"type":"welcome"}',
+                 'A> {"type":"create","players":2}', 'A< {"type":"room","room":"R1"}',
+                 'B> {"type":"join","room":"R1"}', 'B< {"type":"room"}', 'B< {"type":"start"}',
+                 'A< {"type":"room"}', 'A< {"type":"start"}',
+                 'B> {"type":"leave"}', 'B< {"type":"end"}', 'B< {"type":"left"}',
+                 'A< {"type":"player","status":"left"}', 'A< {"type":"end","reason":"forfeit"}'],
+    # A has played 17 solo games (game 17 is the last), its requests sent at once.
+    "17-games": ['A> {"type":"hello","name":"ann"}', 'A< {"type":"welcome"}'] + [
+        line for seed in range(1, 18) for line in (
+            'A> {"type":"solo","size":3,"seed":%d}' % seed, 'A> {"type":"move","dir":"left"}',
+            'A> {"type":"move","dir":"right"}', 'A> {"type":"leave"}')] + [
+        line for seed in range(1, 18) for line in (
+            'A< {"type":"start"}', 'A< {"type":"state"}', 'A< {"type":"state"}',
+            'A< {"type":"end"}', 'A< {"type":"left"}')],
+    # Rated races won by forfeit (the loser leaves), so that three accounts are past their
+    # provisional races: Alice beats Carl and dave 6 times each, Carl and dave beat each
+    # other twice. A (eve) asks.
+    "ladder": [line for who, name in (("L", "Alice"), ("C", "Carl"), ("D", "dave")) for line in (
+        '%s> {"type":"hello","name":"%s"}' % (who, name), '%s< {"type":"welcome"}' % who,
+        '%s> {"type":"register"}' % who, '%s< {"type":"registered"}' % who)] + [
+        line for n, (w, l) in enumerate([("L", "C"), ("L", "D")] * 6 + [("C", "D"), ("D", "C")] * 2)
+        for line in (
+            '%s> {"type":"create","players":2,"rated":true}' % w,
+            '%s< {"type":"room","room":"L%d"}' % (w, n),
+            '%s> {"type":"join","room":"L%d"}' % (l, n), '%s< {"type":"room"}' % l,
+            '%s< {"type":"start"}' % l, '%s< {"type":"room"}' % w, '%s< {"type":"start"}' % w,
+            '%s> {"type":"leave"}' % l, '%s< {"type":"end"}' % l, '%s< {"type":"left"}' % l,
+            '%s< {"type":"player"}' % w, '%s< {"type":"end"}' % w)] + [
+        'A> {"type":"hello","name":"eve"}', 'A< {"type":"welcome"}'],
     # A logs in as Alice.
     "alice": ['A> {"type":"hello","name":"alice","key":"7683319804c302f6e8c65b1ba6c92a34"}',
               'A< {"type":"welcome","account":true}'],
@@ -298,6 +415,20 @@ def to_real(value, mapping):
     return value
 
 
+def keep_elisions(doc, real):
+    """real, with the doc's `[...]` and `"...` strings kept where real matches them, so that
+    --update rewrites a line without spelling out what the doc leaves out."""
+    if doc == ELIDED_LIST and isinstance(real, list):
+        return doc
+    if isinstance(doc, str) and doc.endswith("...") and isinstance(real, str):
+        return doc
+    if isinstance(doc, dict) and isinstance(real, dict):
+        return {k: keep_elisions(doc[k], v) if k in doc else v for k, v in real.items()}
+    if isinstance(doc, list) and isinstance(real, list) and len(doc) == len(real):
+        return [keep_elisions(d, r) for d, r in zip(doc, real)]
+    return real
+
+
 def as_doc(value, mapping):
     """A server line with the ids, tokens, codes, salts and commits the doc already shows for
     them, so that --update changes only what changed."""
@@ -306,6 +437,8 @@ def as_doc(value, mapping):
         (bound, so that the rewritten block maps one to one on the next run)."""
         if (cls, x) in mapping.back:
             return mapping.back[(cls, x)]
+        if isinstance(x, str) and x.endswith("..."):
+            return x  # the doc's elision, kept
         doc = x
         if (cls, doc) in mapping.fwd:  # the doc uses that label for another value
             taken = [d for (c, d) in mapping.fwd if c == cls and isinstance(d, int)]
@@ -322,7 +455,8 @@ def as_doc(value, mapping):
                     x, (dict, list)) else back(x)
             return out
         return [back(x) for x in v] if isinstance(v, list) else v
-    return json.dumps(back(value), separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(back(value), separators=(",", ":"), ensure_ascii=False).replace(
+        json.dumps(ELIDED_LIST), ELIDED_LIST)
 
 
 class Conn:
@@ -425,7 +559,7 @@ def run_transcript(bins, flags, block, sessions=None):
                 got = conns[c].read_line(deadline)
                 before = len(errors)
                 compare(doc, json.loads(got), mapping, "line %d (%s<) %s" % (n + 1, c, doc.get("type")), errors)
-                shown_got = as_doc(json.loads(got), mapping)  # after compare: its values mapped
+                shown_got = as_doc(keep_elisions(doc, json.loads(got)), mapping)  # after compare
                 reals.append(text if len(errors) == before else shown_got)
                 if len(errors) > before:
                     errors.append("  documented: %s\n  sent:       %s" % (text, got))
@@ -469,8 +603,11 @@ def same_result_line(doc, real):
 
 def run_commands(bins, flags, block):
     """Each `$ PROG ARGS` line runs against a real race2048d FLAGS (`--port N` becomes its
-    port); the lines after it are its stdout. Returns (errors, regenerated block)."""
-    errors, out = [], []
+    port); the lines after it are its stdout. A line ending in ` &` is a background job: the
+    lines after it are its first ones (a `room=CODE` among them makes the doc's CODE, in a
+    later command, the real one), and its other lines follow the block's last command's.
+    Returns (errors, regenerated block)."""
+    errors, out, jobs, codes = [], [], [], {}
     with tempfile.TemporaryDirectory() as tmp:
         proc, port = start_server(bins, flags, tmp)
         try:
@@ -482,17 +619,47 @@ def run_commands(bins, flags, block):
                 while j < len(block) and not block[j].startswith("$ "):
                     j += 1
                 argv = line[2:].split()
-                real_argv = [bins[argv[0]]] + [str(port) if k > 0 and argv[k - 1] == "--port" else a
-                                               for k, a in enumerate(argv) if k > 0]
-                got = subprocess.run(real_argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, timeout=120).stdout.splitlines()
+                background = argv[-1] == "&"
+                argv = argv[:-1] if background else argv
+                real_argv = [bins[argv[0]]] + [
+                    str(port) if argv[k - 1] == "--port" else codes.get(a, a)
+                    for k, a in enumerate(argv) if k > 0]
                 doc = block[i + 1:j]
+                if background:
+                    job = subprocess.Popen(real_argv, stdout=subprocess.PIPE,
+                                           stderr=subprocess.DEVNULL, text=True)
+                    jobs.append(job)
+                    got = []
+                    while len(got) < len(doc):
+                        if not select.select([job.stdout], [], [], DEADLINE_S)[0]:
+                            break
+                        got_line = job.stdout.readline()
+                        if not got_line:
+                            break
+                        got.append(got_line.rstrip("\n"))
+                    for d, r in zip(doc, got):
+                        if d.startswith("room=") and r.startswith("room="):
+                            codes[d[len("room="):]] = r[len("room="):]
+                else:
+                    got = subprocess.run(real_argv, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True,
+                                         timeout=120).stdout.splitlines()
+                if j == len(block):  # the jobs' last lines follow the last command's
+                    for job in jobs:
+                        try:
+                            rest, _ = job.communicate(timeout=DEADLINE_S)
+                        except subprocess.TimeoutExpired:
+                            rest = "(still running after %d s)" % DEADLINE_S
+                        got += rest.splitlines()
                 if len(doc) != len(got) or not all(same_result_line(d, r) for d, r in zip(doc, got)):
                     errors.append("`%s` documented:\n    %s\n  printed:\n    %s"
                                   % (line[2:], "\n    ".join(doc), "\n    ".join(got)))
                 out += [line] + got
                 i = j
         finally:
+            for job in jobs:
+                job.kill()
+                job.wait()
             proc.terminate()
             proc.wait(timeout=DEADLINE_S)
     return errors, out
@@ -522,9 +689,252 @@ def second_server(bins, flags, block):
     return [], want
 
 
-def metric_series(bins, flags, block):
-    """Every series the block shows (`name{labels}`; values vary, `...` stands for the rest)
-    is one that GET /metrics on a real race2048d's game port lists."""
+def check_requests(bins, args, block):
+    """Each line is a request a real race2048d FLAGS takes: sent on connection A after the
+    preludes (`after=NAME`, run anew for each line, or, with `once`, once for the block), its
+    first answer is of the type REPLY (`REPLY1,REPLY2,...`: one a line), never an error."""
+    replies = args[0].split(",")
+    once = "once" in args[1:]
+    preludes = [f[len("after="):] for f in args[1:] if f.startswith("after=")]
+    server = Server(bins, [f for f in args[1:] if not f.startswith("after=") and f != "once"])
+    errors, conns, mapping = [], {}, Mapping()
+    try:
+        for n, line in enumerate(block):
+            want = replies[n] if len(replies) > 1 else replies[0]
+            try:
+                deadline = time.monotonic() + DEADLINE_S
+                if not once or n == 0:
+                    for conn in conns.values():
+                        conn.sock.close()
+                    conns, mapping = {}, Mapping()
+                    for name in preludes:
+                        run_prelude(name, conns, server.port, mapping, deadline, errors)
+                if "A" not in conns:
+                    conns["A"] = Conn(server.port)
+                conn = conns["A"]
+                conn.send(json.dumps(to_real(load_doc(line), mapping), separators=(",", ":")))
+                conn.send('{"type":"ping","t":"sync"}')
+                got = json.loads(conn.read_line(deadline))
+                if got.get("type") != want:
+                    errors.append("`%s` is answered %s, not %s" % (line, json.dumps(got), want))
+                while got.get("t") != "sync":  # the rest of its answers
+                    got = json.loads(conn.read_line(deadline))
+            except (TimeoutError, ConnectionError, OSError, ValueError) as e:
+                errors.append("`%s`: %s" % (line, e))
+    finally:
+        for conn in conns.values():
+            conn.sock.close()
+        server.stop()
+    return errors
+
+
+def journal_records(bins, flags):
+    """The records a real race2048d FLAGS writes to its journal while the preludes named
+    `after=NAME` among FLAGS run, then a stop (SIGTERM: every record is on disk)."""
+    preludes = [f[len("after="):] for f in flags if f.startswith("after=")]
+    server = Server(bins, [f for f in flags if not f.startswith("after=")])
+    errors, conns = [], {}
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        for name in preludes:
+            run_prelude(name, conns, server.port, server.mapping, deadline, errors)
+        for conn in conns.values():  # every request answered before the stop
+            conn.send('{"type":"ping","t":"sync"}')
+            while json.loads(conn.read_line(deadline)).get("t") != "sync":
+                pass
+        server.proc.terminate()
+        server.proc.wait(timeout=DEADLINE_S)
+        with open(os.path.join(server.tmp.name, "journal"), encoding="utf-8") as f:
+            records = [(json.loads(l), l.rstrip("\n")) for l in f if l.strip()]
+    finally:
+        for conn in conns.values():
+            conn.sock.close()
+        server.stop()
+    return errors, records
+
+
+def check_journal(bins, flags, block):
+    """Each line is a record the real server wrote in the preludes' session: the same keys in
+    the same order and the same values but for salts, clock times and `"..."` elisions. A
+    line `...,"k":v,...}` shows a record's last members only."""
+    errors, records = journal_records(bins, flags)
+    out = []
+    for line in block:
+        tail = line.startswith("...,")
+        doc = load_doc("{" + line[4:] if tail else line)
+        if tail:
+            cands = [({k: r[k] for k in list(r)[len(r) - len(doc):]}, raw) for r, raw in records
+                     if len(r) >= len(doc) and list(r)[len(r) - len(doc):] == list(doc)]
+        else:
+            cands = [(r, raw) for r, raw in records
+                     if r.get("j") == doc.get("j") and list(r) == list(doc)]
+        best = None
+        for real, raw in cands:
+            errs = []
+            compare(doc, real, Mapping(), "record", errs)
+            if not errs:
+                best = None
+                out.append(line)
+                break
+            best = best or (real, raw, errs)
+        else:
+            if best is None:
+                kind = doc.get("j", "with members " + ",".join(doc))
+                same = [list(r) for r, _ in records if r.get("j") == doc.get("j")] or \
+                    [list(r) for r, _ in records]
+                errors.append("no record %s with the keys %s; the server wrote %s"
+                              % (kind, list(doc), same[:3]))
+                out.append(line)
+            else:
+                real, raw, errs = best
+                errors += errs
+                # The server's own spelling (17 significant digits), the doc's elisions kept.
+                for k, v in doc.items():
+                    if isinstance(v, str) and v.endswith("...") and isinstance(real[k], str):
+                        raw = raw.replace('"%s":%s' % (k, json.dumps(real[k])),
+                                          '"%s":%s' % (k, json.dumps(v)), 1)
+                if tail:
+                    raw = "...," + raw[raw.index(',"%s":' % next(iter(doc))) + 1:]
+                out.append(raw)
+    return errors, out
+
+
+TAMPER = re.compile(r"^game (\d+) \(line \d+\): player (\d+): score (\d+) recorded")
+
+
+def run_journal_commands(bins, flags, block):
+    """`$ race2048-replay FILE ARGS` lines, each followed by what it prints, where FILE is the
+    journal a real race2048d FLAGS wrote while the preludes FLAGS name ran (`race2048.journal`),
+    or a copy of it (any other name) with the score the block says is recorded for a game's
+    player (`game G (line L): player P: score S recorded`) written into G's record."""
+    errors, records = journal_records(bins, flags)
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        i = 0
+        while i < len(block):
+            line = block[i]
+            if not line.startswith("$ race2048-replay "):
+                return errors + ["a block of `$ race2048-replay FILE` lines: %s" % line], None
+            j = i + 1
+            while j < len(block) and not block[j].startswith("$ "):
+                j += 1
+            argv = line[2:].split()
+            doc = block[i + 1:j]
+            raws = [raw for _, raw in records]
+            tamper = [TAMPER.match(l) for l in doc if TAMPER.match(l)]
+            if argv[1] != "race2048.journal" and tamper:
+                game, player, score = (int(x) for x in tamper[0].groups())
+                for k, (rec, _) in enumerate(records):
+                    if rec.get("j") == "game" and rec.get("game") == game:
+                        for res in rec["results"]:
+                            if res["id"] == player:
+                                res["score"] = score
+                        raws[k] = json.dumps(rec, separators=(",", ":"), ensure_ascii=False)
+            with open(os.path.join(tmp, argv[1]), "w", encoding="utf-8") as f:
+                f.write("\n".join(raws) + "\n")
+            got = subprocess.run([bins[argv[0]]] + argv[1:], cwd=tmp, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True, timeout=60).stdout.splitlines()
+            if got != doc:
+                errors.append("`%s` documented:\n    %s\n  printed:\n    %s"
+                              % (line[2:], "\n    ".join(doc), "\n    ".join(got)))
+            out += [line] + got
+            i = j
+    return errors, out
+
+
+def cluster_second(bins, flags, block):
+    """The last line a second race2048d --cluster URL FLAGS prints on stderr (exit 1) while a
+    first one with the same FLAGS (the same --node) runs: both on a nats-server of their own
+    (with JetStream, on a free port), each in its own folder; the doc's URL stands for it."""
+    url = re.search(r"--cluster (\S+):", block[0] if block else "")
+    if not url:
+        return ["the line does not begin `race2048d: --cluster URL:`"], None
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        nats_port = probe.getsockname()[1]
+        probe.close()
+        nats = subprocess.Popen(["nats-server", "-js", "-sd", os.path.join(tmp, "nats"), "-a",
+                                 "127.0.0.1", "-p", str(nats_port)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        real_url = "nats://127.0.0.1:%d" % nats_port
+        argv = [bins["race2048d"], "--host", "127.0.0.1", "--port", "0", "--http-port", "off",
+                "--cluster", real_url] + flags
+        first = None
+        try:
+            deadline = time.monotonic() + DEADLINE_S
+            while True:  # nats-server listens when a connection to it succeeds
+                try:
+                    socket.create_connection(("127.0.0.1", nats_port), timeout=1).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline or nats.poll() is not None:
+                        return ["nats-server did not start"], None
+                    time.sleep(0.05)
+            for name in ("first", "second"):
+                os.mkdir(os.path.join(tmp, name))
+            first = subprocess.Popen(argv, cwd=os.path.join(tmp, "first"), stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL)
+            if not select.select([first.stdout], [], [], DEADLINE_S)[0] or not first.stdout.readline():
+                return ["the first race2048d did not start"], None
+            second = subprocess.run(argv, cwd=os.path.join(tmp, "second"), stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True, timeout=60)
+        finally:
+            for proc in (first, nats):  # the node first: it leaves the cluster on NATS
+                if proc is not None:
+                    proc.terminate()
+                    try:
+                        proc.wait(timeout=DEADLINE_S)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                        proc.wait()
+    want = second.stderr.replace(real_url, url.group(1)).splitlines()[-1:]
+    if second.returncode != 1:
+        return ["the second race2048d exited %d, not 1" % second.returncode], want
+    if want != block:
+        return ["documented:\n    %s\n  printed:\n    %s" % ("\n    ".join(block), "\n    ".join(want))], want
+    return [], want
+
+
+def check_journal_table(bins, flags, block):
+    """The table of journal records: each kind of record a real race2048d wrote while one of
+    the preludes FLAGS name (`after=NAME`, each on a server of its own) ran has a row, and
+    the row names (as `member`) every member of such records, in their order."""
+    errors, rows = [], {}
+    for line in block[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        m = re.match(r"^`([a-z_]+)`$", cells[0])
+        if m:
+            rows[m.group(1)] = re.findall(r"`([a-z_]+)`", cells[-1])
+    preludes = [f for f in flags if f.startswith("after=")]
+    others = [f for f in flags if not f.startswith("after=")]
+    seen = set()
+    for prelude in preludes:
+        errs, records = journal_records(bins, others + [prelude])
+        errors += errs
+        for rec, _ in records:
+            kind, keys = rec.get("j"), [k for k in rec if k != "j"]
+            if (kind, tuple(keys)) in seen:
+                continue
+            seen.add((kind, tuple(keys)))
+            if kind not in rows:
+                errors.append("the server writes `%s` records; the table has no row" % kind)
+                continue
+            named = rows[kind]
+            if not named:
+                continue  # the row points to a block below (`game`: checked as `journal`)
+            missing = [k for k in keys if k not in named]
+            if missing:
+                errors.append("`%s` records have %s; its row does not name them"
+                              % (kind, ", ".join(missing)))
+            elif sorted(keys, key=named.index) != keys:
+                errors.append("`%s` records have %s in that order; its row names %s"
+                              % (kind, keys, named))
+    return errors
+
+
+def get_metrics(bins, flags):
+    """The body of GET /metrics on a real race2048d FLAGS's game port."""
     with tempfile.TemporaryDirectory() as tmp:
         proc, port = start_server(bins, flags, tmp)
         try:
@@ -542,7 +952,13 @@ def metric_series(bins, flags, block):
         finally:
             proc.terminate()
             proc.wait(timeout=DEADLINE_S)
-    text = body.decode(errors="replace")
+    return body.decode(errors="replace").split("\r\n\r\n", 1)[-1]
+
+
+def metric_series(bins, flags, block):
+    """Every series the block shows (`name{labels}`; values vary, `...` stands for the rest)
+    is one that GET /metrics on a real race2048d's game port lists."""
+    text = get_metrics(bins, flags)
     real = {l.split()[0] for l in text.split("\r\n\r\n", 1)[-1].splitlines()
             if l and not l.startswith("#")}
     shown = {l.split()[0] for l in block if l and not l.startswith("$") and l.strip() != "..."}
@@ -550,6 +966,403 @@ def metric_series(bins, flags, block):
     if not real:
         return ["GET /metrics gave no series: %r" % text[:200]]
     return ["series shown but not served: %s" % ", ".join(missing)] if missing else []
+
+
+def listening_lines(bins, flags, block):
+    """What a real race2048d FLAGS (with `--port 0 --http-port 0`) prints on stdout when it is
+    ready, its ports shown as the doc's (the first `:PORT` of a `listening` line and of an
+    `http` line). A machine where the name has no IPv6 address prints no `[::1]` lines:
+    those of the doc are then not asked for."""
+    doc_port = re.search(r"listening on .*:(\d+)$", block[0]) if block else None
+    doc_http = [re.search(r":(\d+)$", l).group(1) for l in block if " http on " in l][:1]
+    if not doc_port:
+        return ["the block does not begin with a `race2048d listening on` line"], None
+    proc = subprocess.Popen([bins["race2048d"], "--port", "0", "--http-port", "0",
+                             "--journal", "none"] + flags,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    buf = b""
+    try:  # it flushes them together: the lines are in when the first http line is
+        deadline = time.monotonic() + DEADLINE_S
+        while b" http on " not in buf and select.select(
+                [proc.stdout], [], [], max(0, deadline - time.monotonic()))[0]:
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            buf += chunk
+    finally:
+        proc.terminate()
+        proc.wait(timeout=DEADLINE_S)
+    got = buf.decode().splitlines()
+    ports = {}
+    for l in got:
+        m = re.search(r"^race2048d (listening|http) on .*:(\d+)$", l)
+        if m:
+            ports.setdefault(m.group(2), doc_port.group(1) if m.group(1) == "listening"
+                             else (doc_http[0] if doc_http else m.group(2)))
+    shown = [re.sub(r":(\d+)$", lambda m: ":" + ports.get(m.group(1), m.group(1)), l) for l in got]
+    if len(set(ports.values())) != len(ports):
+        return ["the doc shows one port for the server's %s" % " and ".join(sorted(ports))], None
+    want = block if any("[::1]" in l for l in shown) else [l for l in block if "[::1]" not in l]
+    if shown != want:
+        return ["documented:\n    %s\n  printed (ports as the doc's):\n    %s"
+                % ("\n    ".join(want), "\n    ".join(shown))], None
+    return [], None
+
+
+def run_python(block):
+    """A Python block run by this Python: it prints its trailing `# ` comment lines."""
+    k = len(block)
+    while k > 0 and block[k - 1].startswith("# "):
+        k -= 1
+    want = [l[2:] for l in block[k:]]
+    got = subprocess.run([sys.executable, "-c", "\n".join(block[:k])], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=60).stdout.splitlines()
+    if not want or got != want:
+        return ["the block's comment says it prints:\n    %s\n  it prints:\n    %s"
+                % ("\n    ".join(want), "\n    ".join(got))]
+    return []
+
+
+def run_c_draws(block, text):
+    """A C block defining chacha20_block(key, counter, out): compiled with a main that prints
+    the first draws of the seed of 64 zeros, which must be the page's vector (`the draws
+    `0x...`, ...`)."""
+    vector = re.findall(r"`(0x[0-9a-f]{8})`", text[text.find("the draws `0x"):][:200])
+    cc = next((c for c in (os.environ.get("CC"), "cc", "clang", "gcc") if c and shutil.which(c)), None)
+    if not vector or not cc:
+        return ["no vector (`the draws `0x...``) on the page, or no C compiler"]
+    main = ("#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n" + "\n".join(block) +
+            "\nint main(void) {\n    uint32_t key[8] = {0}, out[16];\n"
+            "    chacha20_block(key, 0, out);\n"
+            "    for (int i = 0; i < %d; i++)\n        printf(\"0x%%08x\\n\", out[i]);\n"
+            "    return 0;\n}\n" % len(vector))
+    with tempfile.TemporaryDirectory() as tmp:
+        src, exe = os.path.join(tmp, "draws.c"), os.path.join(tmp, "draws")
+        with open(src, "w") as f:
+            f.write(main)
+        built = subprocess.run([cc, "-std=c11", "-Wall", "-Werror", "-o", exe, src],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if built.returncode != 0:
+            return ["the block does not compile:\n    " + built.stdout.replace("\n", "\n    ")]
+        got = subprocess.run([exe], stdout=subprocess.PIPE, text=True, timeout=30).stdout.split()
+    if got != vector:
+        return ["the page's vector is %s; the block draws %s" % (vector, got)]
+    return []
+
+
+def env_table(bins, path, block):
+    """docker/README.md's table of variables: a row for every `[RACE2048_X]` of race2048d
+    --help; a row's backticked default is the one the image sets (the Dockerfile's ENV) or
+    else --help's `(default X)`; a row for a variable --help lacks is one a compose file of
+    the doc's folder reads."""
+    helps = {}
+    for line in run_help(bins, "race2048d", None):
+        m = re.search(r"\[(RACE2048_[A-Z0-9_]+)\]$", line)
+        if m:
+            d = re.search(r"\(default ([^ )]+)\)", line)
+            helps[m.group(1)] = d.group(1) if d else None
+    folder = os.path.dirname(os.path.abspath(path))
+    texts = {}
+    for name in os.listdir(folder):
+        if name.startswith(("compose", "Dockerfile")):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                texts[name] = f.read()
+    image = dict(re.findall(r"\b(RACE2048_[A-Z0-9_]+)=(\S+)", texts.get("Dockerfile", "")))
+    errors, rows = [], {}
+    for line in block[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        m = re.match(r"^`([A-Z0-9_]+)`$", cells[0])
+        if m:
+            rows[m.group(1)] = cells[1]
+    for var in sorted(set(helps) - set(rows)):
+        errors.append("race2048d --help reads %s; the table has no row for it" % var)
+    for var, default in sorted(rows.items()):
+        if var not in helps:
+            if not any(re.search(r"\b%s\b" % var, t) for n, t in texts.items() if n != "Dockerfile"):
+                errors.append("%s: neither race2048d --help nor a compose file reads it" % var)
+            continue
+        m = re.match(r"^`([^`]+)`$", default)
+        want = image.get(var, helps[var])
+        if m and m.group(1) != want:
+            errors.append("%s: default `%s` documented, %s %s" % (
+                var, m.group(1), "the image sets" if var in image else "--help says", want))
+    return errors
+
+
+def folders_table(path, block):
+    """README.md's table of folders: its `name/` rows are exactly the repository's top-level
+    folders (as git tracks them), and its other rows name files that exist."""
+    root = os.path.dirname(os.path.abspath(path))
+    names = [n for line in block[2:] for n in re.findall(r"^\| `([^`]+)` \|", line)]
+    errors = ["%s: no such file or folder" % n for n in names
+              if not os.path.exists(os.path.join(root, n))]
+    tracked = subprocess.run(["git", "-C", root, "ls-files"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+    if tracked.returncode == 0:  # not a git checkout (a tarball): only existence
+        folders = {l.split("/")[0] + "/" for l in tracked.stdout.splitlines()
+                   if "/" in l and not l.startswith(".")}
+        for f in sorted(folders - set(names)):
+            errors.append("the folder %s has no row" % f)
+    return errors
+
+
+def programs_table(bins, path, block):
+    """clients/README.md's table of programs: a row for every program the check was given but
+    race2048d and for every subcommand of race2048-bench --help, each of which answers
+    --help; the sources a row names exist next to the doc."""
+    folder = os.path.dirname(os.path.abspath(path))
+    errors, shown = [], set()
+    for line in block[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        m = re.match(r"^`(race2048-[a-z]+)(?: ([a-z]+))?`$", cells[0])
+        if not m:
+            continue
+        prog, sub = m.groups()
+        shown.add((prog, sub))
+        if prog not in bins:
+            errors.append("%s: no such program" % prog)
+            continue
+        argv = [bins[prog]] + ([sub] if sub else []) + ["--help"]
+        if subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          timeout=30).returncode != 0:
+            errors.append("`%s` does not answer --help" % " ".join(argv[1:] and [prog] + argv[1:]))
+        for src in re.findall(r"`([a-z_]+\.c)`", cells[-1]):
+            if not os.path.exists(os.path.join(folder, src)):
+                errors.append("%s: no source %s next to the doc" % (cells[0], src))
+    progs = {p for p, _ in shown}
+    for prog in sorted(set(bins) - {"race2048d"} - progs):
+        errors.append("%s has no row" % prog)
+    if "race2048-bench" in bins:
+        usage = run_help(bins, "race2048-bench", None)[0]
+        for sub in re.findall(r"(?:\] |\| )([a-z]+) ", usage + " "):
+            if ("race2048-bench", sub) not in shown:
+                errors.append("race2048-bench %s has no row" % sub)
+    return errors
+
+
+def text_commands(bins, flags, block):
+    """The table of text commands: each row's command (its first word) is named by the screen
+    `help` shows in the lobby of a real race2048d FLAGS (netcat's line mode)."""
+    words = []
+    for line in block[2:]:
+        for cmd in re.findall(r"`([a-z]+)[^`]*`", line.split("|")[1]):
+            if cmd not in words:
+                words.append(cmd)
+    server = Server(bins, flags)
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=DEADLINE_S)
+    out, head = b"", b"Commands (type one"
+    try:
+        sock.sendall(b"help\n")
+        deadline = time.monotonic() + DEADLINE_S
+        while (head not in out or b"\n> " not in out[out.find(head):]) and \
+                time.monotonic() < deadline:
+            if select.select([sock], [], [], deadline - time.monotonic())[0]:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                out += chunk
+    finally:
+        sock.close()
+        server.stop()
+    text = out.decode(errors="replace")
+    if head.decode() not in text:
+        return ["no `help` screen (%s...) came: %r" % (head.decode(), text[-300:])]
+    helped = text[text.find(head.decode()):]
+    return ["`help` does not name `%s`" % w for w in words  # `help`: the screen itself
+            if w != "help" and not re.search(r"\b%s\b" % w, helped)]
+
+
+def routes_table(bins, flags, block):
+    """The table of HTTP routes, asked of a real race2048d FLAGS's game port: each `GET /PATH`
+    (a path of its own or after `, `) answers 200 (`limit=N` as 5), one with `ID` 404 for a
+    game there is not; `any other path` 404; `a method other than` 405 with `Allow`."""
+    import http.client
+    server = Server(bins, flags)
+    errors = []
+
+    def ask(method, target):
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=DEADLINE_S)
+        try:
+            conn.request(method, target)
+            resp = conn.getresponse()
+            resp.read()
+            return resp.status, resp.getheader("Allow")
+        finally:
+            conn.close()
+
+    try:
+        for line in block[2:]:
+            first = line.strip("|").split("|")[0].strip()
+            if first == "any other path":
+                got = ask("GET", "/no-such-page")[0]
+                if got != 404:
+                    errors.append("GET /no-such-page: %d, not 404" % got)
+                continue
+            if first.startswith("a method other than"):
+                got, allow = ask("POST", "/")
+                if got != 405 or allow != "GET, HEAD":
+                    errors.append("POST /: %d, Allow %r, not 405 with Allow: GET, HEAD" % (got, allow))
+                continue
+            if "Upgrade" in first:
+                continue  # a WebSocket: the http and transcript checks open one
+            paths = re.findall(r"`(?:GET )?(/[^` ]*)`", first)
+            for path in paths:
+                target = path.replace("limit=N", "limit=5").replace("ID", "999999")
+                want = 404 if "ID" in path else 200
+                got = ask("GET", target)[0]
+                if got != want:
+                    errors.append("GET %s: %d, not %d" % (target, got, want))
+    except OSError as e:
+        errors.append("the requests stopped: %s" % e)
+    finally:
+        server.stop()
+    return errors
+
+
+def game_fields_table(bins, flags, block):
+    """The table of a finished game's fields: its first column names (`field`) exactly the
+    members of the `game` records a real race2048d FLAGS wrote while each of the preludes
+    (`after=NAME`, a server each) ran."""
+    shown = {f for line in block[2:] for f in re.findall(r"`([a-z_]+)`", line.split("|")[1])}
+    errors, real = [], set()
+    for prelude in [f for f in flags if f.startswith("after=")]:
+        errs, records = journal_records(bins, [f for f in flags if not f.startswith("after=")]
+                                        + [prelude])
+        errors += errs
+        for rec, _ in records:
+            if rec.get("j") == "game":
+                real |= set(rec)
+    if not real:
+        return errors + ["the preludes made no finished game"]
+    for f in sorted(real - shown):
+        errors.append("a finished game's record has `%s`; the table has no row for it" % f)
+    for f in sorted(shown - real):
+        errors.append("the table names `%s`, which no record of the preludes has" % f)
+    return errors
+
+
+UPGRADE = ["Upgrade: websocket", "Connection: Upgrade",
+           "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
+
+
+def lines_match(doc, real):
+    """real matches doc, a `...` line of doc standing for any lines (none included)."""
+    if not doc:
+        return not real
+    if doc[0] == "...":
+        return any(lines_match(doc[1:], real[k:]) for k in range(len(real) + 1))
+    return bool(real) and doc[0] == real[0] and lines_match(doc[1:], real[1:])
+
+
+def raw_http(bins, flags, block):
+    """A request (its lines, `...` for the rest of a WebSocket upgrade), a blank line, then
+    the response a real race2048d FLAGS's game port sends to it: its head, and its body if
+    the server closes after it; `...` in the response stands for any lines."""
+    blank = block.index("")
+    request = []
+    for line in block[:blank]:
+        request += [h for h in UPGRADE if h.split(":")[0] not in
+                    {l.split(":")[0] for l in block[:blank]}] if line == "..." else [line]
+    want = block[blank + 1:]
+    server = Server(bins, flags)
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=DEADLINE_S)
+    got = b""
+    try:
+        sock.sendall(("\r\n".join(request) + "\r\n\r\n").encode())
+        deadline = time.monotonic() + DEADLINE_S
+        while time.monotonic() < deadline:
+            if b"\r\n\r\n" in got and got.startswith(b"HTTP/1.1 101"):
+                break  # a WebSocket: the head is all
+            if not select.select([sock], [], [], deadline - time.monotonic())[0]:
+                break
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    finally:
+        sock.close()
+        server.stop()
+    head, _, body = got.decode(errors="replace").partition("\r\n\r\n")
+    real = head.split("\r\n") + ([""] + body.rstrip("\n").split("\n") if body else [])
+    if not lines_match(want, real):
+        return ["documented:\n    %s\n  answered:\n    %s"
+                % ("\n    ".join(want), "\n    ".join(real))]
+    return []
+
+
+def nats_conf(block):
+    """A nats-server configuration that nats-server -t (test the configuration) accepts."""
+    with tempfile.TemporaryDirectory() as tmp:
+        conf = os.path.join(tmp, "nats.conf")
+        with open(conf, "w") as f:
+            f.write("\n".join(block) + "\n")
+        got = subprocess.run(["nats-server", "-c", conf, "-t"], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, timeout=30)
+    return [] if got.returncode == 0 else ["nats-server -t: " + got.stdout.strip()]
+
+
+def haproxy_conf(block):
+    """An HAProxy configuration (or part) that haproxy -c finds no error in (exit 2, "will not
+    start (no listener)", is a part with no frontend: no error either)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        conf = os.path.join(tmp, "haproxy.cfg")
+        with open(conf, "w") as f:
+            f.write("\n".join(block) + "\n")
+        got = subprocess.run(["haproxy", "-c", "-f", conf], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, timeout=30)
+    if got.returncode in (0, 2) and "[ALERT]" not in got.stdout:
+        return []
+    return ["haproxy -c: " + "\n    ".join(l for l in got.stdout.splitlines() if "ALERT" in l)]
+
+
+def metric_families(text):
+    """name -> (type, label names) of the families a /metrics body declares."""
+    fams = {}
+    for line in text.splitlines():
+        m = re.match(r"^# TYPE (\S+) (\S+)$", line)
+        if m:
+            fams[m.group(1)] = (m.group(2), set())
+            continue
+        m = re.match(r"^([a-z0-9_]+)(?:\{(.*)\})? ", line)
+        if m and not line.startswith("#"):
+            name = re.sub(r"_(bucket|sum|count)$", "", m.group(1)) if m.group(1) not in fams else m.group(1)
+            labels = {kv.split("=")[0] for kv in (m.group(2) or "").split(",") if kv} - {"le"}
+            if name in fams:
+                fams[name][1].update(labels)
+    return fams
+
+
+def metric_table(bins, flags, block):
+    """The table of metrics: its rows name (`name{label,...}`, with their type) exactly the
+    families GET /metrics of a real race2048d FLAGS declares, with their label names."""
+    fams, errors, shown = metric_families(get_metrics(bins, flags)), [], {}
+    for line in block[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        for name, labels in re.findall(r"`([a-z0-9_]+)(?:\{([a-z_,]*)\})?`", cells[0]):
+            shown[name] = (cells[1], set(filter(None, labels.split(","))))
+    for name in sorted(set(fams) - set(shown)):
+        errors.append("/metrics declares %s (%s); the table has no row for it" % (name, fams[name][0]))
+    for name in sorted(set(shown) - set(fams)):
+        errors.append("a row for %s, which /metrics does not declare" % name)
+    for name in sorted(set(shown) & set(fams)):
+        if shown[name] != fams[name]:
+            errors.append("%s: %s {%s} documented, %s {%s} served" % (
+                name, shown[name][0], ",".join(sorted(shown[name][1])), fams[name][0],
+                ",".join(sorted(fams[name][1]))))
+    return errors
+
+
+def error_table(bins, flags, block):
+    """A table of error codes: each row's code is one the server counts by
+    (race2048_errors_total{code} of GET /metrics of a real race2048d FLAGS)."""
+    known = set(re.findall(r'race2048_errors_total\{code="([a-z_]+)"\}', get_metrics(bins, flags)))
+    errors = []
+    for line in block[2:]:
+        m = re.match(r"^\| `([a-z_]+)` \|", line)
+        if m and m.group(1) not in known:
+            errors.append("`%s` is no error code of the server (it has %s)"
+                          % (m.group(1), ", ".join(sorted(known))))
+    return errors
 
 
 def run_screens(bins, args, block):
@@ -781,9 +1594,12 @@ def sent_lines(bins, cache={}):
 def check_shapes(bins, block):
     errors, real = [], sent_lines(bins)
     for line in block:
-        if not line.strip():
+        line = line.strip()
+        if line.startswith("< "):  # a message flow: the server's lines are checked
+            line = line[2:]
+        if not line or line.startswith(("> ", "...")):
             continue
-        doc = load_doc(line)
+        doc = load_doc(re.sub(r":\.\.\.(?=[,}])", ':"..."', line))  # `"winner":...`
         kind = doc.get("type")
         if kind not in real:
             errors.append("a %s line: the session sent none to compare with" % kind)
@@ -936,6 +1752,44 @@ def check_blocks(path, lines, bins, update, sessions, failures):
             errors = request_table(bins, args[1:], block, "\n".join(lines))
         elif kind == "shape":
             errors = check_shapes(bins, block)
+        elif kind == "request":
+            errors = check_requests(bins, args[1:], block)
+        elif kind == "journal-cmd":
+            errors, want = run_journal_commands(bins, args[1:], block)
+        elif kind == "cluster-second":
+            errors, want = cluster_second(bins, args[1:], block)
+        elif kind == "journal-table":
+            errors = check_journal_table(bins, args[1:], block)
+        elif kind == "metric-table":
+            errors = metric_table(bins, args[1:], block)
+        elif kind == "error-table":
+            errors = error_table(bins, args[1:], block)
+        elif kind == "listening":
+            errors, want = listening_lines(bins, args[1:], block)
+        elif kind == "python":
+            errors = run_python(block)
+        elif kind == "c-draws":
+            errors = run_c_draws(block, "\n".join(lines))
+        elif kind == "env-table":
+            errors = env_table(bins, path, block)
+        elif kind == "folders-table":
+            errors = folders_table(path, block)
+        elif kind == "programs-table":
+            errors = programs_table(bins, path, block)
+        elif kind == "text-commands":
+            errors = text_commands(bins, args[1:], block)
+        elif kind == "routes-table":
+            errors = routes_table(bins, args[1:], block)
+        elif kind == "game-fields":
+            errors = game_fields_table(bins, args[1:], block)
+        elif kind == "raw-http":
+            errors = raw_http(bins, args[1:], block)
+        elif kind == "nats-conf":
+            errors = nats_conf(block)
+        elif kind == "haproxy-conf":
+            errors = haproxy_conf(block)
+        elif kind == "journal":
+            errors, want = check_journal(bins, args[1:], block)
         elif kind == "measured":
             if len(args) < 3 or not re.match(r"^\d{4}-\d{2}-\d{2}$", args[1]):
                 errors.append("measured wants a date (YYYY-MM-DD) and how: measured DATE HOW")
@@ -975,10 +1829,12 @@ def main():
     opts = ap.parse_args()
     bins = {name: os.path.abspath(path) for name, path in (b.split("=", 1) for b in opts.bin)}
     total, failures = 0, []
-    for path in opts.files:
-        checked, f = check_file(path, bins, opts.update)
-        total += checked
-        failures += f
+    # The files at once: their checks mostly wait on servers, so the wall time is the
+    # longest file's, not the sum (--update prints what it rewrites as it goes).
+    with concurrent.futures.ThreadPoolExecutor(len(opts.files)) as pool:
+        for checked, f in pool.map(lambda path: check_file(path, bins, opts.update), opts.files):
+            total += checked
+            failures += f
     for f in failures:
         print("STALE " + f + "\n")
     print("%d doc blocks checked, %d stale" % (total, len(failures)))
