@@ -12,24 +12,35 @@
 
 static const char *title = "race2048 - race your friends at 2048";
 
-/* The lobby's commands: two columns where they fit, else one. */
-static const char *const lobby_commands[][2] = {
-    {"solo [SIZE]", "play alone (3-8, default 4)"},
-    {"quick [N]", "race the next who ask"},
-    {"create [N]", "make a room for N players"},
-    {"join CODE", "join a friend's room"},
-    {"watch CODE", "watch a race"},
-    {"rooms", "list the rooms"},
-    {"leave", "leave a room, queue or game"},
-    {"rematch", "race them again"},
-    {"name NAME", "choose your name"},
-    {"resume CODE", "seat back after a drop"},
-    {"history", "the games that ended lately"},
-    {"replay ID", "watch one again"},
-    {"color on|off", "colours"},
-    {"bot [LEVEL]", "race a bot now (1-5)"},
-    {"help", "every command"},
-    {"quit", "leave the server"},
+/* The lobby's commands: two columns where they fit, else one. On a narrow
+ * terminal version 4's daily, top, arenas and register give way (help lists
+ * them), so that the lobby still fits 24 rows. */
+typedef struct lobby_command {
+    const char *usage, *what;
+    bool wide_only;
+} lobby_command;
+
+static const lobby_command lobby_commands[] = {
+    {"solo [SIZE]", "play alone (3-8, default 4)", false},
+    {"quick [N]", "race the next who ask", false},
+    {"create [N]", "make a room for N players", false},
+    {"join CODE", "join a friend's room", false},
+    {"watch CODE", "watch a race", false},
+    {"rooms", "list the rooms", false},
+    {"leave", "leave a room, queue or game", false},
+    {"rematch", "race them again", false},
+    {"name NAME", "choose your name", false},
+    {"resume CODE", "seat back after a drop", false},
+    {"history", "the games that ended lately", false},
+    {"replay ID", "watch one again", false},
+    {"color on|off", "colours", false},
+    {"bot [LEVEL]", "race a bot now (1-5)", false},
+    {"daily [SIZE]", "today's seed for everyone", true},
+    {"top", "the best players", true},
+    {"arenas", "tournaments of races", true},
+    {"register", "keep your name: a key", true},
+    {"help", "every command", false},
+    {"quit", "leave the server", false},
 };
 #define LOBBY_COMMANDS (int)(sizeof lobby_commands / sizeof lobby_commands[0])
 
@@ -48,21 +59,21 @@ static const char lobby_keys[] =
 static void lobby_command_list(proto_buf *b, int cols) {
     if (cols >= 80) {
         for (int i = 0; i < LOBBY_COMMANDS; i += 2) {
+            const lobby_command *l = &lobby_commands[i], *r = l + 1;
             if (i + 1 == LOBBY_COMMANDS) {
-                proto_render_linef(b, "  %-12s  %s", lobby_commands[i][0],
-                                   lobby_commands[i][1]);
+                proto_render_linef(b, "  %-12s  %s", l->usage, l->what);
                 break;
             }
-            proto_render_linef(b, "  %-12s  %-27s  %-11s %s", lobby_commands[i][0],
-                               lobby_commands[i][1], lobby_commands[i + 1][0],
-                               lobby_commands[i + 1][1]);
+            proto_render_linef(b, "  %-12s  %-27s  %-11s %s", l->usage, l->what, r->usage,
+                               r->what);
         }
         return;
     }
     for (int i = 0; i < LOBBY_COMMANDS; i++) {
+        const lobby_command *l = &lobby_commands[i];
+        if (l->wide_only) continue;
         char line[64];
-        snprintf(line, sizeof line, "  %-12s  %s", lobby_commands[i][0],
-                 lobby_commands[i][1]);
+        snprintf(line, sizeof line, "  %-12s  %s", l->usage, l->what);
         proto_render_wrapped(b, line, cols);
     }
 }
