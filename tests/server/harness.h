@@ -247,6 +247,8 @@ int harness_game_records(const char *const *paths, int n, const char *code);
 /* Raises this process's descriptor limit (the server inherits it) to fit n
  * clients, or skips the test if the hard limit is too low. */
 void fit_fds(int n);
+/* The same for a need of its own (descriptors in all), for how_many clients. */
+void fit_fds_for(long long need, int how_many);
 /* dir/name.journal, in one of 4 static buffers (a node's journal path). */
 const char *harness_journal_of(const char *dir, const char *name);
 

@@ -96,18 +96,7 @@ static void close_idlers(idler *c, int n) {
 }
 
 static void measure(bool json) {
-    struct rlimit rl;
-    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
-    rlim_t need = CLIENTS + WARMUP + 256;
-    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) {
-        fprintf(stderr, "descriptor limit %llu too low for %d clients: skipped\n",
-                (unsigned long long)rl.rlim_max, CLIENTS);
-        skip();
-    }
-    if (rl.rlim_cur < need) {
-        rl.rlim_cur = need;
-        assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0); /* the server inherits it */
-    }
+    fit_fds_for(CLIENTS + WARMUP + 256, CLIENTS); /* the server inherits it */
     th_server *s = SERVER("--max-clients", "10000", "--max-per-ip", "10000");
     idler *warm = calloc(WARMUP, sizeof *warm);
     idler *c = calloc(CLIENTS, sizeof *c);

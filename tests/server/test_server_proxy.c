@@ -37,14 +37,12 @@ static char haproxy_sock[256];
 /* A server behind the balancer on 127.0.0.1 (--proxy-from 127.0.0.1/32), with
  * its http port and the extra flags; its http port in *http. */
 static th_server *server_behind(int *http, const char *const *extra) {
-    const char *argv[24] = {"--http-port", "0", "--proxy-from", "127.0.0.1/32"};
-    int n = 4;
+    const char *argv[24] = {"--proxy-from", "127.0.0.1/32"};
+    int n = 2;
     for (int i = 0; extra && extra[i] && n < 23; i++)
         argv[n++] = extra[i];
     argv[n] = NULL;
-    th_server *s = server_start(argv);
-    *http = server_http_port(s);
-    return s;
+    return server_with_http(http, argv);
 }
 
 /* Answers of HAProxy's admin socket to one command (malloc'd), NULL if it
